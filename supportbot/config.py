@@ -1,0 +1,58 @@
+"""Settings, read from SUPPORTBOT_* environment variables, with defaults that work offline."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from .errors import ConfigError
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("supportbot", appauthor=False))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str | None = None  # None: start the embedded PostgreSQL under data_dir
+    data_dir: Path = dataclasses.field(default_factory=_default_data_dir)
+    max_message_chars: int = 20_000
+    max_revisions: int = 2
+    lease_seconds: float = 30.0  # a worker that dies mid-round blocks its ticket at most this long
+    pool_max_size: int = 4
+    llm_base_url: str | None = None
+    llm_api_key: str | None = dataclasses.field(default=None, repr=False)
+    llm_model: str = "gpt-4o-mini"
+    llm_small_model: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Build settings from SUPPORTBOT_* variables; keyword overrides win over the environment."""
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(f"SUPPORTBOT_{f.name.upper()}")
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _parse(f.name, f.type, raw)
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _parse(name: str, kind: object, raw: str) -> object:
+    kind = str(kind)
+    try:
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+        if kind.startswith("Path"):
+            return Path(raw).expanduser()
+    except ValueError:
+        raise ConfigError(f"SUPPORTBOT_{name.upper()}={raw!r} is not a valid {kind.split(' ')[0]}") from None
+    return raw

@@ -1,0 +1,103 @@
+"""Every error supportbot raises on purpose.
+
+    SupportbotError
+    ├── ConfigError (ValueError)              a setting is missing or malformed
+    ├── InvalidInput (ValueError)             the caller passed something unusable
+    │   ├── EmptyMessage
+    │   ├── MessageTooLong
+    │   └── InvalidEmail
+    ├── NotFound (LookupError)
+    │   ├── UnknownTicket
+    │   └── UnknownCustomer
+    ├── StateError
+    │   ├── UnknownStateField (KeyError)      a step wrote a field the state does not declare
+    │   ├── AppendOnlyViolation               a step tried to rewrite turns or the tool log
+    │   └── ReplayMismatch                    a stored ticket does not fit the current step graph
+    ├── ApprovalNotPending                    approve() on a ticket that is not waiting
+    ├── LeaseLost                             another worker took the ticket over mid-round
+    ├── StoreError                            the database could not be reached or set up
+    ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
+    └── ModelError                            the model failed after retries
+
+Each carries the ticket id and step when they are known, and its message says what to do next.
+"""
+
+from __future__ import annotations
+
+
+class SupportbotError(Exception):
+    """Root of every error supportbot raises on purpose."""
+
+    def __init__(self, message: str, *, ticket_id: str | None = None, step: str | None = None) -> None:
+        super().__init__(message)
+        self.ticket_id = ticket_id
+        self.step = step
+
+
+class ConfigError(SupportbotError, ValueError):
+    pass
+
+
+class InvalidInput(SupportbotError, ValueError):
+    pass
+
+
+class EmptyMessage(InvalidInput):
+    pass
+
+
+class MessageTooLong(InvalidInput):
+    pass
+
+
+class InvalidEmail(InvalidInput):
+    pass
+
+
+class NotFound(SupportbotError, LookupError):
+    pass
+
+
+class UnknownTicket(NotFound):
+    pass
+
+
+class UnknownCustomer(NotFound):
+    pass
+
+
+class StateError(SupportbotError):
+    pass
+
+
+class UnknownStateField(StateError, KeyError):
+    def __str__(self) -> str:  # KeyError would otherwise quote the whole message
+        return str(self.args[0])
+
+
+class AppendOnlyViolation(StateError):
+    pass
+
+
+class ReplayMismatch(StateError):
+    pass
+
+
+class ApprovalNotPending(SupportbotError):
+    pass
+
+
+class LeaseLost(SupportbotError):
+    pass
+
+
+class StoreError(SupportbotError):
+    pass
+
+
+class ContextBudgetExceeded(SupportbotError):
+    pass
+
+
+class ModelError(SupportbotError):
+    pass

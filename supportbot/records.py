@@ -1,0 +1,89 @@
+"""Business records the steps read and write: customers, help-center hits, refunds, decisions.
+
+They are frozen so a step can hand them to the state without anyone changing them later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+RefundStatus = Literal["pending", "approved", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Customer:
+    id: str
+    name: str
+    email: str
+    company: str = ""
+    phone: str = ""
+    is_vip: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    id: str
+    customer_id: str
+    plan: str
+    billing_cycle: str
+    status: str
+    started_on: date
+    renews_on: date | None
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Invoice:
+    id: str
+    customer_id: str
+    amount: Decimal
+    currency: str
+    issued_on: date
+    status: str
+    subscription_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One help-center article found for the ticket."""
+
+    id: str
+    title: str
+    body: str
+    url: str = ""
+    score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RefundRequest:
+    id: str
+    invoice_id: str
+    amount: Decimal
+    currency: str
+    reason: str
+    status: RefundStatus = "pending"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    approved: bool
+    approver: str
+    note: str = ""
+    decided_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call to the business system, as the tool log keeps it."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+    duration_ms: float = 0.0
+    round: int = 0
+    step: str = ""
+    idx: int | None = None  # position in the ticket's tool log; None until the reducer appends it

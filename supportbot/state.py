@@ -1,0 +1,162 @@
+"""The ticket state, which of its fields live across rounds, and the one reducer that changes it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import AppendOnlyViolation, UnknownStateField
+from .records import ApprovalDecision, Customer, Hit, RefundRequest, ToolCall
+
+Role = Literal["customer", "agent"]
+Outcome = Literal["resolved", "waiting_approval", "escalated", "queued"]
+Category = Literal["billing", "refund", "invoice", "account", "technical", "plan_change", "api", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    id: str
+    customer_email: str
+    subject: str
+    body: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message in a ticket's conversation. Stored once, never changed."""
+
+    role: Role
+    content: str
+    round: int = 0
+    message_id: str | None = None
+    tokens: int | None = None
+    created_at: datetime | None = None
+    idx: int | None = None  # position in the ticket; None until the reducer appends it
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """An exact fact pinned outside the summary (a bill number, an amount, a promise)."""
+
+    kind: str
+    value: str
+    key: str  # normalized value; the ledger is deduplicated by (kind, key)
+    turn: int  # index of the turn the fact first appeared in
+
+
+class Triage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    category: Category
+    needs_account_data: bool
+    needs_human: bool
+    urgency: Literal["low", "normal", "high"] = "normal"
+    summary: str = Field(default="", description="the customer's request in one sentence")
+    search_query: str = Field(default="", description="help-center query: error codes and product terms")
+
+
+class Review(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool
+    problems: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SupportState:
+    # -- persistent: carried from round to round --------------------------------------------
+    ticket: Ticket
+    turns: tuple[Turn, ...] = ()
+    summary: str = ""
+    summarized_upto: int = 0  # turns[:summarized_upto] are covered by the summary
+    facts: tuple[Fact, ...] = ()
+    profile: str = ""
+    tool_log: tuple[ToolCall, ...] = ()
+    cost: float = 0.0
+    round: int = 0
+    handled_upto: int = 0  # customer turns before this index have been taken up by a round
+    # -- per round: reset at the start of every round ----------------------------------------
+    customer: Customer | None = None
+    triage: Triage | None = None
+    hits: tuple[Hit, ...] = ()
+    findings: str = ""
+    refund_request: RefundRequest | None = None
+    draft: str = ""
+    review: Review | None = None
+    revisions: int = 0
+    approval: ApprovalDecision | None = None
+    outcome: Outcome | None = None
+    handoff_reason: str = ""
+    reply: str = ""
+    context_usage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def latest_customer_message(self) -> Turn | None:
+        for turn in reversed(self.turns):
+            if turn.role == "customer":
+                return turn
+        return None
+
+
+# The one list of what survives a round. Everything else is reset when a round starts, or last
+# round's review, findings or refund request would leak into this one.
+PERSISTENT_FIELDS: frozenset[str] = frozenset(
+    {"ticket", "turns", "summary", "summarized_upto", "facts", "profile", "tool_log", "cost", "round",
+     "handled_upto"}
+)
+APPEND_ONLY_FIELDS: frozenset[str] = frozenset({"turns", "tool_log"})
+ADDITIVE_FIELDS: frozenset[str] = frozenset({"cost"})
+ENGINE_FIELDS: frozenset[str] = frozenset({"ticket", "round", "handled_upto"})
+
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SupportState))
+ROUND_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in PERSISTENT_FIELDS)
+
+
+def round_reset() -> dict[str, Any]:
+    """The update that clears every per-round field back to its default."""
+    defaults = {}
+    for f in dataclasses.fields(SupportState):
+        if f.name in PERSISTENT_FIELDS:
+            continue
+        defaults[f.name] = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    return defaults
+
+
+def reduce(state: SupportState, update: Mapping[str, Any]) -> SupportState:
+    """Apply a step's partial update: turns and tool_log append, cost adds, the rest replaces."""
+    changes: dict[str, Any] = {}
+    for name, value in update.items():
+        if name not in FIELD_NAMES:
+            raise UnknownStateField(
+                f"step wrote unknown state field {name!r}; declare it on SupportState or drop it from the update"
+            )
+        current = getattr(state, name)
+        if name in APPEND_ONLY_FIELDS:
+            changes[name] = current + _fresh_items(name, value, start=len(current))
+        elif name in ADDITIVE_FIELDS:
+            changes[name] = current + value
+        else:
+            changes[name] = value
+    return dataclasses.replace(state, **changes) if changes else state
+
+
+def _fresh_items(name: str, items: Any, *, start: int) -> tuple[Any, ...]:
+    expected = Turn if name == "turns" else ToolCall
+    if not isinstance(items, (list, tuple)):
+        raise AppendOnlyViolation(f"{name} is append-only: return a list of new {expected.__name__}s to add")
+    fresh = []
+    for offset, item in enumerate(items):
+        if not isinstance(item, expected):
+            raise AppendOnlyViolation(f"{name} takes {expected.__name__} items, got {type(item).__name__}")
+        if item.idx is not None:
+            raise AppendOnlyViolation(
+                f"{name} is append-only: item {item.idx} is already stored; return only new items"
+            )
+        fresh.append(dataclasses.replace(item, idx=start + offset))
+    return tuple(fresh)

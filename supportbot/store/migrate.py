@@ -1,0 +1,72 @@
+"""A tiny migrator: numbered SQL files applied in order, each with its version row."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+# Any fixed number works; it only has to be the same in every process that migrates.
+_LOCK_ID = 0x5B0B07
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    path: Path
+
+
+def migrations_dir() -> Path:
+    packaged = Path(__file__).resolve().parent.parent / "sql"  # inside an installed wheel
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "sql"  # a source checkout
+
+
+def available() -> list[Migration]:
+    found = []
+    for path in sorted(migrations_dir().glob("*.sql")):
+        match = re.fullmatch(r"(\d+)_(\w+)\.sql", path.name)
+        if match:
+            found.append(Migration(int(match[1]), match[2], path))
+    return found
+
+
+def applied(conn: psycopg.Connection) -> dict[int, str]:
+    exists = conn.execute("SELECT to_regclass('supportbot.schema_migrations') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return {}
+    rows = conn.execute("SELECT version, name FROM supportbot.schema_migrations ORDER BY version").fetchall()
+    return {version: name for version, name in rows}
+
+
+def migrate(conn: psycopg.Connection) -> list[Migration]:
+    """Apply every migration not yet applied; return those applied now.
+
+    Each file runs in the same transaction as its version row, under an advisory lock, so two
+    processes starting at once apply each migration exactly once.
+    """
+    done: list[Migration] = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+        conn.execute("CREATE SCHEMA IF NOT EXISTS supportbot")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS supportbot.schema_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        have = applied(conn)
+        for migration in available():
+            if migration.version in have:
+                continue
+            with conn.transaction():
+                conn.execute(migration.path.read_text(encoding="utf-8"))  # type: ignore[call-overload]
+                conn.execute(
+                    "INSERT INTO supportbot.schema_migrations (version, name) VALUES (%s, %s)",
+                    (migration.version, migration.name),
+                )
+            done.append(migration)
+    return done

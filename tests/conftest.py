@@ -1,0 +1,73 @@
+"""Test fixtures: one real PostgreSQL per test session, a fresh database per test.
+
+The server is the embedded one the package uses by default, or SUPPORTBOT_DATABASE_URL when set
+(that role needs CREATEDB). Each test gets its own database cloned from a migrated template, so
+tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, settings
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from supportbot.store.migrate import migrate
+
+settings.register_profile("default", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=120, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+_counter = itertools.count()
+
+
+def _with_dbname(url: str, dbname: str) -> str:
+    params = conninfo_to_dict(url)
+    params["dbname"] = dbname
+    return make_conninfo(**params)
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An admin URL of a running PostgreSQL server for the whole test session."""
+    url = os.environ.get("SUPPORTBOT_DATABASE_URL")
+    if url:
+        yield url
+        return
+    from supportbot.store.embedded import embedded_url
+
+    data_dir = tmp_path_factory.mktemp("pg")
+    yield _with_dbname(embedded_url(data_dir), "postgres")
+
+
+@pytest.fixture(scope="session")
+def template_db(server_url: str) -> Iterator[str]:
+    name = f"supportbot_template_{os.getpid()}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    with psycopg.connect(_with_dbname(server_url, name)) as conn:
+        migrate(conn)
+    yield name
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def database_url(server_url: str, template_db: str) -> Iterator[str]:
+    """A URL of a fresh, migrated database that only this test uses."""
+    name = f"supportbot_test_{os.getpid()}_{next(_counter)}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(template_db))
+        )
+    yield _with_dbname(server_url, name)
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
