@@ -1,0 +1,48 @@
+"""The model protocol every step talks to, and what a call returns.
+
+Any object with a matching ``chat`` method works: the OpenAI-compatible client, the offline model,
+or a scripted fake in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
+
+Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    parsed: BaseModel | None = None  # the validated object when a schema was asked for
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    model: str = ""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Answer the conversation; with ``schema``, also return ``parsed`` validated against it."""
+        ...
