@@ -8,6 +8,7 @@
     │   └── InvalidEmail
     ├── NotFound (LookupError)
     │   ├── UnknownTicket
+    │   ├── UnknownStep
     │   └── UnknownCustomer
     ├── StateError
     │   ├── UnknownStateField (KeyError)      a step wrote a field the state does not declare
@@ -59,6 +60,10 @@ class NotFound(SupportbotError, LookupError):
 
 
 class UnknownTicket(NotFound):
+    pass
+
+
+class UnknownStep(NotFound):
     pass
 
 

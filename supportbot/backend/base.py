@@ -1,0 +1,44 @@
+"""What supportbot needs from the business system. A host application implements this protocol.
+
+Side-effecting calls take ``key``, the engine's idempotency key (ticket:round:step:kind): the same
+key twice must act once and return the first result. They also take ``tx``, the engine's open
+transaction: a backend on the same database writes through it so the effect and the engine's
+record of it commit together; a backend elsewhere ignores it and relies on ``key``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Protocol, runtime_checkable
+
+import psycopg
+
+from ..records import Customer, Hit, Invoice, RefundRequest, Subscription
+
+
+@runtime_checkable
+class Backend(Protocol):
+    def get_customer(self, email: str) -> Customer | None: ...
+
+    def list_subscriptions(self, customer_id: str) -> list[Subscription]: ...
+
+    def list_invoices(self, customer_id: str) -> list[Invoice]: ...
+
+    def search_help_center(self, query: str, *, limit: int = 3) -> list[Hit]: ...
+
+    def create_refund_request(
+        self, *, ticket_id: str, customer_id: str, invoice_id: str, amount: Decimal, reason: str,
+        key: str, tx: psycopg.Connection | None,
+    ) -> RefundRequest: ...
+
+    def decide_refund(
+        self, refund_id: str, *, approved: bool, approver: str, note: str, key: str, tx: psycopg.Connection | None
+    ) -> dict[str, Any]: ...
+
+    def escalate(
+        self, *, ticket_id: str, customer_email: str, reason: str, key: str, tx: psycopg.Connection | None
+    ) -> dict[str, Any]: ...
+
+    def finish_ticket(
+        self, *, ticket_id: str, customer_email: str, resolution: str, key: str, tx: psycopg.Connection | None
+    ) -> dict[str, Any]: ...

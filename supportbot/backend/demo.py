@@ -1,0 +1,117 @@
+"""The demo business system on the ``demo`` schema of the same database as the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg_pool import ConnectionPool
+
+from ..records import Customer, Hit, Invoice, RefundRequest, Subscription
+from .search import BM25Index
+
+
+class DemoBackend:
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+        self._index: BM25Index | None = None
+
+    def get_customer(self, email: str) -> Customer | None:
+        with self._pool.connection() as conn:
+            return conn.cursor(row_factory=class_row(Customer)).execute(
+                "SELECT id, name, email, company, phone, is_vip FROM demo.customers WHERE lower(email) = lower(%s)",
+                (email,),
+            ).fetchone()
+
+    def list_subscriptions(self, customer_id: str) -> list[Subscription]:
+        with self._pool.connection() as conn:
+            return conn.cursor(row_factory=class_row(Subscription)).execute(
+                "SELECT id, customer_id, plan, billing_cycle, status, started_on, renews_on, amount"
+                " FROM demo.subscriptions WHERE customer_id = %s ORDER BY started_on, id",
+                (customer_id,),
+            ).fetchall()
+
+    def list_invoices(self, customer_id: str) -> list[Invoice]:
+        with self._pool.connection() as conn:
+            return conn.cursor(row_factory=class_row(Invoice)).execute(
+                "SELECT id, customer_id, amount, currency, issued_on, status, subscription_id"
+                " FROM demo.invoices WHERE customer_id = %s ORDER BY issued_on DESC, id",
+                (customer_id,),
+            ).fetchall()
+
+    def search_help_center(self, query: str, *, limit: int = 3) -> list[Hit]:
+        if self._index is None:
+            with self._pool.connection() as conn:
+                articles = conn.cursor(row_factory=class_row(Hit)).execute(
+                    "SELECT id, title, body, url FROM demo.kb_articles ORDER BY id"
+                ).fetchall()
+            if not articles:
+                return []  # not cached: the demo data may be loaded later
+            self._index = BM25Index(articles)
+        return self._index.search(query, limit=limit)
+
+    def create_refund_request(
+        self, *, ticket_id: str, customer_id: str, invoice_id: str, amount: Decimal, reason: str,
+        key: str, tx: psycopg.Connection | None,
+    ) -> RefundRequest:
+        with self._writer(tx) as conn:
+            conn.execute(
+                "INSERT INTO demo.refunds (id, ticket_id, customer_id, invoice_id, amount, currency, reason, request_key)"
+                " SELECT 'R' || lpad(nextval('demo.refund_numbers')::text, 6, '0'), %s, %s, i.id, %s, i.currency, %s, %s"
+                " FROM demo.invoices i WHERE i.id = %s ON CONFLICT (request_key) DO NOTHING",
+                (ticket_id, customer_id, amount, reason, key, invoice_id),
+            )
+            return conn.cursor(row_factory=class_row(RefundRequest)).execute(
+                "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds WHERE request_key = %s",
+                (key,),
+            ).fetchone()
+
+    def decide_refund(
+        self, refund_id: str, *, approved: bool, approver: str, note: str, key: str, tx: psycopg.Connection | None
+    ) -> dict[str, Any]:
+        with self._writer(tx) as conn:
+            conn.execute(
+                "UPDATE demo.refunds SET status = %s, decided_by = %s, decided_at = now(), decision_key = %s"
+                " WHERE id = %s AND status = 'pending'",
+                ("approved" if approved else "rejected", approver, key, refund_id),
+            )
+            row = conn.execute(
+                "SELECT status, decision_key FROM demo.refunds WHERE id = %s", (refund_id,)
+            ).fetchone()
+        return {"refund_id": refund_id, "status": row[0] if row else "missing", "decision_key": row[1] if row else None}
+
+    def escalate(
+        self, *, ticket_id: str, customer_email: str, reason: str, key: str, tx: psycopg.Connection | None
+    ) -> dict[str, Any]:
+        with self._writer(tx) as conn:
+            row = conn.execute(
+                "INSERT INTO demo.escalations (ticket_id, customer_email, reason, idempotency_key)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO UPDATE SET reason = demo.escalations.reason"
+                " RETURNING id",
+                (ticket_id, customer_email, reason, key),
+            ).fetchone()
+        return {"escalation_id": int(row[0]) if row else None}
+
+    def finish_ticket(
+        self, *, ticket_id: str, customer_email: str, resolution: str, key: str, tx: psycopg.Connection | None
+    ) -> dict[str, Any]:
+        with self._writer(tx) as conn:
+            conn.execute(
+                "INSERT INTO demo.ticket_closures (ticket_id, customer_email, resolution, idempotency_key)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING",
+                (ticket_id, customer_email, resolution, key),
+            )
+        return {"ticket_id": ticket_id, "closed": True}
+
+    @contextmanager
+    def _writer(self, tx: psycopg.Connection | None) -> Iterator[psycopg.Connection]:
+        """Write through the engine's transaction when given, else in a transaction of our own."""
+        if tx is not None:
+            yield tx
+            return
+        with self._pool.connection() as conn, conn.transaction():
+            yield conn

@@ -1,0 +1,87 @@
+"""Everything a step may touch outside the state: models, the business system, the clock, effects."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from pydantic_core import to_jsonable_python
+
+from .backend.base import Backend
+from .config import Settings
+from .llm.base import LLM
+from .records import ToolCall
+from .store import repo
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """Runs side effects on the business system at most once per (ticket, round, step, kind).
+
+    The engine opens the transaction before the step runs; the effect's record goes into it, so
+    with a backend on the same database the effect, its record and the step commit together.
+    """
+
+    tx: psycopg.Connection
+    ticket_id: str
+    round: int
+    step: str
+
+    def run(self, kind: str, call: Callable[[str, psycopg.Connection], Any]) -> Any:
+        """Call ``call(key, tx)`` unless this effect already happened; return its JSON result."""
+        key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
+        done, result = repo.find_effect(self.tx, key)
+        if done:
+            return result
+        result = to_jsonable_python(call(key, self.tx))
+        repo.record_effect(self.tx, key=key, ticket_id=self.ticket_id, round_=self.round, step=self.step,
+                           kind=kind, result=result)
+        return result
+
+
+@dataclass(slots=True)
+class ToolRecorder:
+    """Times backend calls and keeps them for the step to return as its tool_log update."""
+
+    round: int
+    step: str
+    calls: list[ToolCall] = field(default_factory=list)
+
+    def call(self, name: str, fn: Callable[..., Any], /, **args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            result = fn(**args)
+        except Exception as exc:
+            self._log(name, args, None, f"{type(exc).__name__}: {exc}", started)
+            raise
+        self._log(name, args, result, None, started)
+        return result
+
+    def _log(self, name: str, args: dict[str, Any], result: Any, error: str | None, started: float) -> None:
+        elapsed = (time.perf_counter() - started) * 1000
+        self.calls.append(ToolCall(name=name, args=to_jsonable_python(args), result=to_jsonable_python(result),
+                                   error=error, duration_ms=round(elapsed, 3), round=self.round, step=self.step))
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    llm: LLM
+    small_llm: LLM
+    backend: Backend
+    settings: Settings
+    clock: Callable[[], datetime]
+    round: int = 0
+    step: str = ""
+    effects: Effects | None = None  # set only for steps that act on the business system
+
+    def tools(self) -> ToolRecorder:
+        return ToolRecorder(round=self.round, step=self.step)
+
+    def require_effects(self) -> Effects:
+        if self.effects is None:
+            raise RuntimeError(f"step {self.step!r} acts on the business system; list it in engine.EFFECT_STEPS")
+        return self.effects

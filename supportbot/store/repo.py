@@ -1,0 +1,366 @@
+"""Repository functions over the engine tables. Each takes a connection; callers own transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+from pydantic_core import to_jsonable_python
+
+from ..errors import LeaseLost, UnknownTicket
+from ..records import ToolCall
+from ..state import Ticket, Turn
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    seq: int
+    round: int
+    step: str
+    next_step: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    seq: int
+    round: int
+    step: str
+    next_step: str | None
+    turn_count: int
+    tool_call_count: int
+    update: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TicketRow:
+    id: str
+    customer_email: str
+    subject: str
+    body: str
+    status: str
+    turn_count: int
+    created_at: datetime
+    updated_at: datetime
+
+    def ticket(self) -> Ticket:
+        return Ticket(self.id, self.customer_email, self.subject, self.body, self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    ticket_id: str
+    round: int
+    customer_email: str
+    subject: str
+    request: dict[str, Any]
+    requested_at: datetime
+
+
+_TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at"
+_TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx"
+
+
+# -- tickets ---------------------------------------------------------------------------------
+
+def create_ticket(conn: psycopg.Connection, *, email: str, subject: str, body: str, now: datetime) -> Ticket:
+    number = conn.execute("SELECT nextval('supportbot.ticket_numbers')").fetchone()[0]  # type: ignore[index]
+    ticket_id = f"T{number:06d}"
+    conn.execute(
+        "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at) VALUES (%s, %s, %s, %s, %s)",
+        (ticket_id, email, subject, body, now),
+    )
+    return Ticket(ticket_id, email, subject, body, now)
+
+
+def get_ticket(conn: psycopg.Connection, ticket_id: str, *, lock: bool = False) -> TicketRow:
+    query = f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s" + (" FOR UPDATE" if lock else "")
+    row = conn.cursor(row_factory=class_row(TicketRow)).execute(query, (ticket_id,)).fetchone()
+    if row is None:
+        raise UnknownTicket(
+            f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`", ticket_id=ticket_id
+        )
+    return row
+
+
+def list_tickets(conn: psycopg.Connection, *, email: str | None = None, status: str | None = None) -> list[TicketRow]:
+    return conn.cursor(row_factory=class_row(TicketRow)).execute(
+        f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets"
+        " WHERE (%(email)s::text IS NULL OR customer_email = %(email)s)"
+        " AND (%(status)s::text IS NULL OR status = %(status)s) ORDER BY created_at, id",
+        {"email": email, "status": status},
+    ).fetchall()
+
+
+def set_status(conn: psycopg.Connection, ticket_id: str, status: str) -> None:
+    conn.execute("UPDATE supportbot.tickets SET status = %s, updated_at = now() WHERE id = %s", (status, ticket_id))
+
+
+# -- leases: one worker runs a ticket's rounds at a time ------------------------------------
+
+def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> bool:
+    cur = conn.execute(
+        "UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
+        " WHERE id = %s AND (lease_owner IS NULL OR lease_owner = %s OR lease_expires < now())",
+        (owner, seconds, ticket_id, owner),
+    )
+    return cur.rowcount == 1
+
+
+def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
+    cur = conn.execute(
+        "UPDATE supportbot.tickets SET lease_expires = now() + make_interval(secs => %s)"
+        " WHERE id = %s AND lease_owner = %s",
+        (seconds, ticket_id, owner),
+    )
+    if cur.rowcount != 1:
+        raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
+
+
+def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> None:
+    conn.execute(
+        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND lease_owner = %s",
+        (ticket_id, owner),
+    )
+
+
+# -- turns -----------------------------------------------------------------------------------
+
+def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
+    """Lock the ticket row (serializing turn appends) and return how many turns it has."""
+    row = conn.execute(
+        "SELECT turn_count FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket_id,)
+    ).fetchone()
+    if row is None:
+        raise UnknownTicket(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
+    return int(row[0])
+
+
+def find_message(conn: psycopg.Connection, ticket_id: str, message_id: str) -> int | None:
+    row = conn.execute(
+        "SELECT idx FROM supportbot.turns WHERE ticket_id = %s AND message_id = %s", (ticket_id, message_id)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def insert_turns(conn: psycopg.Connection, ticket_id: str, turns: Sequence[Turn]) -> None:
+    """Insert turns whose idx is assigned; the caller holds the ticket row lock."""
+    if not turns:
+        return
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [(ticket_id, t.idx, t.round, t.role, t.content, t.message_id, t.tokens, t.created_at) for t in turns],
+        )
+    conn.execute(
+        "UPDATE supportbot.tickets SET turn_count = %s, updated_at = now() WHERE id = %s",
+        (max(t.idx for t in turns if t.idx is not None) + 1, ticket_id),
+    )
+
+
+def load_turns(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[Turn]:
+    return conn.cursor(row_factory=class_row(Turn)).execute(
+        f"SELECT {_TURN_COLUMNS} FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s"
+        " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
+        (ticket_id, start, stop, stop),
+    ).fetchall()
+
+
+def has_unhandled(conn: psycopg.Connection, ticket_id: str, handled_upto: int) -> bool:
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s AND role = 'customer')",
+        (ticket_id, handled_upto),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+# -- tool calls ------------------------------------------------------------------------------
+
+def insert_tool_calls(conn: psycopg.Connection, ticket_id: str, calls: Sequence[ToolCall]) -> None:
+    if not calls:
+        return
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO supportbot.tool_calls (ticket_id, idx, round, step, name, args, result, error, duration_ms)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [(ticket_id, c.idx, c.round, c.step, c.name, Jsonb(to_jsonable_python(c.args)),
+              Jsonb(to_jsonable_python(c.result)), c.error, c.duration_ms) for c in calls],
+        )
+
+
+def load_tool_calls(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[ToolCall]:
+    return conn.cursor(row_factory=class_row(ToolCall)).execute(
+        "SELECT name, args, result, error, duration_ms, round, step, idx FROM supportbot.tool_calls"
+        " WHERE ticket_id = %s AND idx >= %s AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
+        (ticket_id, start, stop, stop),
+    ).fetchall()
+
+
+# -- steps and checkpoints -------------------------------------------------------------------
+
+def insert_step(conn: psycopg.Connection, ticket_id: str, row: StepRow, *, owner: str) -> None:
+    """Record a step, fenced by the lease: a worker that lost its ticket cannot write."""
+    try:
+        cur = conn.execute(
+            "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update)"
+            " SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS"
+            " (SELECT 1 FROM supportbot.tickets WHERE id = %s AND lease_owner = %s)",
+            (ticket_id, row.seq, row.round, row.step, row.next_step, row.turn_count, row.tool_call_count,
+             Jsonb(row.update), ticket_id, owner),
+        )
+    except psycopg.errors.UniqueViolation:
+        raise LeaseLost(f"step {row.seq} of {ticket_id} was written by another worker",
+                        ticket_id=ticket_id, step=row.step) from None
+    if cur.rowcount != 1:
+        raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id, step=row.step)
+
+
+def insert_checkpoint(conn: psycopg.Connection, ticket_id: str, seq: int, state: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO supportbot.checkpoints (ticket_id, seq, state) VALUES (%s, %s, %s)",
+        (ticket_id, seq, Jsonb(state)),
+    )
+
+
+def latest_checkpoint(conn: psycopg.Connection, ticket_id: str, at: int | None = None) -> tuple[int, dict[str, Any]] | None:
+    row = conn.execute(
+        "SELECT seq, state FROM supportbot.checkpoints WHERE ticket_id = %s AND (%s::int IS NULL OR seq <= %s)"
+        " ORDER BY seq DESC LIMIT 1",
+        (ticket_id, at, at),
+    ).fetchone()
+    return None if row is None else (int(row[0]), row[1])
+
+
+def load_steps(conn: psycopg.Connection, ticket_id: str, after: int, upto: int | None = None) -> list[StepRow]:
+    return conn.cursor(row_factory=class_row(StepRow)).execute(
+        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update FROM supportbot.steps"
+        " WHERE ticket_id = %s AND seq > %s AND (%s::int IS NULL OR seq <= %s) ORDER BY seq",
+        (ticket_id, after, upto, upto),
+    ).fetchall()
+
+
+def last_step(conn: psycopg.Connection, ticket_id: str) -> StepRow | None:
+    return conn.cursor(row_factory=class_row(StepRow)).execute(
+        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update FROM supportbot.steps"
+        " WHERE ticket_id = %s ORDER BY seq DESC LIMIT 1",
+        (ticket_id,),
+    ).fetchone()
+
+
+def history(conn: psycopg.Connection, ticket_id: str) -> list[StepRecord]:
+    return conn.cursor(row_factory=class_row(StepRecord)).execute(
+        "SELECT seq, round, step, next_step, created_at FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq",
+        (ticket_id,),
+    ).fetchall()
+
+
+def round_of_message(conn: psycopg.Connection, ticket_id: str, idx: int) -> int | None:
+    """The round that took up the customer turn at ``idx``, if one has."""
+    row = conn.execute(
+        "SELECT round FROM supportbot.steps WHERE ticket_id = %s AND step = 'start_round'"
+        " AND (update->>'handled_upto')::int > %s ORDER BY seq LIMIT 1",
+        (ticket_id, idx),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def last_seq_of_round(conn: psycopg.Connection, ticket_id: str, round_: int) -> int | None:
+    row = conn.execute(
+        "SELECT max(seq) FROM supportbot.steps WHERE ticket_id = %s AND round = %s", (ticket_id, round_)
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+# -- approvals -------------------------------------------------------------------------------
+
+def request_approval(conn: psycopg.Connection, ticket_id: str, round_: int, request: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO supportbot.approvals (ticket_id, round, request) VALUES (%s, %s, %s)"
+        " ON CONFLICT (ticket_id, round) DO NOTHING",
+        (ticket_id, round_, Jsonb(request)),
+    )
+
+
+def decide_approval(
+    conn: psycopg.Connection, ticket_id: str, round_: int, *, approved: bool, approver: str, note: str, now: datetime
+) -> bool:
+    """Record a human decision; False when the request was already decided (first click wins)."""
+    cur = conn.execute(
+        "UPDATE supportbot.approvals SET approved = %s, approver = %s, note = %s, decided_at = %s"
+        " WHERE ticket_id = %s AND round = %s AND decided_at IS NULL",
+        (approved, approver, note, now, ticket_id, round_),
+    )
+    return cur.rowcount == 1
+
+
+def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:
+    return conn.cursor(row_factory=class_row(PendingApproval)).execute(
+        "SELECT a.ticket_id, a.round, t.customer_email, t.subject, a.request, a.requested_at"
+        " FROM supportbot.approvals a JOIN supportbot.tickets t ON t.id = a.ticket_id"
+        " WHERE a.decided_at IS NULL ORDER BY a.requested_at, a.ticket_id"
+    ).fetchall()
+
+
+# -- effects ---------------------------------------------------------------------------------
+
+def find_effect(conn: psycopg.Connection, key: str) -> tuple[bool, Any]:
+    row = conn.execute("SELECT result FROM supportbot.effects WHERE key = %s", (key,)).fetchone()
+    return (False, None) if row is None else (True, row[0])
+
+
+def record_effect(
+    conn: psycopg.Connection, *, key: str, ticket_id: str, round_: int, step: str, kind: str, result: Any
+) -> None:
+    conn.execute(
+        "INSERT INTO supportbot.effects (key, ticket_id, round, step, kind, result) VALUES (%s, %s, %s, %s, %s, %s)",
+        (key, ticket_id, round_, step, kind, Jsonb(to_jsonable_python(result))),
+    )
+
+
+# -- forks -----------------------------------------------------------------------------------
+
+def copy_history(
+    conn: psycopg.Connection, source: str, target: str, *, seq: int, turn_count: int, tool_call_count: int,
+    status: str,
+) -> None:
+    """Give ``target`` the turns, tool calls, steps and checkpoints ``source`` had after step ``seq``."""
+    conn.execute(
+        "INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
+        " SELECT %s, idx, round, role, content, message_id, tokens, created_at FROM supportbot.turns"
+        " WHERE ticket_id = %s AND idx < %s",
+        (target, source, turn_count),
+    )
+    conn.execute(
+        "INSERT INTO supportbot.tool_calls (ticket_id, idx, round, step, name, args, result, error, duration_ms)"
+        " SELECT %s, idx, round, step, name, args, result, error, duration_ms FROM supportbot.tool_calls"
+        " WHERE ticket_id = %s AND idx < %s",
+        (target, source, tool_call_count),
+    )
+    conn.execute(
+        "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update,"
+        " created_at) SELECT %s, seq, round, step, next_step, turn_count, tool_call_count, update, created_at"
+        " FROM supportbot.steps WHERE ticket_id = %s AND seq <= %s",
+        (target, source, seq),
+    )
+    conn.execute(
+        "INSERT INTO supportbot.checkpoints (ticket_id, seq, state)"
+        " SELECT %s, seq, state FROM supportbot.checkpoints WHERE ticket_id = %s AND seq <= %s",
+        (target, source, seq),
+    )
+    conn.execute(
+        "UPDATE supportbot.tickets SET turn_count = %s, status = %s WHERE id = %s", (turn_count, status, target)
+    )
+
+
+def copy_approval_request(conn: psycopg.Connection, source: str, target: str, round_: int) -> None:
+    conn.execute(
+        "INSERT INTO supportbot.approvals (ticket_id, round, request)"
+        " SELECT %s, round, request FROM supportbot.approvals WHERE ticket_id = %s AND round = %s",
+        (target, source, round_),
+    )

@@ -1,0 +1,120 @@
+"""The one place that owns connections and transactions, and rebuilds states from storage."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from ..errors import StoreError, UnknownStep
+from ..records import ToolCall
+from ..state import SupportState, Turn, reduce
+from . import repo
+from .codec import decode_fields, decode_state
+from .migrate import migrate
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A state as of step ``seq`` and where the loop goes from there."""
+
+    state: SupportState
+    seq: int  # 0 when no step was recorded yet
+    next_step: str | None
+    status: str
+
+
+class Store:
+    def __init__(self, url: str, *, max_size: int = 4) -> None:
+        try:
+            with psycopg.connect(url) as conn:
+                migrate(conn)
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL") from exc
+        self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True,
+                                   kwargs={"autocommit": True})
+        self._lock = threading.Lock()
+        # Turns and tool calls never change once written, so a copy read once stays valid:
+        # loading a 500-round ticket reads only what was added since the last load.
+        self._turns: dict[str, tuple[Turn, ...]] = {}
+        self._tools: dict[str, tuple[ToolCall, ...]] = {}
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self, conn: psycopg.Connection | None = None, *, durable: bool = True) -> Iterator[psycopg.Connection]:
+        """Open a transaction; ``durable=False`` commits without waiting for the WAL flush.
+
+        A non-durable commit survives a crash of this process (the server has it), and only a
+        crash of the server itself within a fraction of a second can lose it. The engine uses it
+        for steps whose loss only means re-running that step; turns, decisions and side effects
+        always commit durably.
+        """
+        if conn is None:
+            with self.pool.connection() as own, self.transaction(own, durable=durable) as tx:
+                yield tx
+            return
+        with conn.transaction():
+            if not durable:
+                conn.execute("SET LOCAL synchronous_commit = off")
+            yield conn
+
+    # -- reading back ----------------------------------------------------------------------
+
+    def turns(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[Turn, ...]:
+        with self._lock:
+            cached = self._turns.get(ticket_id, ())
+        if len(cached) < count:
+            cached = cached + tuple(repo.load_turns(conn, ticket_id, len(cached), count))
+            with self._lock:
+                self._turns[ticket_id] = cached
+        return cached[:count]
+
+    def tool_calls(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[ToolCall, ...]:
+        with self._lock:
+            cached = self._tools.get(ticket_id, ())
+        if len(cached) < count:
+            cached = cached + tuple(repo.load_tool_calls(conn, ticket_id, len(cached), count))
+            with self._lock:
+                self._tools[ticket_id] = cached
+        return cached[:count]
+
+    def forget_cached(self, ticket_id: str) -> None:
+        with self._lock:
+            self._turns.pop(ticket_id, None)
+            self._tools.pop(ticket_id, None)
+
+    def load(self, conn: psycopg.Connection, ticket_id: str, *, at: int | None = None) -> Loaded:
+        """Rebuild the state after step ``at`` (default: the latest step)."""
+        row = repo.get_ticket(conn, ticket_id)
+        base = repo.latest_checkpoint(conn, ticket_id, at)
+        if base is None:
+            state, after = SupportState(ticket=row.ticket()), 0
+        else:
+            state = decode_state(base[1], ticket=row.ticket(), turns=(), tool_log=())
+            after = base[0] - 1  # read the checkpointed step's own row too, for its counters
+        seq, next_step, turn_count, tool_count = 0, None, 0, 0
+        for step in repo.load_steps(conn, ticket_id, after, at):
+            if base is None or step.seq > base[0]:
+                state = reduce(state, decode_fields(step.update))
+            seq, next_step = step.seq, step.next_step
+            turn_count, tool_count = step.turn_count, step.tool_call_count
+        if at is not None and seq != at:
+            raise UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
+        state = dataclasses.replace(
+            state,
+            turns=self.turns(conn, ticket_id, turn_count),
+            tool_log=self.tool_calls(conn, ticket_id, tool_count),
+        )
+        return Loaded(state=state, seq=seq, next_step=next_step, status=row.status)

@@ -1,0 +1,81 @@
+"""A scripted model that records every prompt, and a small business dataset for engine tests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+from pydantic import BaseModel
+
+from supportbot.llm.base import Completion, Message, Usage
+from supportbot.state import Review, Triage
+
+TECH = Triage(category="technical", needs_account_data=False, needs_human=False, urgency="normal",
+              summary="银行同步失败", search_query="E3001 银行流水同步失败")
+REFUND = Triage(category="refund", needs_account_data=True, needs_human=False, urgency="normal",
+                summary="申请退款", search_query="退款 年付")
+HUMAN = Triage(category="other", needs_account_data=False, needs_human=True, urgency="high",
+               summary="要求人工", search_query="人工")
+
+
+class ScriptedLLM:
+    """Answers by script: a triage, drafts and reviews chosen from the prompt; keeps every prompt."""
+
+    def __init__(
+        self,
+        *,
+        triage: Triage | Callable[[str], Triage] = TECH,
+        draft: str | Callable[[str], str] = "您好,E3001 是银行授权过期,请重新授权 [KB-bank-001]。",
+        review: Callable[[str], Review] | None = None,
+        cost: float = 0.0,
+    ) -> None:
+        self._triage, self._draft, self._review, self._cost = triage, draft, review, cost
+        self.prompts: list[list[dict[str, str]]] = []
+        self._lock = threading.Lock()
+
+    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
+             temperature: float = 0.0) -> Completion:
+        with self._lock:
+            self.prompts.append([dict(m) for m in messages])
+        prompt = messages[-1]["content"]
+        parsed: Any
+        if schema is Triage:
+            parsed = self._triage(prompt) if callable(self._triage) else self._triage
+        elif schema is Review:
+            parsed = self._review(prompt) if self._review else Review(passed=True)
+        else:
+            text = self._draft(prompt) if callable(self._draft) else self._draft
+            return Completion(text=text, usage=Usage(len(prompt), len(text)), cost=self._cost)
+        return Completion(text=parsed.model_dump_json(), parsed=parsed, usage=Usage(len(prompt), 10), cost=self._cost)
+
+    def user_prompts(self) -> list[str]:
+        return [p[-1]["content"] for p in self.prompts]
+
+
+def seed_business(conn: psycopg.Connection) -> None:
+    """Two customers, a paid annual invoice and the articles the scripted drafts cite."""
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO demo.customers (id, name, company, email, phone, is_vip, created_at) VALUES"
+            " ('C9001', '吴刚', '刚记贸易', 'wugang@example.com', '13800001234', true, '2025-01-10'),"
+            " ('C9002', '李娜', '娜娜工作室', 'lina@example.com', '13900005678', false, '2025-03-02')"
+        )
+        conn.execute(
+            "INSERT INTO demo.subscriptions VALUES"
+            " ('S9001', 'C9001', '专业版', '年付', 'active', '2025-10-01', '2026-10-01', 3588.00),"
+            " ('S9002', 'C9002', '基础版', '月付', 'active', '2026-08-01', '2026-12-01', 99.00)"
+        )
+        conn.execute(
+            "INSERT INTO demo.invoices VALUES"
+            " ('INV-9001', 'C9001', 'S9001', 3588.00, 'CNY', '2026-10-01', 'paid'),"
+            " ('INV-9002', 'C9002', 'S9002', 99.00, 'CNY', '2026-11-01', 'paid')"
+        )
+        conn.execute(
+            "INSERT INTO demo.kb_articles VALUES"
+            " ('KB-bank-001', '银行流水同步失败 E3001', 'bank', 'E3001 表示银行授权已过期,授权有效期为 90 天。"
+            "请在设置中重新授权银行账户。', 'https://help.example.com/kb/KB-bank-001'),"
+            " ('KB-refund-001', '退款政策', 'refund', '年付套餐在付款后 30 天内可按比例退款,退款需人工审批。',"
+            " 'https://help.example.com/kb/KB-refund-001')"
+        )
