@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,6 +19,18 @@ REFUND = Triage(category="refund", needs_account_data=True, needs_human=False, u
                 summary="申请退款", search_query="退款 年付")
 HUMAN = Triage(category="other", needs_account_data=False, needs_human=True, urgency="high",
                summary="要求人工", search_query="人工")
+
+
+def refund_if_asked(prompt: str) -> Triage:
+    """REFUND when the customer's latest message asks for one, else TECH."""
+    latest = prompt[prompt.rfind("客户最新消息:"):]
+    return REFUND if "退款" in latest else TECH
+
+
+def cite_hits(prompt: str) -> str:
+    """A draft that cites exactly the articles the prompt offers."""
+    ids = sorted(set(re.findall(r"^\[(KB-[\w-]+)\]", prompt, re.MULTILINE)))
+    return "您好,请按文章操作 " + " ".join(f"[{i}]" for i in ids) + "。"
 
 
 class ScriptedLLM:

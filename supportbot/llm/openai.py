@@ -234,13 +234,21 @@ class OpenAICompatible:
 
     def _send_streaming(self, body: dict[str, Any]) -> _Reply:
         pieces: list[str] = []
+        emit = self._on_token or _ignore
         headers, timeout = self._headers(), self._timeout
         with self._client.stream("POST", self._url, json=body, headers=headers, timeout=timeout) as response:
             if not response.is_success:
                 response.read()
                 self._check_status(response)
+            if "json" in response.headers.get("content-type", ""):
+                # Some proxies ignore "stream": true and answer in one piece; pass it on as one token.
+                response.read()
+                reply = self._reply_from(response)
+                if reply.text:
+                    emit(reply.text)
+                return reply
             try:
-                usage, model = self._read_events(response, pieces, emit=self._on_token or _ignore)
+                usage, model = self._read_events(response, pieces, emit=emit)
             except httpx.TransportError as exc:
                 if not pieces:
                     raise
@@ -294,14 +302,13 @@ class OpenAICompatible:
     def _reply_from(self, response: httpx.Response) -> _Reply:
         try:
             data = response.json()
-            message = data["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            # content is null when a model refuses or only calls tools; an empty answer says as much.
+            text = data["choices"][0]["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise self._error(
                 f"{self._url} answered HTTP {response.status_code} but not with a chat completion: "
                 f"{_snippet(response)}. Check that base_url points at an OpenAI-compatible API."
             ) from exc
-        # content is null when a model refuses or only calls tools; an empty answer says as much.
-        text = message.get("content") or ""
         return _Reply(text=text, usage=_usage(data.get("usage")) or Usage(), model=data.get("model") or self.model)
 
     def _body(

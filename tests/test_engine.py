@@ -1,0 +1,288 @@
+"""The engine through the public API, on a real PostgreSQL, with a scripted model."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+import psycopg
+import pytest
+
+from fakes import HUMAN, REFUND, ScriptedLLM, refund_if_asked, seed_business
+from supportbot import Settings, SupportBot
+from supportbot.errors import (
+    ApprovalNotPending,
+    EmptyMessage,
+    InvalidEmail,
+    InvalidInput,
+    MessageTooLong,
+    ModelError,
+    UnknownStep,
+    UnknownTicket,
+)
+from supportbot.state import Review
+
+OpenBot = Callable[..., SupportBot]
+
+
+@pytest.fixture
+def open_bot(database_url: str) -> Iterator[OpenBot]:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    bots: list[SupportBot] = []
+
+    def make(llm: object | None = None, **settings: object) -> SupportBot:
+        bot = SupportBot.open(database_url, llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
+                              settings=Settings(database_url=database_url, **settings))  # type: ignore[arg-type]
+        bots.append(bot)
+        return bot
+
+    yield make
+    for bot in bots:
+        bot.close()
+
+
+def _count(database_url: str, query: str, *params: object) -> int:
+    with psycopg.connect(database_url) as conn:
+        return int(conn.execute(query, params).fetchone()[0])  # type: ignore[index]
+
+
+def test_second_round_knows_the_first(open_bot: OpenBot) -> None:
+    llm = ScriptedLLM()
+    bot = open_bot(llm)
+    first = bot.open_ticket("wugang@example.com", "银行流水", "银行流水又同步失败了,提示 E3001")
+    second = bot.send(first.ticket_id, "重新授权了还是不行")
+
+    state = bot.state(first.ticket_id)
+    assert [t.role for t in state.turns] == ["customer", "agent", "customer", "agent"]
+    assert (first.round, second.round, state.round) == (1, 2, 2)
+    assert second.outcome == "resolved" and second.reply == state.turns[-1].content
+    last_prompt = llm.user_prompts()[-1]
+    assert "银行流水又同步失败了" in last_prompt
+    assert last_prompt.rstrip().endswith("客户最新消息:重新授权了还是不行")
+
+
+def test_round_fields_do_not_leak_into_the_next_round(open_bot: OpenBot) -> None:
+    verdicts = iter([Review(passed=False, problems=["语气生硬"]), Review(passed=True)])
+    llm = ScriptedLLM(review=lambda prompt: next(verdicts, Review(passed=True)))
+    bot = open_bot(llm)
+    ticket = bot.open_ticket("wugang@example.com", "", "E3001 又出现了").ticket_id
+    assert bot.state(ticket).revisions == 2
+    bot.send(ticket, "好的谢谢")
+    state = bot.state(ticket)
+    assert state.revisions == 1 and state.review == Review(passed=True)
+    assert not any("语气生硬" in p for p in llm.user_prompts()[-3:])
+
+
+def test_tickets_are_isolated(open_bot: OpenBot) -> None:
+    llm = ScriptedLLM()
+    bot = open_bot(llm)
+    a = bot.open_ticket("wugang@example.com", "A", "账单号 INV-A-111 的问题").ticket_id
+    llm.prompts.clear()
+    b = bot.open_ticket("lina@example.com", "B", "发票抬头写错了").ticket_id
+    assert all("INV-A-111" not in p and "wugang" not in p for p in llm.user_prompts())
+    state_b = bot.state(b)
+    assert all("INV-A-111" not in t.content for t in state_b.turns)
+    assert {c.args.get("email") for c in state_b.tool_log if "email" in c.args} == {"lina@example.com"}
+    assert a != b
+
+
+def test_history_and_time_travel_rebuild_every_step_exactly(open_bot: OpenBot) -> None:
+    seen: list[object] = []
+
+    class Watching(ScriptedLLM):
+        def chat(self, messages, **kw):  # type: ignore[no-untyped-def]
+            return super().chat(messages, **kw)
+
+    bot = open_bot(Watching())
+    ticket = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
+    seen.append(bot.state(ticket))
+    bot.send(ticket, "还是不行")
+    records = bot.history(ticket)
+    assert [r.seq for r in records] == list(range(1, len(records) + 1))
+    assert records[0].step == "start_round" and records[-1].next_step is None
+    assert bot.state_at(ticket, records[-1].seq) == bot.state(ticket)
+    first_round_end = max(r.seq for r in records if r.round == 1)
+    assert bot.state_at(ticket, first_round_end) == seen[0]
+    for record in records:
+        state = bot.state_at(ticket, record.seq)
+        assert state.round == record.round
+    with pytest.raises(UnknownStep):
+        bot.state_at(ticket, 999)
+
+
+def test_history_grows_by_one_record_per_step(open_bot: OpenBot) -> None:
+    bot = open_bot()
+    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    n = len(bot.history(ticket))
+    bot.send(ticket, "还有一个问题")
+    steps = [r.step for r in bot.history(ticket)][n:]
+    assert steps == ["start_round", "load_customer", "prepare_context", "classify", "retrieve", "draft",
+                     "check", "finalize"]
+
+
+def test_fork_copies_history_up_to_a_step_and_diverges(open_bot: OpenBot) -> None:
+    bot = open_bot()
+    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    bot.send(ticket, "第二轮")
+    cut = max(r.seq for r in bot.history(ticket) if r.round == 1)
+    fork = bot.fork(ticket, cut)
+    assert fork != ticket
+    assert [r.step for r in bot.history(fork)] == [r.step for r in bot.history(ticket)][:cut]
+    forked = bot.state(fork)
+    assert forked.ticket.id == fork
+    assert dataclasses.replace(forked, ticket=bot.state(ticket).ticket) == bot.state_at(ticket, cut)
+    bot.send(fork, "分叉后的新问题")
+    assert [t.content for t in bot.state(fork).turns][2] == "分叉后的新问题"
+    assert [t.content for t in bot.state(ticket).turns][2] == "第二轮"
+
+
+def test_refund_waits_for_approval_and_is_applied_once(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot(ScriptedLLM(triage=REFUND, draft="您好,已为您提交退款申请 [KB-refund-001]。"))
+    paused = bot.open_ticket("wugang@example.com", "退款", "年付不想用了,申请退款 100 元")
+    assert paused.outcome == "waiting_approval" and paused.reply == ""
+    assert [p.ticket_id for p in bot.pending_approvals()] == [paused.ticket_id]
+    assert bot.state(paused.ticket_id).refund_request.status == "pending"  # type: ignore[union-attr]
+
+    done = bot.approve(paused.ticket_id, approved=True, approver="王经理", note="符合政策")
+    assert done.outcome == "resolved" and "审批通过" in done.reply
+    assert bot.pending_approvals() == []
+    with pytest.raises(ApprovalNotPending, match="not waiting"):
+        bot.approve(paused.ticket_id, approved=False, approver="王经理")
+    assert _count(database_url, "SELECT count(*) FROM demo.refunds WHERE status = 'approved'") == 1
+    assert _count(database_url, "SELECT count(*) FROM supportbot.effects WHERE kind = 'refund_decision'") == 1
+
+
+def test_rejected_refund_is_told_to_the_customer(open_bot: OpenBot) -> None:
+    bot = open_bot(ScriptedLLM(triage=REFUND, draft="您好 [KB-refund-001]。"))
+    ticket = bot.open_ticket("wugang@example.com", "退款", "申请退款 50 元").ticket_id
+    done = bot.approve(ticket, approved=False, approver="王经理", note="已超过 30 天")
+    assert "未通过审批" in done.reply and "已超过 30 天" in done.reply
+
+
+def test_message_during_approval_is_queued_then_answered(open_bot: OpenBot) -> None:
+    bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft="您好 [KB-refund-001]。"))
+    ticket = bot.open_ticket("wugang@example.com", "退款", "申请退款 50 元").ticket_id
+    queued = bot.send(ticket, "请问多久能审批?")
+    assert queued.outcome == "queued"
+    bot.approve(ticket, approved=True, approver="王经理")
+    state = bot.state(ticket)
+    assert state.round == 2
+    assert [t.role for t in state.turns] == ["customer", "customer", "agent", "agent"]
+    assert state.latest_customer_message.content == "请问多久能审批?"  # type: ignore[union-attr]
+
+
+def test_needs_human_hands_off_with_a_record(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot(ScriptedLLM(triage=HUMAN))
+    result = bot.open_ticket("lina@example.com", "投诉", "我要投诉,转人工")
+    assert result.outcome == "escalated" and "人工" in result.reply
+    assert _count(database_url, "SELECT count(*) FROM demo.escalations WHERE ticket_id = %s", result.ticket_id) == 1
+
+
+def test_model_fault_hands_off_and_keeps_the_message(open_bot: OpenBot) -> None:
+    class Broken(ScriptedLLM):
+        def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+            if schema is None:
+                raise ModelError("upstream returned 503 three times")
+            return super().chat(messages, schema=schema)
+
+    bot = open_bot(Broken())
+    result = bot.open_ticket("wugang@example.com", "x", "E3001 又来了")
+    state = bot.state(result.ticket_id)
+    assert result.outcome == "escalated"
+    assert "503" in state.handoff_reason
+    assert state.turns[0].content == "E3001 又来了"
+
+
+def test_redraft_limit_then_handoff(open_bot: OpenBot) -> None:
+    bot = open_bot(ScriptedLLM(review=lambda p: Review(passed=False, problems=["不对"])), max_revisions=1)
+    result = bot.open_ticket("wugang@example.com", "x", "E3001")
+    steps = [r.step for r in bot.history(result.ticket_id)]
+    assert steps.count("draft") == 2 and steps[-1] == "handoff"
+    assert result.outcome == "escalated"
+
+
+def test_message_id_makes_send_idempotent(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot()
+    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    first = bot.send(ticket, "还是不行", message_id="m-1")
+    again = bot.send(ticket, "还是不行", message_id="m-1")
+    assert again == first
+    assert _count(database_url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s AND role = 'customer'",
+                  ticket) == 2
+    assert bot.state(ticket).round == 2
+
+
+def test_a_message_arriving_mid_round_is_answered_by_the_next_round(open_bot: OpenBot, database_url: str) -> None:
+    other = SupportBot.open(database_url, settings=Settings(database_url=database_url))
+    sent: list[object] = []
+
+    def draft(prompt: str) -> str:
+        if not sent:  # the customer writes again while the first reply is being drafted
+            sent.append(other.send(ticket_ref[0], "补充一下:是招商银行"))
+        return "您好 [KB-bank-001]。"
+
+    ticket_ref: list[str] = []
+
+    class Slow(ScriptedLLM):
+        def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+            if not ticket_ref:
+                ticket_ref.append(_latest_ticket(database_url))
+            return super().chat(messages, schema=schema)
+
+    bot = open_bot(Slow(draft=draft))
+    first = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败")
+    other.close()
+    assert sent[0].outcome == "queued"  # type: ignore[attr-defined]
+    state = bot.state(first.ticket_id)
+    assert state.round == 2
+    assert [t.role for t in state.turns] == ["customer", "customer", "agent", "agent"]
+    assert state.latest_customer_message.content == "补充一下:是招商银行"  # type: ignore[union-attr]
+    assert _count(database_url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s", first.ticket_id) == 4
+
+
+def _latest_ticket(database_url: str) -> str:
+    with psycopg.connect(database_url) as conn:
+        return str(conn.execute("SELECT max(id) FROM supportbot.tickets").fetchone()[0])  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [("", EmptyMessage), ("   \n\t", EmptyMessage), ("x" * 20_001, MessageTooLong), ("a\x00b", InvalidInput)],
+)
+def test_bad_messages_are_rejected_and_nothing_is_written(
+    open_bot: OpenBot, database_url: str, message: str, error: type[Exception]
+) -> None:
+    bot = open_bot()
+    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    before = _count(database_url, "SELECT count(*) FROM supportbot.turns")
+    with pytest.raises(error):
+        bot.send(ticket, message)
+    with pytest.raises(error):
+        bot.open_ticket("wugang@example.com", "x", message)
+    assert _count(database_url, "SELECT count(*) FROM supportbot.turns") == before
+    assert _count(database_url, "SELECT count(*) FROM supportbot.tickets") == 1
+
+
+def test_other_bad_input(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot()
+    with pytest.raises(UnknownTicket, match="T999999"):
+        bot.send("T999999", "hello")
+    with pytest.raises(UnknownTicket):
+        bot.state("T999999")
+    for email in ["not-an-email", "", "a@b", "wu gang@example.com"]:
+        with pytest.raises(InvalidEmail):
+            bot.open_ticket(email, "x", "hello")
+    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    with pytest.raises(ApprovalNotPending):
+        bot.approve(ticket, approved=True, approver="王经理")
+    with pytest.raises(InvalidInput, match="approver"):
+        bot.approve(ticket, approved=True, approver=" ")
+    assert _count(database_url, "SELECT count(*) FROM supportbot.tickets") == 1
+    assert isinstance(UnknownTicket("x"), LookupError) and isinstance(EmptyMessage("x"), ValueError)
+
+
+def test_max_message_length_is_configurable(open_bot: OpenBot) -> None:
+    bot = open_bot(max_message_chars=10)
+    with pytest.raises(MessageTooLong, match="SUPPORTBOT_MAX_MESSAGE_CHARS"):
+        bot.open_ticket("wugang@example.com", "x", "这条消息超过了十个字符的限制")

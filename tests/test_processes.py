@@ -1,0 +1,133 @@
+"""Restarts, crashes and concurrency across real OS processes sharing one database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from fakes import seed_business
+
+WORKER = Path(__file__).resolve().parent / "worker.py"
+LEASE = 1.0
+
+
+@pytest.fixture
+def db(database_url: str) -> str:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    return database_url
+
+
+def _env(url: str) -> dict[str, str]:
+    return {**os.environ, "SUPPORTBOT_DATABASE_URL": url, "SUPPORTBOT_LEASE_SECONDS": str(LEASE)}
+
+
+def run(url: str, action: str, **args: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(WORKER), action, json.dumps(args)], env=_env(url),
+                          capture_output=True, text=True, timeout=120)
+
+
+def ok(url: str, action: str, **args: Any) -> dict[str, Any]:
+    proc = run(url, action, **args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def rows(url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def turns(url: str, ticket: str) -> list[tuple[str, str]]:
+    return rows(url, "SELECT role, content FROM supportbot.turns WHERE ticket_id = %s ORDER BY idx", ticket)  # type: ignore[return-value]
+
+
+def test_a_new_process_continues_the_ticket(db: str) -> None:
+    first = ok(db, "open", email="wugang@example.com", body="银行流水同步失败 E3001")
+    ok(db, "send", ticket=first["ticket_id"], messages=["重新授权了还是不行"], tag="a")
+    assert [r for r, _ in turns(db, first["ticket_id"])] == ["customer", "agent", "customer", "agent"]
+
+
+def test_approval_from_another_process_the_next_day(db: str) -> None:
+    paused = ok(db, "open", email="wugang@example.com", body="年付不想用了,申请退款 200 元")
+    assert paused["outcome"] == "waiting_approval"
+    # The process that opened the ticket has exited; a different one approves.
+    done = ok(db, "approve", ticket=paused["ticket_id"], approved=True, approver="王经理")
+    assert done["outcome"] == "resolved" and "审批通过" in done["reply"]
+    assert rows(db, "SELECT count(*) FROM demo.refunds WHERE status = 'approved'") == [(1,)]
+    again = run(db, "approve", ticket=paused["ticket_id"], approved=True, approver="王经理")
+    assert again.returncode != 0 and "ApprovalNotPending" in again.stderr
+
+
+def test_sigkill_mid_round_loses_nothing_and_the_next_process_finishes(db: str) -> None:
+    crashed = run(db, "open", email="wugang@example.com", body="E3001 同步失败", crash_at="draft")
+    assert crashed.returncode == -9
+    (ticket,) = rows(db, "SELECT id FROM supportbot.tickets")[0]
+    assert turns(db, ticket) == [("customer", "E3001 同步失败")]
+    steps_before = rows(db, "SELECT step FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq", ticket)
+    assert steps_before[-1] == ("retrieve",)
+
+    time.sleep(LEASE + 0.2)  # the dead worker's lease runs out
+    done = ok(db, "resume", ticket=ticket)
+    assert done["outcome"] == "resolved"
+    assert [r for r, _ in turns(db, ticket)] == ["customer", "agent"]
+    steps = [s for (s,) in rows(db, "SELECT step FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq", ticket)]
+    assert steps.count("start_round") == 1 and steps.count("finalize") == 1
+
+
+def test_sigkill_inside_the_refund_decision_applies_it_exactly_once(db: str) -> None:
+    paused = ok(db, "open", email="wugang@example.com", body="申请退款 300 元")
+    crashed = run(db, "approve", ticket=paused["ticket_id"], approved=True, approver="王经理",
+                  crash_at="decide_refund")
+    assert crashed.returncode == -9
+    # The decision, its effect record and the step were one transaction: none of it is there.
+    assert rows(db, "SELECT status FROM demo.refunds") == [("pending",)]
+    assert rows(db, "SELECT count(*) FROM supportbot.effects WHERE kind = 'refund_decision'") == [(0,)]
+
+    time.sleep(LEASE + 0.2)
+    done = ok(db, "resume", ticket=paused["ticket_id"])
+    assert done["outcome"] == "resolved" and "审批通过" in done["reply"]
+    assert rows(db, "SELECT status FROM demo.refunds") == [("approved",)]
+    assert rows(db, "SELECT count(*) FROM supportbot.effects WHERE kind = 'refund_decision'") == [(1,)]
+    assert [r for r, _ in turns(db, paused["ticket_id"])] == ["customer", "agent"]
+
+
+def test_concurrent_senders_store_each_message_once_and_rounds_never_interleave(db: str) -> None:
+    ticket = ok(db, "open", email="wugang@example.com", body="E3001 同步失败")["ticket_id"]
+    procs = [
+        subprocess.Popen([sys.executable, str(WORKER), "send",
+                          json.dumps({"ticket": ticket, "tag": f"p{p}", "messages": [f"进程{p}的第{i}条消息" for i in range(3)]})],
+                         env=_env(db), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for p in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    time.sleep(LEASE + 0.2)
+    ok(db, "resume", ticket=ticket)  # whatever is still queued gets its round
+
+    stored = turns(db, ticket)
+    customer = [c for r, c in stored if r == "customer"][1:]
+    assert sorted(customer) == sorted(f"进程{p}的第{i}条消息" for p in range(4) for i in range(3))
+    idx = [i for (i,) in rows(db, "SELECT idx FROM supportbot.turns WHERE ticket_id = %s ORDER BY idx", ticket)]
+    assert idx == list(range(len(stored)))
+    for p in range(4):  # each sender's own messages keep their order
+        mine = [c for c in customer if c.startswith(f"进程{p}")]
+        assert mine == sorted(mine)
+    steps = rows(db, "SELECT round, step FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq", ticket)
+    rounds = [r for r, _ in steps]
+    assert rounds == sorted(rounds), "a round started before the previous one ended"
+    assert [s for _, s in steps].count("start_round") == max(rounds)
+    assert stored[-1][0] == "agent"
+    (handled,) = rows(db, "SELECT (update->>'handled_upto')::int FROM supportbot.steps WHERE ticket_id = %s"
+                          " AND step = 'start_round' ORDER BY seq DESC LIMIT 1", ticket)[0]
+    last_customer = max(i for i, (r, _) in enumerate(stored) if r == "customer")
+    assert handled > last_customer

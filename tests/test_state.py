@@ -1,0 +1,60 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from supportbot.errors import AppendOnlyViolation, UnknownStateField
+from supportbot.records import ToolCall
+from supportbot.state import PERSISTENT_FIELDS, ROUND_FIELDS, Review, SupportState, Ticket, Turn, reduce, round_reset
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def _state() -> SupportState:
+    return SupportState(ticket=Ticket("T1", "a@example.com", "s", "b", NOW))
+
+
+def test_turns_append_and_get_their_positions() -> None:
+    s = reduce(_state(), {"turns": [Turn("customer", "一"), Turn("agent", "二")]})
+    s = reduce(s, {"turns": [Turn("customer", "三")]})
+    assert [t.content for t in s.turns] == ["一", "二", "三"]
+    assert [t.idx for t in s.turns] == [0, 1, 2]
+
+
+def test_rewriting_stored_turns_is_rejected() -> None:
+    s = reduce(_state(), {"turns": [Turn("customer", "一")]})
+    with pytest.raises(AppendOnlyViolation, match="append-only"):
+        reduce(s, {"turns": list(s.turns)})
+    with pytest.raises(AppendOnlyViolation):
+        reduce(s, {"turns": "replace everything"})
+    with pytest.raises(AppendOnlyViolation, match="ToolCall"):
+        reduce(s, {"tool_log": [Turn("agent", "not a tool call")]})
+
+
+def test_tool_log_appends_cost_adds_rest_replaces() -> None:
+    s = reduce(_state(), {"tool_log": [ToolCall("get_customer")], "cost": 0.25, "draft": "v1"})
+    s = reduce(s, {"tool_log": [ToolCall("search")], "cost": 0.5, "draft": "v2"})
+    assert [c.name for c in s.tool_log] == ["get_customer", "search"]
+    assert s.cost == 0.75
+    assert s.draft == "v2"
+
+
+def test_unknown_field_raises_and_says_what_to_do() -> None:
+    with pytest.raises(UnknownStateField, match="declare it on SupportState"):
+        reduce(_state(), {"reveiw": None})
+
+
+def test_reducer_does_not_mutate_its_input() -> None:
+    before = _state()
+    after = reduce(before, {"draft": "x", "turns": [Turn("customer", "hi")]})
+    assert before.draft == "" and before.turns == ()
+    assert after is not before
+
+
+def test_round_reset_clears_every_per_round_field_and_only_those() -> None:
+    busy = reduce(_state(), {"draft": "d", "review": Review(passed=False, problems=["p"]), "revisions": 2,
+                             "findings": "f", "summary": "kept", "profile": "kept", "cost": 1.0})
+    fresh = reduce(busy, round_reset())
+    assert set(round_reset()) == set(ROUND_FIELDS)
+    assert not PERSISTENT_FIELDS & set(ROUND_FIELDS)
+    assert (fresh.draft, fresh.review, fresh.revisions, fresh.findings) == ("", None, 0, "")
+    assert (fresh.summary, fresh.profile, fresh.cost) == ("kept", "kept", 1.0)

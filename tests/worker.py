@@ -1,0 +1,90 @@
+"""A separate OS process for the restart, crash and concurrency tests.
+
+    python tests/worker.py ACTION JSON_ARGS
+
+Prints one JSON line with the result. ``crash_at`` makes the process SIGKILL itself at a chosen
+point, the way a power cut or an OOM kill would end it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fakes import ScriptedLLM, cite_hits, refund_if_asked  # noqa: E402
+
+from supportbot import Settings, SupportBot  # noqa: E402
+from supportbot.backend.demo import DemoBackend  # noqa: E402
+
+
+def _die() -> None:
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class CrashingLLM(ScriptedLLM):
+    def __init__(self, crash_at: str | None) -> None:
+        super().__init__(triage=refund_if_asked, draft=cite_hits)
+        self.crash_at = crash_at
+
+    def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+        if self.crash_at == "draft" and schema is None:
+            _die()
+        return super().chat(messages, schema=schema)
+
+
+class CrashingBackend(DemoBackend):
+    """Dies after the refund decision is written but before the engine commits the step."""
+
+    crash_at: str | None = None
+
+    def decide_refund(self, refund_id, **kw):  # type: ignore[no-untyped-def]
+        result = super().decide_refund(refund_id, **kw)
+        if self.crash_at == "decide_refund":
+            _die()
+        return result
+
+
+def main() -> None:
+    action, args = sys.argv[1], json.loads(sys.argv[2])
+    url = os.environ["SUPPORTBOT_DATABASE_URL"]
+    settings = Settings.from_env()
+    bot = SupportBot.open(url, llm=CrashingLLM(args.get("crash_at")), settings=settings)
+    backend = CrashingBackend(bot._store.pool)
+    backend.crash_at = args.get("crash_at")
+    bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})
+    result: Any
+    with bot:
+        if action == "open":
+            result = bot.open_ticket(args["email"], args.get("subject", ""), args["body"])
+        elif action == "send":
+            results = [bot.send(args["ticket"], m, message_id=f"{args['tag']}-{i}")
+                       for i, m in enumerate(args["messages"])]
+            result = results[-1]
+        elif action == "approve":
+            result = bot.approve(args["ticket"], approved=args["approved"], approver=args["approver"])
+        elif action == "resume":
+            result = bot.resume(args["ticket"])
+        else:
+            raise SystemExit(f"unknown action {action}")
+    print(json.dumps(result.__dict__ if hasattr(result, "__dict__") else _as_dict(result), ensure_ascii=False))
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    import dataclasses
+
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+def _as_dict(result: Any) -> Any:
+    return None if result is None else _fields(result)
+
+
+if __name__ == "__main__":
+    main()
