@@ -100,3 +100,14 @@ CREATE TABLE supportbot.customer_profiles (
     text        text NOT NULL,
     built_at    timestamptz NOT NULL DEFAULT now()
 );
+
+-- Raised inside a step's transaction when the worker no longer holds the ticket, so a worker
+-- whose lease ran out can never write a step over the one that took over.
+CREATE FUNCTION supportbot.assert_lease(p_ticket text, p_owner text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM supportbot.tickets WHERE id = p_ticket AND lease_owner = p_owner;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ticket % is no longer leased to %', p_ticket, p_owner USING ERRCODE = 'SBL01';
+    END IF;
+END $$;

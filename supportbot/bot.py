@@ -97,19 +97,15 @@ class SupportBot:
         message = self._check_message(message)
         if message_id is not None:
             _check_text("message_id", message_id)
-        with self._store.transaction() as tx:
-            count = repo.lock_turn_count(tx, ticket_id)
-            idx = repo.find_message(tx, ticket_id, message_id) if message_id else None
-            if idx is None:
-                last = repo.last_step(tx, ticket_id)
-                turn = Turn("customer", message, round=(last.round if last else 0) + 1,
-                            message_id=message_id, created_at=self._deps.clock(), idx=count)
-                repo.insert_turns(tx, ticket_id, [turn])
-                idx = count
+        with self._store.connection() as conn:
+            idx, _ = repo.append_customer_message(conn, ticket_id, message, message_id=message_id,
+                                                  now=self._deps.clock())
         return self._answer(ticket_id, idx)
 
     def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
         results = self._engine.drive(ticket_id)
         if results is None:
             return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")

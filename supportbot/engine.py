@@ -88,42 +88,60 @@ class Engine:
         self.store = store
         self.deps = deps
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
+        # The last state this process saw per ticket. Valid while the ticket's latest seq is
+        # unchanged, which acquiring the lease reports, so a round starts without re-reading it.
+        self._seen: dict[str, Loaded] = {}
 
     # -- entry points ---------------------------------------------------------------------
 
     def drive(self, ticket_id: str) -> list[RoundResult] | None:
         """Run every round the ticket has work for; None when another worker holds it."""
         results: list[RoundResult] = []
+        owner = f"{self.worker_id}:{uuid.uuid4().hex[:8]}"  # unique per call: threads of one process exclude each other too
         with self.store.connection() as conn:
             while True:
-                if not repo.acquire_lease(conn, ticket_id, self.worker_id, self.deps.settings.lease_seconds):
+                loaded = self._acquire(conn, ticket_id, owner)
+                if loaded is None:
                     return results or None
                 try:
-                    results += self._run(conn, ticket_id)
+                    loaded = self._run(conn, loaded, owner, results)
                 except LeaseLost:
                     log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
+                    self._seen.pop(ticket_id, None)
                     return results or None
+                except BaseException:
+                    self._seen.pop(ticket_id, None)
+                    raise
                 finally:
-                    repo.release_lease(conn, ticket_id, self.worker_id)
+                    repo.release_lease(conn, ticket_id, owner)
                 # Checked after releasing: a message stored while we held the lease saw the lease
                 # taken and left its round to us, so look once more before leaving.
-                if not self._has_work(conn, ticket_id):
+                if not self._has_work(conn, loaded):
                     return results
 
-    def _has_work(self, conn: psycopg.Connection, ticket_id: str) -> bool:
-        loaded = self.store.load(conn, ticket_id)
+    def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> Loaded | None:
+        latest = repo.acquire_lease(conn, ticket_id, owner, self.deps.settings.lease_seconds)
+        if latest is None:
+            return None
+        seen = self._seen.get(ticket_id)
+        if seen is not None and seen.seq == latest:
+            return seen
+        return self.store.load(conn, ticket_id)
+
+    def _has_work(self, conn: psycopg.Connection, loaded: Loaded) -> bool:
         if loaded.next_step is None:
-            return repo.has_unhandled(conn, ticket_id, loaded.state.handled_upto)
+            return repo.has_unhandled(conn, loaded.state.ticket.id, loaded.state.handled_upto)
         interrupt = INTERRUPTS.get(loaded.next_step)
         return interrupt is None or interrupt(loaded.state)
 
     def decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> list[RoundResult] | None:
+        owner = f"{self.worker_id}:{uuid.uuid4().hex[:8]}"
         with self.store.connection() as conn:
-            if not repo.acquire_lease(conn, ticket_id, self.worker_id, self.deps.settings.lease_seconds):
+            loaded = self._acquire(conn, ticket_id, owner)
+            if loaded is None:
                 raise ApprovalNotPending(
                     f"ticket {ticket_id} is busy in another worker; try again in a moment", ticket_id=ticket_id)
             try:
-                loaded = self.store.load(conn, ticket_id)
                 if loaded.next_step != "approval" or loaded.state.approval is not None:
                     raise ApprovalNotPending(
                         f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
@@ -134,22 +152,22 @@ class Engine:
                     if not repo.decide_approval(tx, ticket_id, loaded.state.round, approved=approved,
                                                 approver=approver, note=note, now=now):
                         raise ApprovalNotPending(f"the refund on {ticket_id} was already decided", ticket_id=ticket_id)
-                    self._record(tx, loaded, DECISION, {"approval": decision}, "approval")
+                    self._seen[ticket_id] = self._record(tx, loaded, DECISION, {"approval": decision}, "approval",
+                                                         owner=owner)
             finally:
-                repo.release_lease(conn, ticket_id, self.worker_id)
+                repo.release_lease(conn, ticket_id, owner)
         return self.drive(ticket_id)
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def _run(self, conn: psycopg.Connection, ticket_id: str) -> list[RoundResult]:
-        loaded = self.store.load(conn, ticket_id)
-        results: list[RoundResult] = []
+    def _run(self, conn: psycopg.Connection, loaded: Loaded, owner: str, results: list[RoundResult]) -> Loaded:
+        ticket_id = loaded.state.ticket.id
         renewed = time.monotonic()
         while True:
             step = loaded.next_step
             if step is None:
                 if not repo.has_unhandled(conn, ticket_id, loaded.state.handled_upto):
-                    return results
+                    return loaded
                 step = START
             if step not in ROUTES:
                 raise ReplayMismatch(
@@ -159,28 +177,29 @@ class Engine:
             interrupt = INTERRUPTS.get(step)
             if interrupt is not None and not interrupt(loaded.state):
                 results.append(self._result(loaded.state, "waiting_approval"))
-                return results
-            loaded = self._execute(conn, loaded, step)
+                return loaded
+            loaded = self._execute(conn, loaded, step, owner)
+            self._seen[ticket_id] = loaded
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
             if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
-                repo.renew_lease(conn, ticket_id, self.worker_id, self.deps.settings.lease_seconds)
+                repo.renew_lease(conn, ticket_id, owner, self.deps.settings.lease_seconds)
                 renewed = time.monotonic()
 
-    def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str) -> Loaded:
+    def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str) -> Loaded:
         state = loaded.state
         if step == START:
             with self.store.transaction(conn) as tx:
-                return self._start_round(tx, loaded)
+                return self._start_round(tx, loaded, owner)
         deps = dataclasses.replace(self.deps, round=state.round, step=step)
         if step in EFFECT_STEPS:
             with self.store.transaction(conn) as tx:
                 deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
                 update, next_step = self._call(step, state, deps)
-                return self._record(tx, loaded, step, update, next_step)
+                return self._record(tx, loaded, step, update, next_step, owner=owner)
         update, next_step = self._call(step, state, deps)
         with self.store.transaction(conn, durable=step in DURABLE_STEPS or next_step in INTERRUPTS) as tx:
-            return self._record(tx, loaded, step, update, next_step)
+            return self._record(tx, loaded, step, update, next_step, owner=owner)
 
     def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
         try:
@@ -195,7 +214,7 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)
 
-    def _start_round(self, tx: psycopg.Connection, loaded: Loaded) -> Loaded:
+    def _start_round(self, tx: psycopg.Connection, loaded: Loaded, owner: str) -> Loaded:
         state = loaded.state
         count = repo.lock_turn_count(tx, state.ticket.id)
         new_turns = self.store.turns(tx, state.ticket.id, count)[len(state.turns):]
@@ -203,10 +222,11 @@ class Engine:
             **round_reset(), "round": state.round + 1, "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
         }
-        return self._record(tx, loaded, START, update, "load_customer", checkpoint=True, turns_stored=True)
+        return self._record(tx, loaded, START, update, "load_customer", owner=owner, checkpoint=True,
+                            turns_stored=True)
 
     def _record(self, tx: psycopg.Connection, loaded: Loaded, step: str, update: dict[str, Any],
-                next_step: str | None, *, checkpoint: bool = False, turns_stored: bool = False) -> Loaded:
+                next_step: str | None, *, owner: str, checkpoint: bool = False, turns_stored: bool = False) -> Loaded:
         state = loaded.state
         ticket_id = state.ticket.id
         new_turns = list(update.get("turns", ()))
@@ -226,7 +246,7 @@ class Engine:
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
                            turn_count=len(after.turns), tool_call_count=len(after.tool_log),
                            update=encode_fields(update))
-        repo.insert_step(tx, ticket_id, row, owner=self.worker_id)
+        repo.insert_step(tx, ticket_id, row, owner=owner)
         if checkpoint:
             repo.insert_checkpoint(tx, ticket_id, seq, encode_state(after))
         status = _status(after, next_step, pausing)

@@ -103,13 +103,15 @@ def set_status(conn: psycopg.Connection, ticket_id: str, status: str) -> None:
 
 # -- leases: one worker runs a ticket's rounds at a time ------------------------------------
 
-def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> bool:
-    cur = conn.execute(
+def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> int | None:
+    """Take the ticket if free or abandoned; return its latest step seq (0 if none), None if busy."""
+    row = conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
-        " WHERE id = %s AND (lease_owner IS NULL OR lease_owner = %s OR lease_expires < now())",
-        (owner, seconds, ticket_id, owner),
-    )
-    return cur.rowcount == 1
+        " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now())"
+        " RETURNING (SELECT coalesce(max(seq), 0) FROM supportbot.steps WHERE ticket_id = %s)",
+        (owner, seconds, ticket_id, ticket_id),
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
@@ -139,6 +141,40 @@ def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
     if row is None:
         raise UnknownTicket(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
     return int(row[0])
+
+
+def append_customer_message(
+    conn: psycopg.Connection, ticket_id: str, content: str, *, message_id: str | None, now: datetime
+) -> tuple[int, bool]:
+    """Store a customer message at the next position; return (idx, stored_now).
+
+    One statement: the ticket row's update allocates the position under its row lock, so
+    concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing.
+    """
+    if message_id is not None:
+        found = find_message(conn, ticket_id, message_id)
+        if found is not None:
+            return found, False
+    try:
+        row = conn.execute(
+            "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now()"
+            "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx)"
+            " INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, created_at)"
+            " SELECT %(t)s, slot.idx,"
+            "  (SELECT coalesce(max(round), 0) + 1 FROM supportbot.steps WHERE ticket_id = %(t)s),"
+            "  'customer', %(c)s, %(m)s, %(now)s FROM slot RETURNING idx",
+            {"t": ticket_id, "c": content, "m": message_id, "now": now},
+        ).fetchone()
+    except psycopg.errors.UniqueViolation:
+        if message_id is None:
+            raise
+        found = find_message(conn, ticket_id, message_id)  # a concurrent send of the same id won
+        assert found is not None
+        return found, False
+    if row is None:
+        raise UnknownTicket(f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`",
+                            ticket_id=ticket_id)
+    return int(row[0]), True
 
 
 def find_message(conn: psycopg.Connection, ticket_id: str, message_id: str) -> int | None:
@@ -205,20 +241,18 @@ def load_tool_calls(conn: psycopg.Connection, ticket_id: str, start: int, stop: 
 # -- steps and checkpoints -------------------------------------------------------------------
 
 def insert_step(conn: psycopg.Connection, ticket_id: str, row: StepRow, *, owner: str) -> None:
-    """Record a step, fenced by the lease: a worker that lost its ticket cannot write."""
-    try:
-        cur = conn.execute(
-            "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update)"
-            " SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS"
-            " (SELECT 1 FROM supportbot.tickets WHERE id = %s AND lease_owner = %s)",
-            (ticket_id, row.seq, row.round, row.step, row.next_step, row.turn_count, row.tool_call_count,
-             Jsonb(row.update), ticket_id, owner),
-        )
-    except psycopg.errors.UniqueViolation:
-        raise LeaseLost(f"step {row.seq} of {ticket_id} was written by another worker",
-                        ticket_id=ticket_id, step=row.step) from None
-    if cur.rowcount != 1:
-        raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id, step=row.step)
+    """Record a step, fenced by the lease: a worker that lost its ticket cannot write.
+
+    Both failures (lease gone, or the same seq written by the new owner) abort the transaction;
+    Store.transaction turns them into LeaseLost.
+    """
+    conn.execute("SELECT supportbot.assert_lease(%s, %s)", (ticket_id, owner))
+    conn.execute(
+        "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (ticket_id, row.seq, row.round, row.step, row.next_step, row.turn_count, row.tool_call_count,
+         Jsonb(row.update)),
+    )
 
 
 def insert_checkpoint(conn: psycopg.Connection, ticket_id: str, seq: int, state: dict[str, Any]) -> None:
@@ -291,12 +325,12 @@ def decide_approval(
     conn: psycopg.Connection, ticket_id: str, round_: int, *, approved: bool, approver: str, note: str, now: datetime
 ) -> bool:
     """Record a human decision; False when the request was already decided (first click wins)."""
-    cur = conn.execute(
+    row = conn.execute(
         "UPDATE supportbot.approvals SET approved = %s, approver = %s, note = %s, decided_at = %s"
-        " WHERE ticket_id = %s AND round = %s AND decided_at IS NULL",
+        " WHERE ticket_id = %s AND round = %s AND decided_at IS NULL RETURNING 1",
         (approved, approver, note, now, ticket_id, round_),
-    )
-    return cur.rowcount == 1
+    ).fetchone()
+    return row is not None
 
 
 def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:

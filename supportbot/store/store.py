@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from ..errors import StoreError, UnknownStep
+from ..errors import LeaseLost, StoreError, UnknownStep
 from ..records import ToolCall
 from ..state import SupportState, Turn, reduce
 from . import repo
@@ -54,21 +54,29 @@ class Store:
 
     @contextmanager
     def transaction(self, conn: psycopg.Connection | None = None, *, durable: bool = True) -> Iterator[psycopg.Connection]:
-        """Open a transaction; ``durable=False`` commits without waiting for the WAL flush.
+        """Open a pipelined transaction; ``durable=False`` commits without waiting for the WAL flush.
 
-        A non-durable commit survives a crash of this process (the server has it), and only a
-        crash of the server itself within a fraction of a second can lose it. The engine uses it
-        for steps whose loss only means re-running that step; turns, decisions and side effects
-        always commit durably.
+        Statements are pipelined, so a step's writes and its commit cost one round trip. A
+        non-durable commit survives a crash of this process (the server has it); only a crash of
+        the server itself within a fraction of a second can lose it. The engine uses it for steps
+        whose loss only means running that step again; turns, decisions and side effects always
+        commit durably.
         """
         if conn is None:
             with self.pool.connection() as own, self.transaction(own, durable=durable) as tx:
                 yield tx
             return
-        with conn.transaction():
-            if not durable:
-                conn.execute("SET LOCAL synchronous_commit = off")
-            yield conn
+        try:
+            with conn.pipeline(), conn.transaction():
+                if not durable:
+                    conn.execute("SET LOCAL synchronous_commit = off")
+                yield conn
+        except psycopg.Error as exc:
+            if exc.sqlstate == "SBL01" or (
+                isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "steps_pkey"
+            ):
+                raise LeaseLost(f"another worker took the ticket over: {exc.diag.message_primary}") from exc
+            raise
 
     # -- reading back ----------------------------------------------------------------------
 

@@ -1,0 +1,219 @@
+"""Engine benchmark: per-round latency, bytes per round, state()/history() latency, throughput.
+
+    python benchmarks/bench_engine.py [--rounds 10 100 500] [--workers 4 --tickets 200]
+
+Workload: one ticket, N rounds, a zero-latency scripted model; customer messages of 60-150 and
+replies of 150-300 non-repeating Chinese characters; every 3rd round the first draft is rejected
+and redrafted; every 4th round is a refund that waits for approval and is approved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import psycopg
+from pydantic import BaseModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ChineseText, fresh_database, insert_floor, median, p95  # noqa: E402
+
+from supportbot import Completion, Settings, SupportBot  # noqa: E402
+from supportbot.state import Review, Triage  # noqa: E402
+
+TABLES = ("tickets", "turns", "tool_calls", "steps", "checkpoints", "approvals", "effects")
+TECH = Triage(category="technical", needs_account_data=False, needs_human=False,
+              summary="银行同步失败", search_query="E3001 银行流水同步")
+REFUND = Triage(category="refund", needs_account_data=True, needs_human=False,
+                summary="申请退款", search_query="退款 年付")
+
+
+class BenchModel:
+    """Zero-latency scripted model; counts the bytes of everything it produces."""
+
+    def __init__(self, text: ChineseText) -> None:
+        self.text = text
+        self.round = 0
+        self.reviews_this_round = 0
+        self.produced = 0
+
+    def start(self, round_no: int) -> None:
+        self.round, self.reviews_this_round = round_no, 0
+
+    def chat(self, messages: Sequence[dict[str, str]], *, schema: type[BaseModel] | None = None,
+             temperature: float = 0.0) -> Completion:
+        parsed: BaseModel
+        if schema is Triage:
+            parsed = REFUND if self.round % 4 == 0 else TECH
+        elif schema is Review:
+            self.reviews_this_round += 1
+            rejected = self.round % 3 == 0 and self.reviews_this_round == 1
+            parsed = Review(passed=not rejected, problems=["语气需要更礼貌"] if rejected else [])
+        else:
+            cite = "[KB-refund-001]" if self.round % 4 == 0 else "[KB-bank-001]"
+            out = self.text(150, 300) + cite
+            self.produced += len(out.encode())
+            return Completion(text=out)
+        out = parsed.model_dump_json()
+        self.produced += len(out.encode())
+        return Completion(text=out, parsed=parsed)
+
+
+def seed(url: str) -> None:
+    with psycopg.connect(url) as conn, conn.transaction():
+        conn.execute("INSERT INTO demo.customers (id, name, email, is_vip, created_at)"
+                     " VALUES ('C1', '吴刚', 'wugang@example.com', true, '2025-01-01')")
+        conn.execute("INSERT INTO demo.invoices VALUES ('INV-1', 'C1', NULL, 3588.00, 'CNY', '2026-10-01', 'paid')")
+        conn.execute(
+            "INSERT INTO demo.kb_articles VALUES"
+            " ('KB-bank-001', '银行流水同步失败 E3001', 'bank', 'E3001 表示银行授权过期,请重新授权。', 'https://h/kb/1'),"
+            " ('KB-refund-001', '退款政策', 'refund', '年付 30 天内可按比例退款,需人工审批。', 'https://h/kb/2')")
+
+
+def sizes(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return sum(int(conn.execute("SELECT pg_total_relation_size(%s)", (f"supportbot.{t}",)).fetchone()[0])
+                   for t in TABLES)
+
+
+def logical_by_round(url: str, ticket: str) -> dict[int, int]:
+    """Sum of the stored column sizes of each round's rows (turns, tool calls, steps, checkpoints)."""
+    query = """
+        SELECT round, sum(bytes) FROM (
+          SELECT round, pg_column_size(t.*) AS bytes FROM supportbot.turns t WHERE ticket_id = %(t)s
+          UNION ALL SELECT round, pg_column_size(c.*) FROM supportbot.tool_calls c WHERE ticket_id = %(t)s
+          UNION ALL SELECT round, pg_column_size(s.*) FROM supportbot.steps s WHERE ticket_id = %(t)s
+          UNION ALL SELECT s.round, pg_column_size(k.*) FROM supportbot.checkpoints k
+                    JOIN supportbot.steps s USING (ticket_id, seq) WHERE ticket_id = %(t)s
+          UNION ALL SELECT round, pg_column_size(a.*) FROM supportbot.approvals a WHERE ticket_id = %(t)s
+          UNION ALL SELECT round, pg_column_size(e.*) FROM supportbot.effects e WHERE ticket_id = %(t)s
+        ) x GROUP BY round ORDER BY round"""
+    with psycopg.connect(url) as conn:
+        return {int(r): int(b) for r, b in conn.execute(query, {"t": ticket}).fetchall()}
+
+
+def one_ticket(url: str, rounds: int) -> dict[str, float]:
+    text = ChineseText(seed=rounds)
+    model = BenchModel(text)
+    settings = Settings(database_url=url)
+    with SupportBot.open(url, llm=model, settings=settings) as bot:
+        times, produced, size_at = [], [], {}
+        ticket = ""
+        for r in range(1, rounds + 1):
+            model.start(r)
+            before = model.produced
+            message = text(60, 140) + (" 申请退款 10 元" if r % 4 == 0 else "")
+            started = time.perf_counter()
+            if r == 1:
+                result = bot.open_ticket("wugang@example.com", "银行流水", message)
+                ticket = result.ticket_id
+            else:
+                result = bot.send(ticket, message)
+            if result.outcome == "waiting_approval":
+                result = bot.approve(ticket, approved=True, approver="bench")
+            times.append((time.perf_counter() - started) * 1000)
+            assert result.outcome == "resolved", result
+            produced.append(len(message.encode()) + model.produced - before + len(result.reply.encode()))
+            if r in (10, 20, rounds - 10, rounds):
+                size_at[r] = sizes(url)
+        logical = logical_by_round(url, ticket)
+        state_cold, state_warm, hist = [], [], []
+        for _ in range(30):
+            bot._store.forget_cached(ticket)
+            t0 = time.perf_counter()
+            bot.state(ticket)
+            state_cold.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            bot.state(ticket)
+            state_warm.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            steps = bot.history(ticket)
+            hist.append((time.perf_counter() - t0) * 1000)
+    first, last = list(range(1, 11)), list(range(rounds - 9, rounds + 1))
+    physical_first = (size_at[20] - size_at[10]) / 10 if rounds >= 30 else float("nan")
+    physical_last = (size_at[rounds] - size_at[rounds - 10]) / 10 if rounds >= 30 else float("nan")
+    return {
+        "rounds": rounds,
+        "round_ms_median": median(times),
+        "round_ms_p95": p95(times),
+        "logical_bytes_per_round_first10": median([logical[r] for r in first]),
+        "logical_bytes_per_round_last10": median([logical[r] for r in last]),
+        "logical_over_new_text": sum(logical.values()) / sum(produced),
+        "new_text_bytes_per_round": median(produced),
+        "logical_bytes_total": sum(logical.values()),
+        "physical_bytes_per_round_first": physical_first,
+        "physical_bytes_per_round_last": physical_last,
+        "physical_bytes_total": size_at[rounds],
+        "state_ms_cold": median(state_cold),
+        "state_ms_warm": median(state_warm),
+        "history_ms": median(hist),
+        "history_steps": len(steps),
+    }
+
+
+def _worker(url: str, tickets: int, rounds: int, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    model = BenchModel(ChineseText(seed=len(url) + tickets))
+    with SupportBot.open(url, llm=model, settings=Settings(database_url=url)) as bot:
+        started = time.perf_counter()
+        done = 0
+        for _ in range(tickets):
+            model.start(1)
+            ticket = bot.open_ticket("wugang@example.com", "x", model.text(60, 150)).ticket_id
+            done += 1
+            for r in range(2, rounds + 1):
+                model.start(r if r % 4 else r + 1)  # throughput run: no approvals
+                bot.send(ticket, model.text(60, 150))
+                done += 1
+        out.put((started, time.perf_counter(), done))
+
+
+def throughput(url: str, workers: int, tickets: int, rounds: int) -> dict[str, float]:
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(url, tickets // workers, rounds, out)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+    start, end = min(r[0] for r in results), max(r[1] for r in results)
+    total = sum(r[2] for r in results)
+    return {"workers": workers, "tickets": tickets, "rounds": total, "rounds_per_second": total / (end - start)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--tickets", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    report: dict[str, object] = {}
+    with fresh_database("supportbot_bench") as url:
+        seed(url)
+        report["insert_floor_ms"] = insert_floor(url)
+        report["single_ticket"] = [one_ticket(url, n) for n in args.rounds]
+        report["throughput"] = throughput(url, args.workers, args.tickets, 3)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    floor = report["insert_floor_ms"]
+    print(f"single-row INSERT floor: {floor:.3f} ms (median)")
+    for row in report["single_ticket"]:  # type: ignore[union-attr]
+        print(f"\nN={row['rounds']}")
+        for key, value in row.items():
+            if key != "rounds":
+                print(f"  {key:34s} {value:,.3f}" if isinstance(value, float) else f"  {key:34s} {value:,}")
+        print(f"  {'round_ms_median / floor':34s} {row['round_ms_median'] / floor:.1f}x")
+    t = report["throughput"]
+    print(f"\n{t['workers']} workers x {t['tickets']} tickets: {t['rounds']} rounds, "  # type: ignore[index]
+          f"{t['rounds_per_second']:.1f} rounds/s")  # type: ignore[index]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+"""Fold old turns into a running summary when a ticket's history outgrows its budget.
+
+The history sent to the model is ``summary + turns[summarized_upto:]``. When that is too long,
+everything but the last ``keep_last`` turns is folded into the summary: the customer's latest
+wording matters, so recent turns always stay verbatim. Exact facts (bill numbers, amounts,
+promises) are pinned in the ledger from :mod:`.facts` before anything is folded, so a summary
+that paraphrases them away loses nothing.
+
+Only turns are ever folded. Tool calls and their results live in the state's ``tool_log``, not in
+``turns``, so compression can never separate a tool result from the call that produced it (the
+"orphaned tool message" that breaks chat APIs when history is trimmed by message count).
+
+:func:`compress` is pure: the summarizer and the token counter are passed in, and it reports
+failures in its result instead of raising, so a broken summarizer cannot end a round.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..errors import InvalidInput
+from ..state import Fact, Turn
+from .facts import clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
+from .tokens import turn_tokens
+
+TurnCounter = Callable[[Turn], int]
+Summarizer = Callable[[str, Sequence[Turn]], str]
+
+SPEAKER_LABELS = {"customer": "客户", "agent": "客服"}
+
+SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
+请把"已有纪要"和"新增对话"合并成一份新的纪要,用简短的条目书写,不要寒暄,也不要解释你在做什么。
+下面四类信息一条都不能丢:
+1. 客户提出的每一项诉求和问题;
+2. 所有单号(订单号、账单号、发票号、工单号、退款单号)、错误码和金额,按原样抄写,数字一个都不要改;
+3. 客服已经给出的答复和作出的承诺,连同时限,例如"3 个工作日内回复";
+4. 还没有解决的问题,以及正在等谁做什么。
+拿不准的内容宁可省略,也不要猜。整份纪要不超过 300 字。"""
+
+_CONDENSE_ONLY = "没有新增对话。请只把上面的已有纪要压缩得更短,上面列出的四类信息仍然必须保留。"
+
+# Where a summary may be cut when it has to be hard-truncated: after a sentence end or newline.
+_CUT_AFTER = re.compile(r"[。！？!?；;\n]+|(?<=[.])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Compression:
+    """What one :func:`compress` call decided. Equal inputs give an equal ``Compression``."""
+
+    summary: str
+    summarized_upto: int
+    folded: range  # indices of the turns folded by this call; empty when nothing was folded
+    tokens_before: int  # summary + pending turns, before this call
+    tokens_after: int
+    summarizer_calls: int
+    error: str | None  # set when the summarizer failed; summary and summarized_upto are then unchanged
+    facts: tuple[Fact, ...]  # the ledger, covering every turn up to the end of the conversation
+    triggered_by: str | None  # "budget", "context_window" or "max_pending_turns"; None if nothing was due
+
+
+def compress(
+    turns: Sequence[Turn],
+    summary: str,
+    summarized_upto: int,
+    *,
+    budget: int = 1200,
+    keep_last: int = 4,
+    count: TurnCounter = turn_tokens,
+    summarize: Summarizer | None = None,
+    max_pending_turns: int | None = None,
+    context_window: int | None = None,
+    trigger_fraction: float | None = None,
+    summary_cap: int = 400,
+    facts: tuple[Fact, ...] = (),
+) -> Compression:
+    """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
+
+    Triggers, checked only when more than ``keep_last`` turns are pending: tokens above
+    ``budget``; tokens above ``trigger_fraction * context_window`` (both must be set); more than
+    ``max_pending_turns`` turns pending. ``facts`` must be the ledger from the previous call:
+    turns already folded are not rescanned. ``summarize`` defaults to :func:`extractive_summarize`.
+
+    The new summary is held to ``summary_cap`` tokens: if the first summary is longer, the
+    summarizer is asked once more to condense it alone, as ``summarize(long_summary, ())``; if that
+    is still too long, it is cut at the last sentence end that fits.
+    """
+    _check_options(turns, summarized_upto, budget=budget, keep_last=keep_last, summary_cap=summary_cap,
+                   max_pending_turns=max_pending_turns, context_window=context_window,
+                   trigger_fraction=trigger_fraction)
+    # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
+    ledger = update_ledger(facts, turns, summarized_upto)
+    pending_counts = [count(turn) for turn in turns[summarized_upto:]]
+    before = text_tokens(summary, count) + sum(pending_counts)
+    foldable = len(pending_counts) - keep_last
+    reason = _trigger(before, len(pending_counts), budget=budget, max_pending_turns=max_pending_turns,
+                      context_window=context_window, trigger_fraction=trigger_fraction)
+    unchanged = Compression(summary=summary, summarized_upto=summarized_upto,
+                            folded=range(summarized_upto, summarized_upto), tokens_before=before,
+                            tokens_after=before, summarizer_calls=0, error=None, facts=ledger, triggered_by=None)
+    if reason is None or foldable <= 0:
+        return unchanged
+    counted = _CountingSummarizer(summarize or extractive_summarize)
+    upto = summarized_upto + foldable
+    try:
+        new_summary = _capped_summary(summary, turns[summarized_upto:upto], summarize=counted,
+                                      count=count, cap=summary_cap)
+    except Exception as exc:  # any summarizer failure, model or code: reported, the round goes on
+        return _replace_failed(unchanged, reason=reason, calls=counted.calls, exc=exc)
+    return Compression(summary=new_summary, summarized_upto=upto, folded=range(summarized_upto, upto),
+                       tokens_before=before, tokens_after=text_tokens(new_summary, count) + sum(pending_counts[foldable:]),
+                       summarizer_calls=counted.calls, error=None, facts=ledger, triggered_by=reason)
+
+
+def text_tokens(text: str, count: TurnCounter) -> int:
+    """Tokens of a summary placed in the prompt: one agent-side message, or nothing when empty."""
+    return count(Turn(role="agent", content=text)) if text else 0
+
+
+def render_turns(turns: Sequence[Turn]) -> str:
+    """The conversation as ``客户:`` / ``客服:`` lines, the form the summary prompt expects."""
+    return "\n".join(f"{SPEAKER_LABELS.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
+
+
+def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, str]]:
+    """Chat messages asking a model to merge ``turns`` into ``previous_summary``.
+
+    With no turns, the request is to condense the previous summary: that is the second pass
+    :func:`compress` makes when a summary exceeds its cap.
+    """
+    parts = [f"已有纪要:\n{previous_summary.strip() or '(无)'}"]
+    parts.append(f"新增对话:\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
+    return [{"role": "system", "content": SUMMARY_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_chars: int = 600) -> str:
+    """A deterministic summary made of sentences copied from the conversation.
+
+    Keeps every line of the previous summary, every sentence of ``turns`` that holds a fact
+    (id, code, amount, date, promise, request) and the first sentence of each customer turn, each
+    once, labelled by speaker. Beyond ``max_chars``, lines without facts go first, then the oldest.
+    """
+    lines = [(line.strip(), mentions_fact(line)) for line in previous_summary.splitlines() if line.strip()]
+    for turn in turns:
+        label = SPEAKER_LABELS.get(turn.role, turn.role)
+        for position, sentence in enumerate(split_sentences(turn.content)):
+            has_fact = mentions_fact(sentence, role=turn.role)
+            if has_fact or (position == 0 and turn.role == "customer"):
+                lines.append((f"{label}:{clip(sentence)}", has_fact))
+    return "\n".join(_fit(_dedup(lines), max_chars))
+
+
+class _CountingSummarizer:
+    """Counts calls, including one that raises, and rejects non-text results."""
+
+    def __init__(self, summarize: Summarizer) -> None:
+        self._summarize = summarize
+        self.calls = 0
+
+    def __call__(self, previous_summary: str, turns: Sequence[Turn]) -> str:
+        self.calls += 1
+        result = self._summarize(previous_summary, turns)
+        if not isinstance(result, str):
+            raise TypeError(f"summarizer returned {type(result).__name__}, expected str")
+        return result.strip()
+
+
+def _capped_summary(previous: str, to_fold: Sequence[Turn], *, summarize: Summarizer, count: TurnCounter,
+                    cap: int) -> str:
+    summary = summarize(previous, to_fold)
+    if text_tokens(summary, count) <= cap:
+        return summary
+    # Second, hierarchical pass: the summary alone, nothing new, so the model only has to condense.
+    summary = summarize(summary, ())
+    if text_tokens(summary, count) <= cap:
+        return summary
+    return truncate_to_tokens(summary, cap, count=count)
+
+
+def truncate_to_tokens(text: str, cap: int, *, count: TurnCounter) -> str:
+    """The longest prefix of ``text`` that ends at a sentence end and fits ``cap`` tokens.
+
+    Last resort only, so the summary cannot grow without bound. When not even the first sentence
+    fits, that sentence is cut by characters and marked with an ellipsis; the result may be "".
+    """
+    cuts = [m.end() for m in _CUT_AFTER.finditer(text)]
+    cuts = [c for c in cuts if c < len(text)] + [len(text)]
+
+    def by_sentences(n: int) -> str:
+        return text[: cuts[n - 1]].rstrip() if n else ""
+
+    kept = by_sentences(_longest(len(cuts), lambda n: text_tokens(by_sentences(n), count) <= cap))
+    if kept:
+        return kept
+    first = text[: cuts[0]].rstrip()
+
+    def by_chars(n: int) -> str:
+        return first[:n].rstrip() + "…" if n else ""
+
+    return by_chars(_longest(len(first), lambda n: text_tokens(by_chars(n), count) <= cap))
+
+
+def _longest(upper: int, fits: Callable[[int], bool]) -> int:
+    """Largest n in [0, upper] with fits(n), assuming fits(0); binary search, so O(log n) counts.
+
+    Token counts are only nearly monotone in prefix length, so the answer may not be the very
+    largest; it always satisfies ``fits``, which is what the cap needs.
+    """
+    low, high = 0, upper
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _trigger(tokens: int, pending: int, *, budget: int, max_pending_turns: int | None,
+             context_window: int | None, trigger_fraction: float | None) -> str | None:
+    if tokens > budget:
+        return "budget"
+    if context_window is not None and trigger_fraction is not None and tokens > trigger_fraction * context_window:
+        return "context_window"
+    if max_pending_turns is not None and pending > max_pending_turns:
+        return "max_pending_turns"
+    return None
+
+
+def _replace_failed(unchanged: Compression, *, reason: str, calls: int, exc: Exception) -> Compression:
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    error = f"summarizer failed: {type(exc).__name__}" + (f": {clip(message, 200)}" if message else "")
+    return Compression(summary=unchanged.summary, summarized_upto=unchanged.summarized_upto,
+                       folded=unchanged.folded, tokens_before=unchanged.tokens_before,
+                       tokens_after=unchanged.tokens_after, summarizer_calls=calls, error=error,
+                       facts=unchanged.facts, triggered_by=reason)
+
+
+def _check_options(turns: Sequence[Turn], summarized_upto: int, *, budget: int, keep_last: int, summary_cap: int,
+                   max_pending_turns: int | None, context_window: int | None,
+                   trigger_fraction: float | None) -> None:
+    if not 0 <= summarized_upto <= len(turns):
+        raise InvalidInput(f"summarized_upto={summarized_upto} is outside the {len(turns)} turns of this ticket")
+    if budget < 0 or keep_last < 0 or summary_cap < 0:
+        raise InvalidInput("budget, keep_last and summary_cap must be >= 0")
+    if max_pending_turns is not None and max_pending_turns < 0:
+        raise InvalidInput("max_pending_turns must be >= 0 or None")
+    if (context_window is None) != (trigger_fraction is None):
+        # Half of this pair silently does nothing, which would hide a misconfiguration.
+        raise InvalidInput("set both context_window and trigger_fraction, or neither")
+    if trigger_fraction is not None and not 0 < trigger_fraction <= 1:
+        raise InvalidInput(f"trigger_fraction must be in (0, 1], got {trigger_fraction}")
+
+
+def _dedup(lines: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    seen: set[str] = set()
+    unique = []
+    for text, has_fact in lines:
+        key = normalize_sentence(text)
+        if key not in seen:
+            seen.add(key)
+            unique.append((text, has_fact))
+    return unique
+
+
+def _fit(lines: list[tuple[str, bool]], max_chars: int) -> list[str]:
+    # Drop order: fact-free lines oldest first, then fact lines oldest first. The ledger keeps the
+    # exact facts anyway, so an old fact line is the cheapest real loss.
+    order = [i for i, (_, fact) in enumerate(lines) if not fact] + [i for i, (_, fact) in enumerate(lines) if fact]
+    dropped: set[int] = set()
+    total = sum(len(text) + 1 for text, _ in lines)
+    for i in order:
+        if total <= max_chars + 1:
+            break
+        dropped.add(i)
+        total -= len(lines[i][0]) + 1
+    return [text for i, (text, _) in enumerate(lines) if i not in dropped]
