@@ -30,6 +30,12 @@ class Effects:
     ticket_id: str
     round: int
     step: str
+    _ran: list[str] = field(default_factory=list)
+
+    @property
+    def ran(self) -> bool:
+        """Whether an effect happened in this step (its record must then commit durably)."""
+        return bool(self._ran)
 
     def run(self, kind: str, call: Callable[[str, psycopg.Connection], Any]) -> Any:
         """Call ``call(key, tx)`` unless this effect already happened; return its JSON result."""
@@ -37,6 +43,7 @@ class Effects:
         done, result = repo.find_effect(self.tx, key)
         if done:
             return result
+        self._ran.append(kind)
         result = to_jsonable_python(call(key, self.tx))
         repo.record_effect(self.tx, key=key, ticket_id=self.ticket_id, round_=self.round, step=self.step,
                            kind=kind, result=result)

@@ -69,9 +69,8 @@ ROUTES: dict[str, Callable[[SupportState, int], str | None]] = {
 INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
 # Steps that act on the business system run inside the transaction that records them.
 EFFECT_STEPS = frozenset({"act", "finalize", "handoff"})
-# Steps whose record must survive even a database crash: they carry new turns, human input or
-# side effects. The rest commit asynchronously; losing one only means running that step again.
-DURABLE_STEPS = frozenset({START, DECISION, *EFFECT_STEPS})
+# Step records commit without waiting for the disk, except those that carry new turns, a human
+# decision or a side effect: losing any other step to a database crash only means running it again.
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,20 +112,27 @@ class Engine:
                     self._seen.pop(ticket_id, None)
                     raise
                 finally:
-                    repo.release_lease(conn, ticket_id, owner)
+                    self._release(conn, ticket_id, owner)
                 # Checked after releasing: a message stored while we held the lease saw the lease
                 # taken and left its round to us, so look once more before leaving.
                 if not self._has_work(conn, loaded):
                     return results
 
+    # Lease changes commit without waiting for the disk: after a database crash a lost
+    # acquire is simply not held, and a lost release expires after lease_seconds.
     def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> Loaded | None:
-        latest = repo.acquire_lease(conn, ticket_id, owner, self.deps.settings.lease_seconds)
+        with self.store.transaction(conn, durable=False) as tx:
+            latest = repo.acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
         if latest is None:
             return None
         seen = self._seen.get(ticket_id)
         if seen is not None and seen.seq == latest:
             return seen
         return self.store.load(conn, ticket_id)
+
+    def _release(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> None:
+        with self.store.transaction(conn, durable=False) as tx:
+            repo.release_lease(tx, ticket_id, owner)
 
     def _has_work(self, conn: psycopg.Connection, loaded: Loaded) -> bool:
         if loaded.next_step is None:
@@ -155,7 +161,7 @@ class Engine:
                     self._seen[ticket_id] = self._record(tx, loaded, DECISION, {"approval": decision}, "approval",
                                                          owner=owner)
             finally:
-                repo.release_lease(conn, ticket_id, owner)
+                self._release(conn, ticket_id, owner)
         return self.drive(ticket_id)
 
     # -- the loop ---------------------------------------------------------------------------
@@ -183,22 +189,21 @@ class Engine:
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
             if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
-                repo.renew_lease(conn, ticket_id, owner, self.deps.settings.lease_seconds)
+                with self.store.transaction(conn, durable=False) as tx:
+                    repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
                 renewed = time.monotonic()
 
     def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str) -> Loaded:
         state = loaded.state
-        if step == START:
-            with self.store.transaction(conn) as tx:
+        with self.store.transaction(conn, durable=False) as tx:
+            if step == START:
                 return self._start_round(tx, loaded, owner)
-        deps = dataclasses.replace(self.deps, round=state.round, step=step)
-        if step in EFFECT_STEPS:
-            with self.store.transaction(conn) as tx:
+            deps = dataclasses.replace(self.deps, round=state.round, step=step)
+            if step in EFFECT_STEPS:
                 deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
-                update, next_step = self._call(step, state, deps)
-                return self._record(tx, loaded, step, update, next_step, owner=owner)
-        update, next_step = self._call(step, state, deps)
-        with self.store.transaction(conn, durable=step in DURABLE_STEPS or next_step in INTERRUPTS) as tx:
+            update, next_step = self._call(step, state, deps)
+            if deps.effects is not None and deps.effects.ran:
+                repo.make_durable(tx)
             return self._record(tx, loaded, step, update, next_step, owner=owner)
 
     def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
@@ -241,6 +246,7 @@ class Engine:
         after = reduce(state, update)
         if new_turns and not turns_stored:
             repo.insert_turns(tx, ticket_id, after.turns[len(after.turns) - len(new_turns):])
+            repo.make_durable(tx)  # a reply the customer may already see must survive any crash
         repo.insert_tool_calls(tx, ticket_id, after.tool_log[len(state.tool_log):])
         seq = loaded.seq + 1
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,

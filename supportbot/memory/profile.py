@@ -1,28 +1,23 @@
 """Customer profile: what a new ticket should know about a customer's past, in one short text.
 
-The profile is derived by fixed rules from the customer's subscriptions and the tickets the
-business system already resolved, never by a model. The same inputs give the same bytes in every
-process, and nothing reaches the text that is not in a record: no guesses, no judgement of the
-customer's character. A profile that states a wrong plan would mislead every later ticket, so the
-rules stay small enough to test exhaustively.
+Derived by fixed rules from the subscriptions and the tickets the business system already
+resolved, never by a model: the same inputs give the same bytes in every process, and nothing
+reaches the text that is not in a record (no guesses, no judgement of character). A profile that
+states a wrong plan misleads every later ticket, so the rules stay small enough to test fully.
 
-Rules, in the order they apply:
-
-* A record that fails validation (missing or mistyped field, another customer's id, a ticket
-  without ``resolved_on``) is skipped and counted in ``skipped_records``; it never raises. Copies
-  of one ticket id count once when identical; conflicting copies are all skipped.
+* A record that fails validation (missing or mistyped field, another customer's id, no
+  ``resolved_on``) is skipped and counted in ``skipped_records``, never raised. Copies of one
+  ticket id count once when they agree in what the rules use; conflicting copies are all skipped.
 * Tickets resolved after ``today`` are ignored and *not* counted as skipped: they are not corrupt,
-  only not visible yet to a profile built as of ``today`` (a rebuilt old profile, or clock skew
+  only not visible yet to a profile built as of ``today`` (an old profile rebuilt, or clock skew
   between the business system and us). Validation comes first, so a corrupt future ticket counts.
-* Plan and billing cycle come from the active subscription started on or before ``today``; the
-  latest start wins when there are several.
-* Issues: each ticket contributes its error codes (a code repeated inside one ticket counts
-  once) or, when it names none, its category. Ordered by count desc, then the most recent month
-  desc, then key.
+* Plan and cycle come from the active subscription started by ``today``, the latest start winning.
+* Issues: each ticket contributes its error codes (a code repeated in one ticket counts once) or,
+  naming none, its category; ordered by count desc, most recent month desc, then key.
 * Requests and promises are deduplicated, most recently mentioned first.
-* The text keeps the plan line, then the top issue, then requests, then promises, then the other
-  issues; when over ``max_chars`` it drops parts from the end of that list, and truncates only
-  when the plan line alone does not fit.
+* The text keeps the plan line, then the top issue, requests, promises and the other issues; over
+  ``max_chars`` it drops parts from the end of that list, and truncates only a plan line that
+  alone does not fit.
 """
 
 from __future__ import annotations
@@ -323,25 +318,22 @@ def _rank_issues(tickets: Sequence[_CleanTicket], labels: Mapping[str, str]) -> 
     for ticket in tickets:  # oldest first, so each group is too
         for kind_key in ticket.keys:
             grouped.setdefault(kind_key, []).append(ticket)
-    issues = [
-        RecurringIssue(
+    ranked = []
+    for (kind, key), group in grouped.items():
+        last = group[-1].resolved_on
+        # Recency is compared by month, not day: two issues last seen in one month are equally
+        # fresh to a reader, and the key then gives a stable order.
+        rank = (-len(group), -(last.year * 12 + last.month), key, kind)
+        ranked.append((rank, RecurringIssue(
             kind=kind,
             key=key,
             label=_issue_label(kind, key, labels),
             count=len(group),
             months=tuple(_month(t.resolved_on) for t in group),
             resolutions=tuple(t.resolution for t in group),
-        )
-        for (kind, key), group in grouped.items()
-    ]
-    # "YYYY-MM" strings sort like dates; their negative is the ordinal month.
-    issues.sort(key=lambda i: (-i.count, -_month_ordinal(i.months[-1]), i.key, i.kind))
-    return tuple(issues)
-
-
-def _month_ordinal(month: str) -> int:
-    year, mon = month.split("-")
-    return int(year) * 12 + int(mon)
+        )))
+    ranked.sort(key=lambda pair: pair[0])
+    return tuple(issue for _, issue in ranked)
 
 
 def _latest_first(tickets: Sequence[_CleanTicket], field: Literal["requests", "promises"]) -> tuple[str, ...]:

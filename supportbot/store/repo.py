@@ -101,6 +101,11 @@ def set_status(conn: psycopg.Connection, ticket_id: str, status: str) -> None:
     conn.execute("UPDATE supportbot.tickets SET status = %s, updated_at = now() WHERE id = %s", (status, ticket_id))
 
 
+def make_durable(conn: psycopg.Connection) -> None:
+    """Make the open transaction wait for the WAL flush at commit, whatever it started with."""
+    conn.execute("SET LOCAL synchronous_commit = on")
+
+
 # -- leases: one worker runs a ticket's rounds at a time ------------------------------------
 
 def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> int | None:
