@@ -12,9 +12,11 @@ from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
 from .engine import INTERRUPTS, Engine, RoundResult
-from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong
+from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
 from .llm.base import LLM
 from .llm.offline import OfflineModel
+from .memory.profile import Profile
+from .profiles import Profiles
 from .state import SupportState, Turn
 from .store import repo
 from .store.repo import PendingApproval, StepRecord, TicketRow
@@ -55,8 +57,10 @@ class SupportBot:
             url = embedded_url(settings.data_dir)
         store = Store(url, max_size=settings.pool_max_size)
         model = llm or OfflineModel()
-        deps = Deps(llm=model, small_llm=small_llm or model, backend=backend or DemoBackend(store.pool),
-                    settings=settings, clock=clock)
+        backend = backend or DemoBackend(store.pool)
+        profiles = Profiles(store, backend, clock=clock)
+        deps = Deps(llm=model, small_llm=small_llm or model, backend=backend, settings=settings, clock=clock,
+                    profiles=profiles)
         return cls(store, deps)
 
     def close(self) -> None:
@@ -124,6 +128,13 @@ class SupportBot:
             if result.round == paused_round:
                 return result
         return self._round_result(ticket_id, paused_round)
+
+    def profile(self, email: str) -> Profile:
+        """The customer's current profile (rebuilt only if their records changed)."""
+        customer = self._deps.backend.get_customer(_check_email(email))
+        if customer is None:
+            raise UnknownCustomer(f"no customer with email {email!r} in the business system", step="profile")
+        return self._deps.profiles.for_customer(customer)  # type: ignore[no-any-return]
 
     def pending_approvals(self) -> list[PendingApproval]:
         with self._store.connection() as conn:

@@ -84,6 +84,7 @@ class Deps:
     round: int = 0
     step: str = ""
     effects: Effects | None = None  # set only for steps that act on the business system
+    profiles: Any = None  # supportbot.profiles.Profiles; None leaves the profile empty
 
     def tools(self) -> ToolRecorder:
         return ToolRecorder(round=self.round, step=self.step)

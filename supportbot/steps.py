@@ -13,6 +13,7 @@ from . import context
 from .deps import Deps
 from .errors import ModelError
 from .llm.base import Completion
+from .memory.facts import update_ledger
 from .records import ApprovalDecision, Invoice, RefundRequest
 from .state import Review, SupportState, Triage, Turn
 
@@ -26,7 +27,10 @@ _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 def load_customer(state: SupportState, deps: Deps) -> Update:
     tools = deps.tools()
     customer = tools.call("get_customer", deps.backend.get_customer, email=state.ticket.customer_email)
-    return {"customer": customer, "tool_log": tools.calls}
+    update: Update = {"customer": customer, "tool_log": tools.calls}
+    if customer is not None and deps.profiles is not None:
+        update["profile"] = deps.profiles.for_customer(customer).text
+    return update
 
 
 def prepare_context(state: SupportState, deps: Deps) -> Update:
@@ -133,9 +137,29 @@ def finalize(state: SupportState, deps: Deps) -> Update:
             reply += f"\n\n您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"
         else:
             reply += f"\n\n很抱歉,您的退款申请 {refund.id} 未通过审批。" + (f"原因:{decision.note}" if decision.note else "")
+    facts = ticket_facts(state)
     effects.run("finish_ticket", lambda key, tx: deps.backend.finish_ticket(
-        ticket_id=state.ticket.id, customer_email=state.ticket.customer_email, resolution="resolved", key=key, tx=tx))
+        ticket_id=state.ticket.id, customer_email=state.ticket.customer_email, resolution="resolved",
+        facts=facts, key=key, tx=tx))
     return _reply(state, deps, reply, outcome="resolved")
+
+
+def ticket_facts(state: SupportState) -> dict[str, Any]:
+    """The structured record kept when a round resolves the ticket; profiles are built from these."""
+    by_kind: dict[str, list[str]] = {}
+    for fact in update_ledger((), state.turns, 0):
+        by_kind.setdefault(fact.kind, []).append(fact.value)
+    cited = sorted(set(_CITATION.findall(state.draft)))
+    return {
+        "category": state.triage.category if state.triage else "other",
+        "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),
+        "amounts": by_kind.get("amount", []),
+        "ids": by_kind.get("id", []),
+        "dates": by_kind.get("date", []),
+        "requests": by_kind.get("request", []),
+        "promises": by_kind.get("promise", []),
+        "resolution": f"按 {'、'.join(cited)} 处理" if cited else "已答复",
+    }
 
 
 def handoff(state: SupportState, deps: Deps) -> Update:

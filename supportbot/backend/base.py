@@ -8,11 +8,13 @@ record of it commit together; a backend elsewhere ignores it and relies on ``key
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
 import psycopg
 
+from ..memory.profile import PastTicket
 from ..records import Customer, Hit, Invoice, RefundRequest, Subscription
 
 
@@ -25,6 +27,10 @@ class Backend(Protocol):
     def list_invoices(self, customer_id: str) -> list[Invoice]: ...
 
     def search_help_center(self, query: str, *, limit: int = 3) -> list[Hit]: ...
+
+    def list_resolved_tickets(self, customer_id: str) -> list[PastTicket]:
+        """Resolved tickets with their structured facts; the profile is built from these."""
+        ...
 
     def create_refund_request(
         self, *, ticket_id: str, customer_id: str, invoice_id: str, amount: Decimal, reason: str,
@@ -40,5 +46,8 @@ class Backend(Protocol):
     ) -> dict[str, Any]: ...
 
     def finish_ticket(
-        self, *, ticket_id: str, customer_email: str, resolution: str, key: str, tx: psycopg.Connection | None
-    ) -> dict[str, Any]: ...
+        self, *, ticket_id: str, customer_email: str, resolution: str, facts: Mapping[str, Any], key: str,
+        tx: psycopg.Connection | None,
+    ) -> dict[str, Any]:
+        """Close the ticket and keep its structured facts (category, codes, amounts, requests …)."""
+        ...

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from ..memory.profile import PastTicket
 from ..records import Customer, Hit, Invoice, RefundRequest, Subscription
 from .search import BM25Index
 
@@ -40,6 +42,14 @@ class DemoBackend:
             return conn.cursor(row_factory=class_row(Invoice)).execute(
                 "SELECT id, customer_id, amount, currency, issued_on, status, subscription_id"
                 " FROM demo.invoices WHERE customer_id = %s ORDER BY issued_on DESC, id",
+                (customer_id,),
+            ).fetchall()
+
+    def list_resolved_tickets(self, customer_id: str) -> list[PastTicket]:
+        with self._pool.connection() as conn:
+            return conn.cursor(row_factory=class_row(PastTicket)).execute(
+                "SELECT id, customer_id, subject, resolved_on, facts FROM demo.past_tickets"
+                " WHERE customer_id = %s ORDER BY resolved_on NULLS LAST, id",
                 (customer_id,),
             ).fetchall()
 
@@ -97,13 +107,23 @@ class DemoBackend:
         return {"escalation_id": int(row[0]) if row else None}
 
     def finish_ticket(
-        self, *, ticket_id: str, customer_email: str, resolution: str, key: str, tx: psycopg.Connection | None
+        self, *, ticket_id: str, customer_email: str, resolution: str, facts: Mapping[str, Any], key: str,
+        tx: psycopg.Connection | None,
     ) -> dict[str, Any]:
         with self._writer(tx) as conn:
             conn.execute(
                 "INSERT INTO demo.ticket_closures (ticket_id, customer_email, resolution, idempotency_key)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING",
                 (ticket_id, customer_email, resolution, key),
+            )
+            # The ticket's facts join the customer's history; a later round of the same ticket
+            # replaces them, so one ticket counts once in the profile.
+            conn.execute(
+                "INSERT INTO demo.past_tickets (id, customer_id, subject, resolved_on, facts)"
+                " SELECT %s, c.id, t.subject, current_date, %s FROM demo.customers c, supportbot.tickets t"
+                " WHERE lower(c.email) = lower(%s) AND t.id = %s"
+                " ON CONFLICT (id) DO UPDATE SET facts = EXCLUDED.facts, resolved_on = EXCLUDED.resolved_on",
+                (ticket_id, Jsonb(dict(facts)), customer_email, ticket_id),
             )
         return {"ticket_id": ticket_id, "closed": True}
 

@@ -16,6 +16,7 @@ failures in its result instead of raising, so a broken summarizer cannot end a r
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -107,10 +108,12 @@ def compress(
         new_summary = _capped_summary(summary, turns[summarized_upto:upto], summarize=counted,
                                       count=count, cap=summary_cap)
     except Exception as exc:  # any summarizer failure, model or code: reported, the round goes on
-        return _replace_failed(unchanged, reason=reason, calls=counted.calls, exc=exc)
-    return Compression(summary=new_summary, summarized_upto=upto, folded=range(summarized_upto, upto),
-                       tokens_before=before, tokens_after=text_tokens(new_summary, count) + sum(pending_counts[foldable:]),
-                       summarizer_calls=counted.calls, error=None, facts=ledger, triggered_by=reason)
+        return dataclasses.replace(unchanged, summarizer_calls=counted.calls, error=_describe(exc),
+                                   triggered_by=reason)
+    after = text_tokens(new_summary, count) + sum(pending_counts[foldable:])
+    return dataclasses.replace(unchanged, summary=new_summary, summarized_upto=upto,
+                               folded=range(summarized_upto, upto), tokens_after=after,
+                               summarizer_calls=counted.calls, triggered_by=reason)
 
 
 def text_tokens(text: str, count: TurnCounter) -> int:
@@ -228,13 +231,10 @@ def _trigger(tokens: int, pending: int, *, budget: int, max_pending_turns: int |
     return None
 
 
-def _replace_failed(unchanged: Compression, *, reason: str, calls: int, exc: Exception) -> Compression:
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    error = f"summarizer failed: {type(exc).__name__}" + (f": {clip(message, 200)}" if message else "")
-    return Compression(summary=unchanged.summary, summarized_upto=unchanged.summarized_upto,
-                       folded=unchanged.folded, tokens_before=unchanged.tokens_before,
-                       tokens_after=unchanged.tokens_after, summarizer_calls=calls, error=error,
-                       facts=unchanged.facts, triggered_by=reason)
+def _describe(exc: Exception) -> str:
+    # First line only: model errors can carry whole response bodies, and this ends up in state.
+    lines = str(exc).strip().splitlines()
+    return f"summarizer failed: {type(exc).__name__}" + (f": {clip(lines[0], 200)}" if lines else "")
 
 
 def _check_options(turns: Sequence[Turn], summarized_upto: int, *, budget: int, keep_last: int, summary_cap: int,

@@ -1,0 +1,55 @@
+"""The customer-profile cache: rebuild only when the profile's inputs change."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+from psycopg.types.json import Jsonb
+from pydantic import TypeAdapter
+
+from .backend.base import Backend
+from .memory.profile import RULES_VERSION, Profile, build_profile, fingerprint
+from .records import Customer
+from .store.store import Store
+
+_PROFILE: TypeAdapter[Profile] = TypeAdapter(Profile)
+
+
+class Profiles:
+    """Profiles from the backend's records, cached in supportbot.customer_profiles by fingerprint.
+
+    The fingerprint covers the customer record, subscriptions and resolved tickets, so an upgrade
+    without any ticket refreshes the profile too; the text cap and the rules version are part of
+    the key as well.
+    """
+
+    def __init__(self, store: Store, backend: Backend, *, clock: Callable[[], datetime], max_chars: int = 100) -> None:
+        self._store, self._backend, self._clock, self.max_chars = store, backend, clock, max_chars
+        self._lock = threading.Lock()
+        self.builds = 0  # how many times a profile was actually built (tests count them)
+
+    def for_customer(self, customer: Customer) -> Profile:
+        subscriptions = self._backend.list_subscriptions(customer.id)
+        tickets = self._backend.list_resolved_tickets(customer.id)
+        today = self._clock().date()
+        # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
+        key = f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
+        with self._store.connection() as conn:
+            row = conn.execute(
+                "SELECT fingerprint, profile FROM supportbot.customer_profiles WHERE customer_id = %s",
+                (customer.id,),
+            ).fetchone()
+            if row is not None and row[0] == key:
+                return _PROFILE.validate_python(row[1])
+            profile = build_profile(customer, subscriptions, tickets, today=today, max_chars=self.max_chars)
+            with self._lock:
+                self.builds += 1
+            conn.execute(
+                "INSERT INTO supportbot.customer_profiles (customer_id, fingerprint, profile, text)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (customer_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,"
+                " profile = EXCLUDED.profile, text = EXCLUDED.text, built_at = now()",
+                (customer.id, key, Jsonb(_PROFILE.dump_python(profile, mode="json")), profile.text),
+            )
+        return profile

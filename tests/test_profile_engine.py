@@ -1,0 +1,82 @@
+"""The customer profile through the engine: the 4th bank-sync ticket knows the first three."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from fakes import ScriptedLLM, cite_hits
+from supportbot import Settings, SupportBot
+from supportbot.backend.demo_data import load_demo_data
+from supportbot.errors import UnknownCustomer
+
+
+@pytest.fixture
+def demo_url(database_url: str) -> str:
+    with psycopg.connect(database_url) as conn, conn.transaction():
+        load_demo_data(conn)
+    return database_url
+
+
+@pytest.fixture
+def bot_and_llm(demo_url: str) -> Iterator[tuple[SupportBot, ScriptedLLM]]:
+    llm = ScriptedLLM(draft=cite_hits)
+    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:
+        yield bot, llm
+
+
+def _profile_line(prompt: str) -> str:
+    return next(line for line in prompt.splitlines() if line.startswith("客户画像:"))
+
+
+def test_fourth_bank_sync_ticket_sees_the_first_three(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+    bot, llm = bot_and_llm
+    bot.open_ticket("wugang@example.com", "银行流水又同步失败", "招商银行流水又同步失败了,提示 E3001")
+    line = _profile_line(llm.user_prompts()[0])
+    assert "E3001" in line and "3 次" in line and "提醒" in line
+    assert "专业版" in line and "VIP" in line
+    assert len(line) - len("客户画像:") <= 100
+
+
+def test_customer_without_history_gets_only_subscription_facts(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+    bot, llm = bot_and_llm
+    before = bot.profile("chenjing@example.com")
+    bot.open_ticket("chenjing@example.com", "发票", "发票抬头怎么改?")
+    line = _profile_line(llm.user_prompts()[0])
+    assert line == "客户画像:" + before.text
+    assert before.ticket_count == 0 and before.recurring == ()
+    assert "次" not in line and "E3" not in line
+    assert "基础版" in line
+
+
+def test_profile_is_rebuilt_only_when_its_inputs_change(demo_url: str, bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+    bot, llm = bot_and_llm
+    profiles = bot._deps.profiles
+    ticket = bot.open_ticket("lina@example.com", "问题", "API 调用报错怎么办").ticket_id
+    first = bot.profile("lina@example.com")  # round 1's facts joined her history: rebuilt once here
+    builds = profiles.builds
+    assert bot.profile("lina@example.com") == first
+    assert profiles.builds == builds, "an unchanged customer must not be rebuilt"
+
+    with psycopg.connect(demo_url) as conn:  # an upgrade to 企业版 without any ticket
+        conn.execute("UPDATE demo.subscriptions SET plan = '企业版' WHERE customer_id = 'C0002' AND status = 'active'")
+    bot.send(ticket, "还有一个问题")
+    assert profiles.builds == builds + 1
+    assert "企业版" in _profile_line(llm.user_prompts()[-1])
+    assert "企业版" in bot.state(ticket).profile
+
+
+def test_a_resolved_round_adds_its_facts_to_the_history(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+    bot, _ = bot_and_llm
+    before = {i.key: i.count for i in bot.profile("wugang@example.com").recurring}
+    bot.open_ticket("wugang@example.com", "又失败了", "银行同步第四次失败,错误码 E3001")
+    after = {i.key: i.count for i in bot.profile("wugang@example.com").recurring}
+    assert after["E3001"] == before["E3001"] + 1
+
+
+def test_unknown_customer_profile_is_a_clear_error(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+    bot, _ = bot_and_llm
+    with pytest.raises(UnknownCustomer, match="nobody@example.com"):
+        bot.profile("nobody@example.com")
