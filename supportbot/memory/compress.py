@@ -58,7 +58,7 @@ class Compression:
     summarizer_calls: int
     error: str | None  # set when the summarizer failed; summary and summarized_upto are then unchanged
     facts: tuple[Fact, ...]  # the ledger, covering every turn up to the end of the conversation
-    triggered_by: str | None  # "budget", "context_window" or "max_pending_turns"; None if nothing was due
+    triggered_by: str | None  # "budget", "context_window" or "max_pending_turns"; None if no fold was attempted
 
 
 def compress(

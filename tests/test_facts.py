@@ -1,0 +1,227 @@
+"""Fact extraction: table-driven examples per kind, then properties over generated conversations."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import AnnotatedTurn, annotated_conversations, annotated_turns, conversations
+
+from supportbot.errors import InvalidInput
+from supportbot.memory.facts import FACT_LABELS_EN, extract, render_facts, update_ledger
+from supportbot.state import Fact, Role, Turn
+
+
+def found(text: str, role: Role = "customer") -> set[tuple[str, str]]:
+    return {(f.kind, f.key) for f in extract(Turn(role=role, content=text), 0)}
+
+
+def keys_of(kind: str, text: str, role: Role = "customer") -> list[str]:
+    return [f.key for f in extract(Turn(role=role, content=text), 0) if f.kind == kind]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("发票号 INV-2026-0042 还没收到", ["INV-2026-0042"]),
+        ("账单号 B20260915001 扣款两次", ["B20260915001"]),
+        ("my ticket is T000153", ["T000153"]),
+        ("订单号 123456789 一直没发货", ["123456789"]),
+        ("订单号:987654321", ["987654321"]),
+        ("order number 123456789 was charged twice", ["123456789"]),
+        ("refund #55512345 is pending", ["55512345"]),
+        ("退款单号是 20260915", ["20260915"]),
+        ("电话 13800138000", []),  # a bare digit run is not an id without a word naming one
+        ("USD2000 and E3001 are not ids", []),
+        ("订单 2026-09-15 下的", []),
+    ],
+)
+def test_ids(text: str, expected: list[str]) -> None:
+    assert keys_of("id", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("同步失败,报错E3001", ["E3001"]),
+        ("I keep getting error E4012 on login", ["E4012"]),
+        ("错误码:403", ["403"]),
+        ("error code 5001", ["5001"]),
+        ("错误码 E3001,还是 E3001", ["E3001"]),
+        ("E20260915001 is too long for a code", []),
+    ],
+)
+def test_error_codes(text: str, expected: list[str]) -> None:
+    assert keys_of("error_code", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("扣了 ¥128.00", ["CNY 128.00"]),
+        ("扣了 ￥128", ["CNY 128.00"]),
+        ("多扣了128 元", ["CNY 128.00"]),
+        ("退款128.5元", ["CNY 128.50"]),
+        ("一共 1,280.00 元", ["CNY 1280.00"]),
+        ("合同金额 1.5万元", ["CNY 15000.00"]),
+        ("才 30块钱", ["CNY 30.00"]),
+        ("RMB 99 per month", ["CNY 99.00"]),
+        ("charged $20 twice", ["USD 20.00"]),
+        ("charged 20 USD", ["USD 20.00"]),
+        ("退了 20美元", ["USD 20.00"]),
+        ("€15 and 15 EUR", ["EUR 15.00"]),
+        ("$20 ¥128.00 and 20 USD", ["USD 20.00", "CNY 128.00"]),  # deduplicated by key
+        ("20 USD 30 元", ["USD 20.00", "CNY 30.00"]),  # read left to right, not "USD 30"
+        ("买了2块硬盘", []),  # 块 alone is a measure word
+        ("version 2.0 of the app", []),
+    ],
+)
+def test_amounts(text: str, expected: list[str]) -> None:
+    assert keys_of("amount", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("到期日 2026-09-15", ["2026-09-15"]),
+        ("到期日 2026/9/5", ["2026-09-05"]),
+        ("2026年9月15日扣的款", ["2026-09-15"]),
+        ("9月15日扣的款", ["--09-15"]),
+        ("9 月 15 号", ["--09-15"]),
+        ("due Sept 15 2026", ["2026-09-15"]),
+        ("due September 15th, 2026", ["2026-09-15"]),
+        ("due 15 Sept 2026", ["2026-09-15"]),
+        ("due Sept 15", ["--09-15"]),
+        ("Sept 15 2026-09-16", ["2026-09-16", "--09-15"]),  # a year is not the start of another date
+        ("2026-02-30 is not a day", []),
+        ("Mark 12 and March", []),
+        ("INV-2026-09-15", []),  # inside an id
+    ],
+)
+def test_dates(text: str, expected: list[str]) -> None:
+    assert sorted(keys_of("date", text)) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("您好。我们会在 3 个工作日内回复您。祝好", ["我们会在3个工作日内回复您"]),
+        ("已为您提交退款申请", ["已为您提交退款申请"]),
+        ("Thanks! We will reply within 2 days. Bye", ["we will reply within 2 days"]),
+        ("I'll escalate this to billing.", ["i'll escalate this to billing"]),
+        ("Refunds are issued within 5 business days.", ["refunds are issued within 5 business days"]),
+        ("请稍后再试。", []),
+    ],
+)
+def test_promises_from_agents(text: str, expected: list[str]) -> None:
+    assert keys_of("promise", text, role="agent") == expected
+    assert keys_of("promise", text, role="customer") == []  # a customer cannot promise for us
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("授权总是过期。希望到期前提醒我。", ["希望到期前提醒我"]),
+        ("请帮我查一下这笔扣款", ["请帮我查一下这笔扣款"]),
+        ("Please remind me before it expires!", ["please remind me before it expires"]),
+        ("I'd like a refund.", ["i'd like a refund"]),
+        ("Could you check the invoice?", ["could you check the invoice"]),
+        ("It broke again.", []),
+    ],
+)
+def test_requests_from_customers(text: str, expected: list[str]) -> None:
+    assert keys_of("request", text, role="customer") == expected
+    assert keys_of("request", text, role="agent") == []  # "please send a screenshot" is not the customer's ask
+
+
+def test_sentence_keys_ignore_spacing_case_and_end_punctuation() -> None:
+    ledger = update_ledger((), [
+        Turn(role="agent", content="我们会在 3 个工作日内回复您。"),
+        Turn(role="agent", content="我们会在3个工作日内回复您!"),
+        Turn(role="agent", content="We will reply within 2 days."),
+        Turn(role="agent", content="we will  reply within 2 days"),
+    ], 0)
+    assert [(f.kind, f.turn) for f in ledger] == [("promise", 0), ("promise", 2)]
+
+
+def test_long_sentences_are_clipped() -> None:
+    [fact] = extract(Turn(role="customer", content="请帮我" + "看看" * 500), 0)
+    assert len(fact.value) <= 160 and fact.value.endswith("…")
+
+
+def test_facts_come_in_order_of_appearance() -> None:
+    facts = extract(Turn(role="customer", content="E3001 then ¥5 then INV-2026-0001 on 2026-01-02"), 7)
+    assert [f.kind for f in facts] == ["error_code", "amount", "id", "date"]
+    assert {f.turn for f in facts} == {7}
+
+
+def test_ledger_keeps_first_turn_and_order() -> None:
+    turns = [
+        Turn(role="customer", content="账单号 B20260915001 多扣了 ¥128.00"),
+        Turn(role="agent", content="我查到 B20260915001 确实扣了两次 128 元。我们会在 3 个工作日内退款。"),
+        Turn(role="customer", content="还有报错 E3001"),
+    ]
+    ledger = update_ledger((), turns, 0)
+    assert [(f.kind, f.key, f.turn) for f in ledger] == [
+        ("id", "B20260915001", 0),
+        ("amount", "CNY 128.00", 0),
+        ("promise", "我们会在3个工作日内退款", 1),
+        ("error_code", "E3001", 2),
+    ]
+    assert update_ledger(ledger, turns, 0) == ledger  # rescanning adds nothing
+
+
+def test_ledger_start_counts_positions_in_the_full_list() -> None:
+    turns = [Turn(role="customer", content="报错 E1111"), Turn(role="customer", content="报错 E2222")]
+    [fact] = update_ledger((), turns, 1)
+    assert (fact.key, fact.turn) == ("E2222", 1)
+    with pytest.raises(InvalidInput):
+        update_ledger((), turns, -1)
+
+
+def test_render_groups_by_kind_with_labels() -> None:
+    facts = (
+        Fact("amount", "¥128.00", "CNY 128.00", 0),
+        Fact("id", "B20260915001", "B20260915001", 0),
+        Fact("promise", "我们会在 3 个工作日内退款", "我们会在3个工作日内退款", 1),
+        Fact("date", "9月15日", "--09-15", 1),
+        Fact("id", "INV-2026-0042", "INV-2026-0042", 2),
+    )
+    assert render_facts(facts) == "\n".join([
+        "- 单号: B20260915001, INV-2026-0042",
+        "- 金额: CNY 128.00",
+        "- 日期: 9月15日",
+        "- 已承诺:",
+        "  - 我们会在 3 个工作日内退款",
+    ])
+    assert render_facts(facts, labels=FACT_LABELS_EN).startswith("- Reference numbers: B20260915001")
+    assert render_facts(()) == ""
+
+
+@given(st.sampled_from(["customer", "agent"]).flatmap(lambda role: annotated_turns(role)))
+def test_planted_facts_are_found(annotated: AnnotatedTurn) -> None:
+    """Every fact planted by the strategy must come out with the key written next to it."""
+    assert set(annotated.expected) <= found(annotated.turn.content, annotated.turn.role)
+
+
+@given(conversations(max_turns=10))
+def test_roles_gate_promises_and_requests(turns: tuple[Turn, ...]) -> None:
+    """Only an agent can commit the company; only a customer's asks are customer requests."""
+    for i, turn in enumerate(turns):
+        kinds = {f.kind for f in extract(turn, i)}
+        assert "promise" not in kinds or turn.role == "agent"
+        assert "request" not in kinds or turn.role == "customer"
+
+
+@given(annotated_conversations(max_turns=10), st.data())
+def test_ledger_is_incremental(annotated: tuple[AnnotatedTurn, ...], data: st.DataObject) -> None:
+    """Scanning in two steps must equal scanning at once, or the ledger would depend on when rounds ran."""
+    turns = [a.turn for a in annotated]
+    split = data.draw(st.integers(0, len(turns)))
+    at_once = update_ledger((), turns, 0)
+    in_steps = update_ledger(update_ledger((), turns[:split], 0), turns, split)
+    assert in_steps == at_once
+    assert len({(f.kind, f.key) for f in at_once}) == len(at_once)
+    first_seen = {(f.kind, f.key): f.turn for f in at_once}
+    for i, a in enumerate(annotated):
+        assert all(first_seen[k] <= i for k in a.expected)

