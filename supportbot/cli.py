@@ -44,6 +44,7 @@ def _demo(bot: SupportBot) -> int:
     with bot._store.transaction() as tx:
         counts = load_demo_data(tx)
     print("  " + ",".join(f"{table} {n}" for table, n in counts.items()))
+    print(f"[画像] 新工单的上下文里会带上:{bot.profile(DEMO_EMAIL).text}")
     first = bot.open_ticket(DEMO_EMAIL, "银行流水又同步失败了", "招商银行的流水又同步失败了,提示 E3001,怎么办?")
     _show("吴刚", "招商银行的流水又同步失败了,提示 E3001,怎么办?", first)
     second = bot.send(first.ticket_id, "重新授权了还是不行,另外这个年付我想申请退款 200 元")
@@ -53,8 +54,9 @@ def _demo(bot: SupportBot) -> int:
         second = bot.approve(second.ticket_id, approved=True, approver="值班主管", note="符合 30 天内退款政策")
         _show(None, None, second)
     state = bot.state(first.ticket_id)
-    print(f"[记忆] 工单 {state.ticket.id}:共 {len(state.turns)} 条消息,{state.round} 轮,"
-          f"{len(bot.history(state.ticket.id))} 个步骤记录;画像:{state.profile or '无'}")
+    print(f"\n[记忆] 工单 {state.ticket.id}:共 {len(state.turns)} 条消息,{state.round} 轮,"
+          f"{len(bot.history(state.ticket.id))} 个步骤记录")
+    print(f"[画像] 本工单解决后更新为:{bot.profile(DEMO_EMAIL).text}")
     return 0
 
 
