@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -17,6 +18,8 @@ from ..state import SupportState, Turn, reduce
 from . import repo
 from .codec import decode_fields, decode_state
 from .migrate import migrate
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,21 +84,20 @@ class Store:
     # -- reading back ----------------------------------------------------------------------
 
     def turns(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[Turn, ...]:
-        with self._lock:
-            cached = self._turns.get(ticket_id, ())
-        if len(cached) < count:
-            cached = cached + tuple(repo.load_turns(conn, ticket_id, len(cached), count))
-            with self._lock:
-                self._turns[ticket_id] = cached
-        return cached[:count]
+        return self._prefix(self._turns, repo.load_turns, conn, ticket_id, count)
 
     def tool_calls(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[ToolCall, ...]:
+        return self._prefix(self._tools, repo.load_tool_calls, conn, ticket_id, count)
+
+    def _prefix(self, cache: dict[str, tuple[T, ...]], load: Callable[..., list[T]], conn: psycopg.Connection,
+                ticket_id: str, count: int) -> tuple[T, ...]:
+        """The first ``count`` rows of an append-only log, reading only what the cache lacks."""
         with self._lock:
-            cached = self._tools.get(ticket_id, ())
+            cached = cache.get(ticket_id, ())
         if len(cached) < count:
-            cached = cached + tuple(repo.load_tool_calls(conn, ticket_id, len(cached), count))
+            cached = cached + tuple(load(conn, ticket_id, len(cached), count))
             with self._lock:
-                self._tools[ticket_id] = cached
+                cache[ticket_id] = cached
         return cached[:count]
 
     def forget_cached(self, ticket_id: str) -> None:
