@@ -14,7 +14,7 @@ from .deps import Deps
 from .engine import INTERRUPTS, Engine, RoundResult
 from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
 from .llm.base import LLM
-from .llm.offline import OfflineModel
+from .llm.factory import models_from_settings
 from .memory.profile import Profile
 from .profiles import Profiles
 from .state import SupportState, Turn
@@ -56,7 +56,10 @@ class SupportBot:
 
             url = embedded_url(settings.data_dir)
         store = Store(url, max_size=settings.pool_max_size)
-        model = llm or OfflineModel()
+        if llm is None:
+            llm, default_small = models_from_settings(settings)
+            small_llm = small_llm or default_small
+        model = llm
         backend = backend or DemoBackend(store.pool)
         profiles = Profiles(store, backend, clock=clock)
         deps = Deps(llm=model, small_llm=small_llm or model, backend=backend, settings=settings, clock=clock,

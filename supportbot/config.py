@@ -29,6 +29,14 @@ class Settings:
     llm_api_key: str | None = dataclasses.field(default=None, repr=False)
     llm_model: str = "gpt-4o-mini"
     llm_small_model: str | None = None
+    # Compression (memory/compress.py): what the conversation part of a prompt may cost.
+    history_budget: int = 1200  # tokens for summary + unsummarized turns before folding starts
+    keep_last: int = 4  # turns always kept verbatim
+    summary_cap: int = 400  # tokens; a longer summary is condensed again
+    max_pending_turns: int | None = None  # also fold when more turns than this are pending
+    context_window: int = 16_000  # tokens the model accepts; the whole prompt must fit
+    trigger_fraction: float | None = None  # also fold when history exceeds this share of context_window
+    mask_pii: bool = True  # mask phones, emails, ID and bank cards in summaries, facts and profiles
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -47,6 +55,8 @@ class Settings:
 def _parse(name: str, kind: object, raw: str) -> object:
     kind = str(kind)
     try:
+        if kind.startswith("bool"):
+            return _boolean(raw)
         if kind.startswith("int"):
             return int(raw)
         if kind.startswith("float"):
@@ -56,3 +66,12 @@ def _parse(name: str, kind: object, raw: str) -> object:
     except ValueError:
         raise ConfigError(f"SUPPORTBOT_{name.upper()}={raw!r} is not a valid {kind.split(' ')[0]}") from None
     return raw
+
+
+def _boolean(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)

@@ -7,7 +7,7 @@ it reads the same prompts a real model would, so the whole pipeline is exercised
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
@@ -38,6 +38,9 @@ class OfflineModel:
 
     model = "offline"
 
+    def __init__(self, *, on_token: Callable[[str], None] | None = None) -> None:
+        self._on_token = on_token  # free-text replies are passed on line by line, like a stream
+
     def chat(
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
     ) -> Completion:
@@ -50,6 +53,9 @@ class OfflineModel:
             raise ModelError(f"the offline model cannot produce {schema.__name__}; configure a real model")
         else:
             text = compose_reply(prompt)
+            if self._on_token is not None:
+                for piece in text.splitlines(keepends=True):
+                    self._on_token(piece)
             return Completion(text=text, usage=_usage(messages, text), model=self.model)
         text = parsed.model_dump_json()
         return Completion(text=text, parsed=parsed, usage=_usage(messages, text), model=self.model)

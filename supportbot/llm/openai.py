@@ -115,7 +115,8 @@ class OpenAICompatible:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, small: bool = False, client: httpx.Client | None = None
+        cls, settings: Settings, *, small: bool = False, client: httpx.Client | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> OpenAICompatible:
         """Build the client from ``Settings``; ``small`` picks ``llm_small_model`` when it is set."""
         if not settings.llm_base_url:
@@ -124,7 +125,8 @@ class OpenAICompatible:
                 "e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (Ollama)"
             )
         model = (settings.llm_small_model or settings.llm_model) if small else settings.llm_model
-        return cls(base_url=settings.llm_base_url, api_key=settings.llm_api_key, model=model, client=client)
+        return cls(base_url=settings.llm_base_url, api_key=settings.llm_api_key, model=model, client=client,
+                   on_token=on_token)
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
