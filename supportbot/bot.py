@@ -16,6 +16,7 @@ from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, Un
 from .llm.base import LLM
 from .llm.factory import models_from_settings
 from .memory.profile import Profile
+from .memory.tokens import turn_tokens, with_tokens
 from .profiles import Profiles
 from .state import SupportState, Turn
 from .store import repo
@@ -92,7 +93,8 @@ class SupportBot:
         with self._store.transaction() as tx:
             ticket = repo.create_ticket(tx, email=email, subject=subject, body=body, now=now)
             repo.lock_turn_count(tx, ticket.id)
-            repo.insert_turns(tx, ticket.id, [Turn("customer", body, round=1, created_at=now, idx=0)])
+            first = with_tokens(Turn("customer", body, round=1, created_at=now, idx=0))
+            repo.insert_turns(tx, ticket.id, [first])
         return self._answer(ticket.id, 0)
 
     def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
@@ -106,7 +108,7 @@ class SupportBot:
             _check_text("message_id", message_id)
         with self._store.connection() as conn:
             idx, _ = repo.append_customer_message(conn, ticket_id, message, message_id=message_id,
-                                                  now=self._deps.clock())
+                                                  now=self._deps.clock(), tokens=turn_tokens(Turn("customer", message)))
         return self._answer(ticket_id, idx)
 
     def resume(self, ticket_id: str) -> RoundResult | None:

@@ -15,7 +15,7 @@ import psycopg
 from . import steps
 from .deps import Deps, Effects
 from .records import ApprovalDecision
-from .errors import ApprovalNotPending, LeaseLost, ModelError, ReplayMismatch, StateError
+from .errors import ApprovalNotPending, ContextBudgetExceeded, LeaseLost, ModelError, ReplayMismatch, StateError
 from .state import ENGINE_FIELDS, Outcome, SupportState, reduce, round_reset
 from .store import repo
 from .store.codec import encode_fields, encode_state
@@ -209,12 +209,13 @@ class Engine:
     def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
         try:
             update = STEPS[step](state, deps)
-        except ModelError as exc:
+        except (ModelError, ContextBudgetExceeded) as exc:
             if step == "handoff":
                 raise
-            # A model fault must not lose the ticket: hand it to a human with the reason.
-            log.warning("model failed in %s of %s: %s", step, state.ticket.id, exc)
-            return {"handoff_reason": f"模型调用失败({step}):{exc}"}, "handoff"
+            # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
+            log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
+            what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
+            return {"handoff_reason": f"{what}({step}):{exc}"}, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)

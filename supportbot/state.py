@@ -94,7 +94,8 @@ class SupportState:
     outcome: Outcome | None = None
     handoff_reason: str = ""
     reply: str = ""
-    context_usage: dict[str, int] = field(default_factory=dict)
+    context_usage: dict[str, int] = field(default_factory=dict)  # prompt tokens per section, "total", "budget"
+    summary_error: str = ""  # why this round's compression was skipped, if it was
 
     @property
     def latest_customer_message(self) -> Turn | None:

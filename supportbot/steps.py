@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -11,13 +13,17 @@ from pydantic import BaseModel, TypeAdapter
 
 from . import context
 from .deps import Deps
-from .errors import ModelError
+from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion
+from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger
+from .memory.mask import mask_text
+from .memory.tokens import with_tokens
 from .records import ApprovalDecision, Invoice, RefundRequest
-from .state import Review, SupportState, Triage, Turn
+from .state import Review, SupportState, Triage, Turn, reduce
 
 Update = dict[str, Any]
+log = logging.getLogger(__name__)
 
 _CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
 _AMOUNT = re.compile(r"(?:[¥￥]\s*(\d+(?:\.\d{1,2})?))|(\d+(?:\.\d{1,2})?)\s*(?:元|块|CNY|RMB)", re.IGNORECASE)
@@ -34,12 +40,80 @@ def load_customer(state: SupportState, deps: Deps) -> Update:
 
 
 def prepare_context(state: SupportState, deps: Deps) -> Update:
-    return {}
+    """Pin the facts of new turns, then fold early turns into the summary if history is over budget.
+
+    Only turns are ever folded. Tool calls and their results live in ``tool_log``, never in
+    ``turns``, so a fold cannot separate a tool result from the call that produced it.
+    """
+    return _fold(state, deps, budget=deps.settings.history_budget)
+
+
+def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
+    settings = deps.settings
+    summarizer = _Summarizer(deps)
+    window = settings.context_window if settings.trigger_fraction is not None else None
+    result = compress(state.turns, state.summary, state.summarized_upto, budget=budget, keep_last=settings.keep_last,
+                      summarize=summarizer, max_pending_turns=settings.max_pending_turns, context_window=window,
+                      trigger_fraction=settings.trigger_fraction, summary_cap=settings.summary_cap,
+                      facts=state.facts)
+    update: Update = {}
+    if result.facts != state.facts:
+        update["facts"] = result.facts
+    if result.summarized_upto != state.summarized_upto:
+        update.update(summary=result.summary, summarized_upto=result.summarized_upto)
+    if result.error is not None:
+        # The round goes on with the old summary and the full pending history (seed 001).
+        log.warning("compression of %s skipped: %s", state.ticket.id, result.error)
+        update["summary_error"] = result.error
+    if summarizer.cost:
+        update["cost"] = summarizer.cost
+    return update
+
+
+class _Summarizer:
+    """The small model as compress()'s summarizer; masks what it writes, adds up what it costs."""
+
+    def __init__(self, deps: Deps) -> None:
+        self._deps = deps
+        self.cost = 0.0
+
+    def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
+        completion = self._deps.small_llm.chat(summary_messages(previous, turns))
+        self.cost += completion.cost
+        return mask_text(completion.text) if self._deps.settings.mask_pii else completion.text
+
+
+def _prompt(state: SupportState, deps: Deps, build: context.Builder, *, record: bool = True
+            ) -> tuple[context.Prompt, Update]:
+    """The step's prompt, degraded until it fits; folds more history before giving up."""
+    budget = context.prompt_budget(deps.settings)
+    prompt = context.fit(build, state, budget)
+    update: Update = {}
+    if prompt is None:
+        update = _fold(state, deps, budget=0)  # everything but the last keep_last turns
+        folded = reduce(state, update)
+        prompt = context.fit(build, folded, budget, (*context.LADDER, *context.LAST_RUNGS))
+        if prompt is None:
+            smallest = build(folded, context.LAST_RUNGS[-1], budget)
+            raise ContextBudgetExceeded(context.over_budget_message(smallest, budget, deps.settings),
+                                        ticket_id=state.ticket.id, step=deps.step)
+    if record:
+        update["context_usage"] = prompt.usage
+    return prompt, update
+
+
+def _merged(first: Update, second: Update) -> Update:
+    cost = first.get("cost", 0.0) + second.get("cost", 0.0)
+    merged = {**first, **second}
+    if cost:
+        merged["cost"] = cost
+    return merged
 
 
 def classify(state: SupportState, deps: Deps) -> Update:
-    completion = deps.small_llm.chat(context.classify_messages(state), schema=Triage)
-    return {"triage": _parsed(completion, Triage), "cost": completion.cost}
+    prompt, update = _prompt(state, deps, context.classify_prompt)
+    completion = deps.small_llm.chat(prompt.messages, schema=Triage)
+    return _merged(update, {"triage": _parsed(completion, Triage), "cost": completion.cost})
 
 
 def retrieve(state: SupportState, deps: Deps) -> Update:
@@ -89,20 +163,22 @@ def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice]) ->
 
 
 def draft(state: SupportState, deps: Deps) -> Update:
-    completion = deps.llm.chat(context.draft_messages(state))
+    prompt, update = _prompt(state, deps, context.draft_prompt)
+    completion = deps.llm.chat(prompt.messages)
     text = completion.text.strip()
     if not text:
         raise ModelError("the model returned an empty draft", ticket_id=state.ticket.id, step="draft")
-    return {"draft": text, "revisions": state.revisions + 1, "cost": completion.cost}
+    return _merged(update, {"draft": text, "revisions": state.revisions + 1, "cost": completion.cost})
 
 
 def check(state: SupportState, deps: Deps) -> Update:
     """Rules first (they are free and certain), then the model's review."""
     problems = _rule_problems(state)
-    completion = deps.small_llm.chat(context.review_messages(state), schema=Review)
+    prompt, update = _prompt(state, deps, context.review_prompt, record=False)
+    completion = deps.small_llm.chat(prompt.messages, schema=Review)
     review = _parsed(completion, Review)
     problems += review.problems if not review.passed else []
-    return {"review": Review(passed=not problems, problems=problems), "cost": completion.cost}
+    return _merged(update, {"review": Review(passed=not problems, problems=problems), "cost": completion.cost})
 
 
 def _rule_problems(state: SupportState) -> list[str]:
@@ -179,7 +255,7 @@ def _handoff_reason(state: SupportState) -> str:
 
 
 def _reply(state: SupportState, deps: Deps, text: str, *, outcome: str) -> Update:
-    turn = Turn(role="agent", content=text, round=state.round, created_at=deps.clock())
+    turn = with_tokens(Turn(role="agent", content=text, round=state.round, created_at=deps.clock()))
     return {"reply": text, "outcome": outcome, "turns": [turn]}
 
 

@@ -11,6 +11,7 @@ import psycopg
 from pydantic import BaseModel
 
 from supportbot.llm.base import Completion, Message, Usage
+from supportbot.memory.compress import SUMMARY_PROMPT
 from supportbot.state import Review, Triage
 
 TECH = Triage(category="technical", needs_account_data=False, needs_human=False, urgency="normal",
@@ -42,9 +43,12 @@ class ScriptedLLM:
         triage: Triage | Callable[[str], Triage] = TECH,
         draft: str | Callable[[str], str] = "您好,E3001 是银行授权过期,请重新授权 [KB-bank-001]。",
         review: Callable[[str], Review] | None = None,
+        summary: Callable[[str], str] | None = None,
         cost: float = 0.0,
     ) -> None:
         self._triage, self._draft, self._review, self._cost = triage, draft, review, cost
+        self._summary = summary or (lambda prompt: "客户反映的问题见下方事实清单。")
+        self.summary_calls = 0
         self.prompts: list[list[dict[str, str]]] = []
         self._lock = threading.Lock()
 
@@ -54,6 +58,11 @@ class ScriptedLLM:
             self.prompts.append([dict(m) for m in messages])
         prompt = messages[-1]["content"]
         parsed: Any
+        if messages[0]["content"] == SUMMARY_PROMPT:
+            with self._lock:
+                self.summary_calls += 1
+            text = self._summary(prompt)
+            return Completion(text=text, usage=Usage(len(prompt), len(text)), cost=self._cost)
         if schema is Triage:
             parsed = self._triage(prompt) if callable(self._triage) else self._triage
         elif schema is Review:
@@ -64,7 +73,7 @@ class ScriptedLLM:
         return Completion(text=parsed.model_dump_json(), parsed=parsed, usage=Usage(len(prompt), 10), cost=self._cost)
 
     def user_prompts(self) -> list[str]:
-        return [p[-1]["content"] for p in self.prompts]
+        return [p[-1]["content"] for p in self.prompts if p[0]["content"] != SUMMARY_PROMPT]
 
 
 def seed_business(conn: psycopg.Connection) -> None:

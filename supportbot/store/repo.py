@@ -149,7 +149,8 @@ def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
 
 
 def append_customer_message(
-    conn: psycopg.Connection, ticket_id: str, content: str, *, message_id: str | None, now: datetime
+    conn: psycopg.Connection, ticket_id: str, content: str, *, message_id: str | None, now: datetime,
+    tokens: int | None = None,
 ) -> tuple[int, bool]:
     """Store a customer message at the next position; return (idx, stored_now).
 
@@ -164,11 +165,11 @@ def append_customer_message(
         row = conn.execute(
             "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now()"
             "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx)"
-            " INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, created_at)"
+            " INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
             " SELECT %(t)s, slot.idx,"
             "  (SELECT coalesce(max(round), 0) + 1 FROM supportbot.steps WHERE ticket_id = %(t)s),"
-            "  'customer', %(c)s, %(m)s, %(now)s FROM slot RETURNING idx",
-            {"t": ticket_id, "c": content, "m": message_id, "now": now},
+            "  'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING idx",
+            {"t": ticket_id, "c": content, "m": message_id, "n": tokens, "now": now},
         ).fetchone()
     except psycopg.errors.UniqueViolation:
         if message_id is None:

@@ -1,0 +1,117 @@
+"""What the model sees: section order, sizes per section, and the degradation ladder."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from supportbot import context
+from supportbot.memory.facts import update_ledger
+from supportbot.memory.tokens import count_tokens, with_tokens
+from supportbot.records import Hit
+from supportbot.state import SupportState, Ticket, Turn
+
+NOW = datetime(2026, 10, 15, tzinfo=UTC)
+ORDER = ["hits", "findings", "basics", "profile", "facts", "summary", "history", "latest"]
+
+
+def _state(*, hits: int = 3, findings_lines: int = 5, body: str = "银行流水同步失败,提示 E3001") -> SupportState:
+    texts = [("customer", "我的账单号是 INV-2026-0415,扣了 ¥128.00。"), ("agent", "已为您查询,请稍候。"),
+             ("customer", "还有,希望到期前提醒我续费。"), ("agent", "好的,我们会在 3 个工作日内回复。"),
+             ("customer", body)]
+    turns = tuple(with_tokens(Turn(role, text, round=1 + i // 2, idx=i)) for i, (role, text) in enumerate(texts))
+    articles = tuple(Hit(id=f"KB-bank-00{i}", title=f"银行同步问题 {i}", body="请在设置中重新授权银行账户。" * 20,
+                         url=f"https://help.example.com/kb/KB-bank-00{i}", score=1.0 / i) for i in range(1, hits + 1))
+    findings = "\n".join(f"账单 INV-2026-04{i:02d}:3588.00 CNY,2026-04-{i:02d},paid" for i in range(findings_lines))
+    return SupportState(
+        ticket=Ticket("T000001", "wugang@example.com", "银行流水", texts[0][1], NOW), turns=turns,
+        summary="客户多次询问银行同步。", summarized_upto=1, facts=update_ledger((), turns, 0),
+        profile="专业版年付 VIP。E3001 已出现 3 次。", hits=articles, findings=findings)
+
+
+def _user(prompt: context.Prompt) -> str:
+    return prompt.messages[-1]["content"]
+
+
+def test_sections_come_in_the_seeds_order_with_the_latest_message_last() -> None:
+    state = _state()
+    prompt = context.draft_prompt(state)
+    text = _user(prompt)
+    positions = [text.index(marker) for marker in (
+        context.LABELS["hits"], context.LABELS["findings"], "发件邮箱", context.LABELS["profile"],
+        context.LABELS["facts"], context.LABELS["summary"], context.LABELS["history"], context.LABELS["latest"])]
+    assert positions == sorted(positions)
+    assert text.endswith(context.LABELS["latest"] + "银行流水同步失败,提示 E3001")
+    assert [k for k in prompt.usage if k in ORDER] == ORDER
+    # Turn 0 is covered by the summary, so only its pinned facts are shown, not the turn itself.
+    assert "INV-2026-0415" in text and "我的账单号是" not in text
+
+
+def test_usage_adds_up_and_never_undercounts_the_real_prompt() -> None:
+    for state in (_state(), _state(hits=0, findings_lines=0), _state(body="Sync failed again, error E3001. " * 40)):
+        prompt = context.draft_prompt(state, budget=5000)
+        sections = {k: v for k, v in prompt.usage.items() if k not in ("total", "budget")}
+        assert prompt.usage["total"] > sum(sections.values()) and prompt.usage["budget"] == 5000
+        real = sum(count_tokens(m["content"]) + 4 for m in prompt.messages)
+        assert real <= prompt.tokens <= real * 1.1
+
+
+def test_a_prompt_that_fits_is_not_degraded() -> None:
+    state = _state()
+    prompt = context.fit(context.draft_prompt, state, budget=100_000)
+    assert prompt is not None and prompt.trim == context.Trim()
+    assert _user(prompt).count("[KB-bank-") == 3
+
+
+def test_the_ladder_drops_hits_before_it_shortens_findings() -> None:
+    state = _state(hits=3, findings_lines=40)
+    full = context.draft_prompt(state).tokens
+    one_hit = context.draft_prompt(state, context.Trim(max_hits=1)).tokens
+    prompt = context.fit(context.draft_prompt, state, budget=one_hit)
+    assert prompt is not None and prompt.trim == context.Trim(max_hits=1) and prompt.tokens <= one_hit < full
+    assert "[KB-bank-001]" in _user(prompt) and "[KB-bank-002]" not in _user(prompt)
+    assert context.LABELS["cut"] not in _user(prompt)
+
+    tighter = context.fit(context.draft_prompt, state, budget=one_hit - 1)
+    assert tighter is not None and tighter.trim.findings_tokens is not None
+    assert context.LABELS["cut"] in _user(tighter) and tighter.tokens < one_hit
+
+
+def test_the_latest_message_is_never_cut_so_a_huge_one_does_not_fit() -> None:
+    huge = "银行流水同步失败," * 800
+    state = _state(body=huge)
+    assert context.fit(context.draft_prompt, state, budget=2000) is None
+    smallest = context.draft_prompt(state, context.LADDER[-1], 2000)
+    assert _user(smallest).endswith(huge)
+    message = context.over_budget_message(smallest, 2000, _settings())
+    assert "latest" in message and "SUPPORTBOT_CONTEXT_WINDOW" in message
+
+
+def test_review_prompt_carries_the_draft_and_classify_prompt_no_reference() -> None:
+    state = _state()
+    review = context.review_prompt(state.__class__(**{**_fields(state), "draft": "请重新授权 [KB-bank-001]。"}))
+    assert "请重新授权 [KB-bank-001]。" in _user(review) and "draft" in review.usage
+    classify = context.classify_prompt(state)
+    assert "hits" not in classify.usage and context.LABELS["hits"] not in _user(classify)
+
+
+def _fields(state: SupportState) -> dict[str, object]:
+    return {name: getattr(state, name) for name in state.__dataclass_fields__}
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from supportbot import Settings
+
+    return Settings(context_window=3024)
+
+
+def test_pinned_sentences_come_only_from_folded_turns_and_are_capped() -> None:
+    state = _state()  # turn 0 folded; turns 2 (a request) and 3 (a promise) still verbatim in history
+    shown = context.pinned_facts(state, sentence_limit=10)
+    assert {f.kind for f in shown} >= {"id", "amount"}
+    assert not [f for f in shown if f.kind in ("request", "promise")]
+    folded = state.__class__(**{**_fields(state), "summarized_upto": 4})
+    sentences = [f for f in context.pinned_facts(folded, 10) if f.kind in ("request", "promise")]
+    assert len(sentences) == 2
+    assert [f.kind for f in context.pinned_facts(folded, 1) if f.kind in ("request", "promise")] == ["promise"]
+    assert all(f.kind not in ("request", "promise") for f in context.pinned_facts(folded, 0))
+    assert len(context.pinned_facts(folded, 0)) == len([f for f in folded.facts if f.kind not in ("request", "promise")])
