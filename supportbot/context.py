@@ -62,7 +62,7 @@ class Trim:
 
     max_hits: int | None = None  # None: all retrieved articles
     findings_tokens: int | None = None  # None: the account findings in full
-    sentence_facts: int = 10  # most recent pinned requests/promises shown (ids, codes, amounts: all)
+    sentence_facts: int = 5  # most recent pinned requests/promises shown (ids, codes, amounts: all)
 
 
 # Fewer hits first (the best hit comes first and stays), then shorter findings.

@@ -77,6 +77,7 @@ def test_compression_is_off_while_the_history_fits(open_bot: OpenBot) -> None:
     state = bot.state(ticket)
     assert (state.summary, state.summarized_upto, llm.summary_calls) == ("", 0, 0)
     assert any(f.value == BILL for f in state.facts)  # facts are pinned from the first round on
+    assert state.facts_upto == len(state.turns) - 1  # scanned up to the reply, which comes after
     assert state.context_usage["history"] > 0 and state.context_usage["latest"] > 0
 
 
