@@ -24,6 +24,7 @@ from .store.store import Loaded, Store
 log = logging.getLogger(__name__)
 
 Step = Callable[[SupportState, Deps], dict[str, Any]]
+Write = Callable[[psycopg.Connection], None]
 START = "start_round"
 DECISION = "human_decision"
 
@@ -158,8 +159,10 @@ class Engine:
                     if not repo.decide_approval(tx, ticket_id, loaded.state.round, approved=approved,
                                                 approver=approver, note=note, now=now):
                         raise ApprovalNotPending(f"the refund on {ticket_id} was already decided", ticket_id=ticket_id)
-                    self._seen[ticket_id] = self._record(tx, loaded, DECISION, {"approval": decision}, "approval",
-                                                         owner=owner)
+                    decided, write, _ = self._record(loaded, DECISION, {"approval": decision}, "approval",
+                                                     owner=owner)
+                    write(tx)
+                    self._seen[ticket_id] = decided
             finally:
                 self._release(conn, ticket_id, owner)
         return self.drive(ticket_id)
@@ -169,6 +172,7 @@ class Engine:
     def _run(self, conn: psycopg.Connection, loaded: Loaded, owner: str, results: list[RoundResult]) -> Loaded:
         ticket_id = loaded.state.ticket.id
         renewed = time.monotonic()
+        pending: list[Write] = []  # step records not yet written; see _execute
         while True:
             step = loaded.next_step
             if step is None:
@@ -184,7 +188,7 @@ class Engine:
             if interrupt is not None and not interrupt(loaded.state):
                 results.append(self._result(loaded.state, "waiting_approval"))
                 return loaded
-            loaded = self._execute(conn, loaded, step, owner)
+            loaded = self._execute(conn, loaded, step, owner, pending)
             self._seen[ticket_id] = loaded
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
@@ -193,18 +197,52 @@ class Engine:
                     repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
                 renewed = time.monotonic()
 
-    def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str) -> Loaded:
+    def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str,
+                 pending: list[Write]) -> Loaded:
+        """Run one step and record it.
+
+        Records of steps that neither act on the business system nor add turns are written
+        behind: they are queued and go to the database with the next record that must commit
+        (an effect, a reply, a pause; every round ends with one). A crash before that loses only
+        steps that are re-run from the customer's message, which was committed before the round
+        began; nothing the customer or the business system saw is ever lost or repeated.
+        """
         state = loaded.state
-        with self.store.transaction(conn, durable=False) as tx:
-            if step == START:
-                return self._start_round(tx, loaded, owner)
-            deps = dataclasses.replace(self.deps, round=state.round, step=step)
-            if step in EFFECT_STEPS:
-                deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
+        if step == START:
+            loaded, write = self._start_round(conn, loaded, owner)
+            pending.append(write)
+            return loaded
+        deps = dataclasses.replace(self.deps, round=state.round, step=step)
+        if step not in EFFECT_STEPS:
             update, next_step = self._call(step, state, deps)
-            if deps.effects is not None and deps.effects.ran:
-                repo.make_durable(tx)
-            return self._record(tx, loaded, step, update, next_step, owner=owner)
+            loaded, write, must_commit = self._record(loaded, step, update, next_step, owner=owner)
+            pending.append(write)
+            if must_commit:
+                with self.store.transaction(conn) as tx:
+                    self._flush(tx, pending)
+            return loaded
+        with self.store.transaction(conn, durable=False) as tx:
+            self._flush(tx, pending)
+            deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
+            update, next_step = self._call(step, state, deps)
+            stored = None
+            if update.get("turns"):
+                # Customer messages may have arrived mid-round; they take their place before our reply.
+                stored = repo.lock_turn_count(tx, state.ticket.id)
+                arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns):]
+                update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"]}
+            loaded, write, must_commit = self._record(loaded, step, update, next_step, owner=owner,
+                                                      stored_turns=stored)
+            write(tx)
+            if must_commit or deps.effects.ran:  # type: ignore[union-attr]
+                repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
+        return loaded
+
+    @staticmethod
+    def _flush(tx: psycopg.Connection, pending: list[Write]) -> None:
+        for write in pending:
+            write(tx)
+        pending.clear()
 
     def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
         try:
@@ -220,48 +258,57 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)
 
-    def _start_round(self, tx: psycopg.Connection, loaded: Loaded, owner: str) -> Loaded:
+    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, owner: str) -> tuple[Loaded, Write]:
         state = loaded.state
-        count = repo.lock_turn_count(tx, state.ticket.id)
-        new_turns = self.store.turns(tx, state.ticket.id, count)[len(state.turns):]
+        # The customer's messages are committed before their round starts (send() stores them
+        # first), so reading them needs no lock: nothing before `count` can change.
+        count = repo.turn_count(conn, state.ticket.id)
+        new_turns = self.store.turns(conn, state.ticket.id, count)[len(state.turns):]
         update: dict[str, Any] = {
             **round_reset(), "round": state.round + 1, "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
         }
-        return self._record(tx, loaded, START, update, "load_customer", owner=owner, checkpoint=True,
-                            turns_stored=True)
+        loaded, write, _ = self._record(loaded, START, update, "load_customer", owner=owner, checkpoint=True,
+                                        stored_turns=count)
+        return loaded, write
 
-    def _record(self, tx: psycopg.Connection, loaded: Loaded, step: str, update: dict[str, Any],
-                next_step: str | None, *, owner: str, checkpoint: bool = False, turns_stored: bool = False) -> Loaded:
+    def _record(self, loaded: Loaded, step: str, update: dict[str, Any], next_step: str | None, *, owner: str,
+                checkpoint: bool = False, stored_turns: int | None = None) -> tuple[Loaded, Write, bool]:
+        """The state after ``step``, the write that records it, and whether it must commit now.
+
+        ``stored_turns``: turns below this index are in the database already (customer messages);
+        new turns above it are written with the record.
+        """
         state = loaded.state
         ticket_id = state.ticket.id
-        new_turns = list(update.get("turns", ()))
         pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](reduce(state, _without_appends(update)))
         if pausing:
             update = {**update, "outcome": "waiting_approval"}
-        if new_turns and not turns_stored:
-            # Customer messages may have arrived mid-round; they take their place before our reply.
-            count = repo.lock_turn_count(tx, ticket_id)
-            arrived = self.store.turns(tx, ticket_id, count)[len(state.turns):]
-            update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + new_turns}
         after = reduce(state, update)
-        if new_turns and not turns_stored:
-            repo.insert_turns(tx, ticket_id, after.turns[len(after.turns) - len(new_turns):])
-            repo.make_durable(tx)  # a reply the customer may already see must survive any crash
-        repo.insert_tool_calls(tx, ticket_id, after.tool_log[len(state.tool_log):])
+        new_turns = after.turns[stored_turns if stored_turns is not None else len(state.turns):]
+        new_calls = after.tool_log[len(state.tool_log):]
         seq = loaded.seq + 1
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
                            turn_count=len(after.turns), tool_call_count=len(after.tool_log),
                            update=encode_fields(update))
-        repo.insert_step(tx, ticket_id, row, owner=owner)
-        if checkpoint:
-            repo.insert_checkpoint(tx, ticket_id, seq, encode_state(after))
+        snapshot = encode_state(after) if checkpoint else None
         status = _status(after, next_step, pausing)
-        if status != loaded.status:
-            repo.set_status(tx, ticket_id, status)
-        if pausing:
-            repo.request_approval(tx, ticket_id, after.round, encode_fields({"refund_request": after.refund_request}))
-        return Loaded(state=after, seq=seq, next_step=next_step, status=status)
+        approval = encode_fields({"refund_request": after.refund_request}) if pausing else None
+
+        def write(tx: psycopg.Connection) -> None:
+            if new_turns:
+                repo.insert_turns(tx, ticket_id, new_turns)
+            repo.insert_tool_calls(tx, ticket_id, new_calls)
+            repo.insert_step(tx, ticket_id, row, owner=owner)
+            if snapshot is not None:
+                repo.insert_checkpoint(tx, ticket_id, seq, snapshot)
+            if status != loaded.status:
+                repo.set_status(tx, ticket_id, status)
+            if approval is not None:
+                repo.request_approval(tx, ticket_id, after.round, approval)
+
+        must_commit = bool(new_turns) or pausing or next_step is None
+        return Loaded(state=after, seq=seq, next_step=next_step, status=status), write, must_commit
 
     @staticmethod
     def _result(state: SupportState, outcome: Outcome) -> RoundResult:

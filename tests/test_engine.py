@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterator
 
 import psycopg
@@ -286,3 +287,18 @@ def test_max_message_length_is_configurable(open_bot: OpenBot) -> None:
     bot = open_bot(max_message_chars=10)
     with pytest.raises(MessageTooLong, match="SUPPORTBOT_MAX_MESSAGE_CHARS"):
         bot.open_ticket("wugang@example.com", "x", "这条消息超过了十个字符的限制")
+
+
+class _SlowDrafts(ScriptedLLM):
+    def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+        if schema is None:
+            time.sleep(0.4)
+        return super().chat(messages, schema=schema, temperature=temperature)
+
+
+def test_a_round_longer_than_the_lease_renews_it_and_finishes(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot(_SlowDrafts(), lease_seconds=0.9)  # renewed after any step that ends 0.3 s after the last renewal
+    result = bot.open_ticket("wugang@example.com", "银行流水", "银行流水又同步失败了,提示 E3001")
+    follow = bot.send(result.ticket_id, "还是不行")
+    assert (result.outcome, follow.outcome) == ("resolved", "resolved")
+    assert _count(database_url, "SELECT count(*) FROM supportbot.tickets WHERE lease_owner IS NOT NULL") == 0

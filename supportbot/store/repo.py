@@ -120,12 +120,13 @@ def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds:
 
 
 def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
-    cur = conn.execute(
+    # RETURNING, not rowcount: in a pipeline the row count is known only once results are fetched.
+    row = conn.execute(
         "UPDATE supportbot.tickets SET lease_expires = now() + make_interval(secs => %s)"
-        " WHERE id = %s AND lease_owner = %s",
+        " WHERE id = %s AND lease_owner = %s RETURNING 1",
         (seconds, ticket_id, owner),
-    )
-    if cur.rowcount != 1:
+    ).fetchone()
+    if row is None:
         raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
 
 
@@ -137,6 +138,13 @@ def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> None:
 
 
 # -- turns -----------------------------------------------------------------------------------
+
+def turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
+    row = conn.execute("SELECT turn_count FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
+    if row is None:
+        raise UnknownTicket(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
+    return int(row[0])
+
 
 def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
     """Lock the ticket row (serializing turn appends) and return how many turns it has."""
