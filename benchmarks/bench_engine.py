@@ -198,7 +198,8 @@ def main() -> None:
         seed(url)
         report["insert_floor_ms"] = insert_floor(url)
         report["single_ticket"] = [one_ticket(url, n) for n in args.rounds]
-        report["throughput"] = throughput(url, args.workers, args.tickets, 3)
+        if args.workers:
+            report["throughput"] = throughput(url, args.workers, args.tickets, 3)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -210,6 +211,8 @@ def main() -> None:
             if key != "rounds":
                 print(f"  {key:34s} {value:,.3f}" if isinstance(value, float) else f"  {key:34s} {value:,}")
         print(f"  {'round_ms_median / floor':34s} {row['round_ms_median'] / floor:.1f}x")
+    if "throughput" not in report:
+        return
     t = report["throughput"]
     print(f"\n{t['workers']} workers x {t['tickets']} tickets: {t['rounds']} rounds, "  # type: ignore[index]
           f"{t['rounds_per_second']:.1f} rounds/s")  # type: ignore[index]

@@ -16,7 +16,7 @@ from . import steps
 from .deps import Deps, Effects
 from .records import ApprovalDecision
 from .errors import ApprovalNotPending, ContextBudgetExceeded, LeaseLost, ModelError, ReplayMismatch, StateError
-from .state import ENGINE_FIELDS, Outcome, SupportState, reduce, round_reset
+from .state import ENGINE_FIELDS, ROUND_START, Outcome, SupportState, reduce, round_reset
 from .store import repo
 from .store.codec import encode_fields, encode_state
 from .store.store import Loaded, Store
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 Step = Callable[[SupportState, Deps], dict[str, Any]]
 Write = Callable[[psycopg.Connection], None]
-START = "start_round"
+START = ROUND_START
 DECISION = "human_decision"
 
 STEPS: dict[str, Step] = {
@@ -265,7 +265,7 @@ class Engine:
         count = repo.turn_count(conn, state.ticket.id)
         new_turns = self.store.turns(conn, state.ticket.id, count)[len(state.turns):]
         update: dict[str, Any] = {
-            **round_reset(), "round": state.round + 1, "handled_upto": count,
+            "round": state.round + 1, "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
         }
         loaded, write, _ = self._record(loaded, START, update, "load_customer", owner=owner, checkpoint=True,
@@ -280,6 +280,8 @@ class Engine:
         new turns above it are written with the record.
         """
         state = loaded.state
+        if step == START:
+            state = reduce(state, round_reset())  # implied by the record, so not stored in it
         ticket_id = state.ticket.id
         pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](reduce(state, _without_appends(update)))
         if pausing:
@@ -287,10 +289,11 @@ class Engine:
         after = reduce(state, update)
         new_turns = after.turns[stored_turns if stored_turns is not None else len(state.turns):]
         new_calls = after.tool_log[len(state.tool_log):]
+        new_facts = after.facts[len(state.facts):]
         seq = loaded.seq + 1
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
                            turn_count=len(after.turns), tool_call_count=len(after.tool_log),
-                           update=encode_fields(update))
+                           update=encode_fields(update), fact_count=len(after.facts))
         snapshot = encode_state(after) if checkpoint else None
         status = _status(after, next_step, pausing)
         approval = encode_fields({"refund_request": after.refund_request}) if pausing else None
@@ -299,6 +302,7 @@ class Engine:
             if new_turns:
                 repo.insert_turns(tx, ticket_id, new_turns)
             repo.insert_tool_calls(tx, ticket_id, new_calls)
+            repo.insert_facts(tx, ticket_id, len(state.facts), new_facts)
             repo.insert_step(tx, ticket_id, row, owner=owner)
             if snapshot is not None:
                 repo.insert_checkpoint(tx, ticket_id, seq, snapshot)

@@ -11,10 +11,10 @@ from pydantic import TypeAdapter
 
 from ..errors import UnknownStateField
 from ..records import ToolCall
-from ..state import APPEND_ONLY_FIELDS, FIELD_NAMES, SupportState, Ticket, Turn
+from ..state import FIELD_NAMES, LOG_FIELDS, Fact, SupportState, Ticket, Turn
 
-# ticket comes from the tickets row; turns and tool calls from their own tables.
-STORED_FIELDS: tuple[str, ...] = tuple(n for n in FIELD_NAMES if n != "ticket" and n not in APPEND_ONLY_FIELDS)
+# ticket comes from the tickets row; turns, tool calls and facts from their own tables.
+STORED_FIELDS: tuple[str, ...] = tuple(n for n in FIELD_NAMES if n != "ticket" and n not in LOG_FIELDS)
 
 
 @functools.cache
@@ -27,7 +27,7 @@ def encode_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     adapters = _adapters()
     encoded = {}
     for name, value in values.items():
-        if name in APPEND_ONLY_FIELDS:
+        if name in LOG_FIELDS:
             continue  # stored once in their own tables
         adapter = adapters.get(name)
         if adapter is None:
@@ -46,6 +46,7 @@ def encode_state(state: SupportState) -> dict[str, Any]:
 
 
 def decode_state(
-    data: Mapping[str, Any], *, ticket: Ticket, turns: tuple[Turn, ...], tool_log: tuple[ToolCall, ...]
+    data: Mapping[str, Any], *, ticket: Ticket, turns: tuple[Turn, ...] = (), tool_log: tuple[ToolCall, ...] = (),
+    facts: tuple[Fact, ...] = (),
 ) -> SupportState:
-    return SupportState(ticket=ticket, turns=turns, tool_log=tool_log, **decode_fields(data))
+    return SupportState(ticket=ticket, turns=turns, tool_log=tool_log, facts=facts, **decode_fields(data))

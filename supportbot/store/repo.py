@@ -14,7 +14,7 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import LeaseLost, UnknownTicket
 from ..records import ToolCall
-from ..state import Ticket, Turn
+from ..state import Fact, Ticket, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,7 @@ class StepRow:
     turn_count: int
     tool_call_count: int
     update: dict[str, Any]
+    fact_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,11 +263,29 @@ def insert_step(conn: psycopg.Connection, ticket_id: str, row: StepRow, *, owner
     """
     conn.execute("SELECT supportbot.assert_lease(%s, %s)", (ticket_id, owner))
     conn.execute(
-        "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update,"
+        " fact_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (ticket_id, row.seq, row.round, row.step, row.next_step, row.turn_count, row.tool_call_count,
-         Jsonb(row.update)),
+         Jsonb(row.update), row.fact_count),
     )
+
+
+def insert_facts(conn: psycopg.Connection, ticket_id: str, start: int, facts: Sequence[Fact]) -> None:
+    if not facts:
+        return
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn) VALUES (%s, %s, %s, %s, %s, %s)",
+            [(ticket_id, start + i, f.kind, f.value, f.key, f.turn) for i, f in enumerate(facts)],
+        )
+
+
+def load_facts(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[Fact]:
+    return conn.cursor(row_factory=class_row(Fact)).execute(
+        "SELECT kind, value, key, turn FROM supportbot.facts WHERE ticket_id = %s AND idx >= %s"
+        " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
+        (ticket_id, start, stop, stop),
+    ).fetchall()
 
 
 def insert_checkpoint(conn: psycopg.Connection, ticket_id: str, seq: int, state: dict[str, Any]) -> None:
@@ -287,7 +306,7 @@ def latest_checkpoint(conn: psycopg.Connection, ticket_id: str, at: int | None =
 
 def load_steps(conn: psycopg.Connection, ticket_id: str, after: int, upto: int | None = None) -> list[StepRow]:
     return conn.cursor(row_factory=class_row(StepRow)).execute(
-        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update FROM supportbot.steps"
+        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM supportbot.steps"
         " WHERE ticket_id = %s AND seq > %s AND (%s::int IS NULL OR seq <= %s) ORDER BY seq",
         (ticket_id, after, upto, upto),
     ).fetchall()
@@ -295,7 +314,7 @@ def load_steps(conn: psycopg.Connection, ticket_id: str, after: int, upto: int |
 
 def last_step(conn: psycopg.Connection, ticket_id: str) -> StepRow | None:
     return conn.cursor(row_factory=class_row(StepRow)).execute(
-        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update FROM supportbot.steps"
+        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM supportbot.steps"
         " WHERE ticket_id = %s ORDER BY seq DESC LIMIT 1",
         (ticket_id,),
     ).fetchone()
@@ -375,7 +394,7 @@ def record_effect(
 
 def copy_history(
     conn: psycopg.Connection, source: str, target: str, *, seq: int, turn_count: int, tool_call_count: int,
-    status: str,
+    fact_count: int, status: str,
 ) -> None:
     """Give ``target`` the turns, tool calls, steps and checkpoints ``source`` had after step ``seq``."""
     conn.execute(
@@ -391,9 +410,14 @@ def copy_history(
         (target, source, tool_call_count),
     )
     conn.execute(
+        "INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn)"
+        " SELECT %s, idx, kind, value, key, turn FROM supportbot.facts WHERE ticket_id = %s AND idx < %s",
+        (target, source, fact_count),
+    )
+    conn.execute(
         "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update,"
-        " created_at) SELECT %s, seq, round, step, next_step, turn_count, tool_call_count, update, created_at"
-        " FROM supportbot.steps WHERE ticket_id = %s AND seq <= %s",
+        " fact_count, created_at) SELECT %s, seq, round, step, next_step, turn_count, tool_call_count, update,"
+        " fact_count, created_at FROM supportbot.steps WHERE ticket_id = %s AND seq <= %s",
         (target, source, seq),
     )
     conn.execute(

@@ -14,7 +14,7 @@ from psycopg_pool import ConnectionPool
 
 from ..errors import LeaseLost, StoreError, UnknownStep
 from ..records import ToolCall
-from ..state import SupportState, Turn, reduce
+from ..state import ROUND_START, Fact, SupportState, Turn, reduce, round_reset
 from . import repo
 from .codec import decode_fields, decode_state
 from .migrate import migrate
@@ -46,6 +46,7 @@ class Store:
         # loading a 500-round ticket reads only what was added since the last load.
         self._turns: dict[str, tuple[Turn, ...]] = {}
         self._tools: dict[str, tuple[ToolCall, ...]] = {}
+        self._facts: dict[str, tuple[Fact, ...]] = {}
 
     def close(self) -> None:
         self.pool.close()
@@ -89,6 +90,9 @@ class Store:
     def tool_calls(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[ToolCall, ...]:
         return self._prefix(self._tools, repo.load_tool_calls, conn, ticket_id, count)
 
+    def facts(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[Fact, ...]:
+        return self._prefix(self._facts, repo.load_facts, conn, ticket_id, count)
+
     def _prefix(self, cache: dict[str, tuple[T, ...]], load: Callable[..., list[T]], conn: psycopg.Connection,
                 ticket_id: str, count: int) -> tuple[T, ...]:
         """The first ``count`` rows of an append-only log, reading only what the cache lacks."""
@@ -104,6 +108,7 @@ class Store:
         with self._lock:
             self._turns.pop(ticket_id, None)
             self._tools.pop(ticket_id, None)
+            self._facts.pop(ticket_id, None)
 
     def load(self, conn: psycopg.Connection, ticket_id: str, *, at: int | None = None) -> Loaded:
         """Rebuild the state after step ``at`` (default: the latest step)."""
@@ -112,19 +117,22 @@ class Store:
         if base is None:
             state, after = SupportState(ticket=row.ticket()), 0
         else:
-            state = decode_state(base[1], ticket=row.ticket(), turns=(), tool_log=())
+            state = decode_state(base[1], ticket=row.ticket())
             after = base[0] - 1  # read the checkpointed step's own row too, for its counters
-        seq, next_step, turn_count, tool_count = 0, None, 0, 0
+        seq, next_step, turn_count, tool_count, fact_count = 0, None, 0, 0, 0
         for step in repo.load_steps(conn, ticket_id, after, at):
             if base is None or step.seq > base[0]:
+                if step.step == ROUND_START:
+                    state = reduce(state, round_reset())
                 state = reduce(state, decode_fields(step.update))
             seq, next_step = step.seq, step.next_step
-            turn_count, tool_count = step.turn_count, step.tool_call_count
+            turn_count, tool_count, fact_count = step.turn_count, step.tool_call_count, step.fact_count
         if at is not None and seq != at:
             raise UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
         state = dataclasses.replace(
             state,
             turns=self.turns(conn, ticket_id, turn_count),
             tool_log=self.tool_calls(conn, ticket_id, tool_count),
+            facts=self.facts(conn, ticket_id, fact_count),
         )
         return Loaded(state=state, seq=seq, next_step=next_step, status=row.status)

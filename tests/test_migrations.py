@@ -1,0 +1,54 @@
+"""Migrations that reshape stored data keep every state exactly as it was."""
+
+from __future__ import annotations
+
+import psycopg
+
+from fakes import ScriptedLLM, seed_business
+from supportbot import Settings, SupportBot
+from supportbot.store.migrate import migrate
+
+LEGACY_LAYOUT = """
+WITH ledger AS (
+    SELECT ticket_id, jsonb_agg(jsonb_build_object('kind', kind, 'value', value, 'key', key, 'turn', turn)
+                                ORDER BY idx) AS facts, array_agg(idx ORDER BY idx) AS idxs
+    FROM supportbot.facts GROUP BY ticket_id)
+UPDATE supportbot.steps s SET update = s.update || jsonb_build_object('facts',
+    (SELECT coalesce(jsonb_agg(f ORDER BY o), '[]') FROM ledger l, jsonb_array_elements(l.facts) WITH ORDINALITY e(f, o)
+     WHERE l.ticket_id = s.ticket_id AND o <= s.fact_count))
+WHERE s.fact_count <> coalesce((SELECT p.fact_count FROM supportbot.steps p
+                                WHERE p.ticket_id = s.ticket_id AND p.seq = s.seq - 1), 0);
+UPDATE supportbot.checkpoints c SET state = c.state || jsonb_build_object('facts',
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'value', value, 'key', key, 'turn', turn) ORDER BY idx),
+                     '[]')
+     FROM supportbot.facts f, supportbot.steps s
+     WHERE f.ticket_id = c.ticket_id AND s.ticket_id = c.ticket_id AND s.seq = c.seq AND f.idx < s.fact_count));
+DROP TABLE supportbot.facts;
+ALTER TABLE supportbot.steps DROP COLUMN fact_count;
+DELETE FROM supportbot.schema_migrations WHERE version = 4;
+"""
+
+
+def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(database_url: str) -> None:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    settings = Settings(database_url=database_url)
+    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+        ticket = bot.open_ticket("wugang@example.com", "扣款", "账单 INV-2026-0415 多扣了 ¥128.00").ticket_id
+        bot.send(ticket, "错误码 E3001,希望到期前提醒我")
+        bot.send(ticket, "还有订单号 B20260915001")
+        seqs = [record.seq for record in bot.history(ticket)]
+        before = {seq: bot.state_at(ticket, seq) for seq in seqs}
+    assert len(before[seqs[-1]].facts) >= 4
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(LEGACY_LAYOUT)  # type: ignore[arg-type]
+        assert conn.execute("SELECT count(*) FROM supportbot.checkpoints WHERE state ? 'facts'").fetchone()[0] > 0
+        applied = migrate(conn)
+        assert [m.version for m in applied] == [4]
+        leftover = conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'facts'").fetchone()[0]
+        assert leftover == 0
+
+    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+        assert {seq: bot.state_at(ticket, seq) for seq in seqs} == before
+        assert bot.state(ticket) == before[seqs[-1]]
