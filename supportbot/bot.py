@@ -13,6 +13,8 @@ from .config import Settings
 from .deps import Deps
 from .engine import INTERRUPTS, Engine, RoundResult
 from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
+from . import lifecycle
+from .lifecycle import DeletionReport, PruneReport, Pruned
 from .llm.base import LLM
 from .llm.factory import models_from_settings
 from .memory.profile import Profile
@@ -107,9 +109,11 @@ class SupportBot:
         if message_id is not None:
             _check_text("message_id", message_id)
         with self._store.connection() as conn:
-            idx, _ = repo.append_customer_message(conn, ticket_id, message, message_id=message_id,
-                                                  now=self._deps.clock(), tokens=turn_tokens(Turn("customer", message)))
-        return self._answer(ticket_id, idx)
+            turn, _ = repo.append_customer_message(conn, ticket_id, message, message_id=message_id,
+                                                   now=self._deps.clock(), tokens=turn_tokens(Turn("customer", message)))
+        self._store.remember_turn(ticket_id, turn)
+        assert turn.idx is not None
+        return self._answer(ticket_id, turn.idx)
 
     def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
@@ -172,11 +176,46 @@ class SupportBot:
             new = repo.create_ticket(tx, email=source.customer_email, subject=source.subject, body=source.body,
                                      now=source.created_at)
             repo.copy_history(tx, ticket_id, new.id, seq=seq, turn_count=len(loaded.state.turns),
-                              tool_call_count=len(loaded.state.tool_log), status=loaded.status)
+                              tool_call_count=len(loaded.state.tool_log), fact_count=len(loaded.state.facts),
+                              status=loaded.status)
             interrupt = INTERRUPTS.get(loaded.next_step or "")
             if interrupt is not None and not interrupt(loaded.state):
                 repo.copy_approval_request(tx, ticket_id, new.id, loaded.state.round)
         return new.id
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def forget_customer(self, email: str, *, force: bool = False) -> DeletionReport:
+        """Delete the customer's tickets, memory, profile and business rows in one transaction.
+
+        Raises CustomerBusy (deleting nothing) while one of their tickets is mid-round or waits
+        for an approval; ``force=True`` cancels those and deletes anyway.
+        """
+        report = lifecycle.forget_customer(self._store, self._deps.backend, _check_email(email), force=force)
+        self._drop_cached(report.tickets)
+        return report
+
+    def prune(self, *, closed_before: datetime, keep: str = "last") -> PruneReport:
+        """Drop step records and checkpoints closed tickets no longer need; state() is unchanged."""
+        return lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
+
+    def pruned(self, ticket_id: str) -> Pruned | None:
+        """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
+            return lifecycle.pruned(conn, ticket_id)
+
+    def reset(self) -> dict[str, int]:
+        """Empty every engine table and the demo data in one transaction; ticket numbers go on."""
+        rows, tickets = lifecycle.reset(self._store, self._deps.backend)
+        self._drop_cached(tickets)
+        return rows
+
+    def _drop_cached(self, tickets: list[str]) -> None:
+        # This process's copies of deleted tickets: they would keep personal data in memory.
+        for ticket_id in tickets:
+            self._store.forget_cached(ticket_id)
+            self._engine._seen.pop(ticket_id, None)
 
     # -- internals ---------------------------------------------------------------------------
 

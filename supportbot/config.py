@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,11 @@ class Settings:
     llm_api_key: str | None = dataclasses.field(default=None, repr=False)
     llm_model: str = "gpt-4o-mini"
     llm_small_model: str | None = None
+    # Dollars per million (prompt, completion) tokens, by model name; a model not listed costs 0.
+    # SUPPORTBOT_LLM_PRICES="gpt-4o-mini=0.15/0.60,deepseek-chat=0.27/1.10"
+    llm_prices: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    llm_timeout: float = 30.0  # seconds per network operation of one model request
+    llm_max_retries: int = 3  # retries after the first attempt (connection errors, timeouts, 429, 5xx)
     # Compression (memory/compress.py): what the conversation part of a prompt may cost.
     history_budget: int = 1200  # tokens for summary + unsummarized turns before folding starts
     keep_last: int = 4  # turns always kept verbatim
@@ -54,6 +60,8 @@ class Settings:
 
 def _parse(name: str, kind: object, raw: str) -> object:
     kind = str(kind)
+    if name == "llm_prices":
+        return parse_prices(raw)
     try:
         if kind.startswith("bool"):
             return _boolean(raw)
@@ -66,6 +74,34 @@ def _parse(name: str, kind: object, raw: str) -> object:
     except ValueError:
         raise ConfigError(f"SUPPORTBOT_{name.upper()}={raw!r} is not a valid {kind.split(' ')[0]}") from None
     return raw
+
+
+def parse_prices(raw: str) -> dict[str, tuple[float, float]]:
+    """``"model=prompt/completion,..."`` (dollars per million tokens) as {model: (prompt, completion)}.
+
+    A model name may itself hold "/" or ":" (``Qwen/Qwen2.5-7B``, ``llama3:8b``), so an entry is
+    split at its last "=" and the price at the last "/".
+    """
+    example = "e.g. SUPPORTBOT_LLM_PRICES=\"gpt-4o-mini=0.15/0.60,deepseek-chat=0.27/1.10\""
+    prices: dict[str, tuple[float, float]] = {}
+    for entry in (part.strip() for part in raw.split(",")):
+        if not entry:
+            continue
+        model, eq, price = entry.rpartition("=")
+        prompt, slash, completion = price.rpartition("/")
+        model = model.strip()
+        try:
+            pair = (float(prompt), float(completion)) if eq and slash and model else None
+        except ValueError:
+            pair = None
+        if pair is None or not all(math.isfinite(p) and p >= 0 for p in pair):
+            raise ConfigError(
+                f"SUPPORTBOT_LLM_PRICES entry {entry!r} is not model=prompt/completion with two non-negative "
+                f"dollar prices per million tokens; {example}")
+        if model in prices:
+            raise ConfigError(f"SUPPORTBOT_LLM_PRICES lists {model!r} twice; keep one entry per model")
+        prices[model] = pair
+    return prices
 
 
 def _boolean(raw: str) -> bool:

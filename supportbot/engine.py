@@ -100,11 +100,12 @@ class Engine:
         owner = f"{self.worker_id}:{uuid.uuid4().hex[:8]}"  # unique per call: threads of one process exclude each other too
         with self.store.connection() as conn:
             while True:
-                loaded = self._acquire(conn, ticket_id, owner)
-                if loaded is None:
+                acquired = self._acquire(conn, ticket_id, owner)
+                if acquired is None:
                     return results or None
+                loaded, turn_count = acquired
                 try:
-                    loaded = self._run(conn, loaded, owner, results)
+                    loaded = self._run(conn, loaded, owner, results, turn_count)
                 except LeaseLost:
                     log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
                     self._seen.pop(ticket_id, None)
@@ -113,41 +114,43 @@ class Engine:
                     self._seen.pop(ticket_id, None)
                     raise
                 finally:
-                    self._release(conn, ticket_id, owner)
+                    turn_count = self._release(conn, ticket_id, owner)
                 # Checked after releasing: a message stored while we held the lease saw the lease
                 # taken and left its round to us, so look once more before leaving.
-                if not self._has_work(conn, loaded):
+                if turn_count is None or not self._has_work(loaded, turn_count):
                     return results
 
     # Lease changes commit without waiting for the disk: after a database crash a lost
     # acquire is simply not held, and a lost release expires after lease_seconds.
-    def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> Loaded | None:
+    def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> tuple[Loaded, int] | None:
         with self.store.transaction(conn, durable=False) as tx:
-            latest = repo.acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
-        if latest is None:
+            taken = repo.acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
+        if taken is None:
             return None
+        latest, turn_count = taken
         seen = self._seen.get(ticket_id)
         if seen is not None and seen.seq == latest:
-            return seen
-        return self.store.load(conn, ticket_id)
+            return seen, turn_count
+        return self.store.load(conn, ticket_id), turn_count
 
-    def _release(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> None:
+    def _release(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> int | None:
         with self.store.transaction(conn, durable=False) as tx:
-            repo.release_lease(tx, ticket_id, owner)
+            return repo.release_lease(tx, ticket_id, owner)
 
-    def _has_work(self, conn: psycopg.Connection, loaded: Loaded) -> bool:
+    def _has_work(self, loaded: Loaded, turn_count: int) -> bool:
         if loaded.next_step is None:
-            return repo.has_unhandled(conn, loaded.state.ticket.id, loaded.state.handled_upto)
+            return _unanswered(loaded.state, turn_count)
         interrupt = INTERRUPTS.get(loaded.next_step)
         return interrupt is None or interrupt(loaded.state)
 
     def decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> list[RoundResult] | None:
         owner = f"{self.worker_id}:{uuid.uuid4().hex[:8]}"
         with self.store.connection() as conn:
-            loaded = self._acquire(conn, ticket_id, owner)
-            if loaded is None:
+            acquired = self._acquire(conn, ticket_id, owner)
+            if acquired is None:
                 raise ApprovalNotPending(
                     f"ticket {ticket_id} is busy in another worker; try again in a moment", ticket_id=ticket_id)
+            loaded = acquired[0]
             try:
                 if loaded.next_step != "approval" or loaded.state.approval is not None:
                     raise ApprovalNotPending(
@@ -169,14 +172,15 @@ class Engine:
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def _run(self, conn: psycopg.Connection, loaded: Loaded, owner: str, results: list[RoundResult]) -> Loaded:
+    def _run(self, conn: psycopg.Connection, loaded: Loaded, owner: str, results: list[RoundResult],
+             turn_count: int) -> Loaded:
         ticket_id = loaded.state.ticket.id
         renewed = time.monotonic()
         pending: list[Write] = []  # step records not yet written; see _execute
         while True:
             step = loaded.next_step
             if step is None:
-                if not repo.has_unhandled(conn, ticket_id, loaded.state.handled_upto):
+                if not _unanswered(loaded.state, turn_count):
                     return loaded
                 step = START
             if step not in ROUTES:
@@ -188,7 +192,7 @@ class Engine:
             if interrupt is not None and not interrupt(loaded.state):
                 results.append(self._result(loaded.state, "waiting_approval"))
                 return loaded
-            loaded = self._execute(conn, loaded, step, owner, pending)
+            loaded = self._execute(conn, loaded, step, owner, pending, turn_count)
             self._seen[ticket_id] = loaded
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
@@ -198,7 +202,7 @@ class Engine:
                 renewed = time.monotonic()
 
     def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str,
-                 pending: list[Write]) -> Loaded:
+                 pending: list[Write], turn_count: int) -> Loaded:
         """Run one step and record it.
 
         Records of steps that neither act on the business system nor add turns are written
@@ -209,7 +213,7 @@ class Engine:
         """
         state = loaded.state
         if step == START:
-            loaded, write = self._start_round(conn, loaded, owner)
+            loaded, write = self._start_round(conn, loaded, owner, turn_count)
             pending.append(write)
             return loaded
         deps = dataclasses.replace(self.deps, round=state.round, step=step)
@@ -258,11 +262,13 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)
 
-    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, owner: str) -> tuple[Loaded, Write]:
+    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, owner: str,
+                     turn_count: int) -> tuple[Loaded, Write]:
         state = loaded.state
-        # The customer's messages are committed before their round starts (send() stores them
-        # first), so reading them needs no lock: nothing before `count` can change.
-        count = repo.turn_count(conn, state.ticket.id)
+        # The round takes up every message stored when the lease was taken, and any that arrived
+        # during the last round (already in state.turns). Those are committed (send() stores them
+        # first) and never change, so they come from the store's cache, without a lock.
+        count = max(turn_count, len(state.turns))
         new_turns = self.store.turns(conn, state.ticket.id, count)[len(state.turns):]
         update: dict[str, Any] = {
             "round": state.round + 1, "handled_upto": count,
@@ -319,6 +325,11 @@ class Engine:
         return RoundResult(ticket_id=state.ticket.id, round=state.round, outcome=outcome,
                            reply=state.reply if outcome != "waiting_approval" else "",
                            handled_upto=state.handled_upto)
+
+
+def _unanswered(state: SupportState, turn_count: int) -> bool:
+    """Whether customer messages wait for a round: stored after this state, or taken in mid-round."""
+    return turn_count > len(state.turns) or any(t.role == "customer" for t in state.turns[state.handled_upto:])
 
 
 def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:

@@ -9,12 +9,14 @@
     ├── NotFound (LookupError)
     │   ├── UnknownTicket
     │   ├── UnknownStep
+    │   │   └── StepPruned                    the step's record was removed by prune()
     │   └── UnknownCustomer
     ├── StateError
     │   ├── UnknownStateField (KeyError)      a step wrote a field the state does not declare
     │   ├── AppendOnlyViolation               a step tried to rewrite turns or the tool log
     │   └── ReplayMismatch                    a stored ticket does not fit the current step graph
     ├── ApprovalNotPending                    approve() on a ticket that is not waiting
+    ├── CustomerBusy                          forget_customer() while a ticket is mid-round or waiting
     ├── LeaseLost                             another worker took the ticket over mid-round
     ├── StoreError                            the database could not be reached or set up
     ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
@@ -67,6 +69,10 @@ class UnknownStep(NotFound):
     pass
 
 
+class StepPruned(UnknownStep):
+    pass
+
+
 class UnknownCustomer(NotFound):
     pass
 
@@ -90,6 +96,14 @@ class ReplayMismatch(StateError):
 
 class ApprovalNotPending(SupportbotError):
     pass
+
+
+class CustomerBusy(SupportbotError):
+    """A ticket of the customer is being worked on or waits for a human; ``tickets`` names them."""
+
+    def __init__(self, message: str, *, tickets: tuple[str, ...]) -> None:
+        super().__init__(message, ticket_id=tickets[0] if tickets else None)
+        self.tickets = tickets
 
 
 class LeaseLost(SupportbotError):

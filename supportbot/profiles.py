@@ -21,12 +21,14 @@ class Profiles:
     """Profiles from the backend's records, cached in supportbot.customer_profiles by fingerprint.
 
     The fingerprint covers the customer record, subscriptions and resolved tickets, so an upgrade
-    without any ticket refreshes the profile too; the text cap and the rules version are part of
-    the key as well.
+    without any ticket refreshes the profile too; the text cap, the rules version and whether
+    personal data is masked (``mask``, from ``Settings.mask_pii``) are part of the key as well.
     """
 
-    def __init__(self, store: Store, backend: Backend, *, clock: Callable[[], datetime], max_chars: int = 100) -> None:
+    def __init__(self, store: Store, backend: Backend, *, clock: Callable[[], datetime], max_chars: int = 100,
+                 mask: bool = True) -> None:
         self._store, self._backend, self._clock, self.max_chars = store, backend, clock, max_chars
+        self.mask = mask
         self._lock = threading.Lock()
         self.builds = 0  # how many times a profile was actually built (tests count them)
 
@@ -35,7 +37,8 @@ class Profiles:
         tickets = self._backend.list_resolved_tickets(customer.id)
         today = self._clock().date()
         # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
-        key = f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
+        key = (f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
+               f":{'masked' if self.mask else 'raw'}")
         with self._store.connection() as conn:
             row = conn.execute(
                 "SELECT fingerprint, profile FROM supportbot.customer_profiles WHERE customer_id = %s",
@@ -43,7 +46,8 @@ class Profiles:
             ).fetchone()
             if row is not None and row[0] == key:
                 return _PROFILE.validate_python(row[1])
-            profile = build_profile(customer, subscriptions, tickets, today=today, max_chars=self.max_chars)
+            profile = build_profile(customer, subscriptions, tickets, today=today, max_chars=self.max_chars,
+                                    mask=self.mask)
             with self._lock:
                 self.builds += 1
             conn.execute(

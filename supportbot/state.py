@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import AppendOnlyViolation, UnknownStateField
+from .llm.ledger import Spend
 from .records import ApprovalDecision, Customer, Hit, RefundRequest, ToolCall
 
 Role = Literal["customer", "agent"]
@@ -81,6 +82,7 @@ class SupportState:
     cost: float = 0.0
     round: int = 0
     handled_upto: int = 0  # customer turns before this index have been taken up by a round
+    facts_upto: int = 0  # turns before this index have been scanned into the facts ledger
     # -- per round: reset at the start of every round ----------------------------------------
     customer: Customer | None = None
     triage: Triage | None = None
@@ -96,6 +98,7 @@ class SupportState:
     reply: str = ""
     context_usage: dict[str, int] = field(default_factory=dict)  # prompt tokens per section, "total", "budget"
     summary_error: str = ""  # why this round's compression was skipped, if it was
+    round_spend: Spend = Spend()  # model calls, tokens and cost of this round (``cost`` is the ticket's)
 
     @property
     def latest_customer_message(self) -> Turn | None:
@@ -108,15 +111,24 @@ class SupportState:
 # The one list of what survives a round. Everything else is reset when a round starts, or last
 # round's review, findings or refund request would leak into this one.
 PERSISTENT_FIELDS: frozenset[str] = frozenset(
-    {"ticket", "turns", "summary", "summarized_upto", "facts", "profile", "tool_log", "cost", "round",
+    {"ticket", "turns", "summary", "summarized_upto", "facts", "facts_upto", "profile", "tool_log", "cost", "round",
      "handled_upto"}
 )
 APPEND_ONLY_FIELDS: frozenset[str] = frozenset({"turns", "tool_log"})
+# The facts ledger only grows too; an update lists just the facts it adds.
+EXTEND_FIELDS: frozenset[str] = frozenset({"facts"})
+# Fields kept in their own append-only tables, not in step records or checkpoints.
+LOG_FIELDS: frozenset[str] = APPEND_ONLY_FIELDS | EXTEND_FIELDS
 ADDITIVE_FIELDS: frozenset[str] = frozenset({"cost"})
 ENGINE_FIELDS: frozenset[str] = frozenset({"ticket", "round", "handled_upto"})
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SupportState))
 ROUND_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in PERSISTENT_FIELDS)
+
+
+# The engine's record of a round starting. Replaying it clears the per-round fields first, so the
+# record itself holds only the new round number and the turns it takes up.
+ROUND_START = "start_round"
 
 
 def round_reset() -> dict[str, Any]:
@@ -140,6 +152,10 @@ def reduce(state: SupportState, update: Mapping[str, Any]) -> SupportState:
         current = getattr(state, name)
         if name in APPEND_ONLY_FIELDS:
             changes[name] = current + _fresh_items(name, value, start=len(current))
+        elif name in EXTEND_FIELDS:
+            if not isinstance(value, (list, tuple)) or not all(isinstance(item, Fact) for item in value):
+                raise AppendOnlyViolation(f"{name} only grows: return a list of the new Facts to add")
+            changes[name] = current + tuple(value)
         elif name in ADDITIVE_FIELDS:
             changes[name] = current + value
         else:

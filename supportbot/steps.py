@@ -3,30 +3,34 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import re
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from . import context
-from .deps import Deps
+from . import context, guardrails
+from .deps import Deps, ToolRecorder
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion
+from .llm.offline import is_english
 from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger
 from .memory.mask import mask_text
-from .memory.tokens import with_tokens
+from .memory.tokens import count_tokens, with_tokens
 from .records import ApprovalDecision, Invoice, RefundRequest
 from .state import Review, SupportState, Triage, Turn, reduce
 
 Update = dict[str, Any]
 log = logging.getLogger(__name__)
 
-_CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
-_AMOUNT = re.compile(r"(?:[¥￥]\s*(\d+(?:\.\d{1,2})?))|(\d+(?:\.\d{1,2})?)\s*(?:元|块|CNY|RMB)", re.IGNORECASE)
+_CITATION = guardrails.CITATION
+_INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+_REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
 _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 
 
@@ -55,10 +59,12 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     result = compress(state.turns, state.summary, state.summarized_upto, budget=budget, keep_last=settings.keep_last,
                       summarize=summarizer, max_pending_turns=settings.max_pending_turns, context_window=window,
                       trigger_fraction=settings.trigger_fraction, summary_cap=settings.summary_cap,
-                      facts=state.facts)
+                      facts=state.facts, facts_upto=state.facts_upto)
     update: Update = {}
     if result.facts != state.facts:
-        update["facts"] = result.facts
+        update["facts"] = result.facts[len(state.facts):]  # the ledger only grows; send the new ones
+    if state.facts_upto != len(state.turns):
+        update["facts_upto"] = len(state.turns)  # each turn is scanned for facts once
     if result.summarized_upto != state.summarized_upto:
         update.update(summary=result.summary, summarized_upto=result.summarized_upto)
     if result.error is not None:
@@ -113,7 +119,7 @@ def _merged(first: Update, second: Update) -> Update:
 def classify(state: SupportState, deps: Deps) -> Update:
     prompt, update = _prompt(state, deps, context.classify_prompt)
     completion = deps.small_llm.chat(prompt.messages, schema=Triage)
-    return _merged(update, {"triage": _parsed(completion, Triage), "cost": completion.cost})
+    return _merged(update, {"triage": _parsed(completion, Triage), **_spent(state, completion)})
 
 
 def retrieve(state: SupportState, deps: Deps) -> Update:
@@ -130,36 +136,65 @@ def act(state: SupportState, deps: Deps) -> Update:
     tools = deps.tools()
     subs = tools.call("list_subscriptions", deps.backend.list_subscriptions, customer_id=state.customer.id)
     invoices = tools.call("list_invoices", deps.backend.list_invoices, customer_id=state.customer.id)
-    lines = [f"订阅:{s.plan}{s.billing_cycle},状态 {s.status},续费日 {s.renews_on}" for s in subs]
+    lines = [f"订阅:{s.plan}{s.billing_cycle},状态 {s.status}" + (f",续费日 {s.renews_on}" if s.renews_on else "")
+             for s in subs]
     lines += [f"账单 {i.id}:{i.amount} {i.currency},{i.issued_on},{i.status}" for i in invoices[:3]]
-    update: Update = {"tool_log": tools.calls}
+    update: Update = {}
     if state.triage.category == "refund":
-        refund, note = _request_refund(state, deps, invoices)
+        refund, note = _request_refund(state, deps, invoices, tools)
         lines.append(note)
         if refund is not None:
             update["refund_request"] = refund
     update["findings"] = "\n".join(lines)
+    update["tool_log"] = tools.calls
     return update
 
 
-def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice]) -> tuple[RefundRequest | None, str]:
-    paid = [i for i in invoices if i.status == "paid"]
-    if not paid:
-        return None, "没有可退款的已支付账单。"
-    invoice = paid[0]
-    asked = _amount_in(_latest(state)) or invoice.amount
+def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder
+                    ) -> tuple[RefundRequest | None, str]:
+    """Open a refund request only for this customer's paid invoice and at most what was paid.
+
+    Nothing here approves anything: the request waits for a human (``approval``), whatever the
+    customer's message says.
+    """
+    latest = _latest(state)
+    invoice, refusal = _refund_invoice(latest, invoices)
+    if invoice is None:
+        return None, refusal
+    asked = _asked_amount(latest) or invoice.amount
     if asked > invoice.amount:
         return None, f"客户申请退款 {asked} 元,超过账单 {invoice.id} 的实付金额 {invoice.amount} 元,不能受理。"
+    if asked <= 0:
+        return None, f"客户申请的退款金额 {asked} 元无效,不能受理。"
     assert state.customer is not None
-    customer_id = state.customer.id
-    result = deps.require_effects().run(
-        "refund_request",
-        lambda key, tx: deps.backend.create_refund_request(
-            ticket_id=state.ticket.id, customer_id=customer_id, invoice_id=invoice.id, amount=asked,
-            reason=_latest(state)[:200], key=key, tx=tx),
-    )
+    args = {"ticket_id": state.ticket.id, "customer_id": state.customer.id, "invoice_id": invoice.id,
+            "amount": asked, "reason": latest[:200]}
+    result = deps.require_effects().run("refund_request", lambda key, tx: tools.call(
+        "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key))
     refund = _REFUND_ADAPTER.validate_python(result)
     return refund, f"已创建退款申请 {refund.id}:{refund.amount} {refund.currency},等待人工审批。"
+
+
+def _refund_invoice(message: str, invoices: list[Invoice]) -> tuple[Invoice | None, str]:
+    """The invoice the customer names (it must be theirs and paid), else their latest paid one."""
+    named = list(dict.fromkeys(_INVOICE_ID.findall(message)))
+    if named:
+        own = [i for i in invoices if i.id in named]
+        if not own:
+            return None, f"账单 {'、'.join(named)} 不在该客户名下,不能受理退款。"
+        if own[0].status != "paid":
+            return None, f"账单 {own[0].id} 的状态是 {own[0].status},不能退款。"
+        return own[0], ""
+    paid = [i for i in invoices if i.status == "paid"]
+    return (paid[0], "") if paid else (None, "没有可退款的已支付账单。")
+
+
+def _asked_amount(message: str) -> Decimal | None:
+    """The amount after the first mention of a refund ("付了 3588 元,想退 1000 元" asks 1000)."""
+    word = _REFUND_WORD.search(message)
+    after = guardrails.money(message[word.start():]) if word else []
+    found = after or guardrails.money(message)
+    return found[0] if found else None
 
 
 def draft(state: SupportState, deps: Deps) -> Update:
@@ -168,30 +203,60 @@ def draft(state: SupportState, deps: Deps) -> Update:
     text = completion.text.strip()
     if not text:
         raise ModelError("the model returned an empty draft", ticket_id=state.ticket.id, step="draft")
-    return _merged(update, {"draft": text, "revisions": state.revisions + 1, "cost": completion.cost})
+    return _merged(update, {"draft": text, "revisions": state.revisions + 1, **_spent(state, completion)})
 
 
 def check(state: SupportState, deps: Deps) -> Update:
-    """Rules first (they are free and certain), then the model's review."""
+    """Rules first (they are free and certain); only a draft they pass is shown to the model."""
     problems = _rule_problems(state)
-    prompt, update = _prompt(state, deps, context.review_prompt, record=False)
+    if problems:
+        return {"review": Review(passed=False, problems=problems)}
+    prompt, update = _prompt(state, deps, _review_prompt, record=False)
     completion = deps.small_llm.chat(prompt.messages, schema=Review)
     review = _parsed(completion, Review)
-    problems += review.problems if not review.passed else []
-    return _merged(update, {"review": Review(passed=not problems, problems=problems), "cost": completion.cost})
+    # A model that fails a draft without saying why still failed it.
+    problems = [] if review.passed else (list(review.problems) or ["质检未通过(未说明原因)"])
+    return _merged(update, {"review": Review(passed=not problems, problems=problems), **_spent(state, completion)})
 
 
 def _rule_problems(state: SupportState) -> list[str]:
-    problems = []
-    known = {h.id for h in state.hits}
-    cited = set(_CITATION.findall(state.draft))
-    if unknown := sorted(cited - known):
-        problems.append(f"引用了不存在的文章:{', '.join(unknown)}")
-    if known and not cited:
-        problems.append("没有引用帮助中心文章")
-    if len(state.draft) > 1500:
-        problems.append("草稿过长")
-    return problems
+    return guardrails.draft_problems(state.draft, known_articles={h.id for h in state.hits},
+                                     evidence=_evidence(state))
+
+
+def _evidence(state: SupportState) -> str:
+    """Everything a draft may take amounts, time limits and identifiers from: this customer's
+    records and messages, this round's articles, findings and tool results, earlier replies."""
+    parts = [state.ticket.customer_email, state.ticket.subject, state.ticket.body, state.profile, state.findings]
+    parts += [f"[{h.id}] {h.title}:{h.body}" for h in state.hits]
+    parts += [turn.content for turn in state.turns]
+    parts += [fact.value for fact in state.facts]
+    if state.customer is not None:
+        parts += [state.customer.id, state.customer.email, state.customer.phone]
+    if state.refund_request is not None:
+        r = state.refund_request
+        parts += [r.id, r.invoice_id, f"{r.amount} {r.currency}"]
+    parts += [json.dumps(call.result, ensure_ascii=False, default=str)
+              for call in state.tool_log if call.round == state.round]
+    return "\n".join(part for part in parts if part)
+
+
+def _review_prompt(state: SupportState, trim: context.Trim = context.Trim(), budget: int = 0) -> context.Prompt:
+    """The review prompt with the evidence in front: a reviewer asked to catch unsupported
+    amounts and other customers' data needs the findings and articles the draft was written from."""
+    prompt = context.review_prompt(state, trim, budget)
+    hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
+    lines = [f"[{h.id}] {h.title}:{h.body}" for h in hits]
+    if state.findings and trim.findings_tokens is None:
+        lines.append(state.findings)
+    if not lines:
+        return prompt
+    section = guardrails.EVIDENCE_LABEL + "\n" + "\n".join(lines)
+    tokens = count_tokens(section) + 1
+    system, user = prompt.messages
+    messages = [system, {"role": "user", "content": section + "\n\n" + user["content"]}]
+    usage = {**prompt.usage, "evidence": tokens, "total": prompt.usage["total"] + tokens}
+    return context.Prompt(messages, usage, prompt.trim)
 
 
 def approval(state: SupportState, deps: Deps) -> Update:
@@ -203,27 +268,43 @@ def approval(state: SupportState, deps: Deps) -> Update:
 
 def finalize(state: SupportState, deps: Deps) -> Update:
     effects = deps.require_effects()
+    tools = deps.tools()
     reply = _render_citations(state)
     refund = state.refund_request
     if refund is not None and refund.status in ("approved", "rejected"):
         decision = state.approval or ApprovalDecision(approved=False, approver="system")
-        effects.run("refund_decision", lambda key, tx: deps.backend.decide_refund(
-            refund.id, approved=decision.approved, approver=decision.approver, note=decision.note, key=key, tx=tx))
-        if refund.status == "approved":
-            reply += f"\n\n您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"
-        else:
-            reply += f"\n\n很抱歉,您的退款申请 {refund.id} 未通过审批。" + (f"原因:{decision.note}" if decision.note else "")
+        effects.run("refund_decision", lambda key, tx: tools.call(
+            "decide_refund", partial(deps.backend.decide_refund, tx=tx), refund_id=refund.id,
+            approved=decision.approved, approver=decision.approver, note=decision.note, key=key))
+        reply += "\n\n" + _decision_text(refund, decision, english=is_english(_latest(state)))
     facts = ticket_facts(state)
-    effects.run("finish_ticket", lambda key, tx: deps.backend.finish_ticket(
-        ticket_id=state.ticket.id, customer_email=state.ticket.customer_email, resolution="resolved",
-        facts=facts, key=key, tx=tx))
-    return _reply(state, deps, reply, outcome="resolved")
+    effects.run("finish_ticket", lambda key, tx: tools.call(
+        "finish_ticket", partial(deps.backend.finish_ticket, tx=tx), ticket_id=state.ticket.id,
+        customer_email=state.ticket.customer_email, resolution="resolved", facts=facts, key=key))
+    return {**_reply(state, deps, reply, outcome="resolved"), "tool_log": tools.calls}
 
 
-def ticket_facts(state: SupportState) -> dict[str, Any]:
-    """The structured record kept when a round resolves the ticket; profiles are built from these."""
+def _decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english: bool) -> str:
+    """The human's decision, stated by the system (never by a draft: see guardrails)."""
+    if english:
+        if refund.status == "approved":
+            return (f"Your refund request {refund.id} ({refund.amount} {refund.currency}) has been approved; "
+                    "the money goes back to your original payment method.")
+        return f"Sorry, your refund request {refund.id} was not approved." + (
+            f" Reason: {decision.note}" if decision.note else "")
+    if refund.status == "approved":
+        return f"您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"
+    return f"很抱歉,您的退款申请 {refund.id} 未通过审批。" + (f"原因:{decision.note}" if decision.note else "")
+
+
+def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
+    """The structured record kept when a round resolves the ticket; profiles are built from these.
+
+    It outlives the ticket's turns in the business system, so with ``mask`` (``Settings.mask_pii``)
+    phone, email, ID and card numbers are masked in it.
+    """
     by_kind: dict[str, list[str]] = {}
-    for fact in update_ledger((), state.turns, 0):
+    for fact in update_ledger((), state.turns, 0, mask=mask):
         by_kind.setdefault(fact.kind, []).append(fact.value)
     cited = sorted(set(_CITATION.findall(state.draft)))
     return {
@@ -240,10 +321,17 @@ def ticket_facts(state: SupportState) -> dict[str, Any]:
 
 def handoff(state: SupportState, deps: Deps) -> Update:
     reason = state.handoff_reason or _handoff_reason(state)
-    deps.require_effects().run("escalation", lambda key, tx: deps.backend.escalate(
-        ticket_id=state.ticket.id, customer_email=state.ticket.customer_email, reason=reason, key=key, tx=tx))
-    reply = "您好,您的问题已转交人工客服处理,我们会尽快与您联系。"
-    return {**_reply(state, deps, reply, outcome="escalated"), "handoff_reason": reason}
+    tools = deps.tools()
+    deps.require_effects().run("escalation", lambda key, tx: tools.call(
+        "escalate", partial(deps.backend.escalate, tx=tx), ticket_id=state.ticket.id,
+        customer_email=state.ticket.customer_email, reason=reason, key=key))
+    # The customer hears that a person takes over, never the internal reason (it may be a model error).
+    if is_english(_latest(state)):
+        reply = (f"Hello, your request (ticket {state.ticket.id}) has been passed to our support team; "
+                 "a person will get back to you as soon as possible.")
+    else:
+        reply = f"您好,您的问题(工单 {state.ticket.id})已转交人工客服处理,我们会尽快与您联系。"
+    return {**_reply(state, deps, reply, outcome="escalated"), "handoff_reason": reason, "tool_log": tools.calls}
 
 
 def _handoff_reason(state: SupportState) -> str:
@@ -269,14 +357,9 @@ def _latest(state: SupportState) -> str:
     return latest.content if latest else state.ticket.body
 
 
-def _amount_in(text: str) -> Decimal | None:
-    match = _AMOUNT.search(text)
-    if not match:
-        return None
-    try:
-        return Decimal(match[1] or match[2])
-    except InvalidOperation:
-        return None
+def _spent(state: SupportState, completion: Completion) -> Update:
+    """A model call's share of the ticket's cost and of this round's calls, tokens and cost."""
+    return {"cost": completion.cost, "round_spend": state.round_spend.plus(completion)}
 
 
 def _parsed(completion: Completion, schema: type[BaseModel]) -> Any:

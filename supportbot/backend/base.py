@@ -8,7 +8,7 @@ record of it commit together; a backend elsewhere ignores it and relies on ``key
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,3 +51,29 @@ class Backend(Protocol):
     ) -> dict[str, Any]:
         """Close the ticket and keep its structured facts (category, codes, amounts, requests …)."""
         ...
+
+
+@runtime_checkable
+class ForgetsCustomers(Protocol):
+    """Optional: a backend that can erase a customer from the business system.
+
+    ``SupportBot.forget_customer`` calls it inside the transaction that deletes the engine's own
+    rows, passing ``tx``; a backend on the same database writes through it so both commit or
+    neither does. A backend elsewhere ignores ``tx`` and must be safe to call again (the engine's
+    part may roll back after it ran). Returns rows deleted per ``schema.table``.
+    """
+
+    def forget_customer(
+        self, email: str, *, ticket_ids: Sequence[str], tx: psycopg.Connection | None
+    ) -> dict[str, int]: ...
+
+
+@runtime_checkable
+class ResetsData(Protocol):
+    """Optional: a demo or test backend whose data ``SupportBot.reset`` may clear.
+
+    Called inside the transaction that clears the engine's tables, so a reseed never finds one
+    side cleared and the other not. A host's production backend should not implement it.
+    """
+
+    def reset_data(self, *, tx: psycopg.Connection) -> dict[str, int]: ...

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
@@ -126,6 +127,49 @@ class DemoBackend:
                 (ticket_id, Jsonb(dict(facts)), customer_email, ticket_id),
             )
         return {"ticket_id": ticket_id, "closed": True}
+
+    def forget_customer(
+        self, email: str, *, ticket_ids: Sequence[str], tx: psycopg.Connection | None
+    ) -> dict[str, int]:
+        """Delete the customer and everything of theirs in the demo schema; rows per table.
+
+        Rows are matched by customer id, by email and by the engine's ticket ids, because the
+        escalation and closure records carry only the latter two.
+        """
+        ids = list(ticket_ids)
+        with self._writer(tx) as conn:
+            found = conn.execute("SELECT id FROM demo.customers WHERE lower(email) = lower(%s)", (email,)).fetchall()
+            customers = [row[0] for row in found]
+            by = {"c": customers, "t": ids, "e": email}
+            statements = [  # children first: the cascades would hide their counts
+                ("refunds", "customer_id = ANY(%(c)s) OR ticket_id = ANY(%(t)s)"),
+                ("escalations", "lower(customer_email) = lower(%(e)s) OR ticket_id = ANY(%(t)s)"),
+                ("ticket_closures", "lower(customer_email) = lower(%(e)s) OR ticket_id = ANY(%(t)s)"),
+                ("past_tickets", "customer_id = ANY(%(c)s) OR id = ANY(%(t)s)"),
+                ("invoices", "customer_id = ANY(%(c)s)"),
+                ("subscriptions", "customer_id = ANY(%(c)s)"),
+                ("customers", "id = ANY(%(c)s)"),
+            ]
+            counts = {}
+            for table, where in statements:
+                query = sql.SQL("WITH gone AS (DELETE FROM {} WHERE {} RETURNING 1) SELECT count(*) FROM gone").format(
+                    sql.Identifier("demo", table), sql.SQL(where))  # type: ignore[arg-type]
+                counts[f"demo.{table}"] = int(conn.execute(query, by).fetchone()[0])  # type: ignore[index]
+        return counts
+
+    def reset_data(self, *, tx: psycopg.Connection) -> dict[str, int]:
+        """Empty every table of the demo schema (sequences keep counting); rows per table."""
+        tables = [row[0] for row in tx.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'demo' ORDER BY tablename").fetchall()]
+        names = [sql.Identifier("demo", t) for t in tables]
+        if not names:
+            return {}
+        tx.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(names)))
+        counts = {f"demo.{t}": int(tx.execute(sql.SQL("SELECT count(*) FROM {}").format(n)).fetchone()[0])  # type: ignore[index]
+                  for t, n in zip(tables, names, strict=True)}
+        tx.execute(sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names)))
+        self._index = None  # the help center is gone with it
+        return counts
 
     @contextmanager
     def _writer(self, tx: psycopg.Connection | None) -> Iterator[psycopg.Connection]:

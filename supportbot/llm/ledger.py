@@ -5,8 +5,13 @@
     llm.for_ticket("T-1", round=2).chat(messages)   # recorded under T-1 and (T-1, 2)
     ledger.for_ticket("T-1").cost, llm.spent().calls
 
-Only calls that return a ``Completion`` are recorded: a call that ends in ``ModelError`` may
-still have been billed for the attempts before it, and no ledger here can see that.
+Calls that return a ``Completion`` are recorded. A call that ends in ``ModelError`` is recorded
+too when the model says what it was billed for (``OpenAICompatible`` attaches ``spent``, a
+``Completion``, to the error after answers it could not use); otherwise it cannot be seen here.
+
+The ticket's durable figures live in its state: ``SupportState.cost`` (the whole ticket) and
+``SupportState.round_spend`` (calls, tokens and cost of the current round), both summed from the
+completions the steps received.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, ModelError
 from .base import LLM, Completion, Message
 
 __all__ = ["Ledger", "MeteredLLM", "Spend"]
@@ -115,7 +120,13 @@ class MeteredLLM:
         schema: type[BaseModel] | None = None,
         temperature: float = 0.0,
     ) -> Completion:
-        completion = self.llm.chat(messages, schema=schema, temperature=temperature)
+        try:
+            completion = self.llm.chat(messages, schema=schema, temperature=temperature)
+        except ModelError as exc:
+            spent = getattr(exc, "spent", None)
+            if isinstance(spent, Completion):
+                self.ledger.record(spent, ticket_id=self.ticket_id, round=self.round)
+            raise
         self.ledger.record(completion, ticket_id=self.ticket_id, round=self.round)
         return completion
 

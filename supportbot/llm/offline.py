@@ -1,7 +1,10 @@
-"""A deterministic offline model: keyword triage, replies composed from help-center articles.
+"""A deterministic offline model: keyword triage, replies composed from help-center articles,
+review by rules, extractive summaries.
 
-It is not AI. It lets the CLI, the demo and the tests run with no API key and no network, and
-it reads the same prompts a real model would, so the whole pipeline is exercised.
+It is not AI. It lets the CLI, the demo and the tests run with no API key and no network, and it
+reads the same prompts a real model would (the labelled sections of ``supportbot.context``), so
+the whole pipeline is exercised. Same messages in, same completion out: nothing here depends on
+time, randomness or set ordering.
 """
 
 from __future__ import annotations
@@ -11,46 +14,87 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
+from .. import guardrails
+from ..backend.search import terms
 from ..errors import ModelError
-from ..state import Review, Triage
+from ..memory.compress import SPEAKER_LABELS, SUMMARY_PROMPT, extractive_summarize
+from ..memory.tokens import MESSAGE_OVERHEAD, count_tokens
+from ..state import Review, Triage, Turn
 from .base import Completion, Message, Usage
 
-_CATEGORY_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("refund", ("退款", "退钱", "退费", "refund", "money back")),
-    ("invoice", ("发票", "抬头", "invoice")),
-    ("technical", ("同步", "银行", "流水", "报错", "sync", "bank", "error")),
-    ("plan_change", ("升级", "降级", "套餐", "upgrade", "downgrade", "plan")),
-    ("account", ("密码", "登录", "账号", "验证码", "password", "login", "2fa")),
-    ("api", ("api", "接口", "密钥", "rate limit", "token")),
-    ("billing", ("扣费", "账单", "续费", "扣款", "charge", "bill", "billing")),
+__all__ = ["OfflineModel", "compose_reply", "latest_message", "review", "summarize", "triage"]
+
+# (category, words that signal it, help-center terms to search with). Checked in order: the first
+# category with a matching word wins, so the more specific requests come first.
+_CATEGORIES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("refund", ("退款", "退钱", "退费", "退我", "把钱退", "refund", "money back", "chargeback"), "退款"),
+    ("invoice", ("发票", "抬头", "税号", "开票", "红冲", "专票", "invoice", "receipt", "tax id", "vat"), "发票"),
+    ("technical", ("同步", "流水", "银行", "对账单", "授权", "sync", "bank", "statement", "transactions"),
+     "银行 流水 同步"),
+    ("api", ("api", "接口", "密钥", "webhook", "回调", "限流", "速率", "rate limit", "429"), "API 密钥 速率"),
+    ("account", ("密码", "登录", "登不上", "账号", "验证码", "两步验证", "锁定", "成员", "权限", "password", "log in",
+                 "login", "sign in", "2fa", "two-factor", "verification code", "locked", "team member"),
+     "密码 登录 验证码"),
+    ("plan_change", ("升级", "降级", "套餐", "年付", "月付", "自动续费", "取消订阅", "upgrade", "downgrade", "plan",
+                     "cancel my subscription", "auto-renew", "annual", "monthly"), "套餐 升级 降级"),
+    ("billing", ("扣费", "扣款", "账单", "续费", "收费", "多扣", "付款", "charge", "charged", "billing", "bill",
+                 "payment"), "账单 扣费"),
 )
-_HUMAN_WORDS = ("转人工", "人工客服", "投诉", "律师", "起诉", "报警", "human agent", "lawyer", "complaint", "sue ")
+# Extra search terms for English words, because the help center is written in Chinese.
+_GLOSSARY: tuple[tuple[str, str], ...] = (
+    ("refund", "退款 退款政策"), ("invoice", "发票"), ("tax id", "纳税人识别号"), ("bank", "银行"),
+    ("sync", "同步"), ("statement", "流水"), ("authoriz", "授权"), ("password", "忘记密码"), ("2fa", "两步验证"),
+    ("two-factor", "两步验证"), ("verification code", "验证码"), ("locked", "账户被锁定"), ("api key", "API 密钥"),
+    ("rate limit", "速率限制"), ("webhook", "Webhook 回调"), ("upgrade", "升级套餐"), ("downgrade", "降级套餐"),
+    ("cancel", "取消自动续费"), ("price", "套餐与价格"), ("plan", "套餐"), ("missing", "缺失"),
+    ("duplicate", "重复"), ("team", "团队成员"),
+)
+_HUMAN_WORDS = ("转人工", "人工客服", "找人工", "真人", "投诉", "律师", "起诉", "报警", "消协", "12315", "曝光",
+                "被盗", "盗刷", "盗号", "human agent", "real person", "talk to a human", "speak to a human",
+                "speak to someone", "lawyer", "complaint", "sue ", "legal action", "hacked", "fraud")
+_URGENT_WORDS = ("紧急", "十万火急", "马上", "立刻", "尽快", "urgent", "asap", "immediately")
 _ACCOUNT_CATEGORIES = {"refund", "billing", "plan_change", "invoice"}
-_ERROR_CODE = re.compile(r"\bE\d{4}\b")
-_ARTICLE = re.compile(r"^\[(KB-[A-Za-z0-9-]+)\] ([^:]+):(.*)$", re.MULTILINE)
+_ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])E[0-9]{4}(?![0-9])", re.IGNORECASE)
+_ARTICLE = re.compile(r"^\[(KB-[A-Za-z0-9-]+)\] (.+)$", re.MULTILINE)
 _SENTENCE = re.compile(r"[^。!?!?\n]+[。!?!?]?")
+_ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|please|click|go to", re.IGNORECASE)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_REFUND_NOTE = re.compile(r"^(?:已创建退款申请|客户申请|没有可退款)|不能受理|不能退款")  # act's refund outcomes
 
 LATEST_LABEL = "客户最新消息:"
+HITS_LABEL = "帮助中心文章:"
+FINDINGS_LABEL = "账户查询结果:"
+DRAFT_LABEL = "草稿:"
+BASICS_START = "发件邮箱:"  # the first line of the ticket part of every prompt
+MAX_ARTICLES = 3
 
 
 class OfflineModel:
-    """Deterministic stand-in for a chat model; same input, same output."""
+    """Deterministic stand-in for a chat model; same input, same output; costs nothing."""
 
     model = "offline"
 
     def __init__(self, *, on_token: Callable[[str], None] | None = None) -> None:
         self._on_token = on_token  # free-text replies are passed on line by line, like a stream
 
+    def __repr__(self) -> str:
+        return "OfflineModel()"
+
     def chat(
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
     ) -> Completion:
+        system = messages[0]["content"] if messages and messages[0].get("role") == "system" else ""
         prompt = messages[-1]["content"] if messages else ""
         if schema is Triage:
             parsed: BaseModel = triage(latest_message(prompt))
         elif schema is Review:
-            parsed = Review(passed=bool(prompt.strip()), problems=[])
+            parsed = review(prompt)
         elif schema is not None:
             raise ModelError(f"the offline model cannot produce {schema.__name__}; configure a real model")
+        elif system.strip() == SUMMARY_PROMPT.strip():
+            text = summarize(prompt)
+            return Completion(text=text, usage=_usage(messages, text), model=self.model)
         else:
             text = compose_reply(prompt)
             if self._on_token is not None:
@@ -61,42 +105,234 @@ class OfflineModel:
         return Completion(text=text, parsed=parsed, usage=_usage(messages, text), model=self.model)
 
 
+# -- triage ---------------------------------------------------------------------------------------
+
+
 def latest_message(prompt: str) -> str:
     at = prompt.rfind(LATEST_LABEL)
     return prompt[at + len(LATEST_LABEL):].strip() if at >= 0 else prompt.strip()
 
 
 def triage(message: str) -> Triage:
+    """Category, account need, handoff and search terms from keywords in Chinese and English."""
     lowered = message.lower()
-    category = next((c for c, words in _CATEGORY_WORDS if any(w in lowered for w in words)), "other")
-    codes = _ERROR_CODE.findall(message)
-    query = " ".join([*codes, message[:60]])
+    codes = sorted({c.upper() for c in _ERROR_CODE.findall(message)})
+    category = next((c for c, words, _ in _CATEGORIES if _has_any(lowered, words)), None)
+    if category is None or (category in ("account", "billing", "plan_change") and codes):
+        # An error code says more than a generic word: E3xxx are bank sync, E2xxx the API.
+        category = "technical" if any(c.startswith("E3") for c in codes) else "api" if codes else category
+    category = category or "other"
+    needs_human = _has_any(lowered, _HUMAN_WORDS)
     return Triage(
         category=category,  # type: ignore[arg-type]
         needs_account_data=category in _ACCOUNT_CATEGORIES,
-        needs_human=any(w in lowered for w in _HUMAN_WORDS),
-        urgency="high" if "紧急" in message or "urgent" in lowered else "normal",
-        summary=message[:40],
-        search_query=query,
+        needs_human=needs_human,
+        urgency="high" if needs_human or _has_any(lowered, _URGENT_WORDS) else "normal",
+        summary=_first_sentence(message)[:60],
+        search_query=" ".join(dict.fromkeys([*codes, *_search_terms(lowered), message[:80]])),
     )
 
 
+def _search_terms(lowered: str) -> list[str]:
+    found = [zh for _, words, zh in _CATEGORIES if _has_any(lowered, words)]
+    found += [zh for en, zh in _GLOSSARY if en in lowered]
+    return found
+
+
+def _has_any(lowered: str, words: Sequence[str]) -> bool:
+    for word in words:
+        if word.isascii() and word.strip().isalnum():
+            # Whole words only, so "plan" does not fire inside "explanation".
+            if re.search(rf"(?<![a-z]){re.escape(word.strip())}(?![a-z])", lowered):
+                return True
+        elif word in lowered:
+            return True
+    return False
+
+
+# -- drafting -------------------------------------------------------------------------------------
+
+
 def compose_reply(prompt: str) -> str:
-    """A reply built from the top article's first sentences, citing it, plus account findings."""
-    lines = ["您好!"]
-    article = _ARTICLE.search(prompt)
-    if article:
-        sentences = _SENTENCE.findall(article[3].strip())[:2]
-        lines.append(f"关于「{article[2].strip()}」:{''.join(sentences).strip()} [{article[1]}]")
-    else:
-        lines.append("我们已收到您的问题,正在为您核实。")
-    for line in prompt.splitlines():
-        if line.startswith(("已创建退款申请", "客户申请退款", "没有可退款")):
-            lines.append(line.replace("客户申请", "您申请"))
-    lines.append("如果还有问题,欢迎随时回复。")
+    """A reply from the offered articles (each cited), the account findings and a closing line.
+
+    English when the customer wrote in English; the help center is Chinese, so quoted article
+    sentences stay as written.
+    """
+    latest = latest_message(prompt)
+    english = is_english(latest)
+    articles = _articles(_section(prompt, HITS_LABEL))
+    chosen = _relevant(articles, latest)
+    lines = ["Hello!" if english else "您好!"]
+    for n, (article_id, title, body) in enumerate(chosen):
+        sentences = _key_sentences(body, latest, limit=3 if n == 0 else 2)
+        if english:
+            lead = "Regarding" if n == 0 else "See also"
+            lines.append(f"{lead} “{title}”: {''.join(sentences)} [{article_id}]")
+        else:
+            lead = "关于" if n == 0 else "另请参考"
+            lines.append(f"{lead}「{title}」:{''.join(sentences)} [{article_id}]")
+    if not chosen:
+        lines.append("We have received your question and are looking into it." if english
+                     else "我们已收到您的问题,正在为您核实。")
+    account = _account_lines(_section(prompt, FINDINGS_LABEL), latest, english=english)
+    if account:
+        lines.append("Your account:" if english else "您的账户信息:")
+        lines += [f"- {line}" for line in account]
+    lines.append("If you have any other questions, just reply to this message." if english
+                 else "如果还有问题,欢迎随时回复。")
     return "\n".join(lines)
 
 
+def is_english(text: str) -> bool:
+    """True for a message in English: Latin words and no Chinese characters."""
+    return not _CJK.search(text) and len(_LATIN_WORD.findall(text)) >= 2
+
+
+def _section(prompt: str, label: str) -> str:
+    """The lines under ``label`` up to the next blank line."""
+    at = prompt.find(label + "\n")
+    if at < 0:
+        return ""
+    return prompt[at + len(label) + 1:].split("\n\n", 1)[0]
+
+
+def _articles(section: str) -> list[tuple[str, str, str]]:
+    found = []
+    for article_id, rest in _ARTICLE.findall(section):
+        # Titles may hold a colon ("同步失败提示 E3002:银行系统维护"), so the title ends at the
+        # last colon before the body's first full stop.
+        head = rest.split("。", 1)[0]
+        cut = head.rfind(":")
+        if cut < 0:
+            found.append((article_id, rest.strip(), ""))
+        else:
+            found.append((article_id, rest[:cut].strip(), rest[cut + 1:].strip()))
+    return found
+
+
+def _relevant(articles: list[tuple[str, str, str]], latest: str) -> list[tuple[str, str, str]]:
+    """The best article, plus others whose titles share at least two terms with the question and
+    do not concern a different error code."""
+    if not articles:
+        return []
+    codes = {c.upper() for c in _ERROR_CODE.findall(latest)}
+    # The question's own words (English ones translated), not the category's search terms: those
+    # would make every article of the category look relevant.
+    lowered = latest.lower()
+    asked = set(terms(" ".join([latest, *(zh for en, zh in _GLOSSARY if en in lowered)])))
+    chosen = [articles[0]]
+    for article in articles[1:]:
+        title_codes = {c.upper() for c in _ERROR_CODE.findall(article[1])}
+        if codes and title_codes and not title_codes & codes:
+            continue
+        if len(asked & set(terms(article[1]))) >= 2 or (title_codes & codes):
+            chosen.append(article)
+        if len(chosen) == MAX_ARTICLES:
+            break
+    return chosen
+
+
+def _key_sentences(body: str, latest: str, *, limit: int) -> list[str]:
+    """The first sentence, those naming the customer's error code, and the first instruction."""
+    sentences = [s.strip() for s in _SENTENCE.findall(body) if s.strip()]
+    if not sentences:
+        return []
+    codes = {c.upper() for c in _ERROR_CODE.findall(latest)}
+    keep = {0}
+    keep |= {i for i, s in enumerate(sentences) if codes & {c.upper() for c in _ERROR_CODE.findall(s)}}
+    action = next((i for i, s in enumerate(sentences) if i and _ACTION.search(s)), None)
+    if action is not None:
+        keep.add(action)
+    return [sentences[i] for i in sorted(keep)[:limit]]
+
+
+def _account_lines(findings: str, latest: str, *, english: bool) -> list[str]:
+    wants_bills = bool(re.search(r"账单|扣|发票|invoice|charge|bill", latest, re.IGNORECASE))
+    lines = []
+    for line in (raw.strip() for raw in findings.splitlines()):
+        refund_note = bool(_REFUND_NOTE.search(line))
+        if not line or line.startswith("(") or (line.startswith("账单") and not wants_bills and not refund_note):
+            continue
+        if refund_note:
+            line = _refund_note_in_english(line) if english else line.replace("客户申请", "您申请")
+        lines.append(line)
+    return lines
+
+
+def _refund_note_in_english(line: str) -> str:
+    if m := re.match(r"已创建退款申请 (\S+):(\S+) (\S+),", line):
+        return f"Refund request {m[1]} for {m[2]} {m[3]} has been created and is waiting for a person to review it."
+    if m := re.match(r"客户申请退款 (\S+) 元,超过账单 (\S+) 的实付金额 (\S+) 元", line):
+        return (f"The refund you asked for ({m[1]} CNY) is more than the {m[3]} CNY paid on invoice {m[2]}, "
+                "so it cannot be accepted.")
+    return "There is no paid invoice that could be refunded." if line.startswith("没有可退款") else line
+
+
+# -- review ---------------------------------------------------------------------------------------
+
+
+def review(prompt: str) -> Review:
+    """The draft in a review prompt, judged by ``guardrails.draft_problems`` against the rest of it.
+
+    Amounts, time limits and identifiers are checked only when the prompt carries the evidence
+    (``guardrails.EVIDENCE_LABEL``); without it a right draft quoting an invoice would be refused.
+    """
+    at = prompt.find(DRAFT_LABEL + "\n")
+    if at < 0:
+        return Review(passed=False, problems=["审核请求中没有草稿"])
+    start = at + len(DRAFT_LABEL) + 1
+    end = prompt.find("\n\n" + BASICS_START, start)
+    end = len(prompt) if end < 0 else end
+    draft, evidence = prompt[start:end].strip(), prompt[:at] + prompt[end:]
+    known = {article_id for article_id, _ in _ARTICLE.findall(prompt[:at])}
+    problems = guardrails.draft_problems(draft, known_articles=known, evidence=evidence,
+                                         check_facts=guardrails.EVIDENCE_LABEL in evidence)
+    return Review(passed=not problems, problems=problems)
+
+
+# -- summaries ------------------------------------------------------------------------------------
+
+
+def summarize(prompt: str) -> str:
+    """An extractive summary of a ``memory.compress.summary_messages`` request."""
+    previous, conversation = _split_summary_request(prompt)
+    if conversation is None:  # the condense-only pass: keep the fact lines, drop the rest first
+        return extractive_summarize(previous, (), max_chars=max(120, len(previous) // 2))
+    return extractive_summarize(previous, _parse_turns(conversation))
+
+
+def _split_summary_request(prompt: str) -> tuple[str, str | None]:
+    match = re.match(r"\s*已有纪要:\n(.*?)(?:\n\n新增对话:\n(.*))?\s*$", prompt, re.DOTALL)
+    if match is None:
+        return "", prompt  # not the expected layout: summarize the whole text as one conversation
+    previous = match[1].strip()
+    if match[2] is None:
+        previous = previous.rsplit("\n\n", 1)[0].strip()  # drop the condense instruction
+    return ("" if previous == "(无)" else previous), match[2]
+
+
+def _parse_turns(conversation: str) -> list[Turn]:
+    roles = {label: role for role, label in SPEAKER_LABELS.items()}
+    turns: list[Turn] = []
+    for line in conversation.splitlines():
+        label, sep, content = line.partition(":")
+        if sep and label in roles:
+            turns.append(Turn(role=roles[label], content=content))  # type: ignore[arg-type]
+        elif turns:
+            last = turns[-1]
+            turns[-1] = Turn(role=last.role, content=f"{last.content}\n{line}")
+        elif line.strip():
+            turns.append(Turn(role="customer", content=line))
+    return turns
+
+
+def _first_sentence(text: str) -> str:
+    found = _SENTENCE.findall(text.strip())
+    return found[0].strip() if found else text.strip()
+
+
 def _usage(messages: Sequence[Message], text: str) -> Usage:
-    # Characters, not tokens: the offline model costs nothing, this only shows relative size.
-    return Usage(prompt_tokens=sum(len(m["content"]) for m in messages), completion_tokens=len(text))
+    # Counted like a real chat model's usage, so per-round token figures mean the same offline.
+    prompt = sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
+    return Usage(prompt_tokens=prompt, completion_tokens=count_tokens(text))

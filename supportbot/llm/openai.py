@@ -126,7 +126,8 @@ class OpenAICompatible:
             )
         model = (settings.llm_small_model or settings.llm_model) if small else settings.llm_model
         return cls(base_url=settings.llm_base_url, api_key=settings.llm_api_key, model=model, client=client,
-                   on_token=on_token)
+                   timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
+                   prices=settings.llm_prices, on_token=on_token)
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
@@ -183,11 +184,14 @@ class OpenAICompatible:
         try:
             parsed = _parse(second.text, schema)
         except ValidationError as exc:
-            raise self._error(
+            error = self._error(
                 f"the model returned output that does not match {schema.__name__} twice "
                 f"(model {self.model}); last error:\n{_describe(exc)}\nCheck that the model "
                 "supports JSON output (response_format json_object), or simplify the schema."
-            ) from exc
+            )
+            # Both answers were billed; a ledger (MeteredLLM) reads this to count them anyway.
+            error.spent = self._completion([first, second])  # type: ignore[attr-defined]
+            raise error from exc
         return self._completion([first, second], parsed=parsed)
 
     def _send_with_retries(self, body: dict[str, Any]) -> _Reply:

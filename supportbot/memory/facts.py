@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from ..errors import InvalidInput
 from ..state import Fact, Role, Turn
+from .mask import mask_text
 
 FACT_KINDS: tuple[str, ...] = ("id", "error_code", "amount", "date", "promise", "request")
 FACT_LABELS_ZH: Mapping[str, str] = {
@@ -120,9 +121,14 @@ class _Found(NamedTuple):
     key: str
 
 
-def extract(turn: Turn, index: int) -> list[Fact]:
-    """Facts stated in ``turn``, in order of appearance, each once; ``index`` is its position."""
-    found = sorted(_scan(turn.content, turn.role), key=lambda f: (f.start, FACT_KINDS.index(f.kind)))
+def extract(turn: Turn, index: int, *, mask: bool = True) -> list[Fact]:
+    """Facts stated in ``turn``, in order of appearance, each once; ``index`` is its position.
+
+    With ``mask`` (the default, as ``Settings.mask_pii``) the turn is masked before it is read, so
+    no value or key in the ledger holds a phone, email, ID-card or bank-card number.
+    """
+    text = mask_text(turn.content) if mask else turn.content
+    found = sorted(_scan(text, turn.role), key=lambda f: (f.start, FACT_KINDS.index(f.kind)))
     seen: set[tuple[str, str]] = set()
     facts: list[Fact] = []
     for item in found:
@@ -132,7 +138,9 @@ def extract(turn: Turn, index: int) -> list[Fact]:
     return facts
 
 
-def update_ledger(ledger: tuple[Fact, ...], turns: Sequence[Turn], start: int) -> tuple[Fact, ...]:
+def update_ledger(
+    ledger: tuple[Fact, ...], turns: Sequence[Turn], start: int, *, mask: bool = True
+) -> tuple[Fact, ...]:
     """``ledger`` plus the new facts of ``turns[start:]``, deduplicated by ``(kind, key)``.
 
     A fact keeps the first turn it appeared in, and the order is stable: existing facts first,
@@ -143,7 +151,7 @@ def update_ledger(ledger: tuple[Fact, ...], turns: Sequence[Turn], start: int) -
     seen = {(fact.kind, fact.key) for fact in ledger}
     added: list[Fact] = []
     for index in range(start, len(turns)):
-        for fact in extract(turns[index], index):
+        for fact in extract(turns[index], index, mask=mask):
             if (fact.kind, fact.key) not in seen:
                 seen.add((fact.kind, fact.key))
                 added.append(fact)

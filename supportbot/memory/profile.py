@@ -36,6 +36,7 @@ from psycopg.rows import class_row
 
 from ..errors import InvalidInput
 from ..records import Customer, Subscription
+from .mask import mask_text
 
 __all__ = [
     "LABELS",
@@ -50,7 +51,7 @@ __all__ = [
 
 # Part of every fingerprint: bump it when the rules or labels change, so cached profiles built by
 # the old rules are rebuilt even though their inputs did not change.
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: requests, promises and resolutions are masked (memory/mask.py)
 
 # Every word the text uses, so a second language is one more entry rather than a code change.
 LABELS: Mapping[str, Mapping[str, str]] = {
@@ -161,8 +162,13 @@ def build_profile(
     today: date,
     max_chars: int = 100,
     language: str = "zh",
+    mask: bool = True,
 ) -> Profile:
-    """Derive the customer's profile and its prompt text (at most ``max_chars`` characters)."""
+    """Derive the customer's profile and its prompt text (at most ``max_chars`` characters).
+
+    With ``mask`` (``Settings.mask_pii``) requests, promises and resolutions, which were once
+    somebody's words, have their phone, email, ID and card numbers masked.
+    """
     if max_chars < 1:
         raise InvalidInput(f"max_chars must be at least 1, got {max_chars}; pass the prompt's budget for the profile")
     if language not in LABELS:
@@ -176,6 +182,8 @@ def build_profile(
     recurring = _rank_issues(visible, labels)
     requests = _latest_first(visible, "requests")
     promises = _latest_first(visible, "promises")
+    if mask:
+        recurring, requests, promises = _masked(recurring, requests, promises)
     base = _base_text(subs, today, customer.is_vip, labels)
     parts = _parts(recurring, requests, promises, labels)
     return Profile(
@@ -343,6 +351,18 @@ def _latest_first(tickets: Sequence[_CleanTicket], field: Literal["requests", "p
         for text in getattr(ticket, field):
             last_seen[text] = max(ticket.resolved_on, last_seen.get(text, ticket.resolved_on))
     return tuple(sorted(last_seen, key=lambda text: (-last_seen[text].toordinal(), text)))
+
+
+def _masked(
+    recurring: Sequence[RecurringIssue], requests: Sequence[str], promises: Sequence[str]
+) -> tuple[tuple[RecurringIssue, ...], tuple[str, ...], tuple[str, ...]]:
+    """The free-text parts masked; two texts that differ only in a masked number become one."""
+    issues = tuple(
+        dataclasses.replace(issue, resolutions=tuple(mask_text(r) for r in issue.resolutions))
+        for issue in recurring
+    )
+    return (issues, tuple(dict.fromkeys(mask_text(r) for r in requests)),
+            tuple(dict.fromkeys(mask_text(p) for p in promises)))
 
 
 # -- text ---------------------------------------------------------------------------------------

@@ -109,15 +109,15 @@ def make_durable(conn: psycopg.Connection) -> None:
 
 # -- leases: one worker runs a ticket's rounds at a time ------------------------------------
 
-def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> int | None:
-    """Take the ticket if free or abandoned; return its latest step seq (0 if none), None if busy."""
+def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> tuple[int, int] | None:
+    """Take the ticket if free or abandoned: (its latest step seq, its turn count); None if busy."""
     row = conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
         " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now())"
-        " RETURNING (SELECT coalesce(max(seq), 0) FROM supportbot.steps WHERE ticket_id = %s)",
+        " RETURNING (SELECT coalesce(max(seq), 0) FROM supportbot.steps WHERE ticket_id = %s), turn_count",
         (owner, seconds, ticket_id, ticket_id),
     ).fetchone()
-    return None if row is None else int(row[0])
+    return None if row is None else (int(row[0]), int(row[1]))
 
 
 def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
@@ -131,11 +131,14 @@ def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: f
         raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
 
 
-def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> None:
-    conn.execute(
-        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND lease_owner = %s",
+def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> int | None:
+    """Free the ticket; return its turn count, or None if the lease was no longer ours."""
+    row = conn.execute(
+        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND lease_owner = %s"
+        " RETURNING turn_count",
         (ticket_id, owner),
-    )
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 # -- turns -----------------------------------------------------------------------------------
@@ -160,8 +163,8 @@ def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
 def append_customer_message(
     conn: psycopg.Connection, ticket_id: str, content: str, *, message_id: str | None, now: datetime,
     tokens: int | None = None,
-) -> tuple[int, bool]:
-    """Store a customer message at the next position; return (idx, stored_now).
+) -> tuple[Turn, bool]:
+    """Store a customer message at the next position; return (the stored turn, stored_now).
 
     One statement: the ticket row's update allocates the position under its row lock, so
     concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing.
@@ -169,15 +172,15 @@ def append_customer_message(
     if message_id is not None:
         found = find_message(conn, ticket_id, message_id)
         if found is not None:
-            return found, False
+            return _turn_at(conn, ticket_id, found), False
     try:
-        row = conn.execute(
+        row = conn.cursor(row_factory=class_row(Turn)).execute(
             "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now()"
             "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx)"
             " INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
             " SELECT %(t)s, slot.idx,"
             "  (SELECT coalesce(max(round), 0) + 1 FROM supportbot.steps WHERE ticket_id = %(t)s),"
-            "  'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING idx",
+            f"  'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS}",
             {"t": ticket_id, "c": content, "m": message_id, "n": tokens, "now": now},
         ).fetchone()
     except psycopg.errors.UniqueViolation:
@@ -185,11 +188,16 @@ def append_customer_message(
             raise
         found = find_message(conn, ticket_id, message_id)  # a concurrent send of the same id won
         assert found is not None
-        return found, False
+        return _turn_at(conn, ticket_id, found), False
     if row is None:
         raise UnknownTicket(f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`",
                             ticket_id=ticket_id)
-    return int(row[0]), True
+    return row, True
+
+
+def _turn_at(conn: psycopg.Connection, ticket_id: str, idx: int) -> Turn:
+    (turn,) = load_turns(conn, ticket_id, idx, idx + 1)
+    return turn
 
 
 def find_message(conn: psycopg.Connection, ticket_id: str, message_id: str) -> int | None:

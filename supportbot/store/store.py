@@ -104,6 +104,13 @@ class Store:
                 cache[ticket_id] = cached
         return cached[:count]
 
+    def remember_turn(self, ticket_id: str, turn: Turn) -> None:
+        """Add a turn this process just stored, so the round that answers it need not read it back."""
+        with self._lock:
+            cached = self._turns.get(ticket_id, ())
+            if turn.idx == len(cached):
+                self._turns[ticket_id] = (*cached, turn)
+
     def forget_cached(self, ticket_id: str) -> None:
         with self._lock:
             self._turns.pop(ticket_id, None)

@@ -1,0 +1,152 @@
+"""Rule checks on a draft reply, run before any model reviews it: free, deterministic and certain.
+
+A draft may only state what the data supports. ``draft_problems`` compares the draft with an
+*evidence* text (the articles, the account findings, the customer's own messages and records) and
+reports, in words a redrafting model can act on:
+
+- citations of articles that were not retrieved, or none at all when articles exist;
+- amounts of money, and time limits ("3 至 7 个工作日", "within 24 hours"), that the evidence lacks;
+- identifiers (emails, customer, invoice and refund ids, phone numbers) that the evidence lacks,
+  which is how another customer's data would show up;
+- claims that a refund was approved or paid: only a human's ``approve()`` decides that, and the
+  system states the decision itself (``steps.finalize``), so a draft never may;
+- guarantees, and drafts that are empty or too long.
+
+The same function serves the ``check`` step (with the state's full evidence) and the offline
+model's review (with what its prompt shows).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["CITATION", "EVIDENCE_LABEL", "MAX_DRAFT_CHARS", "claims_approval", "draft_problems", "durations", "money",
+           "numbers"]
+
+CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
+MAX_DRAFT_CHARS = 1500
+# Heads the section of a review prompt that holds the data a draft must agree with.
+EVIDENCE_LABEL = "核对用资料(金额、时限和单号须与此一致):"
+
+_NUMBER = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
+_ANY_NUMBER = re.compile(rf"(?<![0-9.,])(?:{_NUMBER})")
+_MONEY = re.compile(
+    rf"(?:[¥￥$]|US\$|RMB|CNY|USD|人民币)\s*(?P<n1>{_NUMBER})"
+    rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?:元|块钱|块|RMB|CNY|USD|yuan|美元|dollars?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_UNITS = {
+    "工作日": "workday", "个工作日": "workday", "business day": "workday", "business days": "workday",
+    "working day": "workday", "working days": "workday",
+    "天": "day", "day": "day", "days": "day",
+    "小时": "hour", "个小时": "hour", "hour": "hour", "hours": "hour",
+    "分钟": "minute", "minute": "minute", "minutes": "minute",
+    "周": "week", "个星期": "week", "星期": "week", "week": "week", "weeks": "week",
+    "个月": "month", "month": "month", "months": "month",
+}
+_UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+_DURATION = re.compile(
+    rf"(?<![0-9.\-/])(?P<a>[0-9]+)(?:\s*(?:至|到|-|~|～|to)\s*(?P<b>[0-9]+))?\s*(?P<unit>{_UNIT_ALTERNATION})(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_APPROVAL_CLAIM = re.compile(
+    r"(?:已|已经)(?:为您|帮您|给您)?(?:被)?(?:批准|审批通过|通过审批|通过了审批|同意(?:了)?(?:您的)?退款|退款(?!申请)"
+    r"|退还|原路退回|退回|打款|办理(?:了)?退款|完成(?:了)?退款)"
+    r"|(?:退款|申请)(?:已|已经)(?:被)?(?:批准|通过|到账|完成|退回|办理|处理完)"
+    r"|(?:审批|审核)(?:已经|已)通过|(?:审批|审核)通过了|批准了(?:您的)?(?:退款|申请)"
+    r"|\b(?:has|have|had|is|was|are|were)\s+(?:now\s+|already\s+|just\s+)?(?:been\s+)?"
+    r"(?:approved|refunded|credited|paid\s+out)\b"
+    r"|\bi(?:'ve|\s+have)?\s+(?:approved|refunded)\b|\bapproved\s+(?:your|the)\s+refund\b"
+    r"|\brefund\s+(?:is\s+)?on\s+its\s+way\b",
+    re.IGNORECASE,
+)
+_GUARANTEE = re.compile(r"保证|一定会|肯定会|绝对会|\bguarantee[ds]?\b|\bdefinitely\s+will\b", re.IGNORECASE)
+_IDENTIFIERS = (
+    ("邮箱", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
+    ("客户编号", re.compile(r"(?<![A-Za-z0-9-])C[0-9]{4,}(?![0-9])")),
+    ("账单号", re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")),
+    ("退款单号", re.compile(r"(?<![A-Za-z0-9-])R[0-9]{6}(?![0-9])")),
+    ("手机号", re.compile(r"(?<![0-9])1[3-9][0-9]{9}(?![0-9])")),
+)
+
+
+def money(text: str) -> list[Decimal]:
+    """Amounts written with a currency ("100 元", "¥3,588.00", "$20"), in order."""
+    found = []
+    for m in _MONEY.finditer(text):
+        value = _decimal(m["n1"] or m["n2"])
+        if value is not None:
+            found.append(value)
+    return found
+
+
+def numbers(text: str) -> set[Decimal]:
+    """Every number in ``text``; Decimal equality makes 3588 and 3,588.00 the same."""
+    return {v for m in _ANY_NUMBER.finditer(text) if (v := _decimal(m.group())) is not None}
+
+
+def durations(text: str) -> list[tuple[int, int, str, str]]:
+    """Time spans as (low, high, unit, as written): "3 至 7 个工作日" is (3, 7, "workday", ...)."""
+    found = []
+    for m in _DURATION.finditer(text):
+        low = int(m["a"])
+        found.append((low, int(m["b"]) if m["b"] else low, _UNITS[m["unit"].lower()], m.group().strip()))
+    return found
+
+
+def claims_approval(text: str) -> str | None:
+    """The words claiming a refund was approved or paid, if the text has any."""
+    match = _APPROVAL_CLAIM.search(text)
+    return match.group() if match else None
+
+
+def draft_problems(draft: str, *, known_articles: Collection[str], evidence: str,
+                   check_facts: bool = True, max_chars: int = MAX_DRAFT_CHARS) -> list[str]:
+    """What is wrong with ``draft`` given the articles offered and the evidence; [] when nothing.
+
+    ``check_facts=False`` skips amounts, time limits and identifiers, for a caller whose evidence
+    is known to be incomplete (it would reject drafts that are right).
+    """
+    problems: list[str] = []
+    if not draft.strip():
+        return ["草稿为空"]
+    cited = set(CITATION.findall(draft))
+    if unknown := sorted(cited - set(known_articles)):
+        problems.append(f"引用了不存在的文章:{', '.join(unknown)}")
+    if known_articles and not cited:
+        problems.append("没有引用帮助中心文章")
+    if claim := claims_approval(draft):
+        problems.append(f"草稿声称退款已批准或已执行(“{claim}”);退款只能由人工审批,结果由系统告知客户")
+    if guarantee := _GUARANTEE.search(draft):
+        problems.append(f"草稿作出了无依据的保证(“{guarantee.group()}”)")
+    if check_facts:
+        problems += list(_unsupported(draft, evidence))
+    if len(draft) > max_chars:
+        problems.append(f"草稿过长({len(draft)} 字,上限 {max_chars})")
+    return problems
+
+
+def _unsupported(draft: str, evidence: str) -> Iterator[str]:
+    known_numbers = numbers(evidence)
+    if amounts := [a for a in money(draft) if a not in known_numbers]:
+        yield "金额在资料中没有依据:" + "、".join(dict.fromkeys(f"{a}" for a in amounts))
+    # A span is supported by the same span, or a single figure by a range's upper end: "7 个工作日内"
+    # follows from "3 至 7 个工作日", but "3 个工作日内" promises more than that.
+    known = {(low, high, unit) for low, high, unit, _ in durations(evidence)}
+    known |= {(high, high, unit) for _, high, unit in known}
+    if spans := [written for low, high, unit, written in durations(draft) if (low, high, unit) not in known]:
+        yield "承诺了资料中没有依据的时限:" + "、".join(dict.fromkeys(spans))
+    lowered = evidence.lower()
+    for kind, pattern in _IDENTIFIERS:
+        strangers = [v for v in pattern.findall(draft) if v.lower() not in lowered]
+        if strangers:
+            yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
+
+
+def _decimal(raw: str) -> Decimal | None:
+    try:
+        return Decimal(raw.replace(",", ""))
+    except InvalidOperation:
+        return None

@@ -1,0 +1,298 @@
+"""Forget a customer, prune closed tickets, reset and reseed: on a real PostgreSQL, scanned generically."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits
+from supportbot import Settings, SupportBot
+from supportbot.backend.demo_data import CUSTOMERS, load_demo_data
+from supportbot.errors import (
+    CustomerBusy,
+    InvalidInput,
+    LeaseLost,
+    StepPruned,
+    UnknownCustomer,
+    UnknownStep,
+    UnknownTicket,
+)
+from supportbot.lifecycle import check_not_pruned
+from supportbot.state import Triage
+from supportbot.store import repo
+
+SCHEMAS = ("supportbot", "demo")
+# 吴刚 as the demo data has him: id, email, name, phone.
+WUGANG = ("C0001", "wugang@example.com", "吴刚", "13800001234")
+
+
+def _route(prompt: str) -> Triage:
+    latest = prompt[prompt.rfind("客户最新消息:"):]
+    if "退款" in latest:
+        return REFUND
+    return HUMAN if "人工" in latest else TECH
+
+
+@pytest.fixture
+def demo_url(database_url: str) -> str:
+    with psycopg.connect(database_url) as conn:
+        load_demo_data(conn)
+    return database_url
+
+
+@pytest.fixture
+def bot(demo_url: str) -> Iterator[SupportBot]:
+    llm = ScriptedLLM(triage=_route, draft=cite_hits)
+    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as opened:  # type: ignore[arg-type]
+        yield opened
+
+
+def _traces(url: str, needles: Sequence[str]) -> dict[str, int]:
+    """Rows per ``schema.table.column`` whose value, as text, contains any needle: every column of every table."""
+    patterns = [f"%{n}%" for n in needles]
+    found: dict[str, int] = {}
+    with psycopg.connect(url) as conn:
+        columns = conn.execute(
+            "SELECT c.table_schema, c.table_name, c.column_name FROM information_schema.columns c"
+            " JOIN information_schema.tables t USING (table_schema, table_name)"
+            " WHERE c.table_schema = ANY(%s) AND t.table_type = 'BASE TABLE' ORDER BY 1, 2, 3",
+            (list(SCHEMAS),),
+        ).fetchall()
+        assert len(columns) > 60  # every table of both schemas, not an empty catalog query
+        for schema, table, column in columns:
+            query = sql.SQL("SELECT count(*) FROM {} WHERE {}::text LIKE ANY(%s)").format(
+                sql.Identifier(schema, table), sql.Identifier(column))
+            count = conn.execute(query, (patterns,)).fetchone()[0]  # type: ignore[index]
+            if count:
+                found[f"{schema}.{table}.{column}"] = count
+    return found
+
+
+def _rows(url: str) -> dict[str, Counter[str]]:
+    """Every row of every table of both schemas, as text."""
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            "SELECT schemaname, tablename FROM pg_tables WHERE schemaname = ANY(%s) ORDER BY 1, 2", (list(SCHEMAS),)
+        ).fetchall()
+        return {f"{s}.{t}": Counter(r[0] for r in conn.execute(
+            sql.SQL("SELECT x::text FROM {} x").format(sql.Identifier(s, t))).fetchall()) for s, t in tables}
+
+
+def _without(rows: dict[str, Counter[str]], needles: Sequence[str]) -> dict[str, Counter[str]]:
+    return {table: Counter({r: n for r, n in counted.items() if not any(x in r for x in needles)})
+            for table, counted in rows.items()}
+
+
+def _hold_lease(url: str, ticket_id: str, owner: str = "worker-elsewhere") -> None:
+    """A worker in another process takes the ticket, as it does at the start of a round."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert repo.acquire_lease(conn, ticket_id, owner, 60) is not None
+
+
+# -- forget ------------------------------------------------------------------------------------
+
+
+def _tickets_in_every_state(bot: SupportBot, demo_url: str) -> dict[str, dict[str, str]]:
+    """吴刚, 李娜 and 周杰 with resolved, waiting, escalated and mid-round tickets."""
+    made: dict[str, dict[str, str]] = {}
+    for customer in (c for c in CUSTOMERS if c.id in ("C0001", "C0002", "C0007")):
+        email = customer.email
+        resolved = bot.open_ticket(email, "银行流水", "银行流水又同步失败了,提示 E3001")
+        bot.send(resolved.ticket_id, f"我是{customer.name},手机 {customer.phone},邮箱 {email},重新授权了还是不行")
+        waiting = bot.open_ticket(email, "退款", "年付不想用了,申请退款 100 元")
+        escalated = bot.open_ticket(email, "投诉", "我要投诉,转人工")
+        busy = bot.open_ticket(email, "登录", "登录以后页面一直在转圈")
+        assert (resolved.outcome, waiting.outcome, escalated.outcome) == ("resolved", "waiting_approval", "escalated")
+        _hold_lease(demo_url, busy.ticket_id)
+        made[email] = {"resolved": resolved.ticket_id, "waiting": waiting.ticket_id,
+                       "escalated": escalated.ticket_id, "busy": busy.ticket_id}
+    return made
+
+
+def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: SupportBot, demo_url: str) -> None:
+    made = _tickets_in_every_state(bot, demo_url)
+    mine = sorted(made["wugang@example.com"].values())
+    needles = [*WUGANG, *mine]
+    before = _rows(demo_url)
+    assert _traces(demo_url, WUGANG), "the scan must see him before, or its silence after means nothing"
+    lina_state = bot.state(made["lina@example.com"]["resolved"])
+
+    report = bot.forget_customer("WuGang@example.com", force=True)
+
+    assert report.tickets == mine and report.email == "WuGang@example.com"
+    assert report.rows["supportbot.tickets"] == 4 and report.rows["demo.customers"] == 1
+    assert report.rows["supportbot.turns"] >= 8 and report.rows["supportbot.approvals"] == 1
+    assert report.rows["supportbot.customer_profiles"] == 1 and report.rows["demo.refunds"] == 1
+    assert report.rows["demo.past_tickets"] >= 3 and report.rows["demo.escalations"] == 1
+    assert report.total == sum(report.rows.values())
+    assert _traces(demo_url, needles) == {}
+    # Every row that did not mention him is still there, byte for byte; every row that did is gone.
+    assert _rows(demo_url) == _without(before, needles)
+    assert bot.state(made["lina@example.com"]["resolved"]) == lina_state
+    with pytest.raises(UnknownTicket):
+        bot.state(mine[0])
+    with pytest.raises(UnknownCustomer):
+        bot.profile("wugang@example.com")
+    # 李娜's refund still waits for its human, and can be decided after his data is gone.
+    done = bot.approve(made["lina@example.com"]["waiting"], approved=True, approver="王经理")
+    assert done.outcome == "resolved"
+
+
+def test_a_busy_ticket_blocks_the_forget_and_nothing_is_deleted(bot: SupportBot, demo_url: str) -> None:
+    made = _tickets_in_every_state(bot, demo_url)["wugang@example.com"]
+    before = _rows(demo_url)
+    with pytest.raises(CustomerBusy) as caught:
+        bot.forget_customer("wugang@example.com")
+    message = str(caught.value)
+    assert made["waiting"] in message and made["busy"] in message and "mid-round" in message
+    assert "force=True" in message and "Retry later" in message
+    assert set(caught.value.tickets) == {made["waiting"], made["busy"]}
+    assert _rows(demo_url) == before
+
+    bot.forget_customer("wugang@example.com", force=True)
+    assert _traces(demo_url, [*WUGANG, *made.values()]) == {}
+    with psycopg.connect(demo_url, autocommit=True) as conn, pytest.raises(LeaseLost):
+        repo.renew_lease(conn, made["busy"], "worker-elsewhere", 30)  # the cancelled round's worker
+
+
+def test_an_expired_lease_does_not_block_and_an_unknown_email_deletes_nothing(bot: SupportBot, demo_url: str) -> None:
+    ticket = bot.open_ticket("chenjing@example.com", "发票", "发票抬头写错了").ticket_id
+    with psycopg.connect(demo_url) as conn:  # a worker died mid-round long ago
+        conn.execute("UPDATE supportbot.tickets SET lease_owner = 'dead', lease_expires = now() - interval '1 hour'"
+                     " WHERE id = %s", (ticket,))
+    before = _rows(demo_url)
+    nobody = bot.forget_customer("nobody@example.com")
+    assert (nobody.tickets, nobody.total) == ([], 0) and _rows(demo_url) == before
+    report = bot.forget_customer("chenjing@example.com")
+    assert report.tickets == [ticket] and _traces(demo_url, ["C0003", "chenjing@example.com", "陈静"]) == {}
+
+
+# -- prune -------------------------------------------------------------------------------------
+
+
+def _later() -> datetime:
+    return datetime.now(UTC) + timedelta(minutes=1)
+
+
+def _closed_and_open(bot: SupportBot, demo_url: str) -> dict[str, str]:
+    three = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+    bot.send(three, "重新授权了还是不行")
+    bot.send(three, "好了,谢谢")
+    escalated = bot.open_ticket("lina@example.com", "发票", "发票抬头写错了").ticket_id
+    bot.send(escalated, "我要投诉,转人工")
+    single = bot.open_ticket("chenjing@example.com", "发票", "发票怎么下载").ticket_id
+    waiting = bot.open_ticket("zhoujie@example.com", "退款", "申请退款 100 元").ticket_id
+    leased = bot.open_ticket("liuyang@example.com", "登录", "登录报错").ticket_id
+    bot.send(leased, "还是登录不了")
+    _hold_lease(demo_url, leased)
+    return {"three": three, "escalated": escalated, "single": single, "waiting": waiting, "leased": leased}
+
+
+def test_prune_keeps_every_state_and_reports_what_it_freed(bot: SupportBot, demo_url: str) -> None:
+    t = _closed_and_open(bot, demo_url)
+    states = {name: bot.state(ticket) for name, ticket in t.items()}
+    histories = {name: bot.history(ticket) for name, ticket in t.items()}
+    rebuilt = {name: {r.seq: bot.state_at(t[name], r.seq) for r in histories[name]} for name in ("three", "escalated")}
+    assert bot.prune(closed_before=datetime.now(UTC) - timedelta(hours=1)).tickets == []  # all too recent
+
+    report = bot.prune(closed_before=_later())
+
+    assert report.tickets == sorted([t["three"], t["escalated"]])  # one round has nothing before its checkpoint
+    assert report.rows["supportbot.steps"] > 0 and report.rows["supportbot.checkpoints"] >= 3
+    assert report.bytes_freed > 0
+    for name, ticket in t.items():
+        assert bot.state(ticket) == states[name], name
+    for name in ("single", "waiting", "leased"):
+        assert bot.history(t[name]) == histories[name] and bot.pruned(t[name]) is None
+    for name in ("three", "escalated"):
+        kept = bot.history(t[name])
+        mark = bot.pruned(t[name])
+        assert mark is not None and kept[0].seq == mark.kept_from > 1 and kept[0].step == "start_round"
+        assert kept == histories[name][mark.kept_from - 1:]
+        assert mark.steps == mark.kept_from - 1 and mark.bytes > 0
+        for record in kept:  # every step that is left still rebuilds exactly
+            assert bot.state_at(t[name], record.seq) == rebuilt[name][record.seq]
+        with pytest.raises(UnknownStep):
+            bot.state_at(t[name], 1)
+        with psycopg.connect(demo_url) as conn, pytest.raises(StepPruned, match="pruned"):
+            check_not_pruned(conn, t[name], 1)
+    assert bot.prune(closed_before=_later()).tickets == []  # nothing left to take
+
+
+def test_a_pruned_ticket_takes_a_follow_up(bot: SupportBot) -> None:
+    ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+    bot.send(ticket, "重新授权了还是不行")
+    before = bot.state(ticket)
+    bot.prune(closed_before=_later())
+    again = bot.send(ticket, "又出现了 E3001")
+    after = bot.state(ticket)
+    assert again.outcome == "resolved" and after.round == before.round + 1
+    assert after.turns[: len(before.turns)] == before.turns and len(after.turns) == len(before.turns) + 2
+    assert bot.history(ticket)[-1].next_step is None and bot.history(ticket)[-1].round == after.round
+
+
+def test_keep_final_leaves_one_step_and_the_same_state(bot: SupportBot, demo_url: str) -> None:
+    t = _closed_and_open(bot, demo_url)
+    states = {name: bot.state(ticket) for name, ticket in t.items()}
+    last = {name: bot.history(ticket)[-1] for name, ticket in t.items()}
+    report = bot.prune(closed_before=_later(), keep="final")
+    assert report.tickets == sorted([t["three"], t["escalated"], t["single"]]) and report.bytes_freed > 0
+    for name, ticket in t.items():
+        assert bot.state(ticket) == states[name], name
+    for name in ("three", "escalated", "single"):
+        assert bot.history(t[name]) == [last[name]]
+        assert bot.state_at(t[name], last[name].seq) == states[name]
+    assert bot.send(t["single"], "还有一个问题").outcome == "resolved"
+
+
+def test_prune_rejects_bad_options(bot: SupportBot) -> None:
+    with pytest.raises(InvalidInput, match="keep"):
+        bot.prune(closed_before=_later(), keep="everything")
+    with pytest.raises(InvalidInput, match="timezone"):
+        bot.prune(closed_before=datetime.now())
+
+
+# -- reset and reseed ----------------------------------------------------------------------------
+
+
+def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: SupportBot, demo_url: str) -> None:
+    """Seed 000: T000153 「银行流水又同步失败了」, a reseed, and the next ticket continued the old turns."""
+    with psycopg.connect(demo_url) as conn:
+        conn.execute("SELECT setval('supportbot.ticket_numbers', 152)")
+    old = bot.open_ticket("wugang@example.com", "银行流水", "银行流水又同步失败了")
+    assert old.ticket_id == "T000153"
+    bot.send(old.ticket_id, "重新授权了还是不行")
+
+    cleared = bot.reset()
+    assert cleared["supportbot.turns"] == 4 and cleared["supportbot.tickets"] == 1
+    assert cleared["demo.customers"] == 9 and cleared["demo.kb_articles"] > 0
+    assert all(sum(rows.values()) == 0 for table, rows in _rows(demo_url).items()
+               if table != "supportbot.schema_migrations")
+    with psycopg.connect(demo_url) as conn:
+        load_demo_data(conn)  # the reseed
+
+    new = bot.open_ticket("wugang@example.com", "发票", "发票抬头写错了")
+    assert new.ticket_id == "T000154"  # numbering goes on: no id is ever handed out twice
+    state = bot.state(new.ticket_id)
+    assert [t.content for t in state.turns] == ["发票抬头写错了", new.reply] and state.round == 1
+    assert [r.seq for r in bot.history(new.ticket_id)][0] == 1
+    with pytest.raises(UnknownTicket):
+        bot.state("T000153")
+
+    # Even with numbering rewound by hand, as seed 000's reseed did, nothing is left to splice in:
+    # not in the database, not in this process's caches.
+    with psycopg.connect(demo_url) as conn:
+        conn.execute("SELECT setval('supportbot.ticket_numbers', 152)")
+    bot.reset()
+    with psycopg.connect(demo_url) as conn:
+        load_demo_data(conn)
+    reused = bot.open_ticket("lina@example.com", "发票", "发票抬头写错了,请改成拾光文化")
+    assert reused.ticket_id == "T000153"
+    turns = bot.state("T000153").turns
+    assert [t.content for t in turns] == ["发票抬头写错了,请改成拾光文化", reused.reply]
+    assert not any("银行流水" in t.content for t in turns)

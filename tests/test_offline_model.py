@@ -1,0 +1,141 @@
+"""The offline model and the draft guardrails on their own: no database, no network."""
+
+from __future__ import annotations
+
+import pytest
+
+from supportbot.guardrails import EVIDENCE_LABEL, claims_approval, draft_problems
+from supportbot.llm.offline import OfflineModel, compose_reply, triage
+from supportbot.memory.compress import summary_messages
+from supportbot.state import Review, Triage, Turn
+
+ARTICLES = (
+    "帮助中心文章:\n"
+    "[KB-bank-001] 银行流水同步失败,提示 E3001 怎么办:E3001 表示银行授权已经过期。授权的有效期为 90 天。"
+    "请在「设置 → 银行账户」中点击「重新授权」。\n"
+    "[KB-bank-003] 如何重新授权银行账户:进入「设置 → 银行账户」。点击「重新授权」后会跳转到银行的授权页面。\n"
+    "[KB-bank-002] 同步失败提示 E3002:银行系统维护或接口限流:E3002 表示银行端暂时无法响应。"
+)
+
+
+def ask(latest: str, *sections: str) -> str:
+    return "\n\n".join([*sections, "发件邮箱:a@example.com\n主题:x", f"客户最新消息:{latest}"])
+
+
+@pytest.mark.parametrize(("message", "category", "account", "human"), [
+    ("招商银行流水同步失败,提示 E3001", "technical", False, False),
+    ("My bank sync fails with E3002", "technical", False, False),
+    ("年付不想用了,申请退款 100 元", "refund", True, False),
+    ("I want my money back", "refund", True, False),
+    ("发票抬头写错了", "invoice", True, False),
+    ("Please resend my invoice", "invoice", True, False),
+    ("API 返回 E2002 怎么办", "api", False, False),
+    ("忘记密码了,登录不上", "account", False, False),
+    ("I can't log in, 2FA code never arrives", "account", False, False),
+    ("想从基础版升级到专业版", "plan_change", True, False),
+    ("Why was I charged twice this month?", "billing", True, False),
+    ("转人工", "other", False, True),
+    ("我要投诉,你们再不处理我就找律师", "other", False, True),
+    ("I want to speak to a human agent about my bill", "billing", True, True),
+    ("你好", "other", False, False),
+])
+def test_triage_in_chinese_and_english(message: str, category: str, account: bool, human: bool) -> None:
+    result = triage(message)
+    assert (result.category, result.needs_account_data, result.needs_human) == (category, account, human)
+    assert result.search_query
+
+
+def test_english_words_search_with_the_chinese_help_center_terms() -> None:
+    assert "退款" in triage("please refund me").search_query
+    assert "E3002" in triage("bank sync E3002").search_query and "银行" in triage("bank sync E3002").search_query
+
+
+def test_reply_cites_the_articles_that_fit_and_skips_other_error_codes() -> None:
+    reply = compose_reply(ask("流水同步失败,提示 E3001,怎么重新授权银行账户?", ARTICLES))
+    assert "[KB-bank-001]" in reply and "[KB-bank-003]" in reply and "KB-bank-002" not in reply
+    assert reply.startswith("您好") and "重新授权" in reply
+    assert "同步失败提示 E3002:银行系统维护或接口限流" not in reply
+
+
+def test_a_title_with_a_colon_is_kept_whole() -> None:
+    reply = compose_reply(ask("E3002 what now", "帮助中心文章:\n[KB-bank-002] 同步失败提示 E3002:银行系统维护:E3002 表示银行端暂时无法响应。"))
+    assert "“同步失败提示 E3002:银行系统维护”: E3002 表示银行端暂时无法响应。 [KB-bank-002]" in reply
+
+
+def test_english_question_gets_english_framing_and_account_findings() -> None:
+    findings = "账户查询结果:\n订阅:专业版年付,状态 active\n已创建退款申请 R000007:100.00 CNY,等待人工审批。"
+    reply = compose_reply(ask("I would like a refund of 100 CNY please", ARTICLES, findings))
+    assert reply.startswith("Hello!") and "Your account:" in reply
+    assert "Refund request R000007 for 100.00 CNY has been created" in reply
+    assert claims_approval(reply) is None
+
+
+def test_no_articles_means_no_citation_and_no_invention() -> None:
+    reply = compose_reply(ask("你好"))
+    assert "[KB-" not in reply and "正在为您核实" in reply
+
+
+def test_review_rejects_missing_citation_unknown_article_and_approval_claims() -> None:
+    model = OfflineModel()
+
+    def review(draft: str, evidence: str = "") -> Review:
+        prompt = "\n\n".join(filter(None, [evidence, "帮助中心文章:\n[KB-bank-001] 银行流水同步失败",
+                                           f"草稿:\n{draft}", "发件邮箱:a@example.com\n主题:x", "客户最新消息:退款"]))
+        parsed = model.chat([{"role": "system", "content": "review"}, {"role": "user", "content": prompt}],
+                            schema=Review).parsed
+        assert isinstance(parsed, Review)
+        return parsed
+
+    assert review("请重新授权 [KB-bank-001]。").passed
+    assert review("请重新授权。").problems == ["没有引用帮助中心文章"]
+    assert "引用了不存在的文章:KB-x-9" in review("见 [KB-bank-001] 和 [KB-x-9]。").problems
+    assert not review("您的退款已批准 [KB-bank-001]。").passed
+    evidence = f"{EVIDENCE_LABEL}\n账单 INV-1:349.00 CNY"
+    assert review("您的账单是 349 元 [KB-bank-001]。", evidence).passed
+    assert review("我们将退您 500 元 [KB-bank-001]。", evidence).problems == ["金额在资料中没有依据:500"]
+
+
+@pytest.mark.parametrize(("draft", "problem"), [
+    ("", "草稿为空"),
+    ("退款将在 3 个工作日内到账 [KB-a]。", "承诺了资料中没有依据的时限:3 个工作日"),
+    ("Refunds arrive within 24 hours [KB-a].", "承诺了资料中没有依据的时限:24 hours"),
+    ("已为您退款 [KB-a]。", "草稿声称退款已批准或已执行"),
+    ("李娜的邮箱是 lina@example.com [KB-a]。", "草稿含有不属于本客户资料的邮箱:lina@example.com"),
+    ("客户 C0002 的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的客户编号:C0002"),
+    ("客户的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的账单号:INV-C0002-20260605"),
+    ("我们保证明天解决 [KB-a]。", "草稿作出了无依据的保证"),
+    ("好" * 1501 + "[KB-a]", "草稿过长"),
+])
+def test_guardrails_refuse_what_the_data_does_not_support(draft: str, problem: str) -> None:
+    evidence = "wugang@example.com C0001 INV-C0001-20251103 3588.00 CNY 通常 3 至 7 个工作日到账"
+    problems = draft_problems(draft, known_articles={"KB-a"}, evidence=evidence)
+    assert any(p.startswith(problem) for p in problems), problems
+
+
+def test_guardrails_pass_what_the_data_supports() -> None:
+    evidence = "wugang@example.com INV-C0001-20251103:3588.00 CNY 审批通过后通常 3 至 7 个工作日到账"
+    draft = ("您的账单 INV-C0001-20251103 实付 ¥3,588.00,审批通过后通常 3 至 7 个工作日到账,"
+             "结果会发到 wugang@example.com [KB-a]。")
+    assert draft_problems(draft, known_articles={"KB-a"}, evidence=evidence) == []
+
+
+def test_summary_prompt_gets_an_extractive_summary() -> None:
+    turns = [Turn("customer", "你好。账单 INV-C0001-20251103 多扣了 349 元,请尽快处理。"),
+             Turn("agent", "收到,我们会在 3 个工作日内回复您。")]
+    model = OfflineModel()
+    summary = model.chat(summary_messages("", turns)).text
+    assert "INV-C0001-20251103" in summary and "349 元" in summary and "3 个工作日" in summary
+    assert summary.startswith("客户:")
+    condensed = model.chat(summary_messages(summary, ())).text
+    assert "INV-C0001-20251103" in condensed and len(condensed) <= len(summary)
+
+
+def test_same_messages_same_completion_and_streaming_matches() -> None:
+    messages = [{"role": "system", "content": "draft"}, {"role": "user", "content": ask("E3001 怎么办", ARTICLES)}]
+    pieces: list[str] = []
+    first = OfflineModel(on_token=pieces.append).chat(messages)
+    second = OfflineModel().chat(messages)
+    assert first == second and "".join(pieces) == first.text
+    assert first.usage.prompt_tokens > 0 and first.usage.completion_tokens > 0 and first.cost == 0.0
+    triaged = OfflineModel().chat(messages, schema=Triage)
+    assert triaged == OfflineModel().chat(messages, schema=Triage) and isinstance(triaged.parsed, Triage)
