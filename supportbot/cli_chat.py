@@ -1,0 +1,300 @@
+"""The interactive `chat` command: a ticket conversation in the terminal, streamed as it is drafted.
+
+Kept apart from cli.py because it is the only command that holds a terminal session: it owns a
+prompt loop, streams draft text, asks for approvals inline and must leave cleanly on Ctrl+C.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from .bot import SupportBot
+from .config import Settings
+from .engine import RoundResult
+from .errors import InvalidInput
+from .llm.base import LLM, Completion, Message
+from .llm.factory import models_from_settings
+from .state import SupportState, Turn
+
+ROLE_LABELS = {"customer": "客户", "agent": "客服"}
+OUTCOME_LABELS = {"resolved": "已答复", "escalated": "已转人工", "waiting_approval": "等待审批", "queued": "排队中"}
+SHOWN_TURNS = 20  # on resume; `show` prints every turn
+
+OpenBot = Callable[..., AbstractContextManager[SupportBot]]
+
+
+# -- terminal helpers ------------------------------------------------------------------------
+
+def _styled(stream: TextIO) -> bool:
+    # Escape codes only where a person is watching; NO_COLOR is the common opt-out.
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def dim(text: str, stream: TextIO) -> str:
+    return f"\033[2m{text}\033[0m" if _styled(stream) else text
+
+
+class Progress:
+    """A one-line "处理中…" on stderr while a round waits on the model.
+
+    Shown only on a terminal, where it can be erased again; a log file would collect one stray
+    line per round, which is noise, not progress.
+    """
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream or sys.stderr
+        self._shown = False
+
+    def show(self, text: str = "处理中…") -> None:
+        if self._stream.isatty():
+            self._stream.write(text)
+            self._stream.flush()
+            self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            self._stream.write("\r\033[K")
+            self._stream.flush()
+            self._shown = False
+
+
+def ask(prompt: str) -> str:
+    """input(), except that Ctrl+C interrupts it every time.
+
+    On a terminal input() blocks in read(2) and sees SIGINT only by that read being interrupted:
+    a Ctrl+C landing between the prompt being printed and the read starting stays pending until
+    the next Enter (the interactive test hit this on a loaded machine). Waiting in select() with a
+    timeout returns to the interpreter often enough for the pending KeyboardInterrupt to fire.
+    """
+    if not sys.stdin.isatty():
+        return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    fd = sys.stdin.fileno()
+    while not select.select([fd], [], [], 0.2)[0]:
+        pass
+    data = os.read(fd, 1 << 16)  # the terminal is in line mode: one read, one line
+    if not data:
+        raise EOFError
+    return data.decode(errors="replace").rstrip("\n")
+
+
+class DraftStream:
+    """Prints draft text as the model produces it, dimmed and marked, since it is not yet the reply.
+
+    The check step may reject a draft (a redraft follows) and finalize rewrites citations as links
+    and may append a refund decision, so what streams is labelled "起草中" and the reply actually
+    sent is printed afterwards whenever it differs.
+    """
+
+    def __init__(self, out: TextIO, progress: Progress) -> None:
+        self._out, self._progress = out, progress
+        self._drafts: list[str] = []
+        self._open_line = False
+
+    def new_round(self) -> None:
+        self._drafts = []
+
+    def start_draft(self) -> None:
+        self.finish()
+        self._progress.clear()
+        label = "起草中" if not self._drafts else f"重新起草(第 {len(self._drafts) + 1} 稿,上一稿未通过质检)"
+        self._out.write(dim(f"… {label}\n", self._out))
+        self._out.flush()
+        self._drafts.append("")
+
+    def token(self, piece: str) -> None:
+        self._progress.clear()
+        if not self._drafts:
+            self._drafts.append("")
+        self._drafts[-1] += piece
+        self._out.write(dim(piece, self._out))
+        self._out.flush()
+        self._open_line = not piece.endswith("\n")
+
+    def finish(self) -> None:
+        if self._open_line:
+            self._out.write("\n")
+            self._open_line = False
+
+    @property
+    def last_draft(self) -> str:
+        return self._drafts[-1] if self._drafts else ""
+
+
+class _AnnouncingModel:
+    """The main model, telling the stream when a new draft begins (the only free-text call it gets)."""
+
+    def __init__(self, llm: LLM, on_start: Callable[[], None]) -> None:
+        self._llm, self._on_start = llm, on_start
+
+    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
+             temperature: float = 0.0) -> Completion:
+        if schema is None:
+            self._on_start()
+        return self._llm.chat(messages, schema=schema, temperature=temperature)
+
+
+# -- the memory line -------------------------------------------------------------------------
+
+def context_text(usage: dict[str, int]) -> str:
+    """Prompt tokens used of the budget, when the context builder reported them."""
+    if "total" not in usage or "budget" not in usage:
+        return "上下文 —"
+    total, budget = usage["total"], usage["budget"]
+    share = f"({total * 100 // budget}%)" if budget > 0 else ""
+    return f"上下文 {total}/{budget} tokens{share}"
+
+
+def clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def memory_line(state: SupportState) -> str:
+    profile = f"画像「{clip(state.profile, 30)}」" if state.profile else "画像 —"
+    return (f"[记忆] {len(state.turns)} 条消息,前 {state.summarized_upto} 条已折叠进摘要 · "
+            f"钉住事实 {len(state.facts)} 条 · {profile} · {context_text(state.context_usage)}")
+
+
+def resume_command(ticket_id: str, database_url: str | None) -> str:
+    # The URL goes in only when it was typed on the command line: from the environment it is
+    # still there next time, and a password in it is already in the shell's history either way.
+    parts = ["python", "-m", "supportbot", "chat", "--ticket", ticket_id]
+    if database_url:
+        parts += ["--database-url", database_url]
+    return shlex.join(parts)
+
+
+# -- the session -----------------------------------------------------------------------------
+
+class ChatSession:
+    def __init__(self, bot: SupportBot, stream: DraftStream, progress: Progress, *, approver: str,
+                 out: TextIO) -> None:
+        self.bot, self.stream, self.progress = bot, stream, progress
+        self.approver, self.out = approver, out
+        self.ticket_id: str | None = None
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def open(self, email: str, message: str, subject: str) -> None:
+        self.say(f"客户({email})> {message}")
+        result = self._round(lambda: self.bot.open_ticket(email, subject, message))
+        self.ticket_id = result.ticket_id
+        self.say(f"工单 {result.ticket_id} 已创建")
+        self.after_round(result)
+
+    def resume(self, ticket_id: str) -> None:
+        state = self.bot.state(ticket_id)  # unknown ticket: the error ends the command with exit 1
+        self.ticket_id = ticket_id
+        ticket = state.ticket
+        self.say(f"工单 {ticket.id} · {ticket.customer_email} · {ticket.subject}")
+        self._print_turns(state.turns)
+        self.say(dim(memory_line(state), self.out))
+        # Finishes a round an earlier process left behind, or reports the refund still waiting.
+        result = self._round(lambda: self.bot.resume(ticket_id))
+        if result is not None:
+            self.after_round(result)
+
+    def loop(self) -> None:
+        assert self.ticket_id is not None
+        self.say("输入客户的追问,回车发送;Ctrl+C 或 Ctrl+D 退出。")
+        while True:
+            message = ask("客户> ").strip()
+            if not message:
+                continue
+            ticket_id = self.ticket_id
+            try:
+                result = self._round(lambda: self.bot.send(ticket_id, message))
+            except InvalidInput as exc:  # nothing was stored: say why and let the operator retype
+                print(f"error: {exc}", file=sys.stderr, flush=True)
+                continue
+            self.after_round(result)
+
+    def after_round(self, result: RoundResult) -> None:
+        if result.outcome == "waiting_approval":
+            result = self._ask_approval(result)
+        self._print_result(result)
+        self.say(dim(memory_line(self.bot.state(result.ticket_id)), self.out))
+
+    def _round(self, run: Callable[[], Any]) -> Any:
+        self.stream.new_round()
+        self.progress.show()
+        try:
+            return run()
+        finally:
+            self.settle()
+
+    def settle(self) -> None:
+        """Erase the progress line and end a half-streamed line, before anything else is printed."""
+        self.progress.clear()
+        self.stream.finish()
+
+    def _ask_approval(self, result: RoundResult) -> RoundResult:
+        refund = self.bot.state(result.ticket_id).refund_request
+        if refund is not None:
+            self.say(f"[审批] 退款申请 {refund.id}:{refund.amount} {refund.currency}(账单 {refund.invoice_id})")
+        answer = ask("通过这笔退款吗?[y/N] ").strip().lower()
+        approved = answer in ("y", "yes", "是")
+        self.say(f"[审批] {'批准' if approved else '驳回'},审批人 {self.approver}")
+        return self._round(lambda: self.bot.approve(result.ticket_id, approved=approved, approver=self.approver))
+
+    def _print_result(self, result: RoundResult) -> None:
+        label = OUTCOME_LABELS.get(result.outcome, result.outcome)
+        if result.outcome == "queued":
+            self.say("[排队] 这张工单正由另一个进程处理,回复会在那边生成;稍后用 show 查看。")
+        elif result.reply and result.reply.strip() == self.stream.last_draft.strip():
+            self.say(f"── 以上草稿即发给客户的回复({label},第 {result.round} 轮)──")
+        elif result.reply:
+            self.say(f"── 发给客户({label},第 {result.round} 轮)──")
+            self.say(result.reply)
+
+    def _print_turns(self, turns: Sequence[Turn]) -> None:
+        if len(turns) > SHOWN_TURNS:
+            self.say(dim(f"(前面还有 {len(turns) - SHOWN_TURNS} 条,完整对话见 show)", self.out))
+        for turn in turns[-SHOWN_TURNS:]:
+            self.say(f"{ROLE_LABELS.get(turn.role, turn.role)}> {turn.content}")
+
+
+def run_chat(args: Any, settings: Settings, open_bot: OpenBot) -> int:
+    out = sys.stdout
+    progress = Progress()
+    stream = DraftStream(out, progress)
+    llm, small_llm = models_from_settings(settings, on_token=stream.token)
+    approver = args.by or os.environ.get("USER") or "operator"
+    with open_bot(llm=_AnnouncingModel(llm, stream.start_draft), small_llm=small_llm) as bot:
+        session = ChatSession(bot, stream, progress, approver=approver, out=out)
+        try:
+            if args.ticket:
+                session.resume(args.ticket)
+            else:
+                session.open(args.email, args.message, args.subject or "")
+            session.loop()
+        except (KeyboardInterrupt, EOFError):
+            session.settle()
+            _goodbye(session, args, out)
+        except Exception:
+            # main() reports the error itself; the operator still needs the way back in.
+            session.settle()
+            if session.ticket_id is not None:
+                print(f"接着聊:{resume_command(session.ticket_id, args.database_url)}", file=sys.stderr)
+            raise
+    return 0
+
+
+def _goodbye(session: ChatSession, args: Any, out: TextIO) -> None:
+    print(file=out)
+    if session.ticket_id is None:
+        # Interrupted inside the first round: the ticket exists but its id never reached us.
+        print(f"已退出。工单可能已创建:python -m supportbot tickets --customer {args.email}", file=out)
+        return
+    print(f"已退出。下次接着聊:{resume_command(session.ticket_id, args.database_url)}", file=out, flush=True)
