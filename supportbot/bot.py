@@ -64,7 +64,7 @@ class SupportBot:
             small_llm = small_llm or default_small
         model = llm
         backend = backend or DemoBackend(store.pool)
-        profiles = Profiles(store, backend, clock=clock)
+        profiles = Profiles(store, backend, clock=clock, mask=settings.mask_pii)
         deps = Deps(llm=model, small_llm=small_llm or model, backend=backend, settings=settings, clock=clock,
                     profiles=profiles)
         return cls(store, deps)
@@ -215,7 +215,7 @@ class SupportBot:
         # This process's copies of deleted tickets: they would keep personal data in memory.
         for ticket_id in tickets:
             self._store.forget_cached(ticket_id)
-            self._engine._seen.pop(ticket_id, None)
+            self._engine.forget(ticket_id)
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import psycopg
 
 from . import steps
 from .deps import Deps, Effects
+from .llm.base import Completion
 from .records import ApprovalDecision
 from .errors import ApprovalNotPending, ContextBudgetExceeded, LeaseLost, ModelError, ReplayMismatch, StateError
 from .state import ENGINE_FIELDS, ROUND_START, Outcome, SupportState, reduce, round_reset
@@ -91,6 +92,11 @@ class Engine:
         # The last state this process saw per ticket. Valid while the ticket's latest seq is
         # unchanged, which acquiring the lease reports, so a round starts without re-reading it.
         self._seen: dict[str, Loaded] = {}
+
+    def forget(self, ticket_id: str) -> None:
+        """Drop this process's copy of a ticket's state (after it was deleted or reset)."""
+        self._seen.pop(ticket_id, None)
+        self.store.forget_cached(ticket_id)
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -257,7 +263,11 @@ class Engine:
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
             what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
-            return {"handoff_reason": f"{what}({step}):{exc}"}, "handoff"
+            update: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
+            spent = getattr(exc, "spent", None)  # a failed call the provider still billed
+            if isinstance(spent, Completion):
+                update.update(cost=spent.cost, round_spend=state.round_spend.plus(spent))
+            return update, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)

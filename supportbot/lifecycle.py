@@ -299,14 +299,6 @@ def check_not_pruned(conn: psycopg.Connection, ticket_id: str, seq: int) -> None
             "on can still be rebuilt (`history` lists them)", ticket_id=ticket_id)
 
 
-def pruned_marker(conn: psycopg.Connection, ticket_id: str) -> repo.StepRecord | None:
-    """A history entry standing for the pruned steps: ``step="pruned"``, ``seq`` the last one pruned."""
-    mark = pruned(conn, ticket_id)
-    if mark is None:
-        return None
-    return repo.StepRecord(seq=mark.kept_from - 1, round=0, step="pruned", next_step=None, created_at=mark.pruned_at)
-
-
 # -- reset -------------------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from . import context, guardrails
 from .deps import Deps, ToolRecorder
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion
+from .llm.ledger import Spend
 from .llm.offline import is_english
 from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger
@@ -59,7 +60,7 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     result = compress(state.turns, state.summary, state.summarized_upto, budget=budget, keep_last=settings.keep_last,
                       summarize=summarizer, max_pending_turns=settings.max_pending_turns, context_window=window,
                       trigger_fraction=settings.trigger_fraction, summary_cap=settings.summary_cap,
-                      facts=state.facts, facts_upto=state.facts_upto)
+                      facts=state.facts, facts_upto=state.facts_upto, mask=settings.mask_pii)
     update: Update = {}
     if result.facts != state.facts:
         update["facts"] = result.facts[len(state.facts):]  # the ledger only grows; send the new ones
@@ -71,8 +72,8 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         # The round goes on with the old summary and the full pending history (seed 001).
         log.warning("compression of %s skipped: %s", state.ticket.id, result.error)
         update["summary_error"] = result.error
-    if summarizer.cost:
-        update["cost"] = summarizer.cost
+    if summarizer.spend.calls:
+        update.update(cost=summarizer.spend.cost, round_spend=state.round_spend.plus_spend(summarizer.spend))
     return update
 
 
@@ -81,11 +82,11 @@ class _Summarizer:
 
     def __init__(self, deps: Deps) -> None:
         self._deps = deps
-        self.cost = 0.0
+        self.spend = Spend()
 
     def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
         completion = self._deps.small_llm.chat(summary_messages(previous, turns))
-        self.cost += completion.cost
+        self.spend = self.spend.plus(completion)
         return mask_text(completion.text) if self._deps.settings.mask_pii else completion.text
 
 
@@ -168,7 +169,7 @@ def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], to
         return None, f"客户申请的退款金额 {asked} 元无效,不能受理。"
     assert state.customer is not None
     args = {"ticket_id": state.ticket.id, "customer_id": state.customer.id, "invoice_id": invoice.id,
-            "amount": asked, "reason": latest[:200]}
+            "amount": asked, "reason": (mask_text(latest) if deps.settings.mask_pii else latest)[:200]}
     result = deps.require_effects().run("refund_request", lambda key, tx: tools.call(
         "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key))
     refund = _REFUND_ADAPTER.validate_python(result)
@@ -277,7 +278,7 @@ def finalize(state: SupportState, deps: Deps) -> Update:
             "decide_refund", partial(deps.backend.decide_refund, tx=tx), refund_id=refund.id,
             approved=decision.approved, approver=decision.approver, note=decision.note, key=key))
         reply += "\n\n" + _decision_text(refund, decision, english=is_english(_latest(state)))
-    facts = ticket_facts(state)
+    facts = ticket_facts(state, mask=deps.settings.mask_pii)
     effects.run("finish_ticket", lambda key, tx: tools.call(
         "finish_ticket", partial(deps.backend.finish_ticket, tx=tx), ticket_id=state.ticket.id,
         customer_email=state.ticket.customer_email, resolution="resolved", facts=facts, key=key))
@@ -304,7 +305,8 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
     phone, email, ID and card numbers are masked in it.
     """
     by_kind: dict[str, list[str]] = {}
-    for fact in update_ledger((), state.turns, 0, mask=mask):
+    # The ledger already covers the turns prepare_context saw; only later ones are scanned.
+    for fact in update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask):
         by_kind.setdefault(fact.kind, []).append(fact.value)
     cited = sorted(set(_CITATION.findall(state.draft)))
     return {

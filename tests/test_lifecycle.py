@@ -221,6 +221,8 @@ def test_prune_keeps_every_state_and_reports_what_it_freed(bot: SupportBot, demo
             bot.state_at(t[name], 1)
         with psycopg.connect(demo_url) as conn, pytest.raises(StepPruned, match="pruned"):
             check_not_pruned(conn, t[name], 1)
+        with pytest.raises(StepPruned, match="was pruned on"):
+            bot.state_at(t[name], 1)
     assert bot.prune(closed_before=_later()).tickets == []  # nothing left to take
 
 
@@ -296,3 +298,19 @@ def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: Support
     turns = bot.state("T000153").turns
     assert [t.content for t in turns] == ["发票抬头写错了,请改成拾光文化", reused.reply]
     assert not any("银行流水" in t.content for t in turns)
+
+
+@pytest.mark.parametrize("mask", [True, False])
+def test_mask_pii_setting_reaches_the_ledger_ticket_facts_and_refund_reason(demo_url: str, mask: bool) -> None:
+    phone = "13912345678"
+    llm = ScriptedLLM(triage=_route, draft=cite_hits)
+    settings = Settings(database_url=demo_url, mask_pii=mask)
+    with SupportBot.open(demo_url, llm=llm, settings=settings) as bot:  # type: ignore[arg-type]
+        ticket = bot.open_ticket("wugang@example.com", "退款", f"希望退款 100 元,请打 {phone} 联系我").ticket_id
+        state = bot.state(ticket)
+    assert phone in state.turns[0].content  # raw turns keep what the customer wrote
+    ledger = " ".join(f.value for f in state.facts)
+    with psycopg.connect(demo_url) as conn:
+        reason = conn.execute("SELECT reason FROM demo.refunds WHERE ticket_id = %s", (ticket,)).fetchone()[0]
+    assert (phone in ledger, phone in reason) == (not mask, not mask)
+    assert ("139****5678" in ledger, "139****5678" in reason) == (mask, mask)

@@ -41,6 +41,10 @@ class Spend:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def plus_spend(self, other: Spend) -> Spend:
+        return Spend(calls=self.calls + other.calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens, cost=self.cost + other.cost)
+
     def plus(self, completion: Completion) -> Spend:
         return Spend(
             calls=self.calls + 1,

@@ -76,13 +76,15 @@ def compress(
     summary_cap: int = 400,
     facts: tuple[Fact, ...] = (),
     facts_upto: int = 0,
+    mask: bool = True,
 ) -> Compression:
     """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
 
     Triggers, checked only when more than ``keep_last`` turns are pending: tokens above
     ``budget``; tokens above ``trigger_fraction * context_window`` (both must be set); more than
     ``max_pending_turns`` turns pending. ``facts`` must be the ledger from the previous call:
-    turns already folded, and turns before ``facts_upto`` (already scanned), are not rescanned. ``summarize`` defaults to :func:`extractive_summarize`.
+    turns already folded, and turns before ``facts_upto`` (already scanned), are not rescanned;
+    ``mask`` masks personal data in the facts it adds. ``summarize`` defaults to :func:`extractive_summarize`.
 
     The new summary is held to ``summary_cap`` tokens: if the first summary is longer, the
     summarizer is asked once more to condense it alone, as ``summarize(long_summary, ())``; if that
@@ -92,7 +94,7 @@ def compress(
                    max_pending_turns=max_pending_turns, context_window=context_window,
                    trigger_fraction=trigger_fraction)
     # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
-    ledger = update_ledger(facts, turns, max(summarized_upto, min(facts_upto, len(turns))))
+    ledger = update_ledger(facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask)
     pending_counts = [count(turn) for turn in turns[summarized_upto:]]
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last

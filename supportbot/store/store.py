@@ -78,6 +78,10 @@ class Store:
         except psycopg.Error as exc:
             if exc.sqlstate == "SBL01" or (
                 isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "steps_pkey"
+            ) or (
+                # The ticket was deleted under us (forget_customer(force=True)) after our lease check.
+                isinstance(exc, psycopg.errors.ForeignKeyViolation)
+                and (exc.diag.constraint_name or "").endswith("ticket_id_fkey")
             ):
                 raise LeaseLost(f"another worker took the ticket over: {exc.diag.message_primary}") from exc
             raise
@@ -135,6 +139,9 @@ class Store:
             seq, next_step = step.seq, step.next_step
             turn_count, tool_count, fact_count = step.turn_count, step.tool_call_count, step.fact_count
         if at is not None and seq != at:
+            from ..lifecycle import check_not_pruned  # lifecycle builds on the store
+
+            check_not_pruned(conn, ticket_id, at)
             raise UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
         state = dataclasses.replace(
             state,
