@@ -82,7 +82,7 @@ def sizes(url: str) -> int:
 
 
 def logical_by_round(url: str, ticket: str) -> dict[int, int]:
-    """Sum of the stored column sizes of each round's rows (turns, tool calls, steps, checkpoints)."""
+    """Sum of the stored row sizes of each round's rows in every engine table that holds a ticket."""
     query = """
         SELECT round, sum(bytes) FROM (
           SELECT round, pg_column_size(t.*) AS bytes FROM supportbot.turns t WHERE ticket_id = %(t)s
@@ -92,6 +92,8 @@ def logical_by_round(url: str, ticket: str) -> dict[int, int]:
                     JOIN supportbot.steps s USING (ticket_id, seq) WHERE ticket_id = %(t)s
           UNION ALL SELECT round, pg_column_size(a.*) FROM supportbot.approvals a WHERE ticket_id = %(t)s
           UNION ALL SELECT round, pg_column_size(e.*) FROM supportbot.effects e WHERE ticket_id = %(t)s
+          UNION ALL SELECT t.round, pg_column_size(f.*) FROM supportbot.facts f
+                    JOIN supportbot.turns t ON t.ticket_id = f.ticket_id AND t.idx = f.turn WHERE f.ticket_id = %(t)s
         ) x GROUP BY round ORDER BY round"""
     with psycopg.connect(url) as conn:
         return {int(r): int(b) for r, b in conn.execute(query, {"t": ticket}).fetchall()}

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .config import Settings
+from .guardrails import EVIDENCE_LABEL
 from .memory.facts import SENTENCE_KINDS, render_facts
 from .memory.tokens import MESSAGE_OVERHEAD, count_tokens, turn_tokens
 from .state import Fact, SupportState, Turn
@@ -120,9 +121,11 @@ def draft_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> P
 
 
 def review_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> Prompt:
-    hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
-    cited = "\n".join(f"[{h.id}] {h.title}" for h in hits) or "(无)"
-    sections = [("hits", f"{LABELS['hits']}\n{cited}"), ("draft", f"{LABELS['draft']}\n{state.draft}")]
+    """The draft, after the articles and findings it was written from: a reviewer asked to catch
+    unsupported amounts or another customer's data needs to see what the draft may rely on."""
+    evidence = [text for name, text in _reference(state, trim) if name in ("hits", "findings")]
+    sections = [("evidence", EVIDENCE_LABEL + "\n" + "\n\n".join(evidence))] if evidence else []
+    sections.append(("draft", f"{LABELS['draft']}\n{state.draft}"))
     return _prompt(REVIEW_PROMPT, sections, state, trim, budget)
 
 

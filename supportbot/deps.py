@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -58,14 +58,17 @@ class ToolRecorder:
     step: str
     calls: list[ToolCall] = field(default_factory=list)
 
-    def call(self, name: str, fn: Callable[..., Any], /, **args: Any) -> Any:
+    def call(self, name: str, fn: Callable[..., Any], /, *, logged_as: Mapping[str, Any] | None = None,
+             **args: Any) -> Any:
+        """Call ``fn(**args)`` and log it; ``logged_as`` replaces bulky arguments in the log only."""
         started = time.perf_counter()
+        shown = {**args, **logged_as} if logged_as else args
         try:
             result = fn(**args)
         except Exception as exc:
-            self._log(name, args, None, f"{type(exc).__name__}: {exc}", started)
+            self._log(name, shown, None, f"{type(exc).__name__}: {exc}", started)
             raise
-        self._log(name, args, result, None, started)
+        self._log(name, shown, result, None, started)
         return result
 
     def _log(self, name: str, args: dict[str, Any], result: Any, error: str | None, started: float) -> None:

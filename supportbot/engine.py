@@ -168,9 +168,8 @@ class Engine:
                     if not repo.decide_approval(tx, ticket_id, loaded.state.round, approved=approved,
                                                 approver=approver, note=note, now=now):
                         raise ApprovalNotPending(f"the refund on {ticket_id} was already decided", ticket_id=ticket_id)
-                    decided, write, _ = self._record(loaded, DECISION, {"approval": decision}, "approval",
-                                                     owner=owner)
-                    write(tx)
+                    decided, write, _ = self._record(loaded, DECISION, {"approval": decision}, "approval")
+                    self._flush(tx, [write], ticket_id, owner)
                     self._seen[ticket_id] = decided
             finally:
                 self._release(conn, ticket_id, owner)
@@ -219,20 +218,20 @@ class Engine:
         """
         state = loaded.state
         if step == START:
-            loaded, write = self._start_round(conn, loaded, owner, turn_count)
+            loaded, write = self._start_round(conn, loaded, turn_count)
             pending.append(write)
             return loaded
         deps = dataclasses.replace(self.deps, round=state.round, step=step)
         if step not in EFFECT_STEPS:
             update, next_step = self._call(step, state, deps)
-            loaded, write, must_commit = self._record(loaded, step, update, next_step, owner=owner)
+            loaded, write, must_commit = self._record(loaded, step, update, next_step)
             pending.append(write)
             if must_commit:
                 with self.store.transaction(conn) as tx:
-                    self._flush(tx, pending)
+                    self._flush(tx, pending, state.ticket.id, owner)
             return loaded
         with self.store.transaction(conn, durable=False) as tx:
-            self._flush(tx, pending)
+            self._flush(tx, pending, state.ticket.id, owner)
             deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
             update, next_step = self._call(step, state, deps)
             stored = None
@@ -241,15 +240,16 @@ class Engine:
                 stored = repo.lock_turn_count(tx, state.ticket.id)
                 arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns):]
                 update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"]}
-            loaded, write, must_commit = self._record(loaded, step, update, next_step, owner=owner,
-                                                      stored_turns=stored)
+            loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             write(tx)
             if must_commit or deps.effects.ran:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         return loaded
 
     @staticmethod
-    def _flush(tx: psycopg.Connection, pending: list[Write]) -> None:
+    def _flush(tx: psycopg.Connection, pending: list[Write], ticket_id: str, owner: str) -> None:
+        """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing."""
+        repo.assert_lease(tx, ticket_id, owner)
         for write in pending:
             write(tx)
         pending.clear()
@@ -272,8 +272,7 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)
 
-    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, owner: str,
-                     turn_count: int) -> tuple[Loaded, Write]:
+    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, turn_count: int) -> tuple[Loaded, Write]:
         state = loaded.state
         # The round takes up every message stored when the lease was taken, and any that arrived
         # during the last round (already in state.turns). Those are committed (send() stores them
@@ -284,11 +283,11 @@ class Engine:
             "round": state.round + 1, "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
         }
-        loaded, write, _ = self._record(loaded, START, update, "load_customer", owner=owner, checkpoint=True,
+        loaded, write, _ = self._record(loaded, START, update, "load_customer", checkpoint=True,
                                         stored_turns=count)
         return loaded, write
 
-    def _record(self, loaded: Loaded, step: str, update: dict[str, Any], next_step: str | None, *, owner: str,
+    def _record(self, loaded: Loaded, step: str, update: dict[str, Any], next_step: str | None, *,
                 checkpoint: bool = False, stored_turns: int | None = None) -> tuple[Loaded, Write, bool]:
         """The state after ``step``, the write that records it, and whether it must commit now.
 
@@ -319,7 +318,7 @@ class Engine:
                 repo.insert_turns(tx, ticket_id, new_turns)
             repo.insert_tool_calls(tx, ticket_id, new_calls)
             repo.insert_facts(tx, ticket_id, len(state.facts), new_facts)
-            repo.insert_step(tx, ticket_id, row, owner=owner)
+            repo.insert_step(tx, ticket_id, row)
             if snapshot is not None:
                 repo.insert_checkpoint(tx, ticket_id, seq, snapshot)
             if status != loaded.status:

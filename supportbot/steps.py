@@ -22,7 +22,7 @@ from .llm.offline import is_english
 from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger
 from .memory.mask import mask_text
-from .memory.tokens import count_tokens, with_tokens
+from .memory.tokens import with_tokens
 from .records import ApprovalDecision, Invoice, RefundRequest
 from .state import Review, SupportState, Triage, Turn, reduce
 
@@ -212,7 +212,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     problems = _rule_problems(state)
     if problems:
         return {"review": Review(passed=False, problems=problems)}
-    prompt, update = _prompt(state, deps, _review_prompt, record=False)
+    prompt, update = _prompt(state, deps, context.review_prompt, record=False)
     completion = deps.small_llm.chat(prompt.messages, schema=Review)
     review = _parsed(completion, Review)
     # A model that fails a draft without saying why still failed it.
@@ -230,7 +230,9 @@ def _evidence(state: SupportState) -> str:
     records and messages, this round's articles, findings and tool results, earlier replies."""
     parts = [state.ticket.customer_email, state.ticket.subject, state.ticket.body, state.profile, state.findings]
     parts += [f"[{h.id}] {h.title}:{h.body}" for h in state.hits]
-    parts += [turn.content for turn in state.turns]
+    # What the model saw of the conversation: the summary, the pinned facts (every exact figure of
+    # the folded turns) and the turns since. Not all turns: a check must not grow with the ticket.
+    parts += [state.summary, *(turn.content for turn in state.turns[state.summarized_upto:])]
     parts += [fact.value for fact in state.facts]
     if state.customer is not None:
         parts += [state.customer.id, state.customer.email, state.customer.phone]
@@ -240,24 +242,6 @@ def _evidence(state: SupportState) -> str:
     parts += [json.dumps(call.result, ensure_ascii=False, default=str)
               for call in state.tool_log if call.round == state.round]
     return "\n".join(part for part in parts if part)
-
-
-def _review_prompt(state: SupportState, trim: context.Trim = context.Trim(), budget: int = 0) -> context.Prompt:
-    """The review prompt with the evidence in front: a reviewer asked to catch unsupported
-    amounts and other customers' data needs the findings and articles the draft was written from."""
-    prompt = context.review_prompt(state, trim, budget)
-    hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
-    lines = [f"[{h.id}] {h.title}:{h.body}" for h in hits]
-    if state.findings and trim.findings_tokens is None:
-        lines.append(state.findings)
-    if not lines:
-        return prompt
-    section = guardrails.EVIDENCE_LABEL + "\n" + "\n".join(lines)
-    tokens = count_tokens(section) + 1
-    system, user = prompt.messages
-    messages = [system, {"role": "user", "content": section + "\n\n" + user["content"]}]
-    usage = {**prompt.usage, "evidence": tokens, "total": prompt.usage["total"] + tokens}
-    return context.Prompt(messages, usage, prompt.trim)
 
 
 def approval(state: SupportState, deps: Deps) -> Update:
@@ -279,9 +263,13 @@ def finalize(state: SupportState, deps: Deps) -> Update:
             approved=decision.approved, approver=decision.approver, note=decision.note, key=key))
         reply += "\n\n" + _decision_text(refund, decision, english=is_english(_latest(state)))
     facts = ticket_facts(state, mask=deps.settings.mask_pii)
+    # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
+    # their counts: otherwise every round would store the whole ledger once more.
+    counts = {k: len(v) if isinstance(v, list) else v for k, v in facts.items()}
     effects.run("finish_ticket", lambda key, tx: tools.call(
-        "finish_ticket", partial(deps.backend.finish_ticket, tx=tx), ticket_id=state.ticket.id,
-        customer_email=state.ticket.customer_email, resolution="resolved", facts=facts, key=key))
+        "finish_ticket", partial(deps.backend.finish_ticket, tx=tx), logged_as={"facts": counts},
+        ticket_id=state.ticket.id, customer_email=state.ticket.customer_email, resolution="resolved", facts=facts,
+        key=key))
     return {**_reply(state, deps, reply, outcome="resolved"), "tool_log": tools.calls}
 
 

@@ -263,13 +263,17 @@ def load_tool_calls(conn: psycopg.Connection, ticket_id: str, start: int, stop: 
 
 # -- steps and checkpoints -------------------------------------------------------------------
 
-def insert_step(conn: psycopg.Connection, ticket_id: str, row: StepRow, *, owner: str) -> None:
-    """Record a step, fenced by the lease: a worker that lost its ticket cannot write.
+def assert_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> None:
+    """Abort the transaction unless ``owner`` still holds the ticket's lease.
 
-    Both failures (lease gone, or the same seq written by the new owner) abort the transaction;
-    Store.transaction turns them into LeaseLost.
+    Both ways a stale worker can fail (lease gone, or the seq it writes already written by the new
+    owner) abort the transaction; Store.transaction turns them into LeaseLost.
     """
     conn.execute("SELECT supportbot.assert_lease(%s, %s)", (ticket_id, owner))
+
+
+def insert_step(conn: psycopg.Connection, ticket_id: str, row: StepRow) -> None:
+    """Record a step; the caller has asserted the lease in the same transaction."""
     conn.execute(
         "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update,"
         " fact_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
