@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import time
 import uuid
+from datetime import UTC, datetime
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,6 @@ from .store.store import Loaded, Store
 log = logging.getLogger(__name__)
 
 Step = Callable[[SupportState, Deps], dict[str, Any]]
-Write = Callable[[psycopg.Connection], None]
 START = ROUND_START
 DECISION = "human_decision"
 
@@ -181,7 +181,7 @@ class Engine:
              turn_count: int) -> Loaded:
         ticket_id = loaded.state.ticket.id
         renewed = time.monotonic()
-        pending: list[Write] = []  # step records not yet written; see _execute
+        pending: list[repo.StepWrite] = []  # step records not yet written; see _execute
         while True:
             step = loaded.next_step
             if step is None:
@@ -207,7 +207,7 @@ class Engine:
                 renewed = time.monotonic()
 
     def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str,
-                 pending: list[Write], turn_count: int) -> Loaded:
+                 pending: list[repo.StepWrite], turn_count: int) -> Loaded:
         """Run one step and record it.
 
         Records of steps that neither act on the business system nor add turns are written
@@ -231,7 +231,6 @@ class Engine:
                     self._flush(tx, pending, state.ticket.id, owner)
             return loaded
         with self.store.transaction(conn, durable=False) as tx:
-            self._flush(tx, pending, state.ticket.id, owner)
             deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
             update, next_step = self._call(step, state, deps)
             stored = None
@@ -241,17 +240,18 @@ class Engine:
                 arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns):]
                 update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"]}
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
-            write(tx)
+            pending.append(write)
+            self._flush(tx, pending, state.ticket.id, owner)
             if must_commit or deps.effects.ran:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
+        for turn in loaded.state.turns[len(state.turns):]:  # committed now, so safe to cache
+            self.store.remember_turn(state.ticket.id, turn)
         return loaded
 
     @staticmethod
-    def _flush(tx: psycopg.Connection, pending: list[Write], ticket_id: str, owner: str) -> None:
+    def _flush(tx: psycopg.Connection, pending: list[repo.StepWrite], ticket_id: str, owner: str) -> None:
         """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing."""
-        repo.assert_lease(tx, ticket_id, owner)
-        for write in pending:
-            write(tx)
+        repo.record_steps(tx, ticket_id, owner, pending)
         pending.clear()
 
     def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
@@ -272,7 +272,7 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)
 
-    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, turn_count: int) -> tuple[Loaded, Write]:
+    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, turn_count: int) -> tuple[Loaded, repo.StepWrite]:
         state = loaded.state
         # The round takes up every message stored when the lease was taken, and any that arrived
         # during the last round (already in state.turns). Those are committed (send() stores them
@@ -288,7 +288,7 @@ class Engine:
         return loaded, write
 
     def _record(self, loaded: Loaded, step: str, update: dict[str, Any], next_step: str | None, *,
-                checkpoint: bool = False, stored_turns: int | None = None) -> tuple[Loaded, Write, bool]:
+                checkpoint: bool = False, stored_turns: int | None = None) -> tuple[Loaded, repo.StepWrite, bool]:
         """The state after ``step``, the write that records it, and whether it must commit now.
 
         ``stored_turns``: turns below this index are in the database already (customer messages);
@@ -297,7 +297,6 @@ class Engine:
         state = loaded.state
         if step == START:
             state = reduce(state, round_reset())  # implied by the record, so not stored in it
-        ticket_id = state.ticket.id
         pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](reduce(state, _without_appends(update)))
         if pausing:
             update = {**update, "outcome": "waiting_approval"}
@@ -309,23 +308,13 @@ class Engine:
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
                            turn_count=len(after.turns), tool_call_count=len(after.tool_log),
                            update=encode_fields(update), fact_count=len(after.facts))
-        snapshot = encode_state(after) if checkpoint else None
         status = _status(after, next_step, pausing)
-        approval = encode_fields({"refund_request": after.refund_request}) if pausing else None
-
-        def write(tx: psycopg.Connection) -> None:
-            if new_turns:
-                repo.insert_turns(tx, ticket_id, new_turns)
-            repo.insert_tool_calls(tx, ticket_id, new_calls)
-            repo.insert_facts(tx, ticket_id, len(state.facts), new_facts)
-            repo.insert_step(tx, ticket_id, row)
-            if snapshot is not None:
-                repo.insert_checkpoint(tx, ticket_id, seq, snapshot)
-            if status != loaded.status:
-                repo.set_status(tx, ticket_id, status)
-            if approval is not None:
-                repo.request_approval(tx, ticket_id, after.round, approval)
-
+        write = repo.StepWrite(
+            row=row, created_at=datetime.now(UTC), turns=new_turns, tool_calls=new_calls,
+            facts_start=len(state.facts), facts=new_facts,
+            checkpoint=encode_state(after) if checkpoint else None,
+            status=status if status != loaded.status else None,
+            approval=encode_fields({"refund_request": after.refund_request}) if pausing else None)
         must_commit = bool(new_turns) or pausing or next_step is None
         return Loaded(state=after, seq=seq, next_step=next_step, status=status), write, must_commit
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +37,40 @@ class StepRow:
     tool_call_count: int
     update: dict[str, Any]
     fact_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepWrite:
+    """One step record and everything it adds, ready to be written with others in one call."""
+
+    row: StepRow
+    created_at: datetime
+    turns: Sequence[Turn] = ()  # new turns, idx assigned
+    tool_calls: Sequence[ToolCall] = ()  # new tool calls, idx assigned
+    facts_start: int = 0
+    facts: Sequence[Fact] = ()  # new facts, stored from position facts_start
+    checkpoint: dict[str, Any] | None = None
+    status: str | None = None  # the ticket's new status, if it changed
+    approval: dict[str, Any] | None = None  # an approval request for this round
+
+
+def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: Sequence[StepWrite]) -> None:
+    """Write step records in one statement, fenced by the lease (see sql/005_record_steps.sql)."""
+    batch: dict[str, Any] = {"turns": [], "tool_calls": [], "facts": [], "steps": [], "checkpoints": [],
+                             "approvals": []}
+    for w in writes:
+        batch["turns"] += [dataclasses.asdict(t) for t in w.turns]
+        batch["tool_calls"] += [dataclasses.asdict(c) for c in w.tool_calls]
+        batch["facts"] += [{**dataclasses.asdict(f), "idx": w.facts_start + i} for i, f in enumerate(w.facts)]
+        batch["steps"].append({**dataclasses.asdict(w.row), "created_at": w.created_at})
+        if w.checkpoint is not None:
+            batch["checkpoints"].append({"seq": w.row.seq, "state": w.checkpoint})
+        if w.status is not None:
+            batch["status"] = w.status
+        if w.approval is not None:
+            batch["approvals"].append({"round": w.row.round, "request": w.approval})
+    conn.execute("SELECT supportbot.record_steps(%s, %s, %s)",
+                 (ticket_id, owner, Jsonb(to_jsonable_python(batch))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,10 +133,6 @@ def list_tickets(conn: psycopg.Connection, *, email: str | None = None, status: 
     ).fetchall()
 
 
-def set_status(conn: psycopg.Connection, ticket_id: str, status: str) -> None:
-    conn.execute("UPDATE supportbot.tickets SET status = %s, updated_at = now() WHERE id = %s", (status, ticket_id))
-
-
 def make_durable(conn: psycopg.Connection) -> None:
     """Make the open transaction wait for the WAL flush at commit, whatever it started with."""
     conn.execute("SET LOCAL synchronous_commit = on")
@@ -142,13 +173,6 @@ def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> int |
 
 
 # -- turns -----------------------------------------------------------------------------------
-
-def turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
-    row = conn.execute("SELECT turn_count FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
-    if row is None:
-        raise UnknownTicket(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
-    return int(row[0])
-
 
 def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
     """Lock the ticket row (serializing turn appends) and return how many turns it has."""
@@ -231,27 +255,7 @@ def load_turns(conn: psycopg.Connection, ticket_id: str, start: int, stop: int |
     ).fetchall()
 
 
-def has_unhandled(conn: psycopg.Connection, ticket_id: str, handled_upto: int) -> bool:
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s AND role = 'customer')",
-        (ticket_id, handled_upto),
-    ).fetchone()
-    return bool(row and row[0])
-
-
-# -- tool calls ------------------------------------------------------------------------------
-
-def insert_tool_calls(conn: psycopg.Connection, ticket_id: str, calls: Sequence[ToolCall]) -> None:
-    if not calls:
-        return
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO supportbot.tool_calls (ticket_id, idx, round, step, name, args, result, error, duration_ms)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            [(ticket_id, c.idx, c.round, c.step, c.name, Jsonb(to_jsonable_python(c.args)),
-              Jsonb(to_jsonable_python(c.result)), c.error, c.duration_ms) for c in calls],
-        )
-
+# -- tool calls and facts: append-only logs like turns ----------------------------------------
 
 def load_tool_calls(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[ToolCall]:
     return conn.cursor(row_factory=class_row(ToolCall)).execute(
@@ -259,37 +263,6 @@ def load_tool_calls(conn: psycopg.Connection, ticket_id: str, start: int, stop: 
         " WHERE ticket_id = %s AND idx >= %s AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
         (ticket_id, start, stop, stop),
     ).fetchall()
-
-
-# -- steps and checkpoints -------------------------------------------------------------------
-
-def assert_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> None:
-    """Abort the transaction unless ``owner`` still holds the ticket's lease.
-
-    Both ways a stale worker can fail (lease gone, or the seq it writes already written by the new
-    owner) abort the transaction; Store.transaction turns them into LeaseLost.
-    """
-    conn.execute("SELECT supportbot.assert_lease(%s, %s)", (ticket_id, owner))
-
-
-def insert_step(conn: psycopg.Connection, ticket_id: str, row: StepRow) -> None:
-    """Record a step; the caller has asserted the lease in the same transaction."""
-    conn.execute(
-        "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update,"
-        " fact_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (ticket_id, row.seq, row.round, row.step, row.next_step, row.turn_count, row.tool_call_count,
-         Jsonb(row.update), row.fact_count),
-    )
-
-
-def insert_facts(conn: psycopg.Connection, ticket_id: str, start: int, facts: Sequence[Fact]) -> None:
-    if not facts:
-        return
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn) VALUES (%s, %s, %s, %s, %s, %s)",
-            [(ticket_id, start + i, f.kind, f.value, f.key, f.turn) for i, f in enumerate(facts)],
-        )
 
 
 def load_facts(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[Fact]:
@@ -300,12 +273,7 @@ def load_facts(conn: psycopg.Connection, ticket_id: str, start: int, stop: int |
     ).fetchall()
 
 
-def insert_checkpoint(conn: psycopg.Connection, ticket_id: str, seq: int, state: dict[str, Any]) -> None:
-    conn.execute(
-        "INSERT INTO supportbot.checkpoints (ticket_id, seq, state) VALUES (%s, %s, %s)",
-        (ticket_id, seq, Jsonb(state)),
-    )
-
+# -- steps and checkpoints ---------------------------------------------------------------------
 
 def latest_checkpoint(conn: psycopg.Connection, ticket_id: str, at: int | None = None) -> tuple[int, dict[str, Any]] | None:
     row = conn.execute(
@@ -357,14 +325,6 @@ def last_seq_of_round(conn: psycopg.Connection, ticket_id: str, round_: int) -> 
 
 
 # -- approvals -------------------------------------------------------------------------------
-
-def request_approval(conn: psycopg.Connection, ticket_id: str, round_: int, request: dict[str, Any]) -> None:
-    conn.execute(
-        "INSERT INTO supportbot.approvals (ticket_id, round, request) VALUES (%s, %s, %s)"
-        " ON CONFLICT (ticket_id, round) DO NOTHING",
-        (ticket_id, round_, Jsonb(request)),
-    )
-
 
 def decide_approval(
     conn: psycopg.Connection, ticket_id: str, round_: int, *, approved: bool, approver: str, note: str, now: datetime
