@@ -102,15 +102,16 @@ def facts_present(state: SupportState, prompt: str) -> dict[str, float]:
 
 def overhead_ms(state: SupportState, settings: Settings) -> dict[str, float]:
     """Per-round cost of compression itself, replaying the ticket's growth with an instant summarizer."""
-    summary, upto, facts = "", 0, ()
+    summary, upto, facts, scanned = "", 0, (), 0
     fold, build = [], []
     for end in range(2, len(state.turns) + 1, 2):
         turns = state.turns[:end]
         started = time.perf_counter()
         result = compress(turns, summary, upto, budget=settings.history_budget, keep_last=settings.keep_last,
-                          summary_cap=settings.summary_cap, facts=facts, summarize=lambda prev, new: "早期摘要。")
+                          summary_cap=settings.summary_cap, facts=facts, facts_upto=scanned,
+                          summarize=lambda prev, new: "早期摘要。")
         fold.append((time.perf_counter() - started) * 1000)
-        summary, upto, facts = result.summary, result.summarized_upto, result.facts
+        summary, upto, facts, scanned = result.summary, result.summarized_upto, result.facts, end
         view = SupportState(ticket=state.ticket, turns=turns, summary=summary, summarized_upto=upto, facts=facts)
         started = time.perf_counter()
         context.fit(context.draft_prompt, view, context.prompt_budget(settings))
