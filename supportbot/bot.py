@@ -212,7 +212,9 @@ class SupportBot:
         return rows
 
     def _drop_cached(self, tickets: list[str]) -> None:
-        # This process's copies of deleted tickets: they would keep personal data in memory.
+        # This process's copies of deleted tickets and profiles: they would keep personal data in memory.
+        if self._deps.profiles is not None:
+            self._deps.profiles.clear()
         for ticket_id in tickets:
             self._store.forget_cached(ticket_id)
             self._engine.forget(ticket_id)

@@ -31,6 +31,9 @@ class Profiles:
         self.mask = mask
         self._lock = threading.Lock()
         self.builds = 0  # how many times a profile was actually built (tests count them)
+        # The builder is deterministic, so a profile made from inputs with the same key is the
+        # same profile: this process need not read it back from the table again.
+        self._memo: dict[str, tuple[str, Profile]] = {}
 
     def for_customer(self, customer: Customer) -> Profile:
         subscriptions = self._backend.list_subscriptions(customer.id)
@@ -39,13 +42,17 @@ class Profiles:
         # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
         key = (f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
                f":{'masked' if self.mask else 'raw'}")
+        with self._lock:
+            memo = self._memo.get(customer.id)
+        if memo is not None and memo[0] == key:
+            return memo[1]
         with self._store.connection() as conn:
             row = conn.execute(
                 "SELECT fingerprint, profile FROM supportbot.customer_profiles WHERE customer_id = %s",
                 (customer.id,),
             ).fetchone()
             if row is not None and row[0] == key:
-                return _PROFILE.validate_python(row[1])
+                return self._remember(customer.id, key, _PROFILE.validate_python(row[1]))
             profile = build_profile(customer, subscriptions, tickets, today=today, max_chars=self.max_chars,
                                     mask=self.mask)
             with self._lock:
@@ -56,4 +63,14 @@ class Profiles:
                 " profile = EXCLUDED.profile, text = EXCLUDED.text, built_at = now()",
                 (customer.id, key, Jsonb(_PROFILE.dump_python(profile, mode="json")), profile.text),
             )
+        return self._remember(customer.id, key, profile)
+
+    def _remember(self, customer_id: str, key: str, profile: Profile) -> Profile:
+        with self._lock:
+            self._memo[customer_id] = (key, profile)
         return profile
+
+    def clear(self) -> None:
+        """Drop this process's copies (after a customer is forgotten or the data is reset)."""
+        with self._lock:
+            self._memo.clear()

@@ -58,11 +58,12 @@ def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: S
     """Write step records in one statement, fenced by the lease (see sql/005_record_steps.sql)."""
     batch: dict[str, Any] = {"turns": [], "tool_calls": [], "facts": [], "steps": [], "checkpoints": [],
                              "approvals": []}
+    # Shallow field dicts, not dataclasses.asdict: that deep-copies every update and result first.
     for w in writes:
-        batch["turns"] += [dataclasses.asdict(t) for t in w.turns]
-        batch["tool_calls"] += [dataclasses.asdict(c) for c in w.tool_calls]
-        batch["facts"] += [{**dataclasses.asdict(f), "idx": w.facts_start + i} for i, f in enumerate(w.facts)]
-        batch["steps"].append({**dataclasses.asdict(w.row), "created_at": w.created_at})
+        batch["turns"] += [_fields(t) for t in w.turns]
+        batch["tool_calls"] += [_fields(c) for c in w.tool_calls]
+        batch["facts"] += [{**_fields(f), "idx": w.facts_start + i} for i, f in enumerate(w.facts)]
+        batch["steps"].append({**_fields(w.row), "created_at": w.created_at})
         if w.checkpoint is not None:
             batch["checkpoints"].append({"seq": w.row.seq, "state": w.checkpoint})
         if w.status is not None:
@@ -71,6 +72,10 @@ def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: S
             batch["approvals"].append({"round": w.row.round, "request": w.approval})
     conn.execute("SELECT supportbot.record_steps(%s, %s, %s)",
                  (ticket_id, owner, Jsonb(to_jsonable_python(batch))))
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
 @dataclass(frozen=True, slots=True)
