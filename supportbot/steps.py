@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 _CITATION = guardrails.CITATION
 _INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
+_LASTING_WISH = re.compile(r"希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b", re.IGNORECASE)
 _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 
 
@@ -296,14 +297,18 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
     # The ledger already covers the turns prepare_context saw; only later ones are scanned.
     for fact in update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask):
         by_kind.setdefault(fact.kind, []).append(fact.value)
-    cited = sorted(set(_CITATION.findall(state.draft)))
+    # Every article the ticket's replies cited, not just this round's: the profile says how the
+    # customer's issue was handled, and a refund round must not erase the bank-sync fix before it.
+    replies = [t.content for t in state.turns if t.role == "agent"] + [state.draft]
+    cited = sorted({article for text in replies for article in _CITATION.findall(text)})
     return {
         "category": state.triage.category if state.triage else "other",
         "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),
         "amounts": by_kind.get("amount", []),
         "ids": by_kind.get("id", []),
         "dates": by_kind.get("date", []),
-        "requests": by_kind.get("request", []),
+        # Only wishes that outlive the ticket ("希望到期前提醒"): "我想申请退款" was handled in it.
+        "requests": [r for r in by_kind.get("request", []) if _LASTING_WISH.search(r)],
         "promises": by_kind.get("promise", []),
         "resolution": f"按 {'、'.join(cited)} 处理" if cited else "已答复",
     }
