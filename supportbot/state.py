@@ -83,6 +83,7 @@ class SupportState:
     round: int = 0
     handled_upto: int = 0  # customer turns before this index have been taken up by a round
     facts_upto: int = 0  # turns before this index have been scanned into the facts ledger
+    topic: str = ""  # the category the ticket's first round was triaged as: what the ticket is about
     # -- per round: reset at the start of every round ----------------------------------------
     customer: Customer | None = None
     triage: Triage | None = None
@@ -112,7 +113,7 @@ class SupportState:
 # round's review, findings or refund request would leak into this one.
 PERSISTENT_FIELDS: frozenset[str] = frozenset(
     {"ticket", "turns", "summary", "summarized_upto", "facts", "facts_upto", "profile", "tool_log", "cost", "round",
-     "handled_upto"}
+     "handled_upto", "topic"}
 )
 APPEND_ONLY_FIELDS: frozenset[str] = frozenset({"turns", "tool_log"})
 # The facts ledger only grows too; an update lists just the facts it adds.

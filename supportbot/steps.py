@@ -121,7 +121,10 @@ def _merged(first: Update, second: Update) -> Update:
 def classify(state: SupportState, deps: Deps) -> Update:
     prompt, update = _prompt(state, deps, context.classify_prompt)
     completion = deps.small_llm.chat(prompt.messages, schema=Triage)
-    return _merged(update, {"triage": _parsed(completion, Triage), **_spent(state, completion)})
+    triage: Triage = _parsed(completion, Triage)
+    if not state.topic:
+        update["topic"] = triage.category  # a follow-up about a refund does not change what the ticket is about
+    return _merged(update, {"triage": triage, **_spent(state, completion)})
 
 
 def retrieve(state: SupportState, deps: Deps) -> Update:
@@ -297,12 +300,12 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
     # The ledger already covers the turns prepare_context saw; only later ones are scanned.
     for fact in update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask):
         by_kind.setdefault(fact.kind, []).append(fact.value)
-    # Every article the ticket's replies cited, not just this round's: the profile says how the
-    # customer's issue was handled, and a refund round must not erase the bank-sync fix before it.
+    # The article that answered the ticket's first question, like its topic: the profile says how
+    # the customer's issue was handled, and a later refund round must not replace the fix before it.
     replies = [t.content for t in state.turns if t.role == "agent"] + [state.draft]
-    cited = sorted({article for text in replies for article in _CITATION.findall(text)})
+    cited = next((found[:1] for text in replies if (found := _CITATION.findall(text))), [])
     return {
-        "category": state.triage.category if state.triage else "other",
+        "category": state.topic or (state.triage.category if state.triage else "other"),
         "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),
         "amounts": by_kind.get("amount", []),
         "ids": by_kind.get("id", []),

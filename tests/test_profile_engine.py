@@ -8,10 +8,11 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from fakes import ScriptedLLM, cite_hits
+from fakes import TECH, ScriptedLLM, cite_hits
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo_data import load_demo_data
 from supportbot.errors import UnknownCustomer
+from supportbot.state import Triage
 
 
 @pytest.fixture
@@ -83,14 +84,17 @@ def test_unknown_customer_profile_is_a_clear_error(bot_and_llm: tuple[SupportBot
         bot.profile("nobody@example.com")
 
 
-def test_a_closed_ticket_keeps_lasting_wishes_and_every_article_its_replies_cited(demo_url: str) -> None:
-    llm = ScriptedLLM(draft=cite_hits)  # TECH triage: the bank-sync articles are cited
+def test_a_closed_ticket_keeps_lasting_wishes_and_the_article_that_answered_it(demo_url: str) -> None:
+    invoice = Triage(category="invoice", needs_account_data=False, needs_human=False, search_query="发票抬头")
+    llm = ScriptedLLM(draft=cite_hits, triage=lambda prompt: invoice if "发票" in prompt[prompt.rfind("客户最新消息"):]
+                      else TECH)
     with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:  # type: ignore[arg-type]
         ticket = bot.open_ticket("zhoujie@example.com", "银行同步", "银行流水同步失败,提示 E3001,我想先看看怎么处理")
-        bot.send(ticket.ticket_id, "好的。希望以后授权到期前提醒我")
+        bot.send(ticket.ticket_id, "好的。另外发票抬头怎么改?希望以后授权到期前提醒我")
         first_reply = bot.state(ticket.ticket_id).turns[1].content
     with psycopg.connect(demo_url) as conn:
         facts = conn.execute("SELECT facts FROM demo.past_tickets WHERE id = %s", (ticket.ticket_id,)).fetchone()[0]
     assert facts["requests"] == ["希望以后授权到期前提醒我"]  # "我想先看看" was handled in the ticket
-    cited_round_1 = set(re.findall(r"\[(KB-[\w-]+)\]", first_reply))
-    assert cited_round_1 and all(article in facts["resolution"] for article in cited_round_1)
+    assert facts["category"] == "technical"  # the ticket's topic, not its last round's
+    first_article = re.findall(r"\[(KB-[\w-]+)\]", first_reply)[0]
+    assert facts["resolution"] == f"按 {first_article} 处理"
