@@ -36,7 +36,6 @@ from psycopg.types.json import Jsonb
 
 from .backend.base import Backend, ForgetsCustomers, ResetsData
 from .errors import CustomerBusy, InvalidInput, StepPruned
-from .store import repo
 from .store.codec import encode_state
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -17,6 +17,9 @@ from hypothesis import HealthCheck, settings
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from fakes import ScriptedLLM, seed_business
+from supportbot import Settings, SupportBot
+from supportbot.backend.demo_data import load_demo_data
 from supportbot.store.migrate import migrate
 
 settings.register_profile("default", max_examples=60, deadline=None,
@@ -71,3 +74,32 @@ def database_url(server_url: str, template_db: str) -> Iterator[str]:
     yield _with_dbname(server_url, name)
     with psycopg.connect(server_url, autocommit=True) as admin:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def demo_url(database_url: str) -> str:
+    """A fresh database holding the demo data (docs/demo-data.md)."""
+    with psycopg.connect(database_url) as conn:
+        load_demo_data(conn)
+    return database_url
+
+
+@pytest.fixture
+def open_bot(database_url: str) -> Iterator[Callable[..., SupportBot]]:
+    """Opens SupportBots on a database with two customers (fakes.seed_business); closes them after.
+
+    ``open_bot(llm=None, **settings)``: the llm defaults to a fresh ScriptedLLM.
+    """
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    bots: list[SupportBot] = []
+
+    def make(llm: object | None = None, **overrides: object) -> SupportBot:
+        bot = SupportBot.open(database_url, llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
+                              settings=Settings(database_url=database_url, **overrides))  # type: ignore[arg-type]
+        bots.append(bot)
+        return bot
+
+    yield make
+    for bot in bots:
+        bot.close()

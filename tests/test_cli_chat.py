@@ -21,7 +21,6 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from supportbot.backend.demo_data import load_demo_data
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TIMEOUT = 90.0
@@ -92,21 +91,14 @@ def terminals() -> Iterator[list[Terminal]]:
         terminal.kill()  # only reached with a still-running child when a test failed
 
 
-@pytest.fixture
-def demo_db(database_url: str) -> str:
-    with psycopg.connect(database_url) as conn:
-        load_demo_data(conn)
-    return database_url
-
-
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
     return {**env, "USER": "值班同事", "TERM": "xterm"}
 
 
-def test_chat_follow_up_approval_interrupt_and_resume(demo_db: str, terminals: list[Terminal]) -> None:
+def test_chat_follow_up_approval_interrupt_and_resume(demo_url: str, terminals: list[Terminal]) -> None:
     first = Terminal("chat", "wugang@example.com", "招商银行的流水又同步失败了,提示 E3001", "--by", "王经理",
-                     "--database-url", demo_db, env=_env())
+                     "--database-url", demo_url, env=_env())
     terminals.append(first)
     streamed = first.expect("── 发给客户(已答复,第 1 轮)──")
     assert "起草中" in streamed and "E3001" in streamed  # the draft streamed before the final reply
@@ -129,14 +121,14 @@ def test_chat_follow_up_approval_interrupt_and_resume(demo_db: str, terminals: l
     assert first.wait() == 0
     assert "Traceback" not in first.seen
 
-    with psycopg.connect(demo_db) as conn:
+    with psycopg.connect(demo_url) as conn:
         decided = conn.execute(
             "SELECT approved, approver FROM supportbot.approvals WHERE ticket_id = 'T000001'").fetchall()
         roles = conn.execute("SELECT role FROM supportbot.turns WHERE ticket_id = 'T000001' ORDER BY idx").fetchall()
     assert decided == [(True, "王经理")]
     assert [r for (r,) in roles] == ["customer", "agent", "customer", "agent"]
 
-    again = Terminal("chat", "--ticket", "T000001", "--database-url", demo_db, env=_env())
+    again = Terminal("chat", "--ticket", "T000001", "--database-url", demo_url, env=_env())
     terminals.append(again)
     again.expect("工单 T000001 · wugang@example.com")
     earlier = again.expect("[记忆] 4 条消息")

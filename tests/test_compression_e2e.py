@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import psycopg
-import pytest
-
-from fakes import ScriptedLLM, seed_business
-from supportbot import Settings, SupportBot
+from fakes import ScriptedLLM
+from supportbot import SupportBot
 from supportbot.context import ANSWER_RESERVE
 from supportbot.errors import ModelError
 from supportbot.memory.tokens import count_tokens
@@ -17,23 +15,6 @@ OpenBot = Callable[..., SupportBot]
 BILL = "INV-2026-0415"
 FILLER = ("我们公司这个月的流水还是对不上,财务那边一直在催,麻烦再帮忙看看第{n}次同步的记录,"
           "另外导出的报表格式也和上个月不一样,想确认一下是不是系统有调整。")
-
-
-@pytest.fixture
-def open_bot(database_url: str) -> Iterator[OpenBot]:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    bots: list[SupportBot] = []
-
-    def make(llm: ScriptedLLM, **settings: object) -> SupportBot:
-        bot = SupportBot.open(database_url, llm=llm,  # type: ignore[arg-type]
-                              settings=Settings(database_url=database_url, **settings))  # type: ignore[arg-type]
-        bots.append(bot)
-        return bot
-
-    yield make
-    for bot in bots:
-        bot.close()
 
 
 def _draft_prompts(llm: ScriptedLLM) -> list[list[dict[str, str]]]:

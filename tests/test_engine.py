@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import psycopg
 import pytest
 
-from fakes import HUMAN, REFUND, ScriptedLLM, refund_if_asked, seed_business
+from fakes import HUMAN, REFUND, ScriptedLLM, refund_if_asked
 from supportbot import Settings, SupportBot
 from supportbot.errors import (
     ApprovalNotPending,
@@ -24,23 +24,6 @@ from supportbot.errors import (
 from supportbot.state import Review
 
 OpenBot = Callable[..., SupportBot]
-
-
-@pytest.fixture
-def open_bot(database_url: str) -> Iterator[OpenBot]:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    bots: list[SupportBot] = []
-
-    def make(llm: object | None = None, **settings: object) -> SupportBot:
-        bot = SupportBot.open(database_url, llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
-                              settings=Settings(database_url=database_url, **settings))  # type: ignore[arg-type]
-        bots.append(bot)
-        return bot
-
-    yield make
-    for bot in bots:
-        bot.close()
 
 
 def _count(database_url: str, query: str, *params: object) -> int:

@@ -39,13 +39,6 @@ def _route(prompt: str) -> Triage:
 
 
 @pytest.fixture
-def demo_url(database_url: str) -> str:
-    with psycopg.connect(database_url) as conn:
-        load_demo_data(conn)
-    return database_url
-
-
-@pytest.fixture
 def bot(demo_url: str) -> Iterator[SupportBot]:
     llm = ScriptedLLM(triage=_route, draft=cite_hits)
     with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as opened:  # type: ignore[arg-type]

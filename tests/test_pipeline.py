@@ -23,13 +23,6 @@ BANK_SYNC = "招商银行流水同步失败,提示 E3001"
 
 
 @pytest.fixture
-def demo_url(database_url: str) -> str:
-    with psycopg.connect(database_url) as conn:
-        load_demo_data(conn)
-    return database_url
-
-
-@pytest.fixture
 def open_bot(demo_url: str) -> Iterator[OpenBot]:
     bots: list[SupportBot] = []
 

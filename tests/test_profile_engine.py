@@ -10,16 +10,8 @@ import pytest
 
 from fakes import TECH, ScriptedLLM, cite_hits
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo_data import load_demo_data
 from supportbot.errors import UnknownCustomer
 from supportbot.state import Triage
-
-
-@pytest.fixture
-def demo_url(database_url: str) -> str:
-    with psycopg.connect(database_url) as conn, conn.transaction():
-        load_demo_data(conn)
-    return database_url
 
 
 @pytest.fixture
