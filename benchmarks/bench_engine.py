@@ -14,8 +14,9 @@ import json
 import multiprocessing
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from pydantic import BaseModel
@@ -23,7 +24,7 @@ from pydantic import BaseModel
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ChineseText, fresh_database, insert_floor, median, p95  # noqa: E402
 
-from supportbot import Completion, Settings, SupportBot  # noqa: E402
+from supportbot import Completion, Settings, SupportBot, engine  # noqa: E402
 from supportbot.state import Review, Triage  # noqa: E402
 
 TABLES = ("tickets", "turns", "tool_calls", "steps", "checkpoints", "approvals", "effects")
@@ -99,18 +100,45 @@ def logical_by_round(url: str, ticket: str) -> dict[int, int]:
         return {int(r): int(b) for r, b in conn.execute(query, {"t": ticket}).fetchall()}
 
 
+class StepClock:
+    """Time spent inside the step functions (their own work: prompts, checks, business-system
+    calls), so the engine's share of a round (loop, leases, persistence) can be told apart."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self._originals = dict(engine.STEPS)
+
+    def __enter__(self) -> StepClock:
+        for name, fn in self._originals.items():
+            engine.STEPS[name] = self._timed(fn)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        engine.STEPS.update(self._originals)
+
+    def _timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                self.spent += time.perf_counter() - started
+        return timed
+
+
 def one_ticket(url: str, rounds: int) -> dict[str, float]:
     text = ChineseText(seed=rounds)
     model = BenchModel(text)
     settings = Settings(database_url=url)
-    with SupportBot.open(url, llm=model, settings=settings) as bot:
+    with SupportBot.open(url, llm=model, settings=settings) as bot, StepClock() as clock:
+        in_steps: list[float] = []
         times, produced, size_at = [], [], {}
         ticket = ""
         for r in range(1, rounds + 1):
             model.start(r)
             before = model.produced
             message = text(60, 140) + (" 申请退款 10 元" if r % 4 == 0 else "")
-            started = time.perf_counter()
+            started, stepped = time.perf_counter(), clock.spent
             if r == 1:
                 result = bot.open_ticket("wugang@example.com", "银行流水", message)
                 ticket = result.ticket_id
@@ -119,6 +147,7 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
             if result.outcome == "waiting_approval":
                 result = bot.approve(ticket, approved=True, approver="bench")
             times.append((time.perf_counter() - started) * 1000)
+            in_steps.append((clock.spent - stepped) * 1000)
             assert result.outcome == "resolved", result
             produced.append(len(message.encode()) + model.produced - before + len(result.reply.encode()))
             if r in (10, 20, rounds - 10, rounds):
@@ -143,6 +172,8 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
         "rounds": rounds,
         "round_ms_median": median(times),
         "round_ms_p95": p95(times),
+        "engine_ms_median": median([t - w for t, w in zip(times, in_steps)]),  # loop, leases, persistence
+        "steps_ms_median": median(in_steps),  # the step functions' own work
         "logical_bytes_per_round_first10": median([logical[r] for r in first]),
         "logical_bytes_per_round_last10": median([logical[r] for r in last]),
         "logical_over_new_text": sum(logical.values()) / sum(produced),
@@ -213,6 +244,7 @@ def main() -> None:
             if key != "rounds":
                 print(f"  {key:34s} {value:,.3f}" if isinstance(value, float) else f"  {key:34s} {value:,}")
         print(f"  {'round_ms_median / floor':34s} {row['round_ms_median'] / floor:.1f}x")
+        print(f"  {'engine_ms_median / floor':34s} {row['engine_ms_median'] / floor:.1f}x")
     if "throughput" not in report:
         return
     t = report["throughput"]
