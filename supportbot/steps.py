@@ -166,6 +166,9 @@ def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], to
     invoice, refusal = _refund_invoice(latest, invoices)
     if invoice is None:
         return None, refusal
+    if earlier := _earlier_refund(state, invoice.id):
+        # "When does my refund arrive?" is filed as a refund too; one invoice gets one request.
+        return None, f"本工单已为账单 {invoice.id} 提交过退款申请 {earlier},不重复提交;审批结果以系统通知为准。"
     asked = _asked_amount(latest) or invoice.amount
     if asked > invoice.amount:
         return None, f"客户申请退款 {asked} 元,超过账单 {invoice.id} 的实付金额 {invoice.amount} 元,不能受理。"
@@ -178,6 +181,15 @@ def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], to
         "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key))
     refund = _REFUND_ADAPTER.validate_python(result)
     return refund, f"已创建退款申请 {refund.id}:{refund.amount} {refund.currency},等待人工审批。"
+
+
+def _earlier_refund(state: SupportState, invoice_id: str) -> str | None:
+    """The refund this ticket already requested for the invoice, from its tool log."""
+    for call in state.tool_log:
+        if call.name == "create_refund_request" and call.error is None and call.args.get("invoice_id") == invoice_id:
+            result = call.result if isinstance(call.result, dict) else {}
+            return str(result.get("id") or "(已提交)")
+    return None
 
 
 def _refund_invoice(message: str, invoices: list[Invoice]) -> tuple[Invoice | None, str]:

@@ -101,6 +101,17 @@ def test_valid_refund_waits_for_a_human_and_the_reply_states_the_decision(open_b
     assert decided.duration_ms >= 0 and "tx" not in decided.args
 
 
+def test_asking_about_a_refund_again_does_not_open_a_second_request(open_bot: OpenBot, demo_url: str) -> None:
+    bot = open_bot()
+    paused = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元")
+    bot.approve(paused.ticket_id, approved=True, approver="王经理")
+    again = bot.send(paused.ticket_id, "我的退款什么时候到账?")
+    assert again.outcome == "resolved"
+    assert rows(demo_url, "SELECT count(*) FROM demo.refunds") == [(1,)]
+    assert bot.pending_approvals() == []
+    assert "不重复提交" in again.reply and "R000001" in again.reply
+
+
 def test_rejected_refund_is_told_with_the_reason(open_bot: OpenBot, demo_url: str) -> None:
     bot = open_bot()
     paused = bot.open_ticket("sunli@example.com", "退款", "申请退款 1000 元")

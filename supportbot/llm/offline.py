@@ -60,7 +60,7 @@ _SENTENCE = re.compile(r"[^。!?!?\n]+[。!?!?]?")
 _ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|please|click|go to", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
-_REFUND_NOTE = re.compile(r"^(?:已创建退款申请|客户申请|没有可退款)|不能受理|不能退款")  # act's refund outcomes
+_REFUND_NOTE = re.compile(r"^(?:已创建退款申请|客户申请|没有可退款)|不能受理|不能退款|不重复提交")  # act's refund outcomes
 
 LATEST_LABEL = "客户最新消息:"
 HITS_LABEL = "帮助中心文章:"
@@ -266,6 +266,8 @@ def _refund_note_in_english(line: str) -> str:
     if m := re.match(r"客户申请退款 (\S+) 元,超过账单 (\S+) 的实付金额 (\S+) 元", line):
         return (f"The refund you asked for ({m[1]} CNY) is more than the {m[3]} CNY paid on invoice {m[2]}, "
                 "so it cannot be accepted.")
+    if m := re.match(r"本工单已为账单 (\S+) 提交过退款申请 ([^,]+),", line):
+        return f"A refund request ({m[2]}) for invoice {m[1]} was already submitted in this ticket; it is not submitted twice."
     return "There is no paid invoice that could be refunded." if line.startswith("没有可退款") else line
 
 
