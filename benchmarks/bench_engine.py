@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -83,20 +84,33 @@ def sizes(url: str) -> int:
 
 
 def logical_by_round(url: str, ticket: str) -> dict[int, int]:
-    """Sum of the stored row sizes of each round's rows in every engine table that holds a ticket."""
-    query = """
-        SELECT round, sum(bytes) FROM (
-          SELECT round, pg_column_size(t.*) AS bytes FROM supportbot.turns t WHERE ticket_id = %(t)s
-          UNION ALL SELECT round, pg_column_size(c.*) FROM supportbot.tool_calls c WHERE ticket_id = %(t)s
-          UNION ALL SELECT round, pg_column_size(s.*) FROM supportbot.steps s WHERE ticket_id = %(t)s
-          UNION ALL SELECT s.round, pg_column_size(k.*) FROM supportbot.checkpoints k
-                    JOIN supportbot.steps s USING (ticket_id, seq) WHERE ticket_id = %(t)s
-          UNION ALL SELECT round, pg_column_size(a.*) FROM supportbot.approvals a WHERE ticket_id = %(t)s
-          UNION ALL SELECT round, pg_column_size(e.*) FROM supportbot.effects e WHERE ticket_id = %(t)s
-          UNION ALL SELECT t.round, pg_column_size(f.*) FROM supportbot.facts f
-                    JOIN supportbot.turns t ON t.ticket_id = f.ticket_id AND t.idx = f.turn WHERE f.ticket_id = %(t)s
-        ) x GROUP BY round ORDER BY round"""
+    """The issue's measure: the sum of the stored column sizes of each round's rows, in every
+    engine table that holds a ticket (row headers and indexes are in the physical figure)."""
     with psycopg.connect(url) as conn:
+        def columns(table: str, alias: str) -> sql.Composable:
+            names = [r[0] for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'supportbot'"
+                " AND table_name = %s", (table,)).fetchall()]
+            return sql.SQL(" + ").join(
+                sql.SQL("coalesce(pg_column_size({}.{}), 0)").format(sql.Identifier(alias), sql.Identifier(n))
+                for n in names)
+
+        query = sql.SQL("""
+            SELECT round, sum(bytes) FROM (
+              SELECT t.round, {turns} AS bytes FROM supportbot.turns t WHERE t.ticket_id = %(t)s
+              UNION ALL SELECT c.round, {tool_calls} FROM supportbot.tool_calls c WHERE c.ticket_id = %(t)s
+              UNION ALL SELECT s.round, {steps} FROM supportbot.steps s WHERE s.ticket_id = %(t)s
+              UNION ALL SELECT s.round, {checkpoints} FROM supportbot.checkpoints k
+                        JOIN supportbot.steps s USING (ticket_id, seq) WHERE k.ticket_id = %(t)s
+              UNION ALL SELECT a.round, {approvals} FROM supportbot.approvals a WHERE a.ticket_id = %(t)s
+              UNION ALL SELECT e.round, {effects} FROM supportbot.effects e WHERE e.ticket_id = %(t)s
+              UNION ALL SELECT t.round, {facts} FROM supportbot.facts f
+                        JOIN supportbot.turns t ON t.ticket_id = f.ticket_id AND t.idx = f.turn
+                        WHERE f.ticket_id = %(t)s
+            ) x GROUP BY round ORDER BY round""").format(
+            turns=columns("turns", "t"), tool_calls=columns("tool_calls", "c"), steps=columns("steps", "s"),
+            checkpoints=columns("checkpoints", "k"), approvals=columns("approvals", "a"),
+            effects=columns("effects", "e"), facts=columns("facts", "f"))
         return {int(r): int(b) for r, b in conn.execute(query, {"t": ticket}).fetchall()}
 
 
