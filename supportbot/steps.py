@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 _CITATION = guardrails.CITATION
 _INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
+# Asking for a refund, as opposed to asking about one.
+_REFUND_ASK = re.compile(r"申请|要求|想退|要退|退给我|给我退|帮我退|\brefund me\b|\b(?:request|want|need|like) a refund\b",
+                         re.IGNORECASE)
 _LASTING_WISH = re.compile(r"希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b", re.IGNORECASE)
 _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 
@@ -166,10 +169,17 @@ def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], to
     invoice, refusal = _refund_invoice(latest, invoices)
     if invoice is None:
         return None, refusal
-    if earlier := _earlier_refund(state, invoice.id):
-        # "When does my refund arrive?" is filed as a refund too; one invoice gets one request.
-        return None, f"本工单已为账单 {invoice.id} 提交过退款申请 {earlier},不重复提交;审批结果以系统通知为准。"
-    asked = _asked_amount(latest) or invoice.amount
+    earlier = _earlier_refunds(state, invoice.id)
+    asked = _asked_amount(latest)
+    if earlier and asked is None and not _REFUND_ASK.search(latest):
+        # "When does my refund arrive?" is triaged as a refund too; it asks about one, not for one.
+        ids = "、".join(refund_id for refund_id, _ in earlier)
+        return None, f"本工单已为账单 {invoice.id} 提交过退款申请 {ids},不重复提交;审批结果以系统通知为准。"
+    asked = asked or invoice.amount
+    already = sum((amount for _, amount in earlier), Decimal(0))
+    if earlier and asked + already > invoice.amount:
+        return None, (f"客户申请退款 {asked} 元,加上本工单已申请的 {already} 元,超过账单 {invoice.id} 的实付金额 "
+                      f"{invoice.amount} 元,不能受理。")
     if asked > invoice.amount:
         return None, f"客户申请退款 {asked} 元,超过账单 {invoice.id} 的实付金额 {invoice.amount} 元,不能受理。"
     if asked <= 0:
@@ -183,13 +193,14 @@ def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], to
     return refund, f"已创建退款申请 {refund.id}:{refund.amount} {refund.currency},等待人工审批。"
 
 
-def _earlier_refund(state: SupportState, invoice_id: str) -> str | None:
-    """The refund this ticket already requested for the invoice, from its tool log."""
+def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, Decimal]]:
+    """The refunds this ticket already requested for the invoice (id, amount), from its tool log."""
+    found = []
     for call in state.tool_log:
         if call.name == "create_refund_request" and call.error is None and call.args.get("invoice_id") == invoice_id:
             result = call.result if isinstance(call.result, dict) else {}
-            return str(result.get("id") or "(已提交)")
-    return None
+            found.append((str(result.get("id") or "?"), Decimal(str(call.args.get("amount") or 0))))
+    return found
 
 
 def _refund_invoice(message: str, invoices: list[Invoice]) -> tuple[Invoice | None, str]:

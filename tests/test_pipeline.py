@@ -101,7 +101,7 @@ def test_valid_refund_waits_for_a_human_and_the_reply_states_the_decision(open_b
     assert decided.duration_ms >= 0 and "tx" not in decided.args
 
 
-def test_asking_about_a_refund_again_does_not_open_a_second_request(open_bot: OpenBot, demo_url: str) -> None:
+def test_asking_about_a_refund_again_files_nothing_and_refunds_never_add_up_past_the_paid_amount(open_bot: OpenBot, demo_url: str) -> None:
     bot = open_bot()
     paused = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元")
     bot.approve(paused.ticket_id, approved=True, approver="王经理")
@@ -110,6 +110,13 @@ def test_asking_about_a_refund_again_does_not_open_a_second_request(open_bot: Op
     assert rows(demo_url, "SELECT count(*) FROM demo.refunds") == [(1,)]
     assert bot.pending_approvals() == []
     assert "不重复提交" in again.reply and "R000001" in again.reply
+
+    over = bot.send(paused.ticket_id, "再申请退款 600 元")  # 3000 + 600 is more than the 3588 paid
+    assert over.outcome == "resolved" and "不能受理" in over.reply
+    assert rows(demo_url, "SELECT count(*) FROM demo.refunds") == [(1,)]
+    within = bot.send(paused.ticket_id, "那再申请退款 500 元")
+    assert within.outcome == "waiting_approval"
+    assert rows(demo_url, "SELECT amount, status FROM demo.refunds ORDER BY id") == [(3000, "approved"), (500, "pending")]
 
 
 def test_rejected_refund_is_told_with_the_reason(open_bot: OpenBot, demo_url: str) -> None:
