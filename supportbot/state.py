@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import AppendOnlyViolation, UnknownStateField
-from .llm.ledger import Spend
+from .llm.base import Spend
 from .records import ApprovalDecision, Customer, Hit, RefundRequest, ToolCall
 
 Role = Literal["customer", "agent"]

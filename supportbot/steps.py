@@ -16,8 +16,7 @@ from pydantic import BaseModel, TypeAdapter
 from . import context, guardrails
 from .deps import Deps, ToolRecorder
 from .errors import ContextBudgetExceeded, ModelError
-from .llm.base import Completion
-from .llm.ledger import Spend
+from .llm.base import Completion, Spend
 from .llm.offline import is_english
 from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger

@@ -19,7 +19,6 @@ from openai_server import Reply, ScriptedServer, completion, error
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo_data import load_demo_data
 from supportbot.errors import ModelError
-from supportbot.llm.ledger import MeteredLLM
 from supportbot.llm.openai import OpenAICompatible
 from supportbot.state import Review, Triage
 
@@ -198,14 +197,16 @@ def test_prices_from_settings_reach_the_client(database_url: str, server: Script
         assert bot.state(result.ticket_id).round_spend.cost == pytest.approx(0.5 + 8.0)
 
 
-def test_a_billed_failure_is_metered(server: ScriptedServer) -> None:
-    server.script(completion('{"passed": 1', prompt_tokens=100, completion_tokens=5),
+def test_a_billed_failure_counts_in_the_rounds_spend(open_bot: OpenBot, server: ScriptedServer) -> None:
+    server.script(completion(TRIAGE, prompt_tokens=0, completion_tokens=0),
+                  completion(DRAFT, prompt_tokens=0, completion_tokens=0),
+                  completion('{"passed": 1', prompt_tokens=100, completion_tokens=5),
                   completion('{"passed": "perhaps"}', prompt_tokens=120, completion_tokens=6))
-    with OpenAICompatible(base_url=server.url, api_key=KEY, model="small", prices=PRICES,
-                          sleep=lambda s: None) as client:
-        metered = MeteredLLM(client).for_ticket("T000001", round=1)
-        with pytest.raises(ModelError, match="twice"):
-            metered.chat([{"role": "user", "content": "review"}], schema=Review)
-    spent = metered.spent()
-    assert spent.calls == 1 and spent.prompt_tokens == 220 and spent.completion_tokens == 11
-    assert spent.cost == pytest.approx((220 * 0.5 + 11 * 1.0) / 1e6)
+    bot = open_bot()
+    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    state = bot.state(result.ticket_id)
+    assert result.outcome == "escalated"
+    # Triage and draft cost nothing here; the review failed twice but both answers were billed.
+    spent = state.round_spend
+    assert spent.calls == 3 and spent.prompt_tokens == 220 and spent.completion_tokens == 11
+    assert spent.cost == pytest.approx((220 * 0.5 + 11 * 1.0) / 1e6) == pytest.approx(state.cost)

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible client against a real HTTP server on loopback, plus the cost ledger.
+"""The OpenAI-compatible client against a real HTTP server on loopback.
 
 Most tests talk to ``ScriptedServer`` (http.server on 127.0.0.1, an ephemeral port) so the
 client's real HTTP path runs; a few use ``httpx.MockTransport`` where a socket adds nothing.
@@ -11,9 +11,8 @@ import json
 import logging
 import random
 import socket
-import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -23,8 +22,7 @@ from pydantic import BaseModel
 
 from supportbot.config import Settings
 from supportbot.errors import ConfigError, InvalidInput, ModelError
-from supportbot.llm.base import LLM, Completion, Message, Usage
-from supportbot.llm.ledger import Ledger, MeteredLLM, Spend
+from supportbot.llm.base import Message, Usage
 from supportbot.llm.openai import OpenAICompatible
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -378,64 +376,3 @@ def test_from_settings() -> None:
     http = httpx.Client(transport=httpx.MockTransport(lambda request: ok("hi")))
     llm = OpenAICompatible.from_settings(no_small, small=True, client=http)
     assert llm.model == "big" and llm.chat(MESSAGES).text == "hi"
-
-
-# -- the ledger ----------------------------------------------------------------------------------
-
-
-class FakeLLM:
-    """A scripted model: every call costs the same."""
-
-    def __init__(self, *, cost: float = 0.01) -> None:
-        self.cost = cost
-
-    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             temperature: float = 0.0) -> Completion:
-        return Completion(text="ok", usage=Usage(prompt_tokens=10, completion_tokens=2), cost=self.cost, model="fake")
-
-
-def test_ledger_totals_per_ticket_and_round() -> None:
-    ledger = Ledger()
-    done = Completion(text="x", usage=Usage(prompt_tokens=100, completion_tokens=20), cost=0.5)
-    ledger.record(done, ticket_id="T-1", round=0)
-    ledger.record(done, ticket_id="T-1", round=1)
-    ledger.record(done, ticket_id="T-2")
-    ledger.record(done)
-
-    assert ledger.total() == Spend(calls=4, prompt_tokens=400, completion_tokens=80, cost=2.0)
-    assert ledger.for_ticket("T-1") == Spend(calls=2, prompt_tokens=200, completion_tokens=40, cost=1.0)
-    assert ledger.for_round("T-1", 1).calls == 1 and ledger.for_round("T-2", 0) == Spend()
-    assert set(ledger.tickets()) == {"T-1", "T-2"} and ledger.total().total_tokens == 480
-    with pytest.raises(InvalidInput):
-        ledger.record(done, round=3)
-
-
-def test_ledger_is_thread_safe() -> None:
-    ledger = Ledger()
-    done = Completion(text="x", usage=Usage(prompt_tokens=1, completion_tokens=1), cost=1.0)
-
-    def work(ticket: str) -> None:
-        for i in range(500):
-            ledger.record(done, ticket_id=ticket, round=i % 5)
-
-    threads = [threading.Thread(target=work, args=(f"T-{n % 4}",)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert ledger.total().calls == 4000 and ledger.total().cost == 4000.0
-    assert all(ledger.for_ticket(f"T-{n}").calls == 1000 for n in range(4))
-    assert ledger.for_round("T-0", 2).calls == 200
-
-
-def test_metered_llm_records_every_call_in_its_scope() -> None:
-    metered = MeteredLLM(FakeLLM(cost=0.25))
-    assert isinstance(metered, LLM)
-    metered.chat(MESSAGES)
-    round_one = metered.for_ticket("T-9", round=1)
-    round_one.chat(MESSAGES)
-    round_one.chat(MESSAGES, schema=Answer)
-
-    assert round_one.spent() == Spend(calls=2, prompt_tokens=20, completion_tokens=4, cost=0.5)
-    assert metered.for_ticket("T-9").spent().calls == 2
-    assert metered.spent().calls == 3 and metered.ledger is round_one.ledger

@@ -189,7 +189,7 @@ class OpenAICompatible:
                 f"(model {self.model}); last error:\n{_describe(exc)}\nCheck that the model "
                 "supports JSON output (response_format json_object), or simplify the schema."
             )
-            # Both answers were billed; a ledger (MeteredLLM) reads this to count them anyway.
+            # Both answers were billed; the engine adds this to the round's spend anyway.
             error.spent = self._completion([first, second])  # type: ignore[attr-defined]
             raise error from exc
         return self._completion([first, second], parsed=parsed)
