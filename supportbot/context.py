@@ -19,13 +19,12 @@ from dataclasses import dataclass
 
 from .config import Settings
 from .guardrails import EVIDENCE_LABEL
+from .memory.compress import render_turns
 from .memory.facts import SENTENCE_KINDS, render_facts
 from .memory.tokens import MESSAGE_OVERHEAD, count_tokens, turn_tokens
-from .state import Fact, SupportState, Turn
+from .state import Fact, SupportState
 
 LABELS = {
-    "customer": "客户",
-    "agent": "客服",
     "basics": "发件邮箱:{email}\n主题:{subject}",
     "profile": "客户画像:",
     "facts": "已确认的事实(必须以此为准):",
@@ -138,10 +137,6 @@ def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
         f"history folded into the summary; largest sections: {parts}. Set SUPPORTBOT_CONTEXT_WINDOW to your "
         "model's window if it is larger, or ask the customer for a shorter message"
     )
-
-
-def render_turns(turns: Sequence[Turn]) -> str:
-    return "\n".join(f"{LABELS[t.role]}:{t.content}" for t in turns)
 
 
 def ticket_sections(state: SupportState, trim: Trim = Trim()) -> list[tuple[str, str]]:

@@ -125,7 +125,7 @@ def text_tokens(text: str, count: TurnCounter) -> int:
 
 
 def render_turns(turns: Sequence[Turn]) -> str:
-    """The conversation as ``客户:`` / ``客服:`` lines, the form the summary prompt expects."""
+    """The conversation as ``客户:`` / ``客服:`` lines, as the summary prompt and every other prompt show it."""
     return "\n".join(f"{SPEAKER_LABELS.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
 
 
