@@ -11,7 +11,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
 
+from supportbot.backend.demo import DemoBackend
 from supportbot.backend.demo_data import (
     CUSTOMERS,
     DEMO_TODAY,
@@ -23,7 +25,8 @@ from supportbot.backend.demo_data import (
     demo_profile_inputs,
     load_demo_data,
 )
-from supportbot.memory.profile import build_profile, fingerprint, load_profile_inputs
+from supportbot.memory.profile import PastTicket, build_profile, fingerprint
+from supportbot.records import Customer, Subscription
 
 TABLES = ("kb_articles", "customers", "subscriptions", "invoices", "past_tickets")
 
@@ -130,10 +133,20 @@ def test_loading_twice_leaves_the_same_rows(database_url: str) -> None:
     assert 15 <= first["kb_articles"] <= 30 and first["customers"] >= 8
 
 
+def _profile_inputs(url: str, email: str) -> tuple[Customer, list[Subscription], list[PastTicket]] | None:
+    """What Profiles reads through the demo backend: the customer, subscriptions, resolved tickets."""
+    with ConnectionPool(url, min_size=1, kwargs={"autocommit": True}) as pool:
+        backend = DemoBackend(pool)
+        customer = backend.get_customer(email)
+        if customer is None:
+            return None
+        return customer, backend.list_subscriptions(customer.id), backend.list_resolved_tickets(customer.id)
+
+
 def test_wugang_profile_from_the_database(database_url: str) -> None:
     with psycopg.connect(database_url) as conn:
         load_demo_data(conn)
-        loaded = load_profile_inputs(conn, " WuGang@Example.com")
+    loaded = _profile_inputs(database_url, " WuGang@Example.com")
     assert loaded is not None
     profile = build_profile(*loaded, today=DEMO_TODAY)
     for expected in ("专业版年付 VIP", "E3001 已出现 3 次", "2026-04/07/09", "重新授权", "希望授权到期前提醒"):
@@ -148,23 +161,23 @@ def test_wugang_profile_from_the_database(database_url: str) -> None:
 def test_corrupt_rows_load_and_are_counted(database_url: str) -> None:
     with psycopg.connect(database_url) as conn:
         load_demo_data(conn)
-        loaded = load_profile_inputs(conn, "liuyang@example.com")
-        assert load_profile_inputs(conn, "nobody@example.com") is None
+    loaded = _profile_inputs(database_url, "liuyang@example.com")
+    assert _profile_inputs(database_url, "nobody@example.com") is None
     assert loaded is not None
     assert build_profile(*loaded, today=DEMO_TODAY).skipped_records == 3
 
 
 def test_an_upgrade_without_a_ticket_changes_the_fingerprint(database_url: str) -> None:
-    with psycopg.connect(database_url) as conn:
+    with psycopg.connect(database_url, autocommit=True) as conn:
         load_demo_data(conn)
-        before = load_profile_inputs(conn, "lina@example.com")
+        before = _profile_inputs(database_url, "lina@example.com")
         conn.execute(
             "UPDATE demo.subscriptions SET plan = %s, amount = %s WHERE id = %s",
             ("企业版", PLAN_PRICES[("企业版", "年付")], "SUB-C0002-2"),
         )
-        after = load_profile_inputs(conn, "lina@example.com")
+        after = _profile_inputs(database_url, "lina@example.com")
         load_demo_data(conn)
-        restored = load_profile_inputs(conn, "lina@example.com")
+        restored = _profile_inputs(database_url, "lina@example.com")
     assert before is not None and after is not None and restored is not None
     # The ticket count did not move, so a cache keyed on it would have served the old plan.
     assert len(before[2]) == len(after[2]) == 0

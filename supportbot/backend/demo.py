@@ -26,8 +26,9 @@ class DemoBackend:
     def get_customer(self, email: str) -> Customer | None:
         with self._pool.connection() as conn:
             return conn.cursor(row_factory=class_row(Customer)).execute(
-                "SELECT id, name, email, company, phone, is_vip FROM demo.customers WHERE lower(email) = lower(%s)",
-                (email,),
+                "SELECT id, name, email, company, phone, is_vip FROM demo.customers WHERE lower(email) = lower(%s)"
+                " ORDER BY id LIMIT 1",
+                (email.strip(),),
             ).fetchone()
 
     def list_subscriptions(self, customer_id: str) -> list[Subscription]:

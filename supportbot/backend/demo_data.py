@@ -337,7 +337,7 @@ PAST_TICKETS: tuple[PastTicket, ...] = (
 
 
 def demo_profile_inputs(email: str) -> tuple[Customer, list[Subscription], list[PastTicket]] | None:
-    """The same inputs load_profile_inputs() reads after load_demo_data(), without a database."""
+    """The same inputs DemoBackend reads for a profile after load_demo_data(), without a database."""
     found = [c for c in CUSTOMERS if c.email == email.strip().lower()]
     if not found:
         return None

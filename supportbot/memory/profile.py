@@ -31,9 +31,6 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-import psycopg
-from psycopg.rows import class_row
-
 from ..errors import InvalidInput
 from ..records import Customer, Subscription
 from .mask import mask_text
@@ -46,7 +43,6 @@ __all__ = [
     "RecurringIssue",
     "build_profile",
     "fingerprint",
-    "load_profile_inputs",
 ]
 
 # Part of every fingerprint: bump it when the rules or labels change, so cached profiles built by
@@ -488,37 +484,3 @@ def fingerprint(
         "tickets": sorted((_plain(t) for t in resolved_tickets), key=_dump),
     }
     return hashlib.sha256(_dump(payload).encode("utf-8")).hexdigest()
-
-
-# -- loading ------------------------------------------------------------------------------------
-
-
-def load_profile_inputs(
-    conn: psycopg.Connection[Any], email: str
-) -> tuple[Customer, list[Subscription], list[PastTicket]] | None:
-    """The customer with this email (case-insensitive) and all their rows, or None if unknown.
-
-    Every past ticket is returned, including ones with no resolved_on: build_profile decides what
-    is valid, so corrupt rows show up in skipped_records instead of disappearing here.
-    """
-    with conn.cursor(row_factory=class_row(Customer)) as cur:
-        customer = cur.execute(
-            "SELECT id, name, email, company, phone, is_vip FROM demo.customers"
-            " WHERE lower(email) = lower(%s) ORDER BY id LIMIT 1",
-            (email.strip(),),
-        ).fetchone()
-    if customer is None:
-        return None
-    with conn.cursor(row_factory=class_row(Subscription)) as cur:
-        subscriptions = cur.execute(
-            "SELECT id, customer_id, plan, billing_cycle, status, started_on, renews_on, amount"
-            " FROM demo.subscriptions WHERE customer_id = %s ORDER BY started_on, id",
-            (customer.id,),
-        ).fetchall()
-    with conn.cursor(row_factory=class_row(PastTicket)) as cur:
-        tickets = cur.execute(
-            "SELECT id, customer_id, subject, resolved_on, facts FROM demo.past_tickets"
-            " WHERE customer_id = %s ORDER BY resolved_on NULLS LAST, id",
-            (customer.id,),
-        ).fetchall()
-    return customer, subscriptions, tickets
