@@ -216,7 +216,6 @@ class SupportBot:
         if self._deps.profiles is not None:
             self._deps.profiles.clear()
         for ticket_id in tickets:
-            self._store.forget_cached(ticket_id)
             self._engine.forget(ticket_id)
 
     # -- internals ---------------------------------------------------------------------------

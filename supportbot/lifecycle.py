@@ -35,7 +35,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from .backend.base import Backend, ForgetsCustomers, ResetsData
-from .errors import CustomerBusy, InvalidInput, StepPruned
+from .errors import CustomerBusy, InvalidInput
 from .store.codec import encode_state
 
 if TYPE_CHECKING:
@@ -283,19 +283,6 @@ def pruned(conn: psycopg.Connection, ticket_id: str) -> Pruned | None:
         return None
     return Pruned(ticket_id=ticket_id, kept_from=int(row[0]), steps=int(row[1]), checkpoints=int(row[2]),
                   bytes=int(row[3]), pruned_at=row[4])
-
-
-def check_not_pruned(conn: psycopg.Connection, ticket_id: str, seq: int) -> None:
-    """Raise :class:`StepPruned` when step ``seq`` of the ticket was removed by ``prune``.
-
-    For ``Store.load(at=seq)``: call it before reporting an unknown step, so the caller learns
-    the step existed and why it cannot be rebuilt.
-    """
-    mark = pruned(conn, ticket_id)
-    if mark is not None and 0 < seq < mark.kept_from:
-        raise StepPruned(
-            f"step {seq} of ticket {ticket_id} was pruned on {mark.pruned_at:%Y-%m-%d}; steps from {mark.kept_from} "
-            "on can still be rebuilt (`history` lists them)", ticket_id=ticket_id)
 
 
 # -- reset -------------------------------------------------------------------------------------

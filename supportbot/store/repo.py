@@ -297,12 +297,12 @@ def load_steps(conn: psycopg.Connection, ticket_id: str, after: int, upto: int |
     ).fetchall()
 
 
-def last_step(conn: psycopg.Connection, ticket_id: str) -> StepRow | None:
-    return conn.cursor(row_factory=class_row(StepRow)).execute(
-        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM supportbot.steps"
-        " WHERE ticket_id = %s ORDER BY seq DESC LIMIT 1",
-        (ticket_id,),
+def pruned_before(conn: psycopg.Connection, ticket_id: str) -> tuple[int, datetime] | None:
+    """(the first step prune kept, when it last ran) for a pruned ticket; None if never pruned."""
+    row = conn.execute(
+        "SELECT max(kept_from), max(pruned_at) FROM supportbot.prunes WHERE ticket_id = %s", (ticket_id,)
     ).fetchone()
+    return None if row is None or row[0] is None else (int(row[0]), row[1])
 
 
 def history(conn: psycopg.Connection, ticket_id: str) -> list[StepRecord]:

@@ -12,7 +12,7 @@ from typing import TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from ..errors import LeaseLost, StoreError, UnknownStep
+from ..errors import LeaseLost, StepPruned, StoreError, UnknownStep
 from ..records import ToolCall
 from ..state import ROUND_START, Fact, SupportState, Turn, reduce, round_reset
 from . import repo
@@ -139,9 +139,11 @@ class Store:
             seq, next_step = step.seq, step.next_step
             turn_count, tool_count, fact_count = step.turn_count, step.tool_call_count, step.fact_count
         if at is not None and seq != at:
-            from ..lifecycle import check_not_pruned  # lifecycle builds on the store
-
-            check_not_pruned(conn, ticket_id, at)
+            mark = repo.pruned_before(conn, ticket_id)
+            if mark is not None and 0 < at < mark[0]:
+                raise StepPruned(
+                    f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on can "
+                    "still be rebuilt (`history` lists them)", ticket_id=ticket_id)
             raise UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
         state = dataclasses.replace(
             state,
