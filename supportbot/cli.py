@@ -36,10 +36,10 @@ DEMO_EMAIL = "wugang@example.com"
 # Where each kind of memory lives, so `show` can say it and operators can find it with psql.
 STORAGE: dict[str, str] = {
     "turns": "supportbot.turns:每条消息一行,只追加、从不改写",
-    "summary": "state.summary:每轮开始存入 supportbot.checkpoints,之后每步的改动存入 supportbot.steps",
+    "summary": "state.summary:每轮 prepare_context 之后存入 supportbot.checkpoints,之后每步的改动存入 supportbot.steps",
     "facts": "supportbot.facts:每条事实一行,只追加;原样钉住,不经过摘要,压缩不会丢",
     "profile": "state.profile:load_customer 时从 supportbot.customer_profiles(跨工单的画像缓存)取来",
-    "context_usage": "state.context_usage:prepare_context 每轮计算的提示词 token 用量",
+    "context_usage": "state.context_usage:draft 每轮计算的回复提示词 token 用量",
     "tool_calls": "supportbot.tool_calls:每次业务系统调用的参数和结果",
     "steps": "supportbot.steps:每个执行过的步骤一行(history、state --at、fork 都从这里重建)",
     "approvals": "supportbot.approvals:退款审批的申请与决定",
@@ -203,7 +203,8 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     p.add_argument("--closed-before", type=_moment, required=True, metavar="DATE",
                    help="YYYY-MM-DD 或 ISO 时间;不带时区时按本机时区")
     p.add_argument("--keep", choices=["last", "final"], default="last",
-                   help="last(默认):保留最后一轮的步骤,state --at 仍可重建它;final:只保留最终状态")
+                   help="last(默认):保留最后一轮自其检查点(prepare_context 之后)起的步骤,"
+                        "state --at 仍可重建它们;final:只保留最终状态")
     p.add_argument("--yes", action="store_true", help="确认删除")
 
     p = command("reset", reset, "清空 supportbot 的全部数据(演示数据可用 demo 重新加载)", validate=_needs_yes(
@@ -412,7 +413,7 @@ def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
     record = next(s for s in bot.history(args.ticket) if s.seq == args.at)
     if args.json:
         emit_json({"ticket_id": args.ticket, "seq": record.seq, "step": record.step, "next_step": record.next_step,
-                   "state": state})
+                   "state": {**to_jsonable_python(state), "reply": state.reply}})  # reply is derived
         return 0
     print(f"工单 {args.ticket} 第 {record.seq} 步({record.step})之后 · 第 {state.round} 轮 · "
           f"下一步 {record.next_step or '(本轮结束)'}")

@@ -18,9 +18,9 @@ from .deps import Deps, Effects
 from .llm.base import Completion
 from .records import ApprovalDecision
 from .errors import ApprovalNotPending, ContextBudgetExceeded, LeaseLost, ModelError, ReplayMismatch, StateError
-from .state import ENGINE_FIELDS, ROUND_START, Outcome, SupportState, reduce, round_reset
+from .state import ENGINE_FIELDS, ROUND_START, Outcome, SupportState, new_round, reduce
 from .store import repo
-from .store.codec import encode_fields, encode_state
+from .store.codec import encode_fields, encode_state, round_calls
 from .store.store import Loaded, Store
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,10 @@ ROUTES: dict[str, Callable[[SupportState, int], str | None]] = {
 
 # A step here waits until its condition holds; the round pauses and the ticket's lease is freed.
 INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
+# Each round stores one checkpoint (a whole state without turns, so loading never replays far),
+# after this step: the summary it may rewrite is a state's largest field, and stored there it is
+# stored once.
+CHECKPOINT_AFTER = "prepare_context"
 # Steps that act on the business system run inside the transaction that records them.
 EFFECT_STEPS = frozenset({"act", "finalize", "handoff"})
 # Step records commit without waiting for the disk, except those that carry new turns, a human
@@ -264,9 +268,9 @@ class Engine:
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
             what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
             update: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
-            spent = getattr(exc, "spent", None)  # a failed call the provider still billed
-            if isinstance(spent, Completion):
-                update.update(cost=spent.cost, round_spend=state.round_spend.plus(spent))
+            billed = getattr(exc, "spent", None)  # a failed call the provider still billed
+            if isinstance(billed, Completion):
+                update.update(steps.spent(billed))
             return update, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
@@ -283,12 +287,11 @@ class Engine:
             "round": state.round + 1, "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
         }
-        loaded, write, _ = self._record(loaded, START, update, "load_customer", checkpoint=True,
-                                        stored_turns=count)
+        loaded, write, _ = self._record(loaded, START, update, "load_customer", stored_turns=count)
         return loaded, write
 
     def _record(self, loaded: Loaded, step: str, update: dict[str, Any], next_step: str | None, *,
-                checkpoint: bool = False, stored_turns: int | None = None) -> tuple[Loaded, repo.StepWrite, bool]:
+                stored_turns: int | None = None) -> tuple[Loaded, repo.StepWrite, bool]:
         """The state after ``step``, the write that records it, and whether it must commit now.
 
         ``stored_turns``: turns below this index are in the database already (customer messages);
@@ -296,7 +299,7 @@ class Engine:
         """
         state = loaded.state
         if step == START:
-            state = reduce(state, round_reset())  # implied by the record, so not stored in it
+            state = new_round(state)  # implied by the record, so not stored in it
         pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](reduce(state, _without_appends(update)))
         if pausing:
             update = {**update, "outcome": "waiting_approval"}
@@ -305,14 +308,16 @@ class Engine:
         new_calls = after.tool_log[len(state.tool_log):]
         new_facts = after.facts[len(state.facts):]
         seq = loaded.seq + 1
+        checkpoint = encode_state(after) if step == CHECKPOINT_AFTER else None
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
                            turn_count=len(after.turns), tool_call_count=len(after.tool_log),
-                           update=encode_fields(update), fact_count=len(after.facts))
+                           # the checkpoint is the state after this step, so the step's update is not kept twice
+                           update={} if checkpoint is not None else encode_fields(update, tools=round_calls(after)),
+                           fact_count=len(after.facts))
         status = _status(after, next_step, pausing)
         write = repo.StepWrite(
             row=row, created_at=datetime.now(UTC), turns=new_turns, tool_calls=new_calls,
-            facts_start=len(state.facts), facts=new_facts,
-            checkpoint=encode_state(after) if checkpoint else None,
+            facts_start=len(state.facts), facts=new_facts, checkpoint=checkpoint,
             status=status if status != loaded.status else None,
             approval=encode_fields({"refund_request": after.refund_request}) if pausing else None)
         must_commit = bool(new_turns) or pausing or next_step is None

@@ -214,7 +214,8 @@ def prune(store: Store, *, closed_before: datetime, keep: str = "last") -> Prune
 
     A ticket qualifies when it is resolved or escalated, no worker holds it, no approval waits,
     and nothing happened to it since ``closed_before``. ``keep="last"`` keeps its last round
-    (from that round's checkpoint on), so ``state_at`` still works for every step of it;
+    from that round's checkpoint on (taken after prepare_context), so ``state_at`` still works for
+    every step from there;
     ``keep="final"`` first writes a checkpoint of the final state and keeps only the last step.
     Either way ``state()`` loads exactly as before, and a follow-up message starts a new round.
     """

@@ -96,10 +96,17 @@ class SupportState:
     approval: ApprovalDecision | None = None
     outcome: Outcome | None = None
     handoff_reason: str = ""
-    reply: str = ""
-    context_usage: dict[str, int] = field(default_factory=dict)  # prompt tokens per section, "total", "budget"
+    context_usage: dict[str, int] = field(default_factory=dict)  # the reply prompt's tokens per section, "total", "budget"
     summary_error: str = ""  # why this round's compression was skipped, if it was
     round_spend: Spend = Spend()  # model calls, tokens and cost of this round (``cost`` is the ticket's)
+
+    @property
+    def reply(self) -> str:
+        """What the agent answered in this round: its turn, stored once (not also as a field)."""
+        for turn in reversed(self.turns):
+            if turn.role == "agent":
+                return turn.content if turn.round == self.round else ""
+        return ""
 
     @property
     def latest_customer_message(self) -> Turn | None:
@@ -120,7 +127,8 @@ APPEND_ONLY_FIELDS: frozenset[str] = frozenset({"turns", "tool_log"})
 EXTEND_FIELDS: frozenset[str] = frozenset({"facts"})
 # Fields kept in their own append-only tables, not in step records or checkpoints.
 LOG_FIELDS: frozenset[str] = APPEND_ONLY_FIELDS | EXTEND_FIELDS
-ADDITIVE_FIELDS: frozenset[str] = frozenset({"cost"})
+# A step's update holds what it adds: its model calls' cost and spend, not running totals.
+ADDITIVE_FIELDS: frozenset[str] = frozenset({"cost", "round_spend"})
 ENGINE_FIELDS: frozenset[str] = frozenset({"ticket", "round", "handled_upto"})
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SupportState))
@@ -133,7 +141,7 @@ ROUND_START = "start_round"
 
 
 def round_reset() -> dict[str, Any]:
-    """The update that clears every per-round field back to its default."""
+    """Every per-round field with its default value."""
     defaults = {}
     for f in dataclasses.fields(SupportState):
         if f.name in PERSISTENT_FIELDS:
@@ -142,8 +150,13 @@ def round_reset() -> dict[str, Any]:
     return defaults
 
 
+def new_round(state: SupportState) -> SupportState:
+    """The state with every per-round field back at its default (replaced, never added to)."""
+    return dataclasses.replace(state, **round_reset())
+
+
 def reduce(state: SupportState, update: Mapping[str, Any]) -> SupportState:
-    """Apply a step's partial update: turns and tool_log append, cost adds, the rest replaces."""
+    """Apply a step's partial update: turns and tool_log append, cost and spend add, the rest replaces."""
     changes: dict[str, Any] = {}
     for name, value in update.items():
         if name not in FIELD_NAMES:

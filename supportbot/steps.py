@@ -43,7 +43,9 @@ def load_customer(state: SupportState, deps: Deps) -> Update:
     customer = tools.call("get_customer", deps.backend.get_customer, email=state.ticket.customer_email)
     update: Update = {"customer": customer, "tool_log": tools.calls}
     if customer is not None and deps.profiles is not None:
-        update["profile"] = deps.profiles.for_customer(customer).text
+        profile = deps.profiles.for_customer(customer).text
+        if profile != state.profile:  # it persists across rounds: record it when it changes
+            update["profile"] = profile
     return update
 
 
@@ -76,7 +78,7 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         log.warning("compression of %s skipped: %s", state.ticket.id, result.error)
         update["summary_error"] = result.error
     if summarizer.spend.calls:
-        update.update(cost=summarizer.spend.cost, round_spend=state.round_spend.plus_spend(summarizer.spend))
+        update.update(spent(summarizer.spend))
     return update
 
 
@@ -89,7 +91,7 @@ class _Summarizer:
 
     def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
         completion = self._deps.small_llm.chat(summary_messages(previous, turns))
-        self.spend = self.spend.plus(completion)
+        self.spend += Spend.of(completion)
         return mask_text(completion.text) if self._deps.settings.mask_pii else completion.text
 
 
@@ -113,20 +115,22 @@ def _prompt(state: SupportState, deps: Deps, build: context.Builder, *, record: 
 
 
 def _merged(first: Update, second: Update) -> Update:
-    cost = first.get("cost", 0.0) + second.get("cost", 0.0)
+    """Two updates of one step as one; what they spent adds up, as the reducer would add it."""
     merged = {**first, **second}
-    if cost:
-        merged["cost"] = cost
+    for name in ("cost", "round_spend"):
+        if name in first and name in second:
+            merged[name] = first[name] + second[name]
     return merged
 
 
 def classify(state: SupportState, deps: Deps) -> Update:
-    prompt, update = _prompt(state, deps, context.classify_prompt)
+    # context_usage reports the reply prompt (draft's), the one that carries the whole context.
+    prompt, update = _prompt(state, deps, context.classify_prompt, record=False)
     completion = deps.small_llm.chat(prompt.messages, schema=Triage)
     triage: Triage = _parsed(completion, Triage)
     if not state.topic:
         update["topic"] = triage.category  # a follow-up about a refund does not change what the ticket is about
-    return _merged(update, {"triage": triage, **_spent(state, completion)})
+    return _merged(update, {"triage": triage, **spent(completion)})
 
 
 def retrieve(state: SupportState, deps: Deps) -> Update:
@@ -230,7 +234,7 @@ def draft(state: SupportState, deps: Deps) -> Update:
     text = completion.text.strip()
     if not text:
         raise ModelError("the model returned an empty draft", ticket_id=state.ticket.id, step="draft")
-    return _merged(update, {"draft": text, "revisions": state.revisions + 1, **_spent(state, completion)})
+    return _merged(update, {"draft": text, "revisions": state.revisions + 1, **spent(completion)})
 
 
 def check(state: SupportState, deps: Deps) -> Update:
@@ -243,7 +247,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     review = _parsed(completion, Review)
     # A model that fails a draft without saying why still failed it.
     problems = [] if review.passed else (list(review.problems) or ["质检未通过(未说明原因)"])
-    return _merged(update, {"review": Review(passed=not problems, problems=problems), **_spent(state, completion)})
+    return _merged(update, {"review": Review(passed=not problems, problems=problems), **spent(completion)})
 
 
 def _rule_problems(state: SupportState) -> list[str]:
@@ -364,7 +368,7 @@ def _handoff_reason(state: SupportState) -> str:
 
 def _reply(state: SupportState, deps: Deps, text: str, *, outcome: str) -> Update:
     turn = with_tokens(Turn(role="agent", content=text, round=state.round, created_at=deps.clock()))
-    return {"reply": text, "outcome": outcome, "turns": [turn]}
+    return {"outcome": outcome, "turns": [turn]}  # state.reply is this turn
 
 
 def _render_citations(state: SupportState) -> str:
@@ -377,9 +381,10 @@ def _latest(state: SupportState) -> str:
     return latest.content if latest else state.ticket.body
 
 
-def _spent(state: SupportState, completion: Completion) -> Update:
-    """A model call's share of the ticket's cost and of this round's calls, tokens and cost."""
-    return {"cost": completion.cost, "round_spend": state.round_spend.plus(completion)}
+def spent(spend: Spend | Completion) -> Update:
+    """What model calls add to the ticket's cost and to this round's calls, tokens and cost."""
+    spend = Spend.of(spend) if isinstance(spend, Completion) else spend
+    return {"round_spend": spend, **({"cost": spend.cost} if spend.cost else {})}
 
 
 def _parsed(completion: Completion, schema: type[BaseModel]) -> Any:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import psycopg
 import pytest
 
-from fakes import HUMAN, REFUND, ScriptedLLM, refund_if_asked
+from fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked
 from supportbot import Settings, SupportBot
 from supportbot.errors import (
     ApprovalNotPending,
@@ -103,6 +103,31 @@ def test_history_grows_by_one_record_per_step(open_bot: OpenBot) -> None:
     steps = [r.step for r in bot.history(ticket)][n:]
     assert steps == ["start_round", "load_customer", "prepare_context", "classify", "retrieve", "draft",
                      "check", "finalize"]
+
+
+def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft=cite_hits, cost=0.5))
+    ticket = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
+    bot.send(ticket, "我要申请退款 100 元")
+    done = bot.approve(ticket, approved=True, approver="王经理")
+    with psycopg.connect(database_url) as conn:
+        rows = {(r, step): update for r, step, update in conn.execute(
+            "SELECT round, step, update FROM supportbot.steps WHERE ticket_id = %s", (ticket,))}
+        checkpoints = conn.execute("SELECT s.step FROM supportbot.checkpoints k JOIN supportbot.steps s"
+                                   " USING (ticket_id, seq) WHERE ticket_id = %s", (ticket,)).fetchall()
+    assert checkpoints == [("prepare_context",), ("prepare_context",)]  # one per round
+    assert rows[(2, "prepare_context")] == {}  # its checkpoint is the state after it
+    assert all("reply" not in update for update in rows.values())  # the agent turn is the reply
+    # What a tool returned as is refers to its tool_calls row instead of a second copy.
+    assert set(rows[(2, "load_customer")]["customer"]) == set(rows[(2, "retrieve")]["hits"]) == {"$tool"}
+    assert set(rows[(2, "act")]["refund_request"]) == {"$tool"}
+    # Each step keeps its own spend ([calls, prompt, completion, cost]); the state adds them up.
+    assert rows[(2, "draft")]["round_spend"][0] == 1 and rows[(2, "draft")]["cost"] == 0.5
+    state = bot.state(ticket)
+    assert state.reply == done.reply == state.turns[-1].content
+    assert state.round_spend.calls == 3 and state.cost == pytest.approx(0.5 * 6)
+    assert bot.state_at(ticket, max(r.seq for r in bot.history(ticket))) == state
+    assert state.customer is not None and state.customer.id == "C9001" and state.refund_request is not None
 
 
 def test_fork_copies_history_up_to_a_step_and_diverges(open_bot: OpenBot) -> None:

@@ -189,22 +189,24 @@ def test_prune_keeps_every_state_and_reports_what_it_freed(bot: SupportBot, demo
     t = _closed_and_open(bot, demo_url)
     states = {name: bot.state(ticket) for name, ticket in t.items()}
     histories = {name: bot.history(ticket) for name, ticket in t.items()}
-    rebuilt = {name: {r.seq: bot.state_at(t[name], r.seq) for r in histories[name]} for name in ("three", "escalated")}
+    closed = ("three", "escalated", "single")
+    rebuilt = {name: {r.seq: bot.state_at(t[name], r.seq) for r in histories[name]} for name in closed}
     assert bot.prune(closed_before=datetime.now(UTC) - timedelta(hours=1)).tickets == []  # all too recent
 
     report = bot.prune(closed_before=_later())
 
-    assert report.tickets == sorted([t["three"], t["escalated"]])  # one round has nothing before its checkpoint
+    # Each closed ticket loses what came before its last round's checkpoint (taken after prepare_context).
+    assert report.tickets == sorted(t[name] for name in closed)
     assert report.rows["supportbot.steps"] > 0 and report.rows["supportbot.checkpoints"] >= 3
     assert report.bytes_freed > 0
     for name, ticket in t.items():
         assert bot.state(ticket) == states[name], name
-    for name in ("single", "waiting", "leased"):
+    for name in ("waiting", "leased"):
         assert bot.history(t[name]) == histories[name] and bot.pruned(t[name]) is None
-    for name in ("three", "escalated"):
+    for name in closed:
         kept = bot.history(t[name])
         mark = bot.pruned(t[name])
-        assert mark is not None and kept[0].seq == mark.kept_from > 1 and kept[0].step == "start_round"
+        assert mark is not None and kept[0].seq == mark.kept_from > 1 and kept[0].step == "prepare_context"
         assert kept == histories[name][mark.kept_from - 1:]
         assert mark.steps == mark.kept_from - 1 and mark.bytes > 0
         for record in kept:  # every step that is left still rebuilds exactly

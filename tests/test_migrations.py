@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import psycopg
+import pytest
 
 from fakes import ScriptedLLM, seed_business
 from supportbot import Settings, SupportBot
@@ -52,3 +55,51 @@ def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(da
     with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
         assert {seq: bot.state_at(ticket, seq) for seq in seqs} == before
         assert bot.state(ticket) == before[seqs[-1]]
+
+
+# Session 2's layout: the reply stored as a field by the step that ended the round, and each
+# step's round_spend the round's running total.
+RUNNING_TOTALS = """
+UPDATE supportbot.steps s SET update = s.update || jsonb_build_object('reply', t.content)
+FROM supportbot.turns t
+WHERE s.step IN ('finalize', 'handoff') AND t.ticket_id = s.ticket_id AND t.idx = s.turn_count - 1;
+WITH totals AS (
+    SELECT ticket_id, seq,
+           sum((update -> 'round_spend' ->> 0)::integer) OVER w AS calls,
+           sum((update -> 'round_spend' ->> 1)::integer) OVER w AS prompt_tokens,
+           sum((update -> 'round_spend' ->> 2)::integer) OVER w AS completion_tokens,
+           sum((update -> 'round_spend' ->> 3)::double precision) OVER w AS cost
+    FROM supportbot.steps WHERE update ? 'round_spend'
+    WINDOW w AS (PARTITION BY ticket_id, round ORDER BY seq))
+UPDATE supportbot.steps s SET update = jsonb_set(s.update, '{round_spend}', jsonb_build_object(
+    'calls', t.calls, 'prompt_tokens', t.prompt_tokens, 'completion_tokens', t.completion_tokens, 'cost', t.cost))
+FROM totals t WHERE s.ticket_id = t.ticket_id AND s.seq = t.seq;
+DELETE FROM supportbot.schema_migrations WHERE version = 6;
+"""
+
+
+def test_006_keeps_each_step_s_own_spend_and_derives_the_reply(database_url: str) -> None:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    settings = Settings(database_url=database_url)
+    with SupportBot.open(database_url, llm=ScriptedLLM(cost=0.25), settings=settings) as bot:  # type: ignore[arg-type]
+        ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+        bot.send(ticket, "重新授权了还是不行")
+        seqs = [record.seq for record in bot.history(ticket)]
+        before = {seq: bot.state_at(ticket, seq) for seq in seqs}
+    assert before[seqs[-1]].reply and before[seqs[-1]].round_spend.calls >= 2
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(RUNNING_TOTALS)  # type: ignore[arg-type]
+        assert conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'reply'").fetchone()[0] == 2
+        assert [m.version for m in migrate(conn)] == [6]
+        assert conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'reply'"
+                            " OR jsonb_typeof(update -> 'round_spend') = 'object'").fetchone()[0] == 0
+
+    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+        after = {seq: bot.state_at(ticket, seq) for seq in seqs}
+    for seq in seqs:  # float sums may differ in the last bit
+        assert after[seq].round_spend.cost == pytest.approx(before[seq].round_spend.cost)
+        assert after[seq].cost == pytest.approx(before[seq].cost)
+        same = dataclasses.replace(after[seq], round_spend=before[seq].round_spend, cost=before[seq].cost)
+        assert same == before[seq], seq

@@ -14,7 +14,7 @@ from psycopg_pool import ConnectionPool
 
 from ..errors import LeaseLost, StepPruned, StoreError, UnknownStep
 from ..records import ToolCall
-from ..state import ROUND_START, Fact, SupportState, Turn, reduce, round_reset
+from ..state import ROUND_START, Fact, SupportState, Turn, new_round, reduce
 from . import repo
 from .codec import decode_fields, decode_state
 from .migrate import migrate
@@ -125,30 +125,33 @@ class Store:
         """Rebuild the state after step ``at`` (default: the latest step)."""
         row = repo.get_ticket(conn, ticket_id)
         base = repo.latest_checkpoint(conn, ticket_id, at)
+        # From the checkpointed step's own row on: it gives the counters; its update is in the checkpoint.
+        records = repo.load_steps(conn, ticket_id, 0 if base is None else base[0] - 1, at)
+        last = records[-1] if records else None
+        if at is not None and (last.seq if last else 0) != at:
+            raise self._missing(conn, ticket_id, at)
+        # Stored values may refer to tool results (see codec), so the tool log comes first.
+        tool_log = self.tool_calls(conn, ticket_id, last.tool_call_count if last else 0)
         if base is None:
-            state, after = SupportState(ticket=row.ticket()), 0
+            state = SupportState(ticket=row.ticket())
         else:
-            state = decode_state(base[1], ticket=row.ticket())
-            after = base[0] - 1  # read the checkpointed step's own row too, for its counters
-        seq, next_step, turn_count, tool_count, fact_count = 0, None, 0, 0, 0
-        for step in repo.load_steps(conn, ticket_id, after, at):
+            state = decode_state(base[1], ticket=row.ticket(), tool_log=tool_log)
+        for step in records:
             if base is None or step.seq > base[0]:
                 if step.step == ROUND_START:
-                    state = reduce(state, round_reset())
-                state = reduce(state, decode_fields(step.update))
-            seq, next_step = step.seq, step.next_step
-            turn_count, tool_count, fact_count = step.turn_count, step.tool_call_count, step.fact_count
-        if at is not None and seq != at:
-            mark = repo.pruned_before(conn, ticket_id)
-            if mark is not None and 0 < at < mark[0]:
-                raise StepPruned(
-                    f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on can "
-                    "still be rebuilt (`history` lists them)", ticket_id=ticket_id)
-            raise UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
-        state = dataclasses.replace(
-            state,
-            turns=self.turns(conn, ticket_id, turn_count),
-            tool_log=self.tool_calls(conn, ticket_id, tool_count),
-            facts=self.facts(conn, ticket_id, fact_count),
-        )
-        return Loaded(state=state, seq=seq, next_step=next_step, status=row.status)
+                    state = new_round(state)
+                state = reduce(state, decode_fields(step.update, tools=tool_log))
+        if last is None:
+            return Loaded(state=state, seq=0, next_step=None, status=row.status)
+        state = dataclasses.replace(state, turns=self.turns(conn, ticket_id, last.turn_count),
+                                    tool_log=tool_log, facts=self.facts(conn, ticket_id, last.fact_count))
+        return Loaded(state=state, seq=last.seq, next_step=last.next_step, status=row.status)
+
+    @staticmethod
+    def _missing(conn: psycopg.Connection, ticket_id: str, at: int) -> UnknownStep:
+        mark = repo.pruned_before(conn, ticket_id)
+        if mark is not None and 0 < at < mark[0]:
+            return StepPruned(
+                f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on can "
+                "still be rebuilt (`history` lists them)", ticket_id=ticket_id)
+        return UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
