@@ -274,7 +274,7 @@ class Engine:
             return update, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
-        return update, ROUTES[step](reduce(state, _without_appends(update)), self.deps.settings.max_revisions)
+        return update, _ROUTED_BY_STATE
 
     def _start_round(self, conn: psycopg.Connection, loaded: Loaded, turn_count: int) -> tuple[Loaded, repo.StepWrite]:
         state = loaded.state
@@ -300,10 +300,13 @@ class Engine:
         state = loaded.state
         if step == START:
             state = new_round(state)  # implied by the record, so not stored in it
-        pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](reduce(state, _without_appends(update)))
+        after = reduce(state, update)
+        if next_step is _ROUTED_BY_STATE:
+            next_step = ROUTES[step](after, self.deps.settings.max_revisions)
+        pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](after)
         if pausing:
             update = {**update, "outcome": "waiting_approval"}
-        after = reduce(state, update)
+            after = dataclasses.replace(after, outcome="waiting_approval")
         new_turns = after.turns[stored_turns if stored_turns is not None else len(state.turns):]
         new_calls = after.tool_log[len(state.tool_log):]
         new_facts = after.facts[len(state.facts):]
@@ -330,6 +333,11 @@ class Engine:
                            handled_upto=state.handled_upto)
 
 
+# What _call returns as the next step when the route is to be read off the state after the step,
+# which _record computes anyway (routes read no append-only field, so one reduce serves both).
+_ROUTED_BY_STATE: Any = object()
+
+
 def _unanswered(state: SupportState, turn_count: int) -> bool:
     """Whether customer messages wait for a round: stored after this state, or taken in mid-round."""
     return turn_count > len(state.turns) or any(t.role == "customer" for t in state.turns[state.handled_upto:])
@@ -341,7 +349,3 @@ def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:
     if next_step is None:
         return {"resolved": "resolved", "escalated": "escalated"}.get(state.outcome or "", "open")
     return "in_progress"
-
-
-def _without_appends(update: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in update.items() if k not in ("turns", "tool_log")}

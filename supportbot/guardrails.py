@@ -31,7 +31,11 @@ MAX_DRAFT_CHARS = 1500
 EVIDENCE_LABEL = "核对用资料(金额、时限和单号须与此一致):"
 
 _NUMBER = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
-_ANY_NUMBER = re.compile(rf"(?<![0-9.,])(?:{_NUMBER})")
+# Same as (?<![0-9.,])(?:_NUMBER), with the look-behind moved after the first digit (then it
+# checks the character before that digit): a pattern that starts with a digit class lets the
+# regex engine skip to digits, instead of testing the look-behind at every character.
+_ANY_NUMBER = re.compile(r"[0-9](?<![0-9.,][0-9])[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?"
+                         r"|[0-9](?<![0-9.,][0-9])[0-9]*(?:\.[0-9]+)?")
 _MONEY = re.compile(
     rf"(?:[¥￥$]|US\$|RMB|CNY|USD|人民币)\s*(?P<n1>{_NUMBER})"
     rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?:元|块钱|块|RMB|CNY|USD|yuan|美元|dollars?)(?![A-Za-z])",
@@ -48,7 +52,7 @@ _UNITS = {
 }
 _UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 _DURATION = re.compile(
-    rf"(?<![0-9.\-/])(?P<a>[0-9]+)(?:\s*(?:至|到|-|~|～|to)\s*(?P<b>[0-9]+))?\s*(?P<unit>{_UNIT_ALTERNATION})(?![A-Za-z])",
+    rf"(?P<a>[0-9](?<![0-9.\-/][0-9])[0-9]*)(?:\s*(?:至|到|-|~|～|to)\s*(?P<b>[0-9]+))?\s*(?P<unit>{_UNIT_ALTERNATION})(?![A-Za-z])",
     re.IGNORECASE,
 )
 _APPROVAL_CLAIM = re.compile(

@@ -84,11 +84,12 @@ _MONTH_NAME = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|J
 # A year must not be the start of something longer ("Sept 15 2026-09-15" holds two dates).
 _YEAR_TAIL = r"(?:,?\s+(?P<{name}>[0-9]{{4}})(?![0-9]|-[0-9]))?"
 _DATE = re.compile(
+    r"(?=[0-9A-Za-z])(?:"  # every form starts with a digit or a month name: lets the scan skip the rest
     r"(?<![0-9])(?P<cy>[0-9]{4})\s*年\s*(?P<cm>[0-9]{1,2})\s*月\s*(?P<cd>[0-9]{1,2})\s*[日号]"
     r"|(?<![A-Za-z0-9-])(?P<iy>[0-9]{4})(?P<sep>[-/.])(?P<im>[0-9]{1,2})(?P=sep)(?P<id>[0-9]{1,2})(?![0-9])"
     r"|(?<![0-9年])(?P<mm>[0-9]{1,2})\s*月\s*(?P<md>[0-9]{1,2})\s*[日号]"
     rf"|\b(?P<en1>{_MONTH_NAME})\.?\s+(?P<ed1>[0-9]{{1,2}})(?:st|nd|rd|th)?(?![0-9]){_YEAR_TAIL.format(name='ey1')}"
-    rf"|(?<![0-9])(?P<ed2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?P<en2>{_MONTH_NAME})\b\.?{_YEAR_TAIL.format(name='ey2')}",
+    rf"|(?<![0-9])(?P<ed2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?P<en2>{_MONTH_NAME})\b\.?{_YEAR_TAIL.format(name='ey2')})",
     re.IGNORECASE,
 )
 

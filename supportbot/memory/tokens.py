@@ -48,11 +48,13 @@ _INSTALL_HINT = (
 
 def encoder(tokenizer_file: str | os.PathLike[str] | None = None) -> tiktoken.Encoding:
     """The encoder to count with: the given file, else $SUPPORTBOT_TOKENIZER_FILE, else the bundle."""
+    return _load(_source(tokenizer_file))
+
+
+def _source(tokenizer_file: str | os.PathLike[str] | None) -> str | None:
     configured = tokenizer_file if tokenizer_file is not None else os.environ.get(TOKENIZER_FILE_ENV) or None
-    if configured is None:
-        return _load(None)
-    # Resolve first so "./x.tiktoken" and its absolute path share one cache entry.
-    return _load(str(Path(configured).expanduser().absolute()))
+    # Resolved, so "./x.tiktoken" and its absolute path share one cache entry.
+    return None if configured is None else str(Path(configured).expanduser().absolute())
 
 
 def count_tokens(text: str, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
@@ -61,7 +63,13 @@ def count_tokens(text: str, *, tokenizer_file: str | os.PathLike[str] | None = N
     Special-token markers such as ``<|endoftext|>`` typed by a customer are counted as ordinary
     text rather than rejected: the text is data, never control.
     """
-    return len(encoder(tokenizer_file).encode_ordinary(text))
+    return _count(text, _source(tokenizer_file))
+
+
+@functools.lru_cache(maxsize=256)
+def _count(text: str, path: str | None) -> int:
+    # A summary is counted when written and again next round; a reply when stored and when folded.
+    return len(_load(path).encode_ordinary(text))
 
 
 def turn_tokens(turn: Turn, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:

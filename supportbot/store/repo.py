@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from ..errors import LeaseLost, UnknownTicket
 from ..records import ToolCall
@@ -70,8 +70,8 @@ def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: S
             batch["status"] = w.status
         if w.approval is not None:
             batch["approvals"].append({"round": w.row.round, "request": w.approval})
-    conn.execute("SELECT supportbot.record_steps(%s, %s, %s)",
-                 (ticket_id, owner, Jsonb(to_jsonable_python(batch))))
+    # One pass to UTF-8 JSON; json.dumps would \u-escape Chinese text, doubling it on the wire.
+    conn.execute("SELECT supportbot.record_steps(%s, %s, %s::text::jsonb)", (ticket_id, owner, to_json(batch).decode()))
 
 
 def _fields(obj: Any) -> dict[str, Any]:
