@@ -75,6 +75,7 @@ INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s
 CHECKPOINT_AFTER = "prepare_context"
 # Steps that act on the business system run inside the transaction that records them.
 EFFECT_STEPS = frozenset({"act", "finalize", "handoff"})
+REPLY_STEPS = frozenset({"finalize", "handoff"})  # effect steps that add a turn
 # Step records commit without waiting for the disk, except those that carry new turns, a human
 # decision or a side effect: losing any other step to a database crash only means running it again.
 
@@ -114,8 +115,9 @@ class Engine:
                 if acquired is None:
                     return results or None
                 loaded, turn_count = acquired
+                released: list[int | None] = []  # the release done by the round's last record, if it was
                 try:
-                    loaded = self._run(conn, loaded, owner, results, turn_count)
+                    loaded = self._run(conn, loaded, owner, results, turn_count, released)
                 except LeaseLost:
                     log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
                     self._seen.pop(ticket_id, None)
@@ -124,7 +126,7 @@ class Engine:
                     self._seen.pop(ticket_id, None)
                     raise
                 finally:
-                    turn_count = self._release(conn, ticket_id, owner)
+                    turn_count = released[0] if released else self._release(conn, ticket_id, owner)
                 # Checked after releasing: a message stored while we held the lease saw the lease
                 # taken and left its round to us, so look once more before leaving.
                 if turn_count is None or not self._has_work(loaded, turn_count):
@@ -134,7 +136,8 @@ class Engine:
     # acquire is simply not held, and a lost release expires after lease_seconds.
     def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> tuple[Loaded, int] | None:
         with self.store.transaction(conn, durable=False) as tx:
-            taken = repo.acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
+            cur = repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
+        taken = repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
         if taken is None:
             return None
         latest, turn_count = taken
@@ -145,7 +148,8 @@ class Engine:
 
     def _release(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> int | None:
         with self.store.transaction(conn, durable=False) as tx:
-            return repo.release_lease(tx, ticket_id, owner)
+            cur = repo.queue_release_lease(tx, ticket_id, owner)
+        return repo.released(cur)
 
     def _has_work(self, loaded: Loaded, turn_count: int) -> bool:
         if loaded.next_step is None:
@@ -182,7 +186,7 @@ class Engine:
     # -- the loop ---------------------------------------------------------------------------
 
     def _run(self, conn: psycopg.Connection, loaded: Loaded, owner: str, results: list[RoundResult],
-             turn_count: int) -> Loaded:
+             turn_count: int, released: list[int | None] | None = None) -> Loaded:
         ticket_id = loaded.state.ticket.id
         renewed = time.monotonic()
         pending: list[repo.StepWrite] = []  # step records not yet written; see _execute
@@ -201,17 +205,19 @@ class Engine:
             if interrupt is not None and not interrupt(loaded.state):
                 results.append(self._result(loaded.state, "waiting_approval"))
                 return loaded
-            loaded = self._execute(conn, loaded, step, owner, pending, turn_count)
+            loaded = self._execute(conn, loaded, step, owner, pending, turn_count, released)
             self._seen[ticket_id] = loaded
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
+            if released:
+                return loaded  # the lease went with the round's last record
             if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
                 with self.store.transaction(conn, durable=False) as tx:
                     repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
                 renewed = time.monotonic()
 
     def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str,
-                 pending: list[repo.StepWrite], turn_count: int) -> Loaded:
+                 pending: list[repo.StepWrite], turn_count: int, released: list[int | None] | None = None) -> Loaded:
         """Run one step and record it.
 
         Records of steps that neither act on the business system nor add turns are written
@@ -234,20 +240,30 @@ class Engine:
                 with self.store.transaction(conn) as tx:
                     self._flush(tx, pending, state.ticket.id, owner)
             return loaded
+        release_cur = None
         with self.store.transaction(conn, durable=False) as tx:
+            # Steps that reply lock the ticket row first: its result comes back with the step's
+            # first read instead of costing a round trip of its own.
+            lock_cur = repo.queue_lock_turn_count(tx, state.ticket.id) if step in REPLY_STEPS else None
             deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
             update, next_step = self._call(step, state, deps)
             stored = None
             if update.get("turns"):
                 # Customer messages may have arrived mid-round; they take their place before our reply.
-                stored = repo.lock_turn_count(tx, state.ticket.id)
+                stored = (repo.locked_turn_count(lock_cur, state.ticket.id) if lock_cur is not None
+                          else repo.lock_turn_count(tx, state.ticket.id))
                 arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns):]
                 update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"]}
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
             self._flush(tx, pending, state.ticket.id, owner)
+            if released is not None and loaded.next_step is None and not _unanswered(loaded.state, turn_count):
+                # The round ends here: free the ticket in the same transaction (read after the commit).
+                release_cur = repo.queue_release_lease(tx, state.ticket.id, owner)
             if must_commit or deps.effects.ran:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
+        if release_cur is not None:
+            released.append(repo.released(release_cur))  # type: ignore[union-attr]
         for turn in loaded.state.turns[len(state.turns):]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded

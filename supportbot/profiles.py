@@ -35,9 +35,11 @@ class Profiles:
         # same profile: this process need not read it back from the table again.
         self._memo: dict[str, tuple[str, Profile]] = {}
 
-    def for_customer(self, customer: Customer) -> Profile:
+    def for_customer(self, customer: Customer, *, excluding: str | None = None) -> Profile:
+        """The profile; ``excluding`` a ticket leaves that ticket out (a ticket's own rounds are
+        in its conversation, and must not count as one more past occurrence of its issue)."""
         subscriptions = self._backend.list_subscriptions(customer.id)
-        tickets = self._backend.list_resolved_tickets(customer.id)
+        tickets = [t for t in self._backend.list_resolved_tickets(customer.id) if t.id != excluding]
         today = self._clock().date()
         # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
         key = (f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"

@@ -43,7 +43,7 @@ def load_customer(state: SupportState, deps: Deps) -> Update:
     customer = tools.call("get_customer", deps.backend.get_customer, email=state.ticket.customer_email)
     update: Update = {"customer": customer, "tool_log": tools.calls}
     if customer is not None and deps.profiles is not None:
-        profile = deps.profiles.for_customer(customer).text
+        profile = deps.profiles.for_customer(customer, excluding=state.ticket.id).text
         if profile != state.profile:  # it persists across rounds: record it when it changes
             update["profile"] = profile
     return update

@@ -34,6 +34,15 @@ def test_fourth_bank_sync_ticket_sees_the_first_three(bot_and_llm: tuple[Support
     assert len(line) - len("客户画像:") <= 100
 
 
+def test_a_ticket_does_not_count_itself_in_its_own_profile(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+    bot, llm = bot_and_llm
+    ticket = bot.open_ticket("wugang@example.com", "银行流水又同步失败", "招商银行流水又同步失败了,提示 E3001").ticket_id
+    assert "4 次" in bot.profile("wugang@example.com").text  # round 1 resolved it: the customer's history has it
+    bot.send(ticket, "重新授权了还是不行,还是 E3001")
+    line = _profile_line(llm.user_prompts()[-1])
+    assert "3 次" in line and "4 次" not in line  # its own first round is in its conversation, not its profile
+
+
 def test_customer_without_history_gets_only_subscription_facts(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
     bot, llm = bot_and_llm
     before = bot.profile("chenjing@example.com")

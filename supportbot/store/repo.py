@@ -147,13 +147,22 @@ def make_durable(conn: psycopg.Connection) -> None:
 
 def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> tuple[int, int] | None:
     """Take the ticket if free or abandoned: (its latest step seq, its turn count); None if busy."""
-    row = conn.execute(
+    return acquired(queue_acquire_lease(conn, ticket_id, owner, seconds))
+
+
+def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
+    row = cur.fetchone()
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def queue_acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> psycopg.Cursor:
+    """The acquiring statement, not yet read: in a pipeline, read it after the commit (one round trip)."""
+    return conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
         " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now())"
         " RETURNING (SELECT coalesce(max(seq), 0) FROM supportbot.steps WHERE ticket_id = %s), turn_count",
         (owner, seconds, ticket_id, ticket_id),
-    ).fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
+    )
 
 
 def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
@@ -169,11 +178,19 @@ def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: f
 
 def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> int | None:
     """Free the ticket; return its turn count, or None if the lease was no longer ours."""
-    row = conn.execute(
+    return released(queue_release_lease(conn, ticket_id, owner))
+
+
+def queue_release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> psycopg.Cursor:
+    return conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND lease_owner = %s"
         " RETURNING turn_count",
         (ticket_id, owner),
-    ).fetchone()
+    )
+
+
+def released(cur: psycopg.Cursor) -> int | None:
+    row = cur.fetchone()
     return None if row is None else int(row[0])
 
 
@@ -181,9 +198,15 @@ def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> int |
 
 def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
     """Lock the ticket row (serializing turn appends) and return how many turns it has."""
-    row = conn.execute(
-        "SELECT turn_count FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket_id,)
-    ).fetchone()
+    return locked_turn_count(queue_lock_turn_count(conn, ticket_id), ticket_id)
+
+
+def queue_lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> psycopg.Cursor:
+    return conn.execute("SELECT turn_count FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket_id,))
+
+
+def locked_turn_count(cur: psycopg.Cursor, ticket_id: str) -> int:
+    row = cur.fetchone()
     if row is None:
         raise UnknownTicket(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
     return int(row[0])
@@ -208,7 +231,8 @@ def append_customer_message(
             "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx)"
             " INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
             " SELECT %(t)s, slot.idx,"
-            "  (SELECT coalesce(max(round), 0) + 1 FROM supportbot.steps WHERE ticket_id = %(t)s),"
+            # the round after the latest step's: read off the primary key's end, whatever the ticket's length
+            "  coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC LIMIT 1), 0) + 1,"
             f"  'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS}",
             {"t": ticket_id, "c": content, "m": message_id, "n": tokens, "now": now},
         ).fetchone()

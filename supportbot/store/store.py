@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from ..errors import LeaseLost, StepPruned, StoreError, UnknownStep
@@ -71,10 +72,19 @@ class Store:
                 yield tx
             return
         try:
-            with conn.pipeline(), conn.transaction():
-                if not durable:
-                    conn.execute("SET LOCAL synchronous_commit = off")
-                yield conn
+            try:
+                # One pipeline around a plain Transaction: BEGIN, the statements and COMMIT go out
+                # together and cost one round trip at the pipeline's exit (conn.transaction() in a
+                # pipeline nests two more pipelines, whose exits sync before and after COMMIT).
+                with conn.pipeline(), psycopg.Transaction(conn):
+                    if not durable:
+                        conn.execute("SET LOCAL synchronous_commit = off")
+                    yield conn
+            except BaseException:
+                # A statement that failed in the pipeline leaves the transaction aborted, not ended.
+                if conn.pgconn.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+                    conn.rollback()
+                raise
         except psycopg.Error as exc:
             if exc.sqlstate == "SBL01" or (
                 isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "steps_pkey"
