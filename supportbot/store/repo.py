@@ -109,6 +109,11 @@ _TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx"
 
 # -- tickets ---------------------------------------------------------------------------------
 
+def no_ticket(ticket_id: str) -> UnknownTicket:
+    return UnknownTicket(f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`",
+                         ticket_id=ticket_id)
+
+
 def create_ticket(conn: psycopg.Connection, *, email: str, subject: str, body: str, now: datetime) -> Ticket:
     number = conn.execute("SELECT nextval('supportbot.ticket_numbers')").fetchone()[0]  # type: ignore[index]
     ticket_id = f"T{number:06d}"
@@ -123,9 +128,7 @@ def get_ticket(conn: psycopg.Connection, ticket_id: str, *, lock: bool = False) 
     query = f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s" + (" FOR UPDATE" if lock else "")
     row = conn.cursor(row_factory=class_row(TicketRow)).execute(query, (ticket_id,)).fetchone()
     if row is None:
-        raise UnknownTicket(
-            f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`", ticket_id=ticket_id
-        )
+        raise no_ticket(ticket_id)
     return row
 
 
@@ -208,7 +211,7 @@ def queue_lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> psycopg.C
 def locked_turn_count(cur: psycopg.Cursor, ticket_id: str) -> int:
     row = cur.fetchone()
     if row is None:
-        raise UnknownTicket(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
+        raise no_ticket(ticket_id)
     return int(row[0])
 
 
@@ -243,8 +246,7 @@ def append_customer_message(
         assert found is not None
         return _turn_at(conn, ticket_id, found), False
     if row is None:
-        raise UnknownTicket(f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`",
-                            ticket_id=ticket_id)
+        raise no_ticket(ticket_id)
     return row, True
 
 
@@ -304,21 +306,30 @@ def load_facts(conn: psycopg.Connection, ticket_id: str, start: int, stop: int |
 
 # -- steps and checkpoints ---------------------------------------------------------------------
 
-def latest_checkpoint(conn: psycopg.Connection, ticket_id: str, at: int | None = None) -> tuple[int, dict[str, Any]] | None:
-    row = conn.execute(
-        "SELECT seq, state FROM supportbot.checkpoints WHERE ticket_id = %s AND (%s::int IS NULL OR seq <= %s)"
-        " ORDER BY seq DESC LIMIT 1",
-        (ticket_id, at, at),
-    ).fetchone()
-    return None if row is None else (int(row[0]), row[1])
+_CHECKPOINT_SEQ = ("SELECT max(seq) FROM supportbot.checkpoints WHERE ticket_id = %(t)s"
+                   " AND (%(at)s::int IS NULL OR seq <= %(at)s)")
 
 
-def load_steps(conn: psycopg.Connection, ticket_id: str, after: int, upto: int | None = None) -> list[StepRow]:
-    return conn.cursor(row_factory=class_row(StepRow)).execute(
-        "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM supportbot.steps"
-        " WHERE ticket_id = %s AND seq > %s AND (%s::int IS NULL OR seq <= %s) ORDER BY seq",
-        (ticket_id, after, upto, upto),
-    ).fetchall()
+def read_state_rows(conn: psycopg.Connection, ticket_id: str, at: int | None = None
+                    ) -> tuple[TicketRow, tuple[int, dict[str, Any]] | None, list[StepRow]]:
+    """What a state at step ``at`` (default: the latest) is rebuilt from, in one round trip: the
+    ticket row, its latest checkpoint up to ``at``, and the step rows from that checkpoint's on."""
+    params = {"t": ticket_id, "at": at}
+    with conn.pipeline():
+        ticket = conn.cursor(row_factory=class_row(TicketRow)).execute(
+            f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %(t)s", params)
+        checkpoint = conn.cursor().execute(
+            f"SELECT seq, state FROM supportbot.checkpoints WHERE ticket_id = %(t)s AND seq = ({_CHECKPOINT_SEQ})",
+            params)
+        steps = conn.cursor(row_factory=class_row(StepRow)).execute(
+            "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM supportbot.steps"
+            f" WHERE ticket_id = %(t)s AND seq >= coalesce(({_CHECKPOINT_SEQ}), 1)"
+            " AND (%(at)s::int IS NULL OR seq <= %(at)s) ORDER BY seq", params)
+    row = ticket.fetchone()
+    if row is None:
+        raise no_ticket(ticket_id)
+    base = checkpoint.fetchone()
+    return row, None if base is None else (int(base[0]), base[1]), steps.fetchall()
 
 
 def pruned_before(conn: psycopg.Connection, ticket_id: str) -> tuple[int, datetime] | None:

@@ -133,10 +133,8 @@ class Store:
 
     def load(self, conn: psycopg.Connection, ticket_id: str, *, at: int | None = None) -> Loaded:
         """Rebuild the state after step ``at`` (default: the latest step)."""
-        row = repo.get_ticket(conn, ticket_id)
-        base = repo.latest_checkpoint(conn, ticket_id, at)
-        # From the checkpointed step's own row on: it gives the counters; its update is in the checkpoint.
-        records = repo.load_steps(conn, ticket_id, 0 if base is None else base[0] - 1, at)
+        # Steps from the checkpointed step's own row on: it gives the counters; its update is in the checkpoint.
+        row, base, records = repo.read_state_rows(conn, ticket_id, at)
         last = records[-1] if records else None
         if at is not None and (last.seq if last else 0) != at:
             raise self._missing(conn, ticket_id, at)
