@@ -475,8 +475,9 @@ def db(bot: SupportBot, args: argparse.Namespace) -> int:
         return 0
     if args.action == "migrate":
         print(f"本次执行了 {len(done)} 个迁移")
+    width = max((len(r["name"]) for r in rows), default=0)
     for r in rows:
-        print(f"{r['version']:03d} {r['name']:20s} {'已执行' if r['applied'] else '待执行'}")
+        print(f"{r['version']:03d} {r['name']:{width}s}  {'已执行' if r['applied'] else '待执行'}")
     return 0
 
 
