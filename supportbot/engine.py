@@ -186,7 +186,7 @@ class Engine:
     # -- the loop ---------------------------------------------------------------------------
 
     def _run(self, conn: psycopg.Connection, loaded: Loaded, owner: str, results: list[RoundResult],
-             turn_count: int, released: list[int | None] | None = None) -> Loaded:
+             turn_count: int, released: list[int | None]) -> Loaded:
         ticket_id = loaded.state.ticket.id
         renewed = time.monotonic()
         pending: list[repo.StepWrite] = []  # step records not yet written; see _execute
@@ -217,7 +217,7 @@ class Engine:
                 renewed = time.monotonic()
 
     def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str,
-                 pending: list[repo.StepWrite], turn_count: int, released: list[int | None] | None = None) -> Loaded:
+                 pending: list[repo.StepWrite], turn_count: int, released: list[int | None]) -> Loaded:
         """Run one step and record it.
 
         Records of steps that neither act on the business system nor add turns are written
@@ -257,13 +257,13 @@ class Engine:
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
             self._flush(tx, pending, state.ticket.id, owner)
-            if released is not None and loaded.next_step is None and not _unanswered(loaded.state, turn_count):
+            if loaded.next_step is None and not _unanswered(loaded.state, turn_count):
                 # The round ends here: free the ticket in the same transaction (read after the commit).
                 release_cur = repo.queue_release_lease(tx, state.ticket.id, owner)
             if must_commit or deps.effects.ran:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         if release_cur is not None:
-            released.append(repo.released(release_cur))  # type: ignore[union-attr]
+            released.append(repo.released(release_cur))
         for turn in loaded.state.turns[len(state.turns):]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded
@@ -338,7 +338,8 @@ class Engine:
             row=row, created_at=datetime.now(UTC), turns=new_turns, tool_calls=new_calls,
             facts_start=len(state.facts), facts=new_facts, checkpoint=checkpoint,
             status=status if status != loaded.status else None,
-            approval=encode_fields({"refund_request": after.refund_request}) if pausing else None)
+            approval=encode_fields({"refund_request": after.refund_request}, tools=round_calls(after))
+            if pausing else None)
         must_commit = bool(new_turns) or pausing or next_step is None
         return Loaded(state=after, seq=seq, next_step=next_step, status=status), write, must_commit
 

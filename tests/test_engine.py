@@ -109,6 +109,10 @@ def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
     bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft=cite_hits, cost=0.5))
     ticket = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
     bot.send(ticket, "我要申请退款 100 元")
+    (waiting,) = bot.pending_approvals()
+    assert waiting.request["refund_request"]["amount"] == "100.00"  # read through the tool call it refers to
+    stored = _count(database_url, "SELECT count(*) FROM supportbot.approvals WHERE request -> 'refund_request' ? '$tool'")
+    assert stored == 1
     done = bot.approve(ticket, approved=True, approver="王经理")
     with psycopg.connect(database_url) as conn:
         rows = {(r, step): update for r, step, update in conn.execute(
