@@ -327,19 +327,19 @@ class Engine:
         new_calls = after.tool_log[len(state.tool_log):]
         new_facts = after.facts[len(state.facts):]
         seq = loaded.seq + 1
+        refs = round_calls(after)  # what this round's tools returned: stored values may refer to it
         checkpoint = encode_state(after) if step == CHECKPOINT_AFTER else None
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
                            turn_count=len(after.turns), tool_call_count=len(after.tool_log),
                            # the checkpoint is the state after this step, so the step's update is not kept twice
-                           update={} if checkpoint is not None else encode_fields(update, tools=round_calls(after)),
+                           update={} if checkpoint is not None else encode_fields(update, tools=refs),
                            fact_count=len(after.facts))
         status = _status(after, next_step, pausing)
         write = repo.StepWrite(
             row=row, created_at=datetime.now(UTC), turns=new_turns, tool_calls=new_calls,
             facts_start=len(state.facts), facts=new_facts, checkpoint=checkpoint,
             status=status if status != loaded.status else None,
-            approval=encode_fields({"refund_request": after.refund_request}, tools=round_calls(after))
-            if pausing else None)
+            approval=encode_fields({"refund_request": after.refund_request}, tools=refs) if pausing else None)
         must_commit = bool(new_turns) or pausing or next_step is None
         return Loaded(state=after, seq=seq, next_step=next_step, status=status), write, must_commit
 
