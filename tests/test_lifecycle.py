@@ -230,6 +230,15 @@ def test_a_pruned_ticket_takes_a_follow_up(bot: SupportBot) -> None:
     assert bot.history(ticket)[-1].next_step is None and bot.history(ticket)[-1].round == after.round
 
 
+def test_a_resent_message_of_a_pruned_ticket_gets_its_round_s_answer(bot: SupportBot) -> None:
+    ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+    first = bot.send(ticket, "重新授权了还是不行", message_id="m-2")
+    bot.prune(closed_before=_later())  # the round's start record goes: its checkpoint comes after it
+    assert bot.history(ticket)[0].step == "prepare_context"
+    again = bot.send(ticket, "重新授权了还是不行", message_id="m-2")
+    assert again == first and len(bot.state(ticket).turns) == 4
+
+
 def test_keep_final_leaves_one_step_and_the_same_state(bot: SupportBot, demo_url: str) -> None:
     t = _closed_and_open(bot, demo_url)
     states = {name: bot.state(ticket) for name, ticket in t.items()}

@@ -348,13 +348,21 @@ def history(conn: psycopg.Connection, ticket_id: str) -> list[StepRecord]:
 
 
 def round_of_message(conn: psycopg.Connection, ticket_id: str, idx: int) -> int | None:
-    """The round that took up the customer turn at ``idx``, if one has."""
+    """The round that took up the customer turn at ``idx``, if one has.
+
+    Its round's start record says; where prune removed that record, the turn's own round does
+    (a message is stored with the number of the round that will answer it) once a step of that
+    round exists.
+    """
     row = conn.execute(
-        "SELECT round FROM supportbot.steps WHERE ticket_id = %s AND step = 'start_round'"
-        " AND (update->>'handled_upto')::int > %s ORDER BY seq LIMIT 1",
-        (ticket_id, idx),
+        "SELECT coalesce("
+        " (SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s AND step = 'start_round'"
+        "  AND (update->>'handled_upto')::int > %(i)s ORDER BY seq LIMIT 1),"
+        " (SELECT t.round FROM supportbot.turns t WHERE t.ticket_id = %(t)s AND t.idx = %(i)s AND t.round <="
+        "  (SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC LIMIT 1)))",
+        {"t": ticket_id, "i": idx},
     ).fetchone()
-    return None if row is None else int(row[0])
+    return None if row is None or row[0] is None else int(row[0])
 
 
 def last_seq_of_round(conn: psycopg.Connection, ticket_id: str, round_: int) -> int | None:
