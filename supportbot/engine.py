@@ -241,7 +241,8 @@ class Engine:
                     self._flush(tx, pending, state.ticket.id, owner)
             return loaded
         release_cur = None
-        with self.store.transaction(conn, durable=False) as tx:
+        # A reply always commits durably, so its transaction starts that way (no switch at the end).
+        with self.store.transaction(conn, durable=step in REPLY_STEPS) as tx:
             # Steps that reply lock the ticket row first: its result comes back with the step's
             # first read instead of costing a round trip of its own.
             lock_cur = repo.queue_lock_turn_count(tx, state.ticket.id) if step in REPLY_STEPS else None
@@ -260,7 +261,7 @@ class Engine:
             if loaded.next_step is None and not _unanswered(loaded.state, turn_count):
                 # The round ends here: free the ticket in the same transaction (read after the commit).
                 release_cur = repo.queue_release_lease(tx, state.ticket.id, owner)
-            if must_commit or deps.effects.ran:  # type: ignore[union-attr]
+            if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         if release_cur is not None:
             released.append(repo.released(release_cur))
