@@ -103,3 +103,26 @@ def test_006_keeps_each_step_s_own_spend_and_derives_the_reply(database_url: str
         assert after[seq].cost == pytest.approx(before[seq].cost)
         same = dataclasses.replace(after[seq], round_spend=before[seq].round_spend, cost=before[seq].cost)
         assert same == before[seq], seq
+
+
+def test_007_gives_each_ticket_its_latest_step_and_keeps_it_current(database_url: str) -> None:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    settings = Settings(database_url=database_url)
+    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+        ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+        bot.fork(ticket, 3)
+    check = ("SELECT count(*) FROM supportbot.tickets t WHERE t.last_seq IS DISTINCT FROM"
+             " (SELECT max(seq) FROM supportbot.steps s WHERE s.ticket_id = t.id)")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE supportbot.tickets DROP COLUMN last_seq")
+        conn.execute("DELETE FROM supportbot.schema_migrations WHERE version = 7")
+        assert [m.version for m in migrate(conn)] == [7]
+        assert conn.execute(check).fetchone()[0] == 0  # type: ignore[index]
+    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+        bot.send(ticket, "重新授权了还是不行")
+        forked = bot.fork(ticket, 5)
+        bot.send(forked, "换一个问题")
+    with psycopg.connect(database_url) as conn:
+        assert conn.execute(check).fetchone()[0] == 0  # type: ignore[index]
+        assert conn.execute("SELECT count(*) FROM supportbot.tickets").fetchone()[0] == 3  # type: ignore[index]

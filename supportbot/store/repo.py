@@ -163,8 +163,9 @@ def queue_acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, se
     return conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
         " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now())"
-        " RETURNING (SELECT coalesce(max(seq), 0) FROM supportbot.steps WHERE ticket_id = %s), turn_count",
-        (owner, seconds, ticket_id, ticket_id),
+        # From the row, not a subquery on steps: see sql/007_ticket_last_seq.sql.
+        " RETURNING last_seq, turn_count",
+        (owner, seconds, ticket_id),
     )
 
 
@@ -350,19 +351,19 @@ def history(conn: psycopg.Connection, ticket_id: str) -> list[StepRecord]:
 def round_of_message(conn: psycopg.Connection, ticket_id: str, idx: int) -> int | None:
     """The round that took up the customer turn at ``idx``, if one has.
 
-    Its round's start record says; where prune removed that record, the turn's own round does
-    (a message is stored with the number of the round that will answer it) once a step of that
-    round exists.
+    A round's start record says how far it took turns up; so does its checkpoint (``handled_upto``
+    is in the state), which is what is left of the round where prune removed the start record.
     """
     row = conn.execute(
-        "SELECT coalesce("
-        " (SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s AND step = 'start_round'"
-        "  AND (update->>'handled_upto')::int > %(i)s ORDER BY seq LIMIT 1),"
-        " (SELECT t.round FROM supportbot.turns t WHERE t.ticket_id = %(t)s AND t.idx = %(i)s AND t.round <="
-        "  (SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC LIMIT 1)))",
+        "SELECT round FROM ("
+        " SELECT seq, round FROM supportbot.steps WHERE ticket_id = %(t)s AND step = 'start_round'"
+        "  AND (update ->> 'handled_upto')::int > %(i)s"
+        " UNION ALL SELECT k.seq, s.round FROM supportbot.checkpoints k JOIN supportbot.steps s USING (ticket_id, seq)"
+        "  WHERE k.ticket_id = %(t)s AND (k.state ->> 'handled_upto')::int > %(i)s"
+        ") taken ORDER BY seq LIMIT 1",
         {"t": ticket_id, "i": idx},
     ).fetchone()
-    return None if row is None or row[0] is None else int(row[0])
+    return None if row is None else int(row[0])
 
 
 def last_seq_of_round(conn: psycopg.Connection, ticket_id: str, round_: int) -> int | None:
@@ -450,7 +451,8 @@ def copy_history(
         (target, source, seq),
     )
     conn.execute(
-        "UPDATE supportbot.tickets SET turn_count = %s, status = %s WHERE id = %s", (turn_count, status, target)
+        "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s WHERE id = %s",
+        (turn_count, status, seq, target)
     )
 
 
