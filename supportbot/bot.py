@@ -108,12 +108,15 @@ class SupportBot:
         message = self._check_message(message)
         if message_id is not None:
             _check_text("message_id", message_id)
+        owner = self._engine.new_owner()
         with self._store.connection() as conn:
-            turn, _ = repo.append_customer_message(conn, ticket_id, message, message_id=message_id,
-                                                   now=self._deps.clock(), tokens=turn_tokens(Turn("customer", message)))
+            # Storing the message also takes the ticket if it is free: the round needs no lease statement.
+            turn, _, taken = repo.append_customer_message(
+                conn, ticket_id, message, message_id=message_id, now=self._deps.clock(),
+                tokens=turn_tokens(Turn("customer", message)), lease=(owner, self._deps.settings.lease_seconds))
         self._store.remember_turn(ticket_id, turn)
         assert turn.idx is not None
-        return self._answer(ticket_id, turn.idx)
+        return self._answer(ticket_id, turn.idx, owner=owner, taken=taken)
 
     def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
@@ -220,8 +223,9 @@ class SupportBot:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _answer(self, ticket_id: str, idx: int) -> RoundResult:
-        for result in self._engine.drive(ticket_id) or []:
+    def _answer(self, ticket_id: str, idx: int, *, owner: str | None = None,
+                taken: tuple[int, int] | None = None) -> RoundResult:
+        for result in self._engine.drive(ticket_id, owner=owner, taken=taken) or []:
             if result.handled_upto > idx:
                 return result
         with self._store.connection() as conn:

@@ -105,13 +105,23 @@ class Engine:
 
     # -- entry points ---------------------------------------------------------------------
 
-    def drive(self, ticket_id: str) -> list[RoundResult] | None:
-        """Run every round the ticket has work for; None when another worker holds it."""
+    def new_owner(self) -> str:
+        """A lease owner name; unique per call, so threads of one process exclude each other too."""
+        return f"{self.worker_id}:{uuid.uuid4().hex[:8]}"
+
+    def drive(self, ticket_id: str, *, owner: str | None = None, taken: tuple[int, int] | None = None
+              ) -> list[RoundResult] | None:
+        """Run every round the ticket has work for; None when another worker holds it.
+
+        ``taken``: the caller's own statement already took the lease for ``owner`` (storing a
+        message does), and returned the ticket's latest seq and turn count.
+        """
         results: list[RoundResult] = []
-        owner = f"{self.worker_id}:{uuid.uuid4().hex[:8]}"  # unique per call: threads of one process exclude each other too
+        owner = owner or self.new_owner()
         with self.store.connection() as conn:
             while True:
-                acquired = self._acquire(conn, ticket_id, owner)
+                acquired = self._acquire(conn, ticket_id, owner, taken)
+                taken = None
                 if acquired is None:
                     return results or None
                 loaded, turn_count = acquired
@@ -134,10 +144,12 @@ class Engine:
 
     # Lease changes commit without waiting for the disk: after a database crash a lost
     # acquire is simply not held, and a lost release expires after lease_seconds.
-    def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> tuple[Loaded, int] | None:
-        with self.store.transaction(conn, durable=False) as tx:
-            cur = repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
-        taken = repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
+    def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str,
+                 taken: tuple[int, int] | None = None) -> tuple[Loaded, int] | None:
+        if taken is None:
+            with self.store.transaction(conn, durable=False) as tx:
+                cur = repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
+            taken = repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
         if taken is None:
             return None
         latest, turn_count = taken
@@ -158,7 +170,7 @@ class Engine:
         return interrupt is None or interrupt(loaded.state)
 
     def decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> list[RoundResult] | None:
-        owner = f"{self.worker_id}:{uuid.uuid4().hex[:8]}"
+        owner = self.new_owner()
         with self.store.connection() as conn:
             acquired = self._acquire(conn, ticket_id, owner)
             if acquired is None:

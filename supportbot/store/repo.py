@@ -218,37 +218,48 @@ def locked_turn_count(cur: psycopg.Cursor, ticket_id: str) -> int:
 
 def append_customer_message(
     conn: psycopg.Connection, ticket_id: str, content: str, *, message_id: str | None, now: datetime,
-    tokens: int | None = None,
-) -> tuple[Turn, bool]:
-    """Store a customer message at the next position; return (the stored turn, stored_now).
+    tokens: int | None = None, lease: tuple[str, float] | None = None,
+) -> tuple[Turn, bool, tuple[int, int] | None]:
+    """Store a customer message at the next position: (the stored turn, stored_now, taken).
 
     One statement: the ticket row's update allocates the position under its row lock, so
     concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing.
+    With ``lease`` (owner, seconds) the same update takes the ticket if it is free, saving the
+    round its own lease statement; ``taken`` is then (latest seq, turn count), as acquire_lease
+    returns it, else None.
     """
     if message_id is not None:
         found = find_message(conn, ticket_id, message_id)
         if found is not None:
-            return _turn_at(conn, ticket_id, found), False
+            return _turn_at(conn, ticket_id, found), False, None
+    owner, seconds = lease if lease is not None else (None, 0.0)
+    free = "(%(o)s::text IS NOT NULL AND (lease_owner IS NULL OR lease_expires < now()))"
     try:
-        row = conn.cursor(row_factory=class_row(Turn)).execute(
-            "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now()"
-            "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx)"
-            " INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
-            " SELECT %(t)s, slot.idx,"
+        row = conn.execute(
+            "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now(),"
+            f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
+            f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE lease_expires END"
+            "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx, turn_count, last_seq,"
+            "   coalesce(lease_owner = %(o)s::text, false) AS leased),"
+            " turn AS (INSERT INTO supportbot.turns"
+            "  (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
+            "  SELECT %(t)s, slot.idx,"
             # the round after the latest step's: read off the primary key's end, whatever the ticket's length
-            "  coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC LIMIT 1), 0) + 1,"
-            f"  'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS}",
-            {"t": ticket_id, "c": content, "m": message_id, "n": tokens, "now": now},
+            "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC LIMIT 1), 0) + 1,"
+            f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
+            " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count FROM turn, slot",
+            {"t": ticket_id, "c": content, "m": message_id, "n": tokens, "now": now, "o": owner, "s": seconds},
         ).fetchone()
     except psycopg.errors.UniqueViolation:
         if message_id is None:
             raise
         found = find_message(conn, ticket_id, message_id)  # a concurrent send of the same id won
         assert found is not None
-        return _turn_at(conn, ticket_id, found), False
+        return _turn_at(conn, ticket_id, found), False, None
     if row is None:
         raise no_ticket(ticket_id)
-    return row, True
+    *turn, leased, last_seq, turn_count = row
+    return Turn(*turn), True, (int(last_seq), int(turn_count)) if leased else None
 
 
 def _turn_at(conn: psycopg.Connection, ticket_id: str, idx: int) -> Turn:
