@@ -13,11 +13,12 @@ from .config import Settings
 from .deps import Deps
 from .engine import INTERRUPTS, Engine, RoundResult
 from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
-from . import lifecycle
+from . import guardrails, lifecycle
 from .lifecycle import DeletionReport, PruneReport, Pruned
 from .llm.base import LLM
 from .llm.factory import models_from_settings
 from .memory.profile import Profile
+from .memory import tokens
 from .memory.tokens import turn_tokens, with_tokens
 from .profiles import Profiles
 from .state import SupportState, Turn
@@ -215,9 +216,11 @@ class SupportBot:
         return rows
 
     def _drop_cached(self, tickets: list[str]) -> None:
-        # This process's copies of deleted tickets and profiles: they would keep personal data in memory.
+        # This process's copies of deleted tickets, profiles and texts: they would keep personal data in memory.
         if self._deps.profiles is not None:
             self._deps.profiles.clear()
+        tokens.forget_cached()
+        guardrails.forget_cached()
         for ticket_id in tickets:
             self._engine.forget(ticket_id)
 

@@ -18,7 +18,9 @@ model's review (with what its prompt shows).
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
@@ -36,9 +38,14 @@ _NUMBER = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
 # regex engine skip to digits, instead of testing the look-behind at every character.
 _ANY_NUMBER = re.compile(r"[0-9](?<![0-9.,][0-9])[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?"
                          r"|[0-9](?<![0-9.,][0-9])[0-9]*(?:\.[0-9]+)?")
+# The leading look-aheads in this module name every character a match can start with (case-folded
+# like the rest): they change no match, but reject most positions of CJK text at once, where the
+# engine would otherwise try every alternative. Patterns that start with one literal get the same
+# from the look-behind moved after that literal.
 _MONEY = re.compile(
-    rf"(?:[¥￥$]|US\$|RMB|CNY|USD|人民币)\s*(?P<n1>{_NUMBER})"
-    rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?:元|块钱|块|RMB|CNY|USD|yuan|美元|dollars?)(?![A-Za-z])",
+    r"(?=[¥￥$URC人0-9])"
+    rf"(?:(?:[¥￥$]|US\$|RMB|CNY|USD|人民币)\s*(?P<n1>{_NUMBER})"
+    rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?:元|块钱|块|RMB|CNY|USD|yuan|美元|dollars?)(?![A-Za-z]))",
     re.IGNORECASE,
 )
 _UNITS = {
@@ -51,11 +58,14 @@ _UNITS = {
     "个月": "month", "month": "month", "months": "month",
 }
 _UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+_UNIT_STARTS = re.escape("".join(sorted({unit[0] for unit in _UNITS})))
 _DURATION = re.compile(
-    rf"(?P<a>[0-9](?<![0-9.\-/][0-9])[0-9]*)(?:\s*(?:至|到|-|~|～|to)\s*(?P<b>[0-9]+))?\s*(?P<unit>{_UNIT_ALTERNATION})(?![A-Za-z])",
+    rf"(?P<a>[0-9](?<![0-9.\-/][0-9])[0-9]*)(?:\s*(?:至|到|-|~|～|to)\s*(?P<b>[0-9]+))?"
+    rf"\s*(?=[{_UNIT_STARTS}])(?P<unit>{_UNIT_ALTERNATION})(?![A-Za-z])",
     re.IGNORECASE,
 )
 _APPROVAL_CLAIM = re.compile(
+    r"(?=[已退申审批hiwar])(?:"
     r"(?:已|已经)(?:为您|帮您|给您)?(?:被)?(?:批准|审批通过|通过审批|通过了审批|同意(?:了)?(?:您的)?退款|退款(?!申请)"
     r"|退还|原路退回|退回|打款|办理(?:了)?退款|完成(?:了)?退款)"
     r"|(?:退款|申请)(?:已|已经)(?:被)?(?:批准|通过|到账|完成|退回|办理|处理完)"
@@ -63,16 +73,17 @@ _APPROVAL_CLAIM = re.compile(
     r"|\b(?:has|have|had|is|was|are|were)\s+(?:now\s+|already\s+|just\s+)?(?:been\s+)?"
     r"(?:approved|refunded|credited|paid\s+out)\b"
     r"|\bi(?:'ve|\s+have)?\s+(?:approved|refunded)\b|\bapproved\s+(?:your|the)\s+refund\b"
-    r"|\brefund\s+(?:is\s+)?on\s+its\s+way\b",
+    r"|\brefund\s+(?:is\s+)?on\s+its\s+way\b)",
     re.IGNORECASE,
 )
-_GUARANTEE = re.compile(r"保证|一定会|肯定会|绝对会|\bguarantee[ds]?\b|\bdefinitely\s+will\b", re.IGNORECASE)
+_GUARANTEE = re.compile(r"(?=[保一肯绝gd])(?:保证|一定会|肯定会|绝对会|\bguarantee[ds]?\b|\bdefinitely\s+will\b)",
+                        re.IGNORECASE)
 _IDENTIFIERS = (
     ("邮箱", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
-    ("客户编号", re.compile(r"(?<![A-Za-z0-9-])C[0-9]{4,}(?![0-9])")),
-    ("账单号", re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")),
-    ("退款单号", re.compile(r"(?<![A-Za-z0-9-])R[0-9]{6}(?![0-9])")),
-    ("手机号", re.compile(r"(?<![0-9])1[3-9][0-9]{9}(?![0-9])")),
+    ("客户编号", re.compile(r"C(?<![A-Za-z0-9-]C)[0-9]{4,}(?![0-9])")),
+    ("账单号", re.compile(r"I(?<![A-Za-z0-9-]I)NV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")),
+    ("退款单号", re.compile(r"R(?<![A-Za-z0-9-]R)[0-9]{6}(?![0-9])")),
+    ("手机号", re.compile(r"1(?<![0-9]1)[3-9][0-9]{9}(?![0-9])")),
 )
 
 
@@ -88,7 +99,9 @@ def money(text: str) -> list[Decimal]:
 
 def numbers(text: str) -> set[Decimal]:
     """Every number in ``text``; Decimal equality makes 3588 and 3,588.00 the same."""
-    return {v for m in _ANY_NUMBER.finditer(text) if (v := _decimal(m.group())) is not None}
+    # Each distinct spelling is parsed once, in order of appearance (so the set keeps the same
+    # member of equal values, e.g. "3588" before "3588.00", as one parse per match would).
+    return {v for raw in dict.fromkeys(_ANY_NUMBER.findall(text)) if (v := _decimal(raw)) is not None}
 
 
 def durations(text: str) -> list[tuple[int, int, str, str]]:
@@ -96,8 +109,15 @@ def durations(text: str) -> list[tuple[int, int, str, str]]:
     found = []
     for m in _DURATION.finditer(text):
         low = int(m["a"])
-        found.append((low, int(m["b"]) if m["b"] else low, _UNITS[m["unit"].lower()], m.group().strip()))
+        found.append((low, int(m["b"]) if m["b"] else low, _unit(m["unit"]), m.group().strip()))
     return found
+
+
+def _unit(written: str) -> str:
+    # IGNORECASE also matches look-alike letters ("dayſ", "MİNUTES", the Kelvin sign): fold them
+    # to the plain letters they stand for before the lookup.
+    plain = "".join(c for c in unicodedata.normalize("NFKD", written) if not unicodedata.combining(c))
+    return _UNITS[plain.lower()]
 
 
 def claims_approval(text: str) -> str | None:
@@ -133,20 +153,46 @@ def draft_problems(draft: str, *, known_articles: Collection[str], evidence: str
 
 
 def _unsupported(draft: str, evidence: str) -> Iterator[str]:
-    known_numbers = numbers(evidence)
-    if amounts := [a for a in money(draft) if a not in known_numbers]:
-        yield "金额在资料中没有依据:" + "、".join(dict.fromkeys(f"{a}" for a in amounts))
+    # The evidence is long (articles, findings, the conversation) and the draft short: it is only
+    # scanned for what the draft actually states, and its scans are cached, since a redraft is
+    # checked against the same evidence.
+    if amounts := money(draft):
+        known_numbers = _evidence_numbers(evidence)
+        if unknown := [a for a in amounts if a not in known_numbers]:
+            yield "金额在资料中没有依据:" + "、".join(dict.fromkeys(f"{a}" for a in unknown))
+    if spans := durations(draft):
+        known = _evidence_durations(evidence)
+        if unknown_spans := [written for low, high, unit, written in spans if (low, high, unit) not in known]:
+            yield "承诺了资料中没有依据的时限:" + "、".join(dict.fromkeys(unknown_spans))
+    for kind, pattern in _IDENTIFIERS:
+        if found := pattern.findall(draft):
+            lowered = _lowered(evidence)
+            if strangers := [v for v in found if v.lower() not in lowered]:
+                yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
+
+
+def forget_cached() -> None:
+    """Drop the evidence kept between checks (customer data among it), after a customer is forgotten."""
+    for cached in (_evidence_numbers, _evidence_durations, _lowered):
+        cached.cache_clear()
+
+
+@functools.lru_cache(maxsize=4)
+def _evidence_numbers(evidence: str) -> frozenset[Decimal]:
+    return frozenset(numbers(evidence))
+
+
+@functools.lru_cache(maxsize=4)
+def _evidence_durations(evidence: str) -> frozenset[tuple[int, int, str]]:
     # A span is supported by the same span, or a single figure by a range's upper end: "7 个工作日内"
     # follows from "3 至 7 个工作日", but "3 个工作日内" promises more than that.
     known = {(low, high, unit) for low, high, unit, _ in durations(evidence)}
-    known |= {(high, high, unit) for _, high, unit in known}
-    if spans := [written for low, high, unit, written in durations(draft) if (low, high, unit) not in known]:
-        yield "承诺了资料中没有依据的时限:" + "、".join(dict.fromkeys(spans))
-    lowered = evidence.lower()
-    for kind, pattern in _IDENTIFIERS:
-        strangers = [v for v in pattern.findall(draft) if v.lower() not in lowered]
-        if strangers:
-            yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
+    return frozenset(known | {(high, high, unit) for _, high, unit in known})
+
+
+@functools.lru_cache(maxsize=4)
+def _lowered(evidence: str) -> str:
+    return evidence.lower()
 
 
 def _decimal(raw: str) -> Decimal | None:

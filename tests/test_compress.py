@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -13,11 +14,13 @@ from supportbot.errors import InvalidInput
 from supportbot.memory.compress import (
     SUMMARY_PROMPT,
     Compression,
+    _longest,
     compress,
     extractive_summarize,
     render_turns,
     summary_messages,
     text_tokens,
+    truncate_to_tokens,
 )
 from supportbot.memory.facts import extract, update_ledger
 from supportbot.memory.tokens import turn_tokens, with_tokens
@@ -208,6 +211,59 @@ def test_oversized_summary_is_condensed_then_cut_at_a_sentence() -> None:
     result = compress(turns, "", 0, budget=0, keep_last=1, summary_cap=40, summarize=stubborn)
     assert calls == [2, 0]  # the second call condenses the summary alone
     assert result.summary == "第一句很短。"
+
+
+# Chinese and ASCII words, digits, ids and the characters that end a sentence, so that cuts fall
+# both at sentence ends and inside words, where token counts are least regular.
+_summary_pieces = st.sampled_from(["账单", "同步失败", "客户:", "客服:", "鋐嘌柄眿", "user@example.com", "INV-2026-0415",
+                                   "E3001", " 10 元", "hello", " world", "3588", "。", "！", "；", "\n", ". ", "…", " "])
+summary_texts = st.lists(_summary_pieces, max_size=60).map("".join)
+
+
+def _fits(text: str, cap: int) -> bool:
+    return text_tokens(text, turn_tokens) <= cap
+
+
+@given(summary_texts, st.integers(0, 200))
+def test_truncation_keeps_the_longest_sentence_prefix_that_fits(text: str, cap: int) -> None:
+    """The cut fits the cap and ends at a sentence end, one sentence more would not fit; when no
+    sentence fits, the first is cut by characters (marked "…") and one character more would not fit."""
+    result = truncate_to_tokens(text, cap, count=turn_tokens)
+    assert _fits(result, cap)
+    ends = [m.end() for m in re.finditer(r"[。！？!?；;\n]+|(?<=[.])\s+", text) if m.end() < len(text)]
+    sentences = [text[:end].rstrip() for end in [*ends, len(text)]]
+    first = sentences[0]
+    char_cuts = ["", *(first[:n].rstrip() + "…" for n in range(1, len(first) + 1))]
+    assert result in sentences or result in char_cuts
+    by_sentence = result in sentences and result != "" and (
+        result == sentences[-1] or not _fits(sentences[_last_index(sentences, result) + 1], cap))
+    by_chars = result in char_cuts and not (first and _fits(first, cap)) and (
+        result == char_cuts[-1] or not _fits(char_cuts[_last_index(char_cuts, result) + 1], cap))
+    assert by_sentence or by_chars
+
+
+@given(st.integers(0, 300), st.data())
+def test_search_from_a_guess_finds_what_a_binary_search_finds(upper: int, data: st.DataObject) -> None:
+    """With counts monotone in prefix length, the cut does not depend on the guess it starts from,
+    and a good guess costs two or three counts."""
+    boundary = data.draw(st.integers(0, upper))
+    near = data.draw(st.booleans())  # the usual case: the token boundary of the whole text is close
+    guess = boundary + data.draw(st.integers(-1, 1)) if near else data.draw(st.integers(-2, upper + 2))
+    probes: list[int] = []
+
+    def fits(n: int) -> bool:
+        probes.append(n)
+        return n <= boundary
+
+    assert _longest(upper, fits, guess=guess) == boundary
+    assert 0 not in probes and all(0 < n <= upper for n in probes)
+    if abs(guess - boundary) <= 1:
+        assert len(probes) <= 3
+
+
+def _last_index(items: list[str], item: str) -> int:
+    # rstrip() makes neighbouring cuts equal ("ab" and "ab "): the search stops at the last of them.
+    return len(items) - 1 - items[::-1].index(item)
 
 
 def test_condensing_pass_is_enough_when_it_fits() -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import AnnotatedTurn, annotated_conversations, annotated_turns, conversations
 
 from supportbot.errors import InvalidInput
+from supportbot.memory import facts
 from supportbot.memory.facts import FACT_LABELS_EN, extract, render_facts, update_ledger
 from supportbot.state import Fact, Role, Turn
 
@@ -225,3 +228,45 @@ def test_ledger_is_incremental(annotated: tuple[AnnotatedTurn, ...], data: st.Da
     first_seen = {(f.kind, f.key): f.turn for f in at_once}
     for i, a in enumerate(annotated):
         assert all(first_seen[k] <= i for k in a.expected)
+
+
+# -- speed-ups that must not change a match -----------------------------------------------------
+
+# Characters at the patterns' edges (every character a match can start with, and the look-alikes
+# that case-insensitive matching folds onto them: ſ, K, İ, ı), CJK, digits, punctuation, and whole
+# phrases so that matches do occur.
+_EDGE_PIECES = st.sampled_from([
+    *"我本同工专会将稍已为希请麻能可帮给提需要订账发退单流号码是:：#。！？!?；;.,-_+@'$¥￥€人万元块钱美欧",
+    *"ABCEINRUVbcdeiknoprstuvwxyſ\u212aİı0123456789 \n\t",
+    "INV-2026-0415", "E3001", "T000153", "订单号 123456789", "refund no. 55512345", "USD 20", "20 元", "3 块钱",
+    "我们会", "会在", "已为您申请", "工作日内", "we will", "I'll", "will reply", "within 3 days", "I've filed",
+    "希望", "please", "could you", "I'd like", "I need", "remind me", "help me", "账单", "鋐嘌柄",
+])
+edge_texts = st.lists(_EDGE_PIECES, max_size=30).map("".join)
+
+# Patterns whose look-behind moved after their first character, and what they were before.
+_PLAIN_FORMS = {
+    "_ERROR_CODE": r"(?<![A-Za-z0-9])E[0-9]{3,5}(?![A-Za-z0-9])",
+    "_PREFIXED_ID": r"(?<![A-Za-z0-9-])[A-Z]{1,4}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])",
+}
+# Patterns that gained a leading look-ahead naming the characters a match can start with.
+_WITH_LOOKAHEAD = ("_ID_AFTER_LABEL", "_AMOUNT", "_PROMISE", "_REQUEST", "_SENTENCE_END")
+
+
+def without_lookahead(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile(re.sub(r"^\(\?=\[[^\]]*\]\)", "", pattern.pattern), pattern.flags)
+
+
+def matches(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[str | None, ...]]]:
+    return [(m.span(), m.groups()) for m in pattern.finditer(text)]
+
+
+@given(edge_texts)
+def test_fast_patterns_match_exactly_like_their_plain_forms(text: str) -> None:
+    """The look-aheads and moved look-behinds are there for speed only: same matches, same groups."""
+    for name in _WITH_LOOKAHEAD:
+        fast = getattr(facts, name)
+        assert fast.pattern.startswith("(?=[")
+        assert matches(fast, text) == matches(without_lookahead(fast), text), name
+    for name, plain in _PLAIN_FORMS.items():
+        assert matches(getattr(facts, name), text) == matches(re.compile(plain), text), name

@@ -12,6 +12,8 @@ from psycopg import sql
 
 from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits
 from supportbot import Settings, SupportBot
+from supportbot import guardrails
+from supportbot.memory import tokens
 from supportbot.backend.demo_data import CUSTOMERS, load_demo_data
 from supportbot.errors import (
     CustomerBusy,
@@ -123,6 +125,8 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     assert report.rows["demo.past_tickets"] >= 3 and report.rows["demo.escalations"] == 1
     assert report.total == sum(report.rows.values())
     assert _traces(demo_url, needles) == {}
+    # Nor in this process's memory: the texts kept for token counts and checks are dropped too.
+    assert tokens._count.cache_info().currsize == 0 and guardrails._lowered.cache_info().currsize == 0
     # Every row that did not mention him is still there, byte for byte; every row that did is gone.
     assert _rows(demo_url) == _without(before, needles)
     assert bot.state(made["lina@example.com"]["resolved"]) == lina_state

@@ -20,6 +20,7 @@ from supportbot import OfflineModel, Settings, SupportBot
 from supportbot.backend.demo_data import demo_profile_inputs, load_demo_data
 from supportbot.memory.compress import compress, extractive_summarize
 from supportbot.memory.facts import render_facts, update_ledger
+from supportbot.memory import mask
 from supportbot.memory.mask import mask_summarizer, mask_text
 from supportbot.memory.profile import PastTicket, build_profile
 from supportbot.state import SupportState, Ticket, Turn
@@ -219,6 +220,22 @@ def test_compression_ledger_is_masked() -> None:
     assert result.summarized_upto > 0 and result.facts
     for text in [result.summary, *(f.value for f in result.facts)]:
         assert "13812345678" not in text and "6222021234561234" not in text
+
+
+_EDGE_TEXT = st.lists(st.sampled_from([
+    *"0123456789+-_. @%abcXYZ账单号码订单:：#\n", "13812345678", "+86 138 1234 5678", "0571-88886666", "+44 20 7946 0958",
+    "110101199003071234", "6222 0212 3456 7890", "6222021234567890123", "user@example.com", "INV-2026-0042", "订单号",
+]), max_size=25).map("".join)
+
+
+@given(_EDGE_TEXT)
+def test_the_scan_look_behind_changes_no_match(text: str) -> None:
+    """_PII refuses a letter, digit, "_" or "+" before any match up front, for speed: every form
+    refuses those itself, so the scan must find exactly what the forms alone find."""
+    forms = [mask._EMAIL, mask._ID_CARD, mask._BANK_CARD, mask._CN_MOBILE, mask._INTL_PHONE, mask._LANDLINE]
+    plain = re.compile("(?=[A-Za-z0-9+])(?:" + "|".join(forms) + ")")
+    assert [(m.span(), m.groups()) for m in mask._PII.finditer(text)] == [
+        (m.span(), m.groups()) for m in plain.finditer(text)]
 
 
 # -- through the engine ------------------------------------------------------------------------

