@@ -181,7 +181,7 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
         logical = logical_by_round(url, ticket)
         state_cold, state_warm, hist = [], [], []
         for _ in range(30):
-            bot._store.forget_cached(ticket)
+            bot._engine.forget(ticket)  # this process's copies of the state and of its turns
             t0 = time.perf_counter()
             bot.state(ticket)
             state_cold.append((time.perf_counter() - t0) * 1000)

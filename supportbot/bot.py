@@ -134,8 +134,7 @@ class SupportBot:
         if not approver:
             raise InvalidInput("approve() needs the approver's name (approver='...')", ticket_id=ticket_id)
         _check_text("note", note)
-        with self._store.connection() as conn:
-            paused_round = self._store.load(conn, ticket_id).state.round
+        paused_round = self._engine.latest(ticket_id).state.round
         results = self._engine.decide(ticket_id, approved=approved, approver=approver, note=note) or []
         for result in results:
             if result.round == paused_round:
@@ -156,8 +155,7 @@ class SupportBot:
     # -- memory ----------------------------------------------------------------------------
 
     def state(self, ticket_id: str) -> SupportState:
-        with self._store.connection() as conn:
-            return self._store.load(conn, ticket_id).state
+        return self._engine.latest(ticket_id).state
 
     def state_at(self, ticket_id: str, seq: int) -> SupportState:
         with self._store.connection() as conn:

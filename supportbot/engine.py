@@ -98,6 +98,19 @@ class Engine:
         # unchanged, which acquiring the lease reports, so a round starts without re-reading it.
         self._seen: dict[str, Loaded] = {}
 
+    def latest(self, ticket_id: str) -> Loaded:
+        """The ticket's latest state: this process's copy while the ticket's row says no step was
+        recorded since (one small read), else rebuilt from storage."""
+        with self.store.connection() as conn:
+            seq, status = repo.ticket_position(conn, ticket_id)
+            seen = self._seen.get(ticket_id)
+            if seen is not None and seen.seq == seq:
+                return dataclasses.replace(seen, status=status) if seen.status != status else seen
+            loaded = self.store.load(conn, ticket_id)
+        # A stale copy is harmless: every use compares its seq with the row's first.
+        self._seen[ticket_id] = loaded
+        return loaded
+
     def forget(self, ticket_id: str) -> None:
         """Drop this process's copy of a ticket's state (after it was deleted or reset)."""
         self._seen.pop(ticket_id, None)

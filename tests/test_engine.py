@@ -134,6 +134,18 @@ def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
     assert state.customer is not None and state.customer.id == "C9001" and state.refund_request is not None
 
 
+def test_state_is_served_from_memory_only_while_it_is_the_latest(open_bot: OpenBot, database_url: str) -> None:
+    one, two = open_bot(), open_bot()  # two workers on one database, each with its own copies
+    ticket = one.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
+    assert one.state(ticket) is one.state(ticket)  # nothing recorded since: this process's copy
+    two.send(ticket, "还是不行")
+    seen = one.state(ticket)
+    assert seen.round == 2 and seen == two.state(ticket) and len(seen.turns) == 4
+    with psycopg.connect(database_url) as conn:  # the row's latest step is the steps table's
+        assert conn.execute("SELECT last_seq = (SELECT max(seq) FROM supportbot.steps WHERE ticket_id = id)"
+                            " FROM supportbot.tickets WHERE id = %s", (ticket,)).fetchone()[0]
+
+
 def test_fork_copies_history_up_to_a_step_and_diverges(open_bot: OpenBot) -> None:
     bot = open_bot()
     ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id

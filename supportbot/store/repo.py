@@ -124,6 +124,14 @@ def create_ticket(conn: psycopg.Connection, *, email: str, subject: str, body: s
     return Ticket(ticket_id, email, subject, body, now)
 
 
+def ticket_position(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str]:
+    """(the ticket's latest step seq, its status), from its row."""
+    row = conn.execute("SELECT last_seq, status FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
+    if row is None:
+        raise no_ticket(ticket_id)
+    return int(row[0]), str(row[1])
+
+
 def get_ticket(conn: psycopg.Connection, ticket_id: str, *, lock: bool = False) -> TicketRow:
     query = f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s" + (" FOR UPDATE" if lock else "")
     row = conn.cursor(row_factory=class_row(TicketRow)).execute(query, (ticket_id,)).fetchone()
