@@ -20,7 +20,7 @@ from .records import ApprovalDecision
 from .errors import ApprovalNotPending, ContextBudgetExceeded, LeaseLost, ModelError, ReplayMismatch, StateError
 from .state import ENGINE_FIELDS, ROUND_START, Outcome, SupportState, new_round, reduce
 from .store import repo
-from .store.codec import encode_fields, encode_state, round_calls
+from .store.codec import encode_fields, encode_state
 from .store.store import Loaded, Store
 
 log = logging.getLogger(__name__)
@@ -353,7 +353,7 @@ class Engine:
         new_calls = after.tool_log[len(state.tool_log):]
         new_facts = after.facts[len(state.facts):]
         seq = loaded.seq + 1
-        refs = round_calls(after)  # what this round's tools returned: stored values may refer to it
+        refs = after.round_calls  # what this round's tools returned: stored values may refer to it
         checkpoint = encode_state(after) if step == CHECKPOINT_AFTER else None
         row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
                            turn_count=len(after.turns), tool_call_count=len(after.tool_log),

@@ -109,6 +109,15 @@ class SupportState:
         return ""
 
     @property
+    def round_calls(self) -> tuple[ToolCall, ...]:
+        """This round's tool calls, in order; read from the end, so it costs the round, not the ticket."""
+        calls = self.tool_log
+        start = len(calls)
+        while start > 0 and calls[start - 1].round == self.round:
+            start -= 1
+        return calls[start:]
+
+    @property
     def latest_customer_message(self) -> Turn | None:
         for turn in reversed(self.turns):
             if turn.role == "customer":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 import re
@@ -270,7 +271,7 @@ def _evidence(state: SupportState) -> str:
         r = state.refund_request
         parts += [r.id, r.invoice_id, f"{r.amount} {r.currency}"]
     parts += [json.dumps(call.result, ensure_ascii=False, default=str)
-              for call in state.tool_log if call.round == state.round]
+              for call in state.round_calls]
     return "\n".join(part for part in parts if part)
 
 
@@ -328,8 +329,8 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
         by_kind.setdefault(fact.kind, []).append(fact.value)
     # The article that answered the ticket's first question, like its topic: the profile says how
     # the customer's issue was handled, and a later refund round must not replace the fix before it.
-    replies = [t.content for t in state.turns if t.role == "agent"] + [state.draft]
-    cited = next((found[:1] for text in replies if (found := _CITATION.findall(text))), [])
+    replies = itertools.chain((t.content for t in state.turns if t.role == "agent"), [state.draft])
+    cited = next((found[:1] for text in replies if (found := _CITATION.findall(text))), [])  # stops at the first
     return {
         "category": state.topic or (state.triage.category if state.triage else "other"),
         "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),

@@ -28,7 +28,6 @@ _DEFAULTS: dict[str, Any] = {
     for f in dataclasses.fields(SupportState) if f.name in STORED_FIELDS
 }
 _REF = "$tool"
-_RECENT_CALLS = 16  # how far back in the tool log a stored value looks for the call that returned it
 
 
 def _spend(value: Any) -> Any:
@@ -82,15 +81,10 @@ def decode_fields(data: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) ->
     return decoded
 
 
-def round_calls(state: SupportState) -> list[ToolCall]:
-    """The tool calls of the state's round, latest first: what its stored values may refer to."""
-    return [c for c in reversed(state.tool_log[-_RECENT_CALLS:]) if c.round == state.round]
-
-
 def encode_state(state: SupportState) -> dict[str, Any]:
     """The state without turns, tool calls, facts and fields at their defaults."""
     changed = {name: value for name in STORED_FIELDS if (value := getattr(state, name)) != _DEFAULTS[name]}
-    return encode_fields(changed, tools=round_calls(state))
+    return encode_fields(changed, tools=state.round_calls)
 
 
 def decode_state(
