@@ -188,12 +188,9 @@ def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: f
         raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
 
 
-def release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> int | None:
-    """Free the ticket; return its turn count, or None if the lease was no longer ours."""
-    return released(queue_release_lease(conn, ticket_id, owner))
-
-
 def queue_release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> psycopg.Cursor:
+    """Free the ticket; ``released`` reads (after the commit) its turn count, or None if the lease
+    was no longer ours."""
     return conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND lease_owner = %s"
         " RETURNING turn_count",
@@ -470,8 +467,7 @@ def copy_history(
         (target, source, seq),
     )
     conn.execute(
-        "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s WHERE id = %s",
-        (turn_count, status, seq, target)
+        "UPDATE supportbot.tickets SET turn_count = %s, status = %s WHERE id = %s", (turn_count, status, target)
     )
 
 
