@@ -101,3 +101,9 @@ def seed_business(conn: psycopg.Connection) -> None:
             " ('KB-refund-001', '退款政策', 'refund', '年付套餐在付款后 30 天内可按比例退款,退款需人工审批。',"
             " 'https://help.example.com/kb/KB-refund-001')"
         )
+
+
+def rows(url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
+    """The rows a query returns, on a connection of its own."""
+    with psycopg.connect(url) as conn:
+        return conn.execute(query, params).fetchall()  # type: ignore[arg-type]

@@ -8,8 +8,24 @@ import psycopg
 import pytest
 
 from fakes import ScriptedLLM, seed_business
-from supportbot import Settings, SupportBot
+from supportbot import Settings, SupportBot, SupportState
 from supportbot.store.migrate import migrate
+
+
+def _open(database_url: str, llm: ScriptedLLM | None = None) -> SupportBot:
+    return SupportBot.open(database_url, llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
+                           settings=Settings(database_url=database_url))
+
+
+def _a_ticket(database_url: str, llm: ScriptedLLM, subject: str, *messages: str) -> tuple[str, dict[int, SupportState]]:
+    """Seed the business data, run one ticket through ``messages``: its id and the state after each step."""
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    with _open(database_url, llm) as bot:
+        ticket = bot.open_ticket("wugang@example.com", subject, messages[0]).ticket_id
+        for message in messages[1:]:
+            bot.send(ticket, message)
+        return ticket, {record.seq: bot.state_at(ticket, record.seq) for record in bot.history(ticket)}
 
 LEGACY_LAYOUT = """
 WITH ledger AS (
@@ -33,15 +49,9 @@ DELETE FROM supportbot.schema_migrations WHERE version = 4;
 
 
 def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(database_url: str) -> None:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    settings = Settings(database_url=database_url)
-    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
-        ticket = bot.open_ticket("wugang@example.com", "扣款", "账单 INV-2026-0415 多扣了 ¥128.00").ticket_id
-        bot.send(ticket, "错误码 E3001,希望到期前提醒我")
-        bot.send(ticket, "还有订单号 B20260915001")
-        seqs = [record.seq for record in bot.history(ticket)]
-        before = {seq: bot.state_at(ticket, seq) for seq in seqs}
+    ticket, before = _a_ticket(database_url, ScriptedLLM(), "扣款", "账单 INV-2026-0415 多扣了 ¥128.00",
+                               "错误码 E3001,希望到期前提醒我", "还有订单号 B20260915001")
+    seqs = list(before)
     assert len(before[seqs[-1]].facts) >= 4
 
     with psycopg.connect(database_url, autocommit=True) as conn:
@@ -52,7 +62,7 @@ def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(da
         leftover = conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'facts'").fetchone()[0]
         assert leftover == 0
 
-    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+    with _open(database_url) as bot:
         assert {seq: bot.state_at(ticket, seq) for seq in seqs} == before
         assert bot.state(ticket) == before[seqs[-1]]
 
@@ -79,14 +89,9 @@ DELETE FROM supportbot.schema_migrations WHERE version = 6;
 
 
 def test_006_keeps_each_step_s_own_spend_and_derives_the_reply(database_url: str) -> None:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    settings = Settings(database_url=database_url)
-    with SupportBot.open(database_url, llm=ScriptedLLM(cost=0.25), settings=settings) as bot:  # type: ignore[arg-type]
-        ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
-        bot.send(ticket, "重新授权了还是不行")
-        seqs = [record.seq for record in bot.history(ticket)]
-        before = {seq: bot.state_at(ticket, seq) for seq in seqs}
+    ticket, before = _a_ticket(database_url, ScriptedLLM(cost=0.25), "银行流水", "银行流水同步失败,提示 E3001",
+                               "重新授权了还是不行")
+    seqs = list(before)
     assert before[seqs[-1]].reply and before[seqs[-1]].round_spend.calls >= 2
 
     with psycopg.connect(database_url, autocommit=True) as conn:
@@ -96,7 +101,7 @@ def test_006_keeps_each_step_s_own_spend_and_derives_the_reply(database_url: str
         assert conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'reply'"
                             " OR jsonb_typeof(update -> 'round_spend') = 'object'").fetchone()[0] == 0
 
-    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+    with _open(database_url) as bot:
         after = {seq: bot.state_at(ticket, seq) for seq in seqs}
     for seq in seqs:  # float sums may differ in the last bit
         assert after[seq].round_spend.cost == pytest.approx(before[seq].round_spend.cost)
@@ -106,20 +111,19 @@ def test_006_keeps_each_step_s_own_spend_and_derives_the_reply(database_url: str
 
 
 def test_007_gives_each_ticket_its_latest_step_and_keeps_it_current(database_url: str) -> None:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    settings = Settings(database_url=database_url)
-    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
-        ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+    ticket, _ = _a_ticket(database_url, ScriptedLLM(), "银行流水", "银行流水同步失败,提示 E3001")
+    with _open(database_url) as bot:
         bot.fork(ticket, 3)
     check = ("SELECT count(*) FROM supportbot.tickets t WHERE t.last_seq IS DISTINCT FROM"
              " (SELECT max(seq) FROM supportbot.steps s WHERE s.ticket_id = t.id)")
     with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("DROP TRIGGER steps_last_seq ON supportbot.steps")
+        conn.execute("DROP FUNCTION supportbot.note_last_seq()")
         conn.execute("ALTER TABLE supportbot.tickets DROP COLUMN last_seq")
         conn.execute("DELETE FROM supportbot.schema_migrations WHERE version = 7")
         assert [m.version for m in migrate(conn)] == [7]
         assert conn.execute(check).fetchone()[0] == 0  # type: ignore[index]
-    with SupportBot.open(database_url, llm=ScriptedLLM(), settings=settings) as bot:  # type: ignore[arg-type]
+    with _open(database_url) as bot:
         bot.send(ticket, "重新授权了还是不行")
         forked = bot.fork(ticket, 5)
         bot.send(forked, "换一个问题")

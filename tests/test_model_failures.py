@@ -14,11 +14,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from fakes import rows
 from openai_server import Reply, ScriptedServer, completion, error
 
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo_data import load_demo_data
-from supportbot.errors import ModelError
 from supportbot.llm.openai import OpenAICompatible
 from supportbot.state import Review, Triage
 
@@ -56,11 +56,6 @@ def open_bot(database_url: str, server: ScriptedServer) -> Iterator[OpenBot]:
     yield make
     for thing in opened:
         thing.close()
-
-
-def rows(url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
-    with psycopg.connect(url) as conn:
-        return conn.execute(query, params).fetchall()
 
 
 def assert_handed_off(bot: SupportBot, url: str, ticket_id: str, *, step: str, because: str) -> str:

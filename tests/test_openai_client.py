@@ -21,7 +21,7 @@ from openai_server import Reply, ScriptedServer, completion, error, stream
 from pydantic import BaseModel
 
 from supportbot.config import Settings
-from supportbot.errors import ConfigError, InvalidInput, ModelError
+from supportbot.errors import ConfigError, ModelError
 from supportbot.llm.base import Message, Usage
 from supportbot.llm.openai import OpenAICompatible
 

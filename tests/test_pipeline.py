@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import psycopg
 import pytest
 
-from fakes import REFUND, ScriptedLLM, cite_hits
+from fakes import REFUND, ScriptedLLM, cite_hits, rows
 from supportbot import OfflineModel, Settings, SupportBot
-from supportbot.backend.demo_data import load_demo_data
 from supportbot.state import Triage
 
 OpenBot = Callable[..., SupportBot]
@@ -36,11 +34,6 @@ def open_bot(demo_url: str) -> Iterator[OpenBot]:
     yield make
     for bot in bots:
         bot.close()
-
-
-def rows(url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
-    with psycopg.connect(url) as conn:
-        return conn.execute(query, params).fetchall()
 
 
 def test_bank_sync_question_is_answered_from_the_bank_sync_article(open_bot: OpenBot) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from fakes import seed_business
+from fakes import rows, seed_business
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 LEASE = 1.0
@@ -39,11 +39,6 @@ def ok(url: str, action: str, **args: Any) -> dict[str, Any]:
     proc = run(url, action, **args)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def rows(url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
-    with psycopg.connect(url) as conn:
-        return conn.execute(query, params).fetchall()
 
 
 def turns(url: str, ticket: str) -> list[tuple[str, str]]:
