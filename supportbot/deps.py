@@ -23,7 +23,11 @@ class Effects:
     """Runs side effects on the business system at most once per (ticket, round, step, kind).
 
     The engine opens the transaction before the step runs; the effect's record goes into it, so
-    with a backend on the same database the effect, its record and the step commit together.
+    with a backend on the same database the effect, its record and the step commit together. A
+    committed effect therefore always comes with its step's record, and the engine never runs a
+    recorded step again: nothing is read before acting. Should a bug ever re-run one, the
+    record's primary key aborts the transaction, and the effect (same database) with it; another
+    backend gets the same key again and must treat it as a repeat.
     """
 
     tx: psycopg.Connection
@@ -38,11 +42,8 @@ class Effects:
         return bool(self._ran)
 
     def run(self, kind: str, call: Callable[[str, psycopg.Connection], Any]) -> Any:
-        """Call ``call(key, tx)`` unless this effect already happened; return its JSON result."""
+        """Call ``call(key, tx)`` and record it under its key; return its JSON result."""
         key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
-        done, result = repo.find_effect(self.tx, key)
-        if done:
-            return result
         self._ran.append(kind)
         result = to_jsonable_python(call(key, self.tx))
         repo.record_effect(self.tx, key=key, ticket_id=self.ticket_id, round_=self.round, step=self.step,

@@ -1,11 +1,13 @@
 """The store's one-round-trip transactions: what fails inside one leaves nothing, and the
-connection goes on working (it returns to the pool afterwards)."""
+connection goes on working (it returns to the pool afterwards). An effect is never applied twice."""
 
 from __future__ import annotations
 
 import psycopg
 import pytest
 
+from supportbot.deps import Effects
+from supportbot.errors import ReplayMismatch
 from supportbot.store.store import Store
 
 _INSERT = ("INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at)"
@@ -32,5 +34,30 @@ def test_a_failed_transaction_leaves_nothing_and_the_connection_usable(database_
             with store.transaction(conn, durable=durable) as tx:
                 tx.execute(_INSERT, ("TX3",))
             assert (_has(conn, "TX1"), _has(conn, "TX2"), _has(conn, "TX3")) == (False, False, True)
+    finally:
+        store.close()
+
+
+def test_an_effect_run_again_under_its_key_is_refused_and_rolled_back(database_url: str) -> None:
+    """Effects are not looked up before acting (a committed effect comes with its step's record,
+    so the engine never re-runs it); the key's primary key is what still stops a second one."""
+    store = Store(database_url)
+    try:
+        with store.connection() as conn:
+            with store.transaction(conn) as tx:
+                tx.execute(_INSERT, ("TXE",))
+            for attempt, business_row in enumerate(["TXE-1", "TXE-2"]):
+                def act(key: str, tx: psycopg.Connection, row: str = business_row) -> dict[str, str]:
+                    tx.execute(_INSERT, (row,))  # the business system's write, in the step's transaction
+                    return {"key": key}
+                if attempt == 0:
+                    with store.transaction(conn) as tx:
+                        assert Effects(tx, "TXE", 1, "finalize").run("finish_ticket", act) == {"key": "TXE:1:finalize:finish_ticket"}
+                else:
+                    with pytest.raises(ReplayMismatch, match="already recorded"):
+                        with store.transaction(conn) as tx:
+                            Effects(tx, "TXE", 1, "finalize").run("finish_ticket", act)
+            assert (_has(conn, "TXE-1"), _has(conn, "TXE-2")) == (True, False)
+            assert conn.execute("SELECT count(*) FROM supportbot.effects").fetchone()[0] == 1  # type: ignore[index]
     finally:
         store.close()

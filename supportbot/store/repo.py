@@ -417,11 +417,6 @@ def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:
 
 # -- effects ---------------------------------------------------------------------------------
 
-def find_effect(conn: psycopg.Connection, key: str) -> tuple[bool, Any]:
-    row = conn.execute("SELECT result FROM supportbot.effects WHERE key = %s", (key,)).fetchone()
-    return (False, None) if row is None else (True, row[0])
-
-
 def record_effect(
     conn: psycopg.Connection, *, key: str, ticket_id: str, round_: int, step: str, kind: str, result: Any
 ) -> None:

@@ -13,7 +13,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
-from ..errors import LeaseLost, StepPruned, StoreError, UnknownStep
+from ..errors import LeaseLost, ReplayMismatch, StepPruned, StoreError, UnknownStep
 from ..records import ToolCall
 from ..state import ROUND_START, Fact, SupportState, Turn, new_round, reduce
 from . import repo
@@ -94,6 +94,10 @@ class Store:
                 and (exc.diag.constraint_name or "").endswith("ticket_id_fkey")
             ):
                 raise LeaseLost(f"another worker took the ticket over: {exc.diag.message_primary}") from exc
+            if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "effects_pkey":
+                raise ReplayMismatch(
+                    f"a side effect ran again that was already recorded ({exc.diag.message_detail}); it was "
+                    "rolled back. This is a bug: please report it with the ticket's `history`") from exc
             raise
 
     # -- reading back ----------------------------------------------------------------------
