@@ -189,7 +189,7 @@ class Engine:
             if acquired is None:
                 raise ApprovalNotPending(
                     f"ticket {ticket_id} is busy in another worker; try again in a moment", ticket_id=ticket_id)
-            loaded = acquired[0]
+            loaded, turn_count = acquired
             try:
                 if loaded.next_step != "approval" or loaded.state.approval is not None:
                     raise ApprovalNotPending(
@@ -204,9 +204,11 @@ class Engine:
                     decided, write, _ = self._record(loaded, DECISION, {"approval": decision}, "approval")
                     self._flush(tx, [write], ticket_id, owner)
                     self._seen[ticket_id] = decided
-            finally:
+            except BaseException:
                 self._release(conn, ticket_id, owner)
-        return self.drive(ticket_id)
+                raise
+        # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
+        return self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count))
 
     # -- the loop ---------------------------------------------------------------------------
 
