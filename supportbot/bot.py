@@ -134,8 +134,7 @@ class SupportBot:
         if not approver:
             raise InvalidInput("approve() needs the approver's name (approver='...')", ticket_id=ticket_id)
         _check_text("note", note)
-        paused_round = self._engine.latest(ticket_id).state.round
-        results = self._engine.decide(ticket_id, approved=approved, approver=approver, note=note) or []
+        paused_round, results = self._engine.decide(ticket_id, approved=approved, approver=approver, note=note)
         for result in results:
             if result.round == paused_round:
                 return result

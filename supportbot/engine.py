@@ -152,7 +152,7 @@ class Engine:
                     turn_count = released[0] if released else self._release(conn, ticket_id, owner)
                 # Checked after releasing: a message stored while we held the lease saw the lease
                 # taken and left its round to us, so look once more before leaving.
-                if turn_count is None or not self._has_work(loaded, turn_count):
+                if turn_count is None or _ends_round(loaded, turn_count):
                     return results
 
     # Lease changes commit without waiting for the disk: after a database crash a lost
@@ -176,17 +176,13 @@ class Engine:
             cur = repo.queue_release_lease(tx, ticket_id, owner)
         return repo.released(cur)
 
-    def _has_work(self, loaded: Loaded, turn_count: int) -> bool:
-        if loaded.next_step is None:
-            return _unanswered(loaded.state, turn_count)
-        interrupt = INTERRUPTS.get(loaded.next_step)
-        return interrupt is None or interrupt(loaded.state)
-
-    def decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> list[RoundResult] | None:
+    def decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> tuple[int, list[RoundResult]]:
+        """Record the decision on the paused round and run on: (that round, the rounds' results)."""
         owner = self.new_owner()
         with self.store.connection() as conn:
             acquired = self._acquire(conn, ticket_id, owner)
             if acquired is None:
+                repo.ticket_position(conn, ticket_id)  # an unknown ticket says so
                 raise ApprovalNotPending(
                     f"ticket {ticket_id} is busy in another worker; try again in a moment", ticket_id=ticket_id)
             loaded, turn_count = acquired
@@ -208,7 +204,7 @@ class Engine:
                 self._release(conn, ticket_id, owner)
                 raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
-        return self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count))
+        return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -236,8 +232,10 @@ class Engine:
             self._seen[ticket_id] = loaded
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
-            if released:
-                return loaded  # the lease went with the round's last record
+            if released:  # the lease went with the round's last record
+                if _pauses(loaded):
+                    results.append(self._result(loaded.state, "waiting_approval"))
+                return loaded
             if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
                 with self.store.transaction(conn, durable=False) as tx:
                     repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
@@ -264,8 +262,13 @@ class Engine:
             loaded, write, must_commit = self._record(loaded, step, update, next_step)
             pending.append(write)
             if must_commit:
+                release_cur = None
                 with self.store.transaction(conn) as tx:
                     self._flush(tx, pending, state.ticket.id, owner)
+                    if _ends_round(loaded, turn_count):  # a pause: free the ticket in the same transaction
+                        release_cur = repo.queue_release_lease(tx, state.ticket.id, owner)
+                if release_cur is not None:
+                    released.append(repo.released(release_cur))
             return loaded
         release_cur = None
         # A reply always commits durably, so its transaction starts that way (no switch at the end).
@@ -285,7 +288,7 @@ class Engine:
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
             self._flush(tx, pending, state.ticket.id, owner)
-            if loaded.next_step is None and not _unanswered(loaded.state, turn_count):
+            if _ends_round(loaded, turn_count):
                 # The round ends here: free the ticket in the same transaction (read after the commit).
                 release_cur = repo.queue_release_lease(tx, state.ticket.id, owner)
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
@@ -386,6 +389,19 @@ _ROUTED_BY_STATE: Any = object()
 def _unanswered(state: SupportState, turn_count: int) -> bool:
     """Whether customer messages wait for a round: stored after this state, or taken in mid-round."""
     return turn_count > len(state.turns) or any(t.role == "customer" for t in state.turns[state.handled_upto:])
+
+
+def _pauses(loaded: Loaded) -> bool:
+    interrupt = INTERRUPTS.get(loaded.next_step or "")
+    return interrupt is not None and not interrupt(loaded.state)
+
+
+def _ends_round(loaded: Loaded, turn_count: int) -> bool:
+    """Whether this worker's part of the round ends with this record: it finished with no message
+    waiting, or it pauses for a human (a message that waits is answered after the decision)."""
+    if loaded.next_step is None:
+        return not _unanswered(loaded.state, turn_count)
+    return _pauses(loaded)
 
 
 def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:

@@ -295,6 +295,8 @@ def test_other_bad_input(open_bot: OpenBot, database_url: str) -> None:
         bot.send("T999999", "hello")
     with pytest.raises(UnknownTicket):
         bot.state("T999999")
+    with pytest.raises(UnknownTicket, match="T999999"):
+        bot.approve("T999999", approved=True, approver="王经理")
     for email in ["not-an-email", "", "a@b", "wu gang@example.com"]:
         with pytest.raises(InvalidEmail):
             bot.open_ticket(email, "x", "hello")
