@@ -262,15 +262,13 @@ class Engine:
             loaded, write, must_commit = self._record(loaded, step, update, next_step)
             pending.append(write)
             if must_commit:
-                release_cur = None
+                release = _ends_round(loaded, turn_count)  # a pause frees the ticket with its record
                 with self.store.transaction(conn) as tx:
-                    self._flush(tx, pending, state.ticket.id, owner)
-                    if _ends_round(loaded, turn_count):  # a pause: free the ticket in the same transaction
-                        release_cur = repo.queue_release_lease(tx, state.ticket.id, owner)
-                if release_cur is not None:
-                    released.append(repo.released(release_cur))
+                    cur = self._flush(tx, pending, state.ticket.id, owner, release=release)
+                if release:
+                    released.append(repo.released(cur))  # read after the commit: no round trip of its own
             return loaded
-        release_cur = None
+        release = False
         # A reply always commits durably, so its transaction starts that way (no switch at the end).
         with self.store.transaction(conn, durable=step in REPLY_STEPS) as tx:
             # Steps that reply lock the ticket row first: its result comes back with the step's
@@ -287,23 +285,23 @@ class Engine:
                 update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"]}
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
-            self._flush(tx, pending, state.ticket.id, owner)
-            if _ends_round(loaded, turn_count):
-                # The round ends here: free the ticket in the same transaction (read after the commit).
-                release_cur = repo.queue_release_lease(tx, state.ticket.id, owner)
+            release = _ends_round(loaded, turn_count)  # the round ends here: its record frees the ticket
+            cur = self._flush(tx, pending, state.ticket.id, owner, release=release)
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
-        if release_cur is not None:
-            released.append(repo.released(release_cur))
+        if release:
+            released.append(repo.released(cur))
         for turn in loaded.state.turns[len(state.turns):]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded
 
     @staticmethod
-    def _flush(tx: psycopg.Connection, pending: list[repo.StepWrite], ticket_id: str, owner: str) -> None:
+    def _flush(tx: psycopg.Connection, pending: list[repo.StepWrite], ticket_id: str, owner: str, *,
+               release: bool = False) -> psycopg.Cursor:
         """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing."""
-        repo.record_steps(tx, ticket_id, owner, pending)
+        cur = repo.record_steps(tx, ticket_id, owner, pending, release=release)
         pending.clear()
+        return cur
 
     def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
         try:

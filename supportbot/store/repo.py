@@ -54,10 +54,15 @@ class StepWrite:
     approval: dict[str, Any] | None = None  # an approval request for this round
 
 
-def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: Sequence[StepWrite]) -> None:
-    """Write step records in one statement, fenced by the lease (see sql/005_record_steps.sql)."""
+def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: Sequence[StepWrite], *,
+                 release: bool = False) -> psycopg.Cursor:
+    """Write step records in one statement, fenced by the lease (sql/008_one_ticket_update_per_record.sql).
+
+    With ``release`` the same statement frees the lease; ``released`` reads the returned cursor
+    (after the commit, in a pipeline) for the ticket's turn count.
+    """
     batch: dict[str, Any] = {"turns": [], "tool_calls": [], "facts": [], "steps": [], "checkpoints": [],
-                             "approvals": []}
+                             "approvals": [], "release": release}
     # Shallow field dicts, not dataclasses.asdict: that deep-copies every update and result first.
     for w in writes:
         batch["turns"] += [_fields(t) for t in w.turns]
@@ -71,7 +76,8 @@ def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: S
         if w.approval is not None:
             batch["approvals"].append({"round": w.row.round, "request": w.approval})
     # One pass to UTF-8 JSON; json.dumps would \u-escape Chinese text, doubling it on the wire.
-    conn.execute("SELECT supportbot.record_steps(%s, %s, %s::text::jsonb)", (ticket_id, owner, to_json(batch).decode()))
+    return conn.execute("SELECT supportbot.record_steps(%s, %s, %s::text::jsonb)",
+                        (ticket_id, owner, to_json(batch).decode()))
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -190,7 +196,7 @@ def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: f
 
 def queue_release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> psycopg.Cursor:
     """Free the ticket; ``released`` reads (after the commit) its turn count, or None if the lease
-    was no longer ours."""
+    was no longer ours. (A round's last record frees it itself: ``record_steps(release=True)``.)"""
     return conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND lease_owner = %s"
         " RETURNING turn_count",
@@ -462,7 +468,8 @@ def copy_history(
         (target, source, seq),
     )
     conn.execute(
-        "UPDATE supportbot.tickets SET turn_count = %s, status = %s WHERE id = %s", (turn_count, status, target)
+        "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s WHERE id = %s",
+        (turn_count, status, seq, target)
     )
 
 
