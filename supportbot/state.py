@@ -161,7 +161,22 @@ def round_reset() -> dict[str, Any]:
 
 def new_round(state: SupportState) -> SupportState:
     """The state with every per-round field back at its default (replaced, never added to)."""
-    return dataclasses.replace(state, **round_reset())
+    return _evolve(state, round_reset())
+
+
+_set_field = object.__setattr__
+
+
+def _evolve(state: SupportState, changes: Mapping[str, Any]) -> SupportState:
+    """``dataclasses.replace`` for the reducer's hot path, with the names already checked.
+
+    Every step of every round goes through here (and replace() re-checks each name and runs the
+    generated __init__), so the copy is made directly; SupportState has no __post_init__ to skip.
+    """
+    new = object.__new__(SupportState)
+    for name in FIELD_NAMES:
+        _set_field(new, name, changes[name] if name in changes else getattr(state, name))
+    return new
 
 
 def reduce(state: SupportState, update: Mapping[str, Any]) -> SupportState:
@@ -183,7 +198,7 @@ def reduce(state: SupportState, update: Mapping[str, Any]) -> SupportState:
             changes[name] = current + value
         else:
             changes[name] = value
-    return dataclasses.replace(state, **changes) if changes else state
+    return _evolve(state, changes) if changes else state
 
 
 def _fresh_items(name: str, items: Any, *, start: int) -> tuple[Any, ...]:
