@@ -13,15 +13,16 @@ steps keep in ``state.context_usage`` so operators can see how full the context 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from .config import Settings
 from .guardrails import EVIDENCE_LABEL
+from .memory import tokens
 from .memory.compress import render_turns
-from .memory.facts import SENTENCE_KINDS, render_facts
-from .memory.tokens import MESSAGE_OVERHEAD, count_tokens, turn_tokens
+from .memory.facts import SENTENCE_KINDS, fact_pieces
+from .memory.tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
 from .state import Fact, SupportState
 
 LABELS = {
@@ -92,6 +93,8 @@ class Prompt:
 
 
 Builder = Callable[[SupportState, Trim, int], Prompt]
+Section = tuple[str, str, int]  # name, text, tokens
+V = TypeVar("V")
 
 
 def prompt_budget(settings: Settings) -> int:
@@ -115,16 +118,20 @@ def classify_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -
 def draft_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> Prompt:
     sections = _reference(state, trim)
     if state.review is not None and not state.review.passed:
-        sections.append(("problems", LABELS["problems"] + "\n" + "\n".join(f"- {p}" for p in state.review.problems)))
+        problems = "\n".join(f"- {p}" for p in state.review.problems)
+        sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
     return _prompt(DRAFT_PROMPT, sections, state, trim, budget)
 
 
 def review_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> Prompt:
     """The draft, after the articles and findings it was written from: a reviewer asked to catch
     unsupported amounts or another customer's data needs to see what the draft may rely on."""
-    evidence = [text for name, text in _reference(state, trim) if name in ("hits", "findings")]
-    sections = [("evidence", EVIDENCE_LABEL + "\n" + "\n\n".join(evidence))] if evidence else []
-    sections.append(("draft", f"{LABELS['draft']}\n{state.draft}"))
+    evidence = [text for name, text, _ in _reference(state, trim) if name in ("hits", "findings")]
+    # In pieces, so the counts of the findings (the draft prompt's) and of the draft (wanted again
+    # for the reply, see steps._reply) are reused.
+    pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
+    sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
+    sections.append(_section("draft", f"{LABELS['draft']}\n", state.draft))
     return _prompt(REVIEW_PROMPT, sections, state, trim, budget)
 
 
@@ -141,20 +148,78 @@ def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
 
 def ticket_sections(state: SupportState, trim: Trim = Trim()) -> list[tuple[str, str]]:
     """The ticket part of every prompt, in the seed's order, the latest message last."""
+    return [(name, text) for name, text, _ in _ticket_part(state, trim.sentence_facts)]
+
+
+class _Recent(Generic[V]):
+    """The last few results, found by comparing keys for equality: keys that hold a ticket's whole
+    ledger and conversation are cheap to compare (the tuples share their items) but not to hash."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: tuple[tuple[object, V], ...] = ()
+
+    def get(self, key: object) -> V | None:
+        return next((value for seen, value in self._items if seen == key), None)
+
+    def put(self, key: object, value: V) -> None:
+        self._items = ((key, value), *self._items[: self._size - 1])  # one assignment: safe across threads
+
+    def clear(self) -> None:
+        self._items = ()
+
+
+# The classify, draft and review prompts of a round, and every rung of fit(), show one ticket part.
+_TICKET_PARTS: _Recent[tuple[Section, ...]] = _Recent(4)
+_FACTS_SECTIONS: _Recent[tuple[Section | None]] = _Recent(4)
+tokens.on_forget(_TICKET_PARTS)  # both hold customer text
+tokens.on_forget(_FACTS_SECTIONS)
+
+
+def _ticket_part(state: SupportState, sentence_facts: int) -> tuple[Section, ...]:
+    # Everything the part is made of, cheapest comparisons first.
+    key = (sentence_facts, state.summarized_upto, len(state.turns), state.summary, state.profile, state.ticket,
+           state.facts, state.turns)
+    part = _TICKET_PARTS.get(key)
+    if part is None:
+        part = _build_ticket_part(state, sentence_facts)
+        _TICKET_PARTS.put(key, part)
+    return part
+
+
+def _facts_section(state: SupportState, sentence_facts: int) -> Section | None:
+    # Kept apart from the rest of the part: the summary changes in most rounds, the ledger in fewer.
+    key = (sentence_facts, state.summarized_upto, state.facts)
+    found = _FACTS_SECTIONS.get(key)
+    if found is None:
+        facts = pinned_facts(state, sentence_facts)
+        found = (_section("facts", LABELS["facts"] + "\n", *fact_pieces(facts)) if facts else None,)
+        _FACTS_SECTIONS.put(key, found)
+    return found[0]
+
+
+def _build_ticket_part(state: SupportState, sentence_facts: int) -> tuple[Section, ...]:
     t = state.ticket
-    sections = [("basics", LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
+    sections = [_section("basics", LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
     if state.profile:
-        sections.append(("profile", LABELS["profile"] + state.profile))
-    if facts := pinned_facts(state, trim.sentence_facts):
-        sections.append(("facts", LABELS["facts"] + "\n" + render_facts(facts)))
+        sections.append(_section("profile", LABELS["profile"] + state.profile))
+    if facts := _facts_section(state, sentence_facts):
+        sections.append(facts)
     if state.summary:
-        sections.append(("summary", LABELS["summary"] + "\n" + state.summary))
+        # The summary's own count is known from compress(): the label costs the rest.
+        sections.append(_section("summary", LABELS["summary"] + "\n", state.summary))
+    # Each turn's count is stored with it (a turn never changes), so the conversation costs no
+    # counting here; the label in front of each turn is within MESSAGE_OVERHEAD.
     latest = state.latest_customer_message
     history = [turn for turn in state.turns[state.summarized_upto:] if turn is not latest]
     if history:
-        sections.append(("history", LABELS["history"] + "\n" + render_turns(history)))
-    sections.append(("latest", LABELS["latest"] + (latest.content if latest else t.body)))
-    return sections
+        sections.append(("history", LABELS["history"] + "\n" + render_turns(history),
+                         sum(turn_tokens(turn) for turn in history)))
+    if latest is not None:
+        sections.append(("latest", LABELS["latest"] + latest.content, turn_tokens(latest)))
+    else:
+        sections.append(("latest", LABELS["latest"] + t.body, count_tokens(t.body)))
+    return tuple(sections)
 
 
 def pinned_facts(state: SupportState, sentence_limit: int) -> list[Fact]:
@@ -169,53 +234,42 @@ def ticket_text(state: SupportState) -> str:
     return "\n\n".join(text for _, text in ticket_sections(state))
 
 
-def _reference(state: SupportState, trim: Trim) -> list[tuple[str, str]]:
+def _section(name: str, *pieces: str) -> Section:
+    return name, "".join(pieces), count_joined(pieces)
+
+
+def _reference(state: SupportState, trim: Trim) -> list[Section]:
     sections = []
     hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
     if hits:
-        sections.append(("hits", LABELS["hits"] + "\n" + "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)))
+        articles = "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)
+        sections.append(_section("hits", LABELS["hits"] + "\n" + articles))
     if state.findings:
         findings = state.findings
         if trim.findings_tokens is not None:
             findings = _clip_tokens(findings, trim.findings_tokens)
-        sections.append(("findings", LABELS["findings"] + "\n" + findings))
+        sections.append(_section("findings", LABELS["findings"] + "\n" + findings))
     return sections
 
 
-def _prompt(system: str, reference: list[tuple[str, str]], state: SupportState, trim: Trim, budget: int) -> Prompt:
-    sections = [*reference, *ticket_sections(state, trim)]
-    usage = {"system": _tokens(system) + MESSAGE_OVERHEAD}
-    for name, text in sections:
-        usage[name] = _stored_tokens(state, name) if name in ("history", "latest") else _tokens(text)
+def _prompt(system: str, reference: list[Section], state: SupportState, trim: Trim, budget: int) -> Prompt:
+    sections = [*reference, *_ticket_part(state, trim.sentence_facts)]
+    usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}
+    for name, _, size in sections:
+        usage[name] = size
     # +1 per section for the blank line that joins it to the next.
     usage["total"] = sum(usage.values()) + MESSAGE_OVERHEAD + len(sections)
     usage["budget"] = budget
-    body = "\n\n".join(text for _, text in sections)
+    body = "\n\n".join(text for _, text, _ in sections)
     return Prompt([{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim)
 
 
-def _stored_tokens(state: SupportState, section: str) -> int:
-    # Each turn's count is stored with it (a turn never changes), so the conversation costs no
-    # counting here; the label in front of each turn is within MESSAGE_OVERHEAD.
-    latest = state.latest_customer_message
-    if section == "latest":
-        return turn_tokens(latest) if latest else _tokens(state.ticket.body)
-    return sum(turn_tokens(t) for t in state.turns[state.summarized_upto:] if t is not latest)
-
-
-@functools.lru_cache(maxsize=512)
-def _tokens(text: str) -> int:
-    # Sections repeat within a round (three prompts share the ticket part) and across rounds
-    # (profile, articles), so each distinct text is counted once.
-    return count_tokens(text)
-
-
 def _clip_tokens(text: str, limit: int) -> str:
-    if _tokens(text) <= limit:
+    if count_tokens(text) <= limit:
         return text
     lines, kept = text.splitlines(), []
     for line in lines:
-        if _tokens("\n".join([*kept, line])) > limit:
+        if count_tokens("\n".join([*kept, line])) > limit:
             break
         kept.append(line)
     return "\n".join(kept) + "\n" + LABELS["cut"]

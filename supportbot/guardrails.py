@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
 __all__ = ["CITATION", "EVIDENCE_LABEL", "MAX_DRAFT_CHARS", "claims_approval", "draft_problems", "durations", "money",
@@ -126,12 +126,13 @@ def claims_approval(text: str) -> str | None:
     return match.group() if match else None
 
 
-def draft_problems(draft: str, *, known_articles: Collection[str], evidence: str,
+def draft_problems(draft: str, *, known_articles: Collection[str], evidence: str | Callable[[], str],
                    check_facts: bool = True, max_chars: int = MAX_DRAFT_CHARS) -> list[str]:
     """What is wrong with ``draft`` given the articles offered and the evidence; [] when nothing.
 
-    ``check_facts=False`` skips amounts, time limits and identifiers, for a caller whose evidence
-    is known to be incomplete (it would reject drafts that are right).
+    ``evidence`` may be a function that builds it: it is called only for a draft that states an
+    amount, a time limit or an identifier. ``check_facts=False`` skips those, for a caller whose
+    evidence is known to be incomplete (it would reject drafts that are right).
     """
     problems: list[str] = []
     if not draft.strip():
@@ -152,23 +153,28 @@ def draft_problems(draft: str, *, known_articles: Collection[str], evidence: str
     return problems
 
 
-def _unsupported(draft: str, evidence: str) -> Iterator[str]:
+def _unsupported(draft: str, evidence: str | Callable[[], str]) -> Iterator[str]:
     # The evidence is long (articles, findings, the conversation) and the draft short: it is only
-    # scanned for what the draft actually states, and its scans are cached, since a redraft is
-    # checked against the same evidence.
-    if amounts := money(draft):
+    # built and scanned for what the draft actually states, and its scans are cached, since a
+    # redraft is checked against the same evidence.
+    amounts, spans = money(draft), durations(draft)
+    identifiers = [(kind, found) for kind, pattern in _IDENTIFIERS if (found := pattern.findall(draft))]
+    if not (amounts or spans or identifiers):
+        return
+    if callable(evidence):
+        evidence = evidence()
+    if amounts:
         known_numbers = _evidence_numbers(evidence)
         if unknown := [a for a in amounts if a not in known_numbers]:
             yield "金额在资料中没有依据:" + "、".join(dict.fromkeys(f"{a}" for a in unknown))
-    if spans := durations(draft):
+    if spans:
         known = _evidence_durations(evidence)
         if unknown_spans := [written for low, high, unit, written in spans if (low, high, unit) not in known]:
             yield "承诺了资料中没有依据的时限:" + "、".join(dict.fromkeys(unknown_spans))
-    for kind, pattern in _IDENTIFIERS:
-        if found := pattern.findall(draft):
-            lowered = _lowered(evidence)
-            if strangers := [v for v in found if v.lower() not in lowered]:
-                yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
+    for kind, found in identifiers:
+        lowered = _lowered(evidence)
+        if strangers := [v for v in found if v.lower() not in lowered]:
+            yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
 
 
 def forget_cached() -> None:

@@ -9,7 +9,7 @@ import logging
 import re
 from collections.abc import Sequence
 from decimal import Decimal
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -19,10 +19,11 @@ from .deps import Deps, ToolRecorder
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion, Spend
 from .llm.offline import is_english
+from .memory import tokens
 from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger
 from .memory.mask import mask_text
-from .memory.tokens import with_tokens
+from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from .records import ApprovalDecision, Invoice, RefundRequest
 from .state import Review, SupportState, Triage, Turn, reduce
 
@@ -35,7 +36,10 @@ _REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
 # Asking for a refund, as opposed to asking about one.
 _REFUND_ASK = re.compile(r"申请|要求|想退|要退|退给我|给我退|帮我退|\brefund me\b|\b(?:request|want|need|like) a refund\b",
                          re.IGNORECASE)
-_LASTING_WISH = re.compile(r"希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b", re.IGNORECASE)
+# The look-ahead names every character a match can start with (case-folded like the rest): it
+# changes no match, but lets the scan skip the CJK text in between (see memory/facts.py).
+_LASTING_WISH = re.compile(
+    r"(?=[希提以今下到rin])(?:希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b)", re.IGNORECASE)
 _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 
 
@@ -252,8 +256,9 @@ def check(state: SupportState, deps: Deps) -> Update:
 
 
 def _rule_problems(state: SupportState) -> list[str]:
+    # The evidence is built only if the draft states an amount, a time limit or an identifier.
     return guardrails.draft_problems(state.draft, known_articles={h.id for h in state.hits},
-                                     evidence=_evidence(state))
+                                     evidence=partial(_evidence, state))
 
 
 def _evidence(state: SupportState) -> str:
@@ -301,7 +306,7 @@ def finalize(state: SupportState, deps: Deps) -> Update:
         "finish_ticket", partial(deps.backend.finish_ticket, tx=tx), logged_as={"facts": counts},
         ticket_id=state.ticket.id, customer_email=state.ticket.customer_email, resolution="resolved", facts=facts,
         key=key))
-    return {**_reply(state, deps, reply, outcome="resolved"), "tool_log": tools.calls}
+    return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
 
 
 def _decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english: bool) -> str:
@@ -338,10 +343,17 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
         "ids": by_kind.get("id", []),
         "dates": by_kind.get("date", []),
         # Only wishes that outlive the ticket ("希望到期前提醒"): "我想申请退款" was handled in it.
-        "requests": [r for r in by_kind.get("request", []) if _LASTING_WISH.search(r)],
+        "requests": [r for r in by_kind.get("request", []) if _lasting_wish(r)],
         "promises": by_kind.get("promise", []),
         "resolution": f"按 {'、'.join(cited)} 处理" if cited else "已答复",
     }
+
+
+@tokens.on_forget  # it holds what customers asked for
+@lru_cache(maxsize=4096)
+def _lasting_wish(request: str) -> bool:
+    # Every round rereads all of the ticket's requests, and a request never changes.
+    return _LASTING_WISH.search(request) is not None
 
 
 def handoff(state: SupportState, deps: Deps) -> Update:
@@ -367,8 +379,11 @@ def _handoff_reason(state: SupportState) -> str:
     return "需要人工处理"
 
 
-def _reply(state: SupportState, deps: Deps, text: str, *, outcome: str) -> Update:
-    turn = with_tokens(Turn(role="agent", content=text, round=state.round, created_at=deps.clock()))
+def _reply(state: SupportState, deps: Deps, text: str, *, outcome: str, draft: str = "") -> Update:
+    # A reply made from a reviewed draft (counted for the review prompt, so cached) is counted
+    # from the draft's count: only its changed end, where the citations became links, is new.
+    size = count_edited(text, draft) + MESSAGE_OVERHEAD if draft else None
+    turn = with_tokens(Turn(role="agent", content=text, round=state.round, created_at=deps.clock(), tokens=size))
     return {"outcome": outcome, "turns": [turn]}  # state.reply is this turn
 
 

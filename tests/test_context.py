@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import conversations
+
 from supportbot import context
-from supportbot.memory.facts import update_ledger
-from supportbot.memory.tokens import count_tokens, with_tokens
+from supportbot.guardrails import EVIDENCE_LABEL
+from supportbot.memory import tokens
+from supportbot.memory.compress import render_turns
+from supportbot.memory.facts import FACT_KINDS, FACT_LABELS_ZH, SENTENCE_KINDS, update_ledger
+from supportbot.memory.tokens import count_tokens, turn_tokens, with_tokens
 from supportbot.records import Hit
-from supportbot.state import SupportState, Ticket, Turn
+from supportbot.state import Fact, Review, SupportState, Ticket, Turn
 
 NOW = datetime(2026, 10, 15, tzinfo=UTC)
 ORDER = ["hits", "findings", "basics", "profile", "facts", "summary", "history", "latest"]
@@ -115,3 +122,106 @@ def test_pinned_sentences_come_only_from_folded_turns_and_are_capped() -> None:
     assert [f.kind for f in context.pinned_facts(folded, 1) if f.kind in ("request", "promise")] == ["promise"]
     assert all(f.kind not in ("request", "promise") for f in context.pinned_facts(folded, 0))
     assert len(context.pinned_facts(folded, 0)) == len([f for f in folded.facts if f.kind not in ("request", "promise")])
+
+
+# -- the counted and remembered ticket part equals the plain one --------------------------------
+
+def _plain_prompt(system: str, reference: list[tuple[str, str]], state: SupportState, trim: context.Trim,
+                  budget: int) -> context.Prompt:
+    """The prompt as built before sections were counted in pieces and remembered: every section
+    rendered from the state and counted whole (history and latest from the turns' stored counts)."""
+    t, latest = state.ticket, state.latest_customer_message
+    sections = [*reference, ("basics", context.LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
+    if state.profile:
+        sections.append(("profile", context.LABELS["profile"] + state.profile))
+    if facts := context.pinned_facts(state, trim.sentence_facts):
+        sections.append(("facts", context.LABELS["facts"] + "\n" + _plain_render_facts(facts)))
+    if state.summary:
+        sections.append(("summary", context.LABELS["summary"] + "\n" + state.summary))
+    history = [turn for turn in state.turns[state.summarized_upto:] if turn is not latest]
+    if history:
+        sections.append(("history", context.LABELS["history"] + "\n" + render_turns(history)))
+    sections.append(("latest", context.LABELS["latest"] + (latest.content if latest else t.body)))
+    stored = {"history": sum(turn_tokens(turn) for turn in history),
+              "latest": turn_tokens(latest) if latest else count_tokens(t.body)}
+    usage = {"system": count_tokens(system) + 4}
+    for name, text in sections:
+        usage[name] = stored.get(name, count_tokens(text))
+    usage["total"] = sum(usage.values()) + 4 + len(sections)
+    usage["budget"] = budget
+    body = "\n\n".join(text for _, text in sections)
+    return context.Prompt([{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim)
+
+
+def _plain_render_facts(facts: list[Fact]) -> str:
+    lines = []
+    for kind in FACT_KINDS:
+        items = [f for f in facts if f.kind == kind]
+        label = FACT_LABELS_ZH[kind]
+        if items and kind in SENTENCE_KINDS:
+            lines += [f"- {label}:", *(f"  - {f.value}" for f in items)]
+        elif items:
+            lines.append(f"- {label}: " + ", ".join(f.key if kind == "amount" or (kind == "date" and not
+                                                     f.key.startswith("--")) else f.value for f in items))
+    return "\n".join(lines)
+
+
+def _plain_reference(state: SupportState, trim: context.Trim) -> list[tuple[str, str]]:
+    hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
+    sections = []
+    if hits:
+        articles = "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)
+        sections.append(("hits", context.LABELS["hits"] + "\n" + articles))
+    if state.findings:
+        findings = state.findings
+        if trim.findings_tokens is not None:
+            findings = context._clip_tokens(findings, trim.findings_tokens)
+        sections.append(("findings", context.LABELS["findings"] + "\n" + findings))
+    return sections
+
+
+def _plain_prompts(state: SupportState, trim: context.Trim) -> list[context.Prompt]:
+    reference = _plain_reference(state, trim)
+    draft = list(reference)
+    if state.review is not None and not state.review.passed:
+        problems = "\n".join(f"- {p}" for p in state.review.problems)
+        draft.append(("problems", context.LABELS["problems"] + "\n" + problems))
+    evidence = [("evidence", EVIDENCE_LABEL + "\n" + "\n\n".join(text for _, text in reference))] if reference else []
+    return [_plain_prompt(context.CLASSIFY_PROMPT, [], state, trim, 900),
+            _plain_prompt(context.DRAFT_PROMPT, draft, state, trim, 900),
+            _plain_prompt(context.REVIEW_PROMPT, [*evidence, ("draft", f"{context.LABELS['draft']}\n{state.draft}")],
+                          state, trim, 900)]
+
+
+_TEXTS = st.sampled_from(["", "客户多次询问银行同步。", "账单 INV-2026-0415:3588.00 CNY,paid\n订阅:专业版年付",
+                          " 前面有空格", "E3001\n", "我们会在 3 个工作日内回复 [KB-bank-001]。", "Sync failed, error E3001."])
+
+
+@settings(max_examples=60, deadline=None)
+@given(conversations(min_turns=1, max_turns=12), st.data())
+def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(turns: tuple[Turn, ...],
+                                                                        data: st.DataObject) -> None:
+    """Counting sections from their pieces and remembering the ticket part change no prompt and no
+    count, for a state followed by the states a round makes from it (new summary, ledger, draft)."""
+    counted = tuple(with_tokens(turn) for turn in turns)
+    state = _state()
+    for _ in range(3):
+        seen = counted[: data.draw(st.integers(1, len(counted)))]
+        upto = data.draw(st.integers(0, len(seen)))
+        state = state.__class__(**{
+            **_fields(state), "turns": seen, "summarized_upto": upto, "facts": update_ledger((), seen, 0),
+            "summary": data.draw(_TEXTS), "profile": data.draw(_TEXTS), "findings": data.draw(_TEXTS),
+            "draft": data.draw(_TEXTS), "hits": state.hits[: data.draw(st.integers(0, 3))],
+            "review": data.draw(st.sampled_from([None, Review(passed=False, problems=["语气", "金额"])])),
+        })
+        trim = data.draw(st.sampled_from([*context.LADDER, *context.LAST_RUNGS]))
+        built = [build(state, trim, 900) for build in (context.classify_prompt, context.draft_prompt,
+                                                       context.review_prompt)]
+        assert built == _plain_prompts(state, trim)
+
+
+def test_forgetting_drops_the_remembered_ticket_parts() -> None:
+    context.draft_prompt(_state())
+    assert context._TICKET_PARTS._items
+    tokens.forget_cached()
+    assert context._TICKET_PARTS._items == () and context._FACTS_SECTIONS._items == ()

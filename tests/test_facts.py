@@ -12,6 +12,7 @@ from strategies import AnnotatedTurn, annotated_conversations, annotated_turns, 
 from supportbot.errors import InvalidInput
 from supportbot.memory import facts
 from supportbot.memory.facts import FACT_LABELS_EN, extract, render_facts, update_ledger
+from supportbot.memory.tokens import count_joined, count_tokens
 from supportbot.state import Fact, Role, Turn
 
 
@@ -241,6 +242,7 @@ _EDGE_PIECES = st.sampled_from([
     "INV-2026-0415", "E3001", "T000153", "订单号 123456789", "refund no. 55512345", "USD 20", "20 元", "3 块钱",
     "我们会", "会在", "已为您申请", "工作日内", "we will", "I'll", "will reply", "within 3 days", "I've filed",
     "希望", "please", "could you", "I'd like", "I need", "remind me", "help me", "账单", "鋐嘌柄",
+    "错误码", "错误代码是 ", "报错码:", "error code ", "ERROR\tCODE is ", "Error Code #", "E", "e",
 ])
 edge_texts = st.lists(_EDGE_PIECES, max_size=30).map("".join)
 
@@ -250,7 +252,7 @@ _PLAIN_FORMS = {
     "_PREFIXED_ID": r"(?<![A-Za-z0-9-])[A-Z]{1,4}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])",
 }
 # Patterns that gained a leading look-ahead naming the characters a match can start with.
-_WITH_LOOKAHEAD = ("_ID_AFTER_LABEL", "_AMOUNT", "_PROMISE", "_REQUEST", "_SENTENCE_END")
+_WITH_LOOKAHEAD = ("_ERROR_CODE_AFTER_LABEL", "_ID_AFTER_LABEL", "_AMOUNT", "_PROMISE", "_REQUEST", "_SENTENCE_END")
 
 
 def without_lookahead(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -270,3 +272,50 @@ def test_fast_patterns_match_exactly_like_their_plain_forms(text: str) -> None:
         assert matches(fast, text) == matches(without_lookahead(fast), text), name
     for name, plain in _PLAIN_FORMS.items():
         assert matches(getattr(facts, name), text) == matches(re.compile(plain), text), name
+
+
+_WISH_TEXTS = st.lists(st.sampled_from([
+    *"希提以今下到望醒后次期前rinRIN\u212aİıſ 的", "希望", "提醒", "以后", "今后", "下次", "到期前", "remind",
+    "Remind", "in the future", "IN future", "next time", "NEXT TIME", "inner", "print", "鋐嘌柄",
+]), max_size=20).map("".join)
+
+
+@given(_WISH_TEXTS)
+def test_the_lasting_wish_pattern_matches_like_its_plain_form(text: str) -> None:
+    """steps._LASTING_WISH gained a look-ahead for speed only; _lasting_wish remembers its answer."""
+    from supportbot import steps
+
+    assert steps._LASTING_WISH.pattern.startswith("(?=[")
+    assert matches(steps._LASTING_WISH, text) == matches(without_lookahead(steps._LASTING_WISH), text)
+    assert steps._lasting_wish(text) is (without_lookahead(steps._LASTING_WISH).search(text) is not None)
+
+
+@given(edge_texts, st.sampled_from(["customer", "agent"]))
+def test_texts_without_a_digit_are_not_scanned_for_exact_facts_and_lose_none(text: str, role: Role) -> None:
+    """The digit check before the id, code, amount and date scans is there for speed only."""
+    scanned = list(facts._scan(text, role))
+    every = [*facts._error_codes(text), *facts._ids(text), *facts._amounts(text), *facts._dates(text)]
+    assert [f for f in scanned if f.kind not in ("promise", "request")] == every
+    assert facts.mentions_fact(text) == any(p.search(text) for p in (
+        facts._PREFIXED_ID, facts._ID_AFTER_LABEL, facts._ERROR_CODE, facts._AMOUNT, facts._DATE,
+        facts._PROMISE, facts._REQUEST))
+
+
+@given(edge_texts, st.sampled_from([("promise", facts._PROMISE), ("request", facts._REQUEST)]))
+def test_texts_without_a_marker_are_not_cut_into_sentences_and_lose_none(
+        text: str, marker: tuple[str, re.Pattern[str]]) -> None:
+    """The whole-text check before cutting into sentences is there for speed only."""
+    kind, pattern = marker
+    pieces = [p.strip() for p in facts._SENTENCE_END.split(text)]
+    expected = [facts.clip(p) for p in pieces if p and pattern.search(p)]
+    assert [f.value for f in facts._sentences(text, kind, pattern)] == expected
+
+
+def test_a_long_ledger_renders_as_before_and_counts_as_its_text() -> None:
+    ids = [f"R{i:06d}" for i in range(40)]
+    ledger = (*(Fact("id", v, v, i) for i, v in enumerate(ids)), Fact("amount", "10 元", "CNY 10.00", 3),
+              Fact("request", "请退款 10 元", "请退款10元", 2))
+    text = render_facts(ledger)
+    assert text == "- 单号: " + ", ".join(ids) + "\n- 金额: CNY 10.00\n- 客户诉求:\n  - 请退款 10 元"
+    assert len(facts.fact_pieces(ledger)) > 3  # the id line is cut, so a new id recounts one piece
+    assert count_joined(facts.fact_pieces(ledger)) == count_tokens(text)

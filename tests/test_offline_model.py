@@ -186,3 +186,21 @@ def test_same_messages_same_completion_and_streaming_matches() -> None:
     assert first.usage.prompt_tokens > 0 and first.usage.completion_tokens > 0 and first.cost == 0.0
     triaged = OfflineModel().chat(messages, schema=Triage)
     assert triaged == OfflineModel().chat(messages, schema=Triage) and isinstance(triaged.parsed, Triage)
+
+
+@pytest.mark.parametrize("draft", [
+    "请重新授权 [KB-a]。", "退款 ¥3,588.00 将在 3 至 7 个工作日到账 [KB-a]。", "我们将退您 500 元 [KB-a]。",
+    "李娜的邮箱是 lina@example.com [KB-a]。", "已为您退款 [KB-a]。", "",
+])
+def test_guardrails_build_the_evidence_only_for_a_draft_that_needs_it(draft: str) -> None:
+    evidence = "wugang@example.com INV-C0001-20251103:3588.00 CNY 审批通过后通常 3 至 7 个工作日到账"
+    built: list[str] = []
+
+    def build() -> str:
+        built.append(evidence)
+        return evidence
+
+    lazily = draft_problems(draft, known_articles={"KB-a"}, evidence=build)
+    assert lazily == draft_problems(draft, known_articles={"KB-a"}, evidence=evidence)
+    states_something = bool(guardrails.money(draft) or durations(draft) or "@" in draft)
+    assert len(built) == int(states_something)

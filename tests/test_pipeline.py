@@ -218,3 +218,16 @@ def test_a_model_that_obeys_the_injection_cannot_approve(open_bot: OpenBot, demo
     assert rows(demo_url, "SELECT count(*) FROM supportbot.approvals")[0][0] == 0
     statuses = {s for (s,) in rows(demo_url, "SELECT status FROM demo.refunds")}
     assert statuses <= {"pending"}  # at most a request for a human, never a decision
+
+
+def test_every_reply_stores_the_count_of_its_own_text(open_bot: OpenBot) -> None:
+    """A reply's count is taken from its reviewed draft's (count_edited): it must be the reply's own."""
+    from supportbot.memory.tokens import MESSAGE_OVERHEAD, count_tokens
+
+    bot = open_bot()
+    plain = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC).ticket_id
+    refund = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元").ticket_id
+    bot.approve(refund, approved=True, approver="王经理", note="30 天内")
+    replies = [turn for ticket in (plain, refund) for turn in bot.state(ticket).turns if turn.role == "agent"]
+    assert len(replies) == 2 and "[KB-refund-001](" in replies[1].content
+    assert all(turn.tokens == count_tokens(turn.content) + MESSAGE_OVERHEAD for turn in replies)

@@ -13,9 +13,15 @@ from supportbot.errors import ConfigError
 from supportbot.memory.tokens import (
     MESSAGE_OVERHEAD,
     TOKENIZER_FILE_ENV,
+    _clean_join,
+    _count,
+    count_edited,
+    count_joined,
     count_tokens,
     covered_chars,
     encoder,
+    forget_cached,
+    on_forget,
     turn_tokens,
     with_tokens,
 )
@@ -144,3 +150,71 @@ def test_malformed_tokenizer_file_is_a_config_error(tmp_path: Path) -> None:
     bad.write_text("this is not a rank file\n")
     with pytest.raises(ConfigError, match=r"bad\.tiktoken:1"):
         count_tokens("hello", tokenizer_file=bad)
+
+
+# -- counting a text from its pieces ------------------------------------------------------------
+
+# Characters at the edges of cl100k's split pattern: letters (CJK, ASCII, a contraction's "'s"),
+# numbers (ASCII, full-width, superscript), punctuation, every kind of whitespace and line break
+# (including Unicode's that str.isspace knows), a combining mark, an emoji and a symbol.
+_PIECE_CHARS = st.sampled_from([
+    *"账单同步失败鋐嘌柄abcXYZsdmt'019０２².,。，:：…-[]()#$¥_", " ", "\n", "\r", "\t", "\u3000", "\xa0", "\x85",
+    "\x1c", "\u2028", "\u0301", "\U0001f600", "∑", "'s", "'ll", "\n\n", " \n", "。\n", "KB-bank-001",
+])
+_PIECES = st.lists(st.lists(_PIECE_CHARS, max_size=8).map("".join), max_size=6)
+
+
+@given(_PIECES)
+def test_a_count_from_pieces_is_the_count_of_the_joined_text(pieces: list[str]) -> None:
+    assert count_joined(pieces) == count_tokens("".join(pieces))
+
+
+_SOME_CHARS = st.lists(_PIECE_CHARS, max_size=8).map("".join)
+
+
+@given(_SOME_CHARS, _SOME_CHARS, _SOME_CHARS, st.sampled_from(["", "[KB-bank-001](https://h/kb/1)", "\n\n您好"]))
+def test_a_count_from_an_edited_original_is_the_count_of_the_text(head: str, old_tail: str, new_tail: str,
+                                                                 added: str) -> None:
+    """A reply made from its draft: the same beginning (long, so the shortcut is taken), a new end."""
+    original, text = head * 4 + old_tail, head * 4 + new_tail + added
+    assert count_edited(text, original) == count_tokens(text)
+
+
+@pytest.mark.parametrize(("last", "first", "clean"), [
+    ("\n", "客", True), ("\n", "-", True), ("\n", " ", False), ("\n", "\n", False), ("\n", "\u3000", False),
+    ("字", "[", True), ("1", ",", True), ("a", " ", True), ("字", "\n", True), ("字", "。", True),
+    ("字", "字", False), ("1", "2", False), ("。", "客", False), (":", "\n", False), (" ", "a", False),
+])
+def test_joins_said_to_be_clean(last: str, first: str, clean: bool) -> None:
+    """The fast path is taken where the split pattern allows it, and only there."""
+    assert _clean_join(last, first) is clean
+
+
+def test_the_pieces_are_counted_instead_of_the_joined_text() -> None:
+    label, summary = "早期对话摘要:\n", "客户多次询问银行同步,已承诺 3 个工作日内回复。"
+    forget_cached()
+    assert count_joined([label, summary]) == count_tokens(label + summary)
+    assert _count.cache_info().misses == 3  # the label, the summary, then the joined text here
+
+
+def test_another_split_pattern_counts_the_joined_text(tiny_tokenizer: Path) -> None:
+    joined = count_joined(["a\n", "b"], tokenizer_file=tiny_tokenizer)
+    assert joined == count_tokens("a\nb", tokenizer_file=tiny_tokenizer)
+    assert count_edited("xab", "xa", tokenizer_file=tiny_tokenizer) == 2
+
+
+def test_forgetting_clears_the_caches_registered_with_it() -> None:
+    kept = {"customer text": 1}
+    on_forget(kept)
+    count_tokens("客户的话")
+    forget_cached()
+    assert kept == {} and _count.cache_info().currsize == 0
+
+
+def test_a_reply_is_counted_from_its_draft() -> None:
+    draft = "您好,请在设置中重新授权银行账户,然后再试一次同步。" * 3 + "[KB-bank-001]"
+    reply = draft.replace("[KB-bank-001]", "[KB-bank-001](https://help.example.com/kb/KB-bank-001)")
+    forget_cached()
+    count_tokens(draft)  # as the review prompt counted it
+    assert count_edited(reply, draft) == count_tokens(reply)
+    assert _count.cache_info().misses == 4  # the draft, both tails, then the reply here

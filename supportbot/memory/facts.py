@@ -46,7 +46,8 @@ _DIGITS = "[0-9]"  # not \d: that also matches full-width and other scripts' dig
 # -- ids and error codes ------------------------------------------------------------------------
 _ERROR_CODE = re.compile(r"E(?<![A-Za-z0-9]E)[0-9]{3,5}(?![A-Za-z0-9])")  # = (?<![A-Za-z0-9])E[0-9]{3,5}...
 _ERROR_CODE_AFTER_LABEL = re.compile(
-    r"(?:错误码|错误代码|报错码|error\s+code)\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,4}[0-9]{3,6})(?![A-Za-z0-9])",
+    r"(?=[错报e])(?:错误码|错误代码|报错码|error\s+code)"
+    r"\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,4}[0-9]{3,6})(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
 # INV-2026-0042, B20260915001, T000153: an upper-case prefix and at least four digits.
@@ -129,6 +130,11 @@ _SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 _TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…]+$")
 
 
+# Every id, error code, amount and date holds an ASCII digit (each pattern requires a [0-9], which
+# matches no other character, case-insensitive or not): a text without one is not scanned for them.
+_has_digit = re.compile("[0-9]").search
+
+
 class _Found(NamedTuple):
     start: int
     kind: str
@@ -163,33 +169,49 @@ def update_ledger(
     """
     if start < 0:
         raise InvalidInput(f"update_ledger start must be >= 0, got {start}")
+    found = [fact for index in range(start, len(turns)) for fact in extract(turns[index], index, mask=mask)]
+    if not found:  # most turns state no fact: then the (long) ledger need not be indexed
+        return ledger
     seen = {(fact.kind, fact.key) for fact in ledger}
     added: list[Fact] = []
-    for index in range(start, len(turns)):
-        for fact in extract(turns[index], index, mask=mask):
-            if (fact.kind, fact.key) not in seen:
-                seen.add((fact.kind, fact.key))
-                added.append(fact)
+    for fact in found:
+        if (fact.kind, fact.key) not in seen:
+            seen.add((fact.kind, fact.key))
+            added.append(fact)
     return ledger + tuple(added) if added else ledger
+
+
+_VALUES_PER_PIECE = 16
 
 
 def render_facts(facts: Sequence[Fact], *, labels: Mapping[str, str] = FACT_LABELS_ZH) -> str:
     """A compact bullet list for the prompt, one line per kind; sentences get a line each."""
+    return "".join(fact_pieces(facts, labels=labels))
+
+
+def fact_pieces(facts: Sequence[Fact], *, labels: Mapping[str, str] = FACT_LABELS_ZH) -> list[str]:
+    """:func:`render_facts`'s text in pieces, so that counting it (``tokens.count_joined``) as the
+    ledger grows recounts only what changed: a line per kind, cut after every ``_VALUES_PER_PIECE``
+    values (the ledger only grows, so a new value changes the line's last piece), and a piece per
+    sentence."""
     by_kind: dict[str, list[Fact]] = {kind: [] for kind in FACT_KINDS}
     for fact in facts:  # one pass: this runs for every prompt, over a ledger that only grows
         by_kind.setdefault(fact.kind, []).append(fact)
-    lines: list[str] = []
+    pieces: list[str] = []
     for kind in [*FACT_KINDS, *sorted(by_kind.keys() - set(FACT_KINDS))]:
         items = by_kind[kind]
         if not items:
             continue
-        label = labels.get(kind, kind)
+        head = ("\n" if pieces else "") + f"- {labels.get(kind, kind)}:"
         if kind in SENTENCE_KINDS:
-            lines.append(f"- {label}:")
-            lines.extend(f"  - {f.value}" for f in items)
+            pieces.append(head)
+            pieces.extend(f"\n  - {f.value}" for f in items)
         else:
-            lines.append(f"- {label}: " + ", ".join(_display(f) for f in items))
-    return "\n".join(lines)
+            shown = [_display(f) for f in items]
+            for start in range(0, len(shown), _VALUES_PER_PIECE):
+                lead = f"{head} " if start == 0 else ", "
+                pieces.append(lead + ", ".join(shown[start:start + _VALUES_PER_PIECE]))
+    return pieces
 
 
 def split_sentences(text: str) -> list[str]:
@@ -205,7 +227,8 @@ def normalize_sentence(text: str) -> str:
 
 def mentions_fact(text: str, *, role: Role | None = None) -> bool:
     """Whether ``text`` holds a fact; with ``role=None`` both promises and requests count."""
-    if any(p.search(text) for p in (_PREFIXED_ID, _ID_AFTER_LABEL, _ERROR_CODE, _AMOUNT, _DATE)):
+    exact = (_PREFIXED_ID, _ID_AFTER_LABEL, _ERROR_CODE, _AMOUNT, _DATE)
+    if _has_digit(text) and any(p.search(text) for p in exact):
         return True
     if role != "customer" and _PROMISE.search(text):
         return True
@@ -218,10 +241,11 @@ def clip(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
 
 
 def _scan(text: str, role: Role) -> Iterator[_Found]:
-    yield from _error_codes(text)
-    yield from _ids(text)
-    yield from _amounts(text)
-    yield from _dates(text)
+    if _has_digit(text):
+        yield from _error_codes(text)
+        yield from _ids(text)
+        yield from _amounts(text)
+        yield from _dates(text)
     if role == "agent":
         yield from _sentences(text, "promise", _PROMISE)
     elif role == "customer":
@@ -291,6 +315,11 @@ def _iso(year: str | None, month: str, day: str) -> str | None:
 
 
 def _sentences(text: str, kind: str, marker: re.Pattern[str]) -> Iterator[_Found]:
+    # A sentence is a piece of the text with a non-word character (or nothing) on either side, and
+    # the markers have no anchor or look-behind: what a marker matches in a sentence, it matches in
+    # the whole text. So a text it does not match is not cut into sentences.
+    if not marker.search(text):
+        return
     offset = 0
     for piece in _SENTENCE_END.split(text):
         start = text.find(piece, offset)

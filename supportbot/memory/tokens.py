@@ -18,7 +18,10 @@ import base64
 import dataclasses
 import functools
 import os
+import unicodedata
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import tiktoken
 
@@ -66,9 +69,10 @@ def count_tokens(text: str, *, tokenizer_file: str | os.PathLike[str] | None = N
     return _count(text, _source(tokenizer_file))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
 def _count(text: str, path: str | None) -> int:
-    # A summary is counted when written and again next round; a reply when stored and when folded.
+    # A summary is counted when written and again next round; a reply when stored and when folded;
+    # the pieces of prompt sections (count_joined) in every prompt that shows them.
     return len(_encoded(text, path))
 
 
@@ -78,10 +82,49 @@ def _encoded(text: str, path: str | None) -> tuple[int, ...]:
     return tuple(_load(path).encode_ordinary(text))
 
 
+# Other modules' caches of customer text, cleared with this module's (see ``on_forget``).
+_DERIVED_CACHES: list[Callable[[], None]] = []
+_Clearable = TypeVar("_Clearable")
+
+
 def forget_cached() -> None:
-    """Drop the texts kept for counting (customer words among them), after a customer is forgotten."""
+    """Drop the texts kept for counting (customer words among them), after a customer is forgotten,
+    and those in the caches other modules registered with :func:`on_forget`."""
     _count.cache_clear()
     _encoded.cache_clear()
+    _clean_join.cache_clear()
+    for clear in _DERIVED_CACHES:
+        clear()
+
+
+def on_forget(cache: _Clearable) -> _Clearable:
+    """Have :func:`forget_cached` also clear ``cache`` (a ``functools`` cache, or anything with a
+    ``clear()`` or ``cache_clear()``): for another module's cache of customer text."""
+    _DERIVED_CACHES.append(getattr(cache, "cache_clear", None) or cache.clear)  # type: ignore[union-attr]
+    return cache
+
+
+def count_joined(pieces: Sequence[str], *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
+    """``count_tokens("".join(pieces))``, exactly, from the (cached) counts of the pieces where it can.
+
+    A text that grows or changes in one place (the pinned facts, a reply made from a draft) then
+    costs only its new pieces. cl100k first cuts a text into chunks with a regular expression and
+    merges bytes only within a chunk, so where no chunk straddles a join, and the piece before it
+    is cut into the same chunks on its own, the whole's count is the sum of both sides' counts.
+    :func:`_clean_join` admits only joins where that is proven; pieces at any other join are
+    counted together. A tokenizer with another split pattern counts the joined text.
+    """
+    path = _source(tokenizer_file)
+    if not _splits_like_cl100k(path):
+        return _count("".join(pieces), path)
+    total, run = 0, ""
+    for piece in filter(None, pieces):
+        if run and not _clean_join(run[-1], piece[0]):
+            run += piece
+        else:
+            total += _count(run, path) if run else 0
+            run = piece
+    return total + (_count(run, path) if run else 0)
 
 
 def covered_chars(text: str, max_tokens: int, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
@@ -116,6 +159,71 @@ def with_tokens(turn: Turn, *, tokenizer_file: str | os.PathLike[str] | None = N
     if turn.tokens is not None:
         return turn
     return dataclasses.replace(turn, tokens=turn_tokens(turn, tokenizer_file=tokenizer_file))
+
+
+def count_edited(text: str, original: str, *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
+    """``count_tokens(text)``, exactly, for a ``text`` made by changing the end of ``original``
+    (a reply made from its draft): ``original``'s count, just taken and so cached, minus its
+    tail, plus ``text``'s tail. Used when both share a beginning that ends at a clean join
+    (:func:`_clean_join`) and the tails are the shorter part; otherwise ``text`` is counted.
+    """
+    path = _source(tokenizer_file)
+    cut = _shared_cut(text, original) if _splits_like_cl100k(path) else None
+    if cut is None or 2 * (len(text) - cut) >= len(text):
+        return _count(text, path)
+    return _count(original, path) - _count(original[cut:], path) + _count(text[cut:], path)
+
+
+def _shared_cut(text: str, original: str, *, look_back: int = 32) -> int | None:
+    """A position, at most ``look_back`` characters before the two texts first differ, where both
+    are cut cleanly; None if there is none."""
+    same = _common_prefix(text, original)
+    for cut in range(same, max(same - look_back, 0), -1):
+        if all(cut == len(t) or _clean_join(t[cut - 1], t[cut]) for t in (text, original)):
+            return cut
+    return None
+
+
+def _common_prefix(a: str, b: str) -> int:
+    # By halves: each comparison runs in C, where a loop over characters would run in Python.
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _splits_like_cl100k(path: str | None) -> bool:
+    # _clean_join's reasoning holds for this split pattern only.
+    return getattr(_load(path), "_pat_str", None) == _CL100K_PATTERN
+
+
+@functools.lru_cache(maxsize=4096)  # called for every piece; few pairs of characters recur
+def _clean_join(last: str, first: str) -> bool:
+    r"""Whether cl100k cuts ``a + b`` into ``a``'s chunks then ``b``'s, given ``a``'s ``last`` and
+    ``b``'s ``first`` character. Two cases, read off ``_CL100K_PATTERN``:
+
+    * ``a`` ends with ``\n`` and ``b`` starts with no whitespace. A line break is matched only by
+      the ``[\r\n]*+`` after punctuation, which stops at ``b``'s first character as at ``a``'s
+      end, or by the whitespace alternatives, which cannot go on to a non-space character. So no
+      chunk crosses the join, and the chunk holding ``a``'s trailing whitespace is the same
+      alone (``\s++$``) as joined (``\s*[\r\n]``, the run ending with its line break).
+    * ``a`` ends with a letter or number and ``b`` starts with whitespace or punctuation. A chunk
+      holding a letter ends with letters (``\p{L}++``, or a contraction), one holding a number is
+      all numbers, and the others hold neither: no chunk crosses. A match that reaches ``a``'s
+      end stops there alone, as it stops at ``b``'s first character when joined.
+
+    The pattern has no look-behind, so ``b``'s chunks do not depend on what comes before it, and
+    BPE merges only within a chunk. tests/test_tokens.py checks this against whole counts.
+    """
+    if last == "\n":
+        return not first.isspace()  # str.isspace covers Unicode's White_Space, which is \s
+    if not unicodedata.category(last).startswith(("L", "N")):
+        return False
+    return first.isspace() or (first.isascii() and not first.isalnum()) or unicodedata.category(first).startswith("P")
 
 
 @functools.lru_cache(maxsize=8)
