@@ -1,13 +1,17 @@
 """The store's one-round-trip transactions: what fails inside one leaves nothing, and the
-connection goes on working (it returns to the pool afterwards). An effect is never applied twice."""
+connection goes on working (it returns to the pool afterwards). An effect is never applied twice,
+and a worker that lost its lease writes nothing."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
 
 from supportbot.deps import Effects
-from supportbot.errors import ReplayMismatch
+from supportbot.errors import LeaseLost, ReplayMismatch
+from supportbot.store import repo
 from supportbot.store.store import Store
 
 _INSERT = ("INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at)"
@@ -59,5 +63,31 @@ def test_an_effect_run_again_under_its_key_is_refused_and_rolled_back(database_u
                             Effects(tx, "TXE", 1, "finalize").run("finish_ticket", act)
             assert (_has(conn, "TXE-1"), _has(conn, "TXE-2")) == (True, False)
             assert conn.execute("SELECT count(*) FROM supportbot.effects").fetchone()[0] == 1  # type: ignore[index]
+    finally:
+        store.close()
+
+
+def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_not_freed(database_url: str) -> None:
+    store = Store(database_url)
+    row = repo.StepRow(seq=1, round=1, step="start_round", next_step="load_customer", turn_count=0,
+                       tool_call_count=0, update={})
+    write = repo.StepWrite(row=row, created_at=datetime.now(UTC))
+    try:
+        with store.connection() as conn:
+            with store.transaction(conn) as tx:
+                tx.execute(_INSERT, ("TXL",))
+                tx.execute("UPDATE supportbot.tickets SET lease_owner = 'B', lease_expires = now() + interval '1 minute'"
+                           " WHERE id = 'TXL'")  # B took the ticket over from A
+            with pytest.raises(LeaseLost, match="no longer leased to A"):
+                with store.transaction(conn) as tx:
+                    repo.record_steps(tx, "TXL", "A", [write], release=True)
+            assert conn.execute("SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
+                                ).fetchone() == ("B", 0)
+            assert conn.execute("SELECT count(*) FROM supportbot.steps").fetchone()[0] == 0  # type: ignore[index]
+            with store.transaction(conn) as tx:  # the owner's own records go in, and free the ticket
+                cur = repo.record_steps(tx, "TXL", "B", [write], release=True)
+            assert repo.released(cur) == 0
+            assert conn.execute("SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
+                                ).fetchone() == (None, 1)
     finally:
         store.close()
