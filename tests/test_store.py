@@ -12,7 +12,7 @@ import pytest
 from supportbot.deps import Effects
 from supportbot.errors import LeaseLost, ReplayMismatch
 from supportbot.store import repo
-from supportbot.store.store import Store
+from supportbot.store.store import Store, _failed_statement
 
 _INSERT = ("INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at)"
            " VALUES (%s, 'a@example.com', 's', 'b', now())")
@@ -20,6 +20,36 @@ _INSERT = ("INSERT INTO supportbot.tickets (id, customer_email, subject, body, c
 
 def _has(conn: psycopg.Connection, ticket_id: str) -> bool:
     return conn.execute("SELECT count(*) FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()[0] == 1  # type: ignore[index]
+
+
+def test_a_statement_psycopg_reports_as_the_pipeline_abort_is_raised_as_itself() -> None:
+    """Whether a pipeline reports a failed statement, or the abort of those after it (with the
+    failure as its context), depends on when the result was read; callers must see the failure."""
+    try:
+        try:
+            raise psycopg.errors.UniqueViolation("duplicate key value violates unique constraint")
+        finally:
+            raise psycopg.errors.PipelineAborted("pipeline aborted")
+    except psycopg.Error as reported:
+        assert isinstance(reported, psycopg.errors.PipelineAborted)
+        assert isinstance(_failed_statement(reported), psycopg.errors.UniqueViolation)
+    plain = psycopg.errors.UndefinedTable("no such table")
+    assert _failed_statement(plain) is plain
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_failed_statement_is_raised_as_itself_every_time(database_url: str, durable: bool) -> None:
+    store = Store(database_url)
+    try:
+        with store.connection() as conn:
+            for _ in range(40):  # the result is read at one of two moments, by timing
+                with pytest.raises(psycopg.errors.UndefinedTable):
+                    with store.transaction(conn, durable=durable) as tx:
+                        tx.execute(_INSERT, ("TXP",))
+                        tx.execute("SELECT * FROM supportbot.no_such_table")
+            assert not _has(conn, "TXP")
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("durable", [True, False])

@@ -13,7 +13,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
-from ..errors import LeaseLost, ReplayMismatch, StepPruned, StoreError, UnknownStep
+from ..errors import LeaseLost, ReplayMismatch, StepPruned, StoreError, SupportbotError, UnknownStep
 from ..records import ToolCall
 from ..state import ROUND_START, Fact, SupportState, Turn, new_round, reduce
 from . import repo
@@ -85,19 +85,12 @@ class Store:
                 if conn.pgconn.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
                     conn.rollback()
                 raise
-        except psycopg.Error as exc:
-            if exc.sqlstate == "SBL01" or (
-                isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "steps_pkey"
-            ) or (
-                # The ticket was deleted under us (forget_customer(force=True)) after our lease check.
-                isinstance(exc, psycopg.errors.ForeignKeyViolation)
-                and (exc.diag.constraint_name or "").endswith("ticket_id_fkey")
-            ):
-                raise LeaseLost(f"another worker took the ticket over: {exc.diag.message_primary}") from exc
-            if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "effects_pkey":
-                raise ReplayMismatch(
-                    f"a side effect ran again that was already recorded ({exc.diag.message_detail}); it was "
-                    "rolled back. This is a bug: please report it with the ticket's `history`") from exc
+        except psycopg.Error as reported:
+            failed = _failed_statement(reported)
+            if (engine_error := _engine_error(failed)) is not None:
+                raise engine_error from failed
+            if failed is not reported:
+                raise failed from None  # the statement's own error, as a transaction without a pipeline raises
             raise
 
     # -- reading back ----------------------------------------------------------------------
@@ -167,3 +160,32 @@ class Store:
                 f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on can "
                 "still be rebuilt (`history` lists them)", ticket_id=ticket_id)
         return UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
+
+
+def _failed_statement(exc: psycopg.Error) -> psycopg.Error:
+    """The error of the statement that failed, where psycopg reports the pipeline's abort instead.
+
+    Whether a failed statement's result is read while the pipeline still sends, or only in its
+    final fetch, depends on timing; in the first case the fetch raises PipelineAborted for the
+    statements after it, with the statement's own error as its context.
+    """
+    while isinstance(exc, psycopg.errors.PipelineAborted) and isinstance(exc.__context__, psycopg.Error):
+        exc = exc.__context__
+    return exc
+
+
+def _engine_error(exc: psycopg.Error) -> SupportbotError | None:
+    """The engine's error for a database error that means one, else None."""
+    if exc.sqlstate == "SBL01" or (
+        isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "steps_pkey"
+    ) or (
+        # The ticket was deleted under us (forget_customer(force=True)) after our lease check.
+        isinstance(exc, psycopg.errors.ForeignKeyViolation)
+        and (exc.diag.constraint_name or "").endswith("ticket_id_fkey")
+    ):
+        return LeaseLost(f"another worker took the ticket over: {exc.diag.message_primary}")
+    if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "effects_pkey":
+        return ReplayMismatch(
+            f"a side effect ran again that was already recorded ({exc.diag.message_detail}); it was "
+            "rolled back. This is a bug: please report it with the ticket's `history`")
+    return None
