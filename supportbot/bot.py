@@ -13,7 +13,7 @@ from .config import Settings
 from .deps import Deps
 from .engine import INTERRUPTS, Engine, RoundResult
 from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
-from . import guardrails, lifecycle
+from . import lifecycle
 from .lifecycle import DeletionReport, PruneReport, Pruned
 from .llm.base import LLM
 from .llm.factory import models_from_settings
@@ -216,8 +216,7 @@ class SupportBot:
         # This process's copies of deleted tickets, profiles and texts: they would keep personal data in memory.
         if self._deps.profiles is not None:
             self._deps.profiles.clear()
-        tokens.forget_cached()
-        guardrails.forget_cached()
+        tokens.forget_cached()  # and every cache of customer text registered with it
         for ticket_id in tickets:
             self._engine.forget(ticket_id)
 

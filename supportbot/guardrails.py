@@ -24,6 +24,8 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
+from .memory import tokens
+
 __all__ = ["CITATION", "EVIDENCE_LABEL", "MAX_DRAFT_CHARS", "claims_approval", "draft_problems", "durations", "money",
            "numbers"]
 
@@ -177,17 +179,14 @@ def _unsupported(draft: str, evidence: str | Callable[[], str]) -> Iterator[str]
             yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
 
 
-def forget_cached() -> None:
-    """Drop the evidence kept between checks (customer data among it), after a customer is forgotten."""
-    for cached in (_evidence_numbers, _evidence_durations, _lowered):
-        cached.cache_clear()
-
-
+# The evidence kept between checks holds customer data: tokens.forget_cached() clears it too.
+@tokens.on_forget
 @functools.lru_cache(maxsize=4)
 def _evidence_numbers(evidence: str) -> frozenset[Decimal]:
     return frozenset(numbers(evidence))
 
 
+@tokens.on_forget
 @functools.lru_cache(maxsize=4)
 def _evidence_durations(evidence: str) -> frozenset[tuple[int, int, str]]:
     # A span is supported by the same span, or a single figure by a range's upper end: "7 个工作日内"
@@ -196,6 +195,7 @@ def _evidence_durations(evidence: str) -> frozenset[tuple[int, int, str]]:
     return frozenset(known | {(high, high, unit) for _, high, unit in known})
 
 
+@tokens.on_forget
 @functools.lru_cache(maxsize=4)
 def _lowered(evidence: str) -> str:
     return evidence.lower()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -149,14 +149,16 @@ ROUND_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not i
 ROUND_START = "start_round"
 
 
+def field_defaults(names: Iterable[str]) -> dict[str, Any]:
+    """The default value of each named field; a fresh one where the default is made by a factory."""
+    wanted = set(names)
+    return {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            for f in dataclasses.fields(SupportState) if f.name in wanted}
+
+
 def round_reset() -> dict[str, Any]:
     """Every per-round field with its default value."""
-    defaults = {}
-    for f in dataclasses.fields(SupportState):
-        if f.name in PERSISTENT_FIELDS:
-            continue
-        defaults[f.name] = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-    return defaults
+    return field_defaults(ROUND_FIELDS)
 
 
 def new_round(state: SupportState) -> SupportState:

@@ -85,7 +85,7 @@ def _without(rows: dict[str, Counter[str]], needles: Sequence[str]) -> dict[str,
 def _hold_lease(url: str, ticket_id: str, owner: str = "worker-elsewhere") -> None:
     """A worker in another process takes the ticket, as it does at the start of a round."""
     with psycopg.connect(url, autocommit=True) as conn:
-        assert repo.acquire_lease(conn, ticket_id, owner, 60) is not None
+        assert repo.acquired(repo.queue_acquire_lease(conn, ticket_id, owner, 60)) is not None
 
 
 # -- forget ------------------------------------------------------------------------------------

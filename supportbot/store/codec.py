@@ -8,7 +8,6 @@ call, ``{"$tool": idx}``: the tool log holds it already.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import typing
 from collections.abc import Mapping, Sequence
@@ -19,14 +18,11 @@ from pydantic import BeforeValidator, PlainSerializer, TypeAdapter
 from ..errors import StoreError, UnknownStateField
 from ..llm.base import Spend
 from ..records import ToolCall
-from ..state import FIELD_NAMES, LOG_FIELDS, Fact, SupportState, Ticket, Turn
+from ..state import FIELD_NAMES, LOG_FIELDS, Fact, SupportState, Ticket, Turn, field_defaults
 
 # ticket comes from the tickets row; turns, tool calls and facts from their own tables.
 STORED_FIELDS: tuple[str, ...] = tuple(n for n in FIELD_NAMES if n != "ticket" and n not in LOG_FIELDS)
-_DEFAULTS: dict[str, Any] = {
-    f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-    for f in dataclasses.fields(SupportState) if f.name in STORED_FIELDS
-}
+_DEFAULTS: dict[str, Any] = field_defaults(STORED_FIELDS)
 _REF = "$tool"
 
 

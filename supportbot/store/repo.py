@@ -138,9 +138,9 @@ def ticket_position(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str]
     return int(row[0]), str(row[1])
 
 
-def get_ticket(conn: psycopg.Connection, ticket_id: str, *, lock: bool = False) -> TicketRow:
-    query = f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s" + (" FOR UPDATE" if lock else "")
-    row = conn.cursor(row_factory=class_row(TicketRow)).execute(query, (ticket_id,)).fetchone()
+def get_ticket(conn: psycopg.Connection, ticket_id: str) -> TicketRow:
+    row = conn.cursor(row_factory=class_row(TicketRow)).execute(
+        f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
     return row
@@ -162,18 +162,9 @@ def make_durable(conn: psycopg.Connection) -> None:
 
 # -- leases: one worker runs a ticket's rounds at a time ------------------------------------
 
-def acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> tuple[int, int] | None:
-    """Take the ticket if free or abandoned: (its latest step seq, its turn count); None if busy."""
-    return acquired(queue_acquire_lease(conn, ticket_id, owner, seconds))
-
-
-def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
-    row = cur.fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
-
-
 def queue_acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> psycopg.Cursor:
-    """The acquiring statement, not yet read: in a pipeline, read it after the commit (one round trip)."""
+    """Take the ticket if free or abandoned; ``acquired`` reads the result (in a pipeline, after
+    the commit: the whole transaction is one round trip)."""
     return conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
         " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now())"
@@ -181,6 +172,12 @@ def queue_acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, se
         " RETURNING last_seq, turn_count",
         (owner, seconds, ticket_id),
     )
+
+
+def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
+    """(the ticket's latest step seq, its turn count) when the lease was taken; None if busy."""
+    row = cur.fetchone()
+    return None if row is None else (int(row[0]), int(row[1]))
 
 
 def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
@@ -236,8 +233,8 @@ def append_customer_message(
     One statement: the ticket row's update allocates the position under its row lock, so
     concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing.
     With ``lease`` (owner, seconds) the same update takes the ticket if it is free, saving the
-    round its own lease statement; ``taken`` is then (latest seq, turn count), as acquire_lease
-    returns it, else None.
+    round its own lease statement; ``taken`` is then (latest seq, turn count), as ``acquired``
+    reads it, else None.
     """
     if message_id is not None:
         found = find_message(conn, ticket_id, message_id)
