@@ -24,17 +24,26 @@ import psycopg
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ChineseText, fresh_database, median  # noqa: E402
+from common import ChineseText, fresh_database, median
 
-from supportbot import Completion, Settings, SupportBot  # noqa: E402
-from supportbot import context  # noqa: E402
-from supportbot.memory.compress import SUMMARY_PROMPT, compress  # noqa: E402
-from supportbot.memory.facts import SENTENCE_KINDS  # noqa: E402
-from supportbot.memory.tokens import count_tokens  # noqa: E402
-from supportbot.state import Review, SupportState, Triage  # noqa: E402
+from supportbot import (
+    Completion,
+    Settings,
+    SupportBot,
+    context,
+)
+from supportbot.memory.compress import SUMMARY_PROMPT, compress
+from supportbot.memory.facts import SENTENCE_KINDS
+from supportbot.memory.tokens import count_tokens
+from supportbot.state import Review, SupportState, Triage
 
-TECH = Triage(category="technical", needs_account_data=False, needs_human=False,
-              summary="银行同步失败", search_query="E3001 银行流水同步")
+TECH = Triage(
+    category="technical",
+    needs_account_data=False,
+    needs_human=False,
+    summary="银行同步失败",
+    search_query="E3001 银行流水同步",
+)
 
 
 class Model:
@@ -45,8 +54,13 @@ class Model:
         self.round = 0
         self.draft_prompts: dict[int, list[dict[str, str]]] = {}
 
-    def chat(self, messages: Sequence[dict[str, str]], *, schema: type[BaseModel] | None = None,
-             temperature: float = 0.0) -> Completion:
+    def chat(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
         if schema is Triage:
             return Completion(text=TECH.model_dump_json(), parsed=TECH)
         if schema is Review:
@@ -60,10 +74,14 @@ class Model:
 
 def seed(url: str) -> None:
     with psycopg.connect(url) as conn, conn.transaction():
-        conn.execute("INSERT INTO demo.customers (id, name, email, is_vip, created_at)"
-                     " VALUES ('C1', '吴刚', 'wugang@example.com', true, '2025-01-01')")
-        conn.execute("INSERT INTO demo.kb_articles VALUES ('KB-bank-001', '银行流水同步失败 E3001', 'bank',"
-                     " 'E3001 表示银行授权过期,请重新授权。', 'https://h/kb/1')")
+        conn.execute(
+            "INSERT INTO demo.customers (id, name, email, is_vip, created_at)"
+            " VALUES ('C1', '吴刚', 'wugang@example.com', true, '2025-01-01')"
+        )
+        conn.execute(
+            "INSERT INTO demo.kb_articles VALUES ('KB-bank-001', '银行流水同步失败 E3001', 'bank',"
+            " 'E3001 表示银行授权过期,请重新授权。', 'https://h/kb/1')"
+        )
 
 
 def message(text: ChineseText, n: int) -> str:
@@ -75,8 +93,11 @@ def message(text: ChineseText, n: int) -> str:
 
 def run(url: str, rounds: int, *, compressed: bool) -> tuple[Model, SupportState]:
     model = Model(ChineseText(seed=11))
-    settings = Settings(database_url=url) if compressed else Settings(
-        database_url=url, history_budget=10**9, context_window=10**9)
+    settings = (
+        Settings(database_url=url)
+        if compressed
+        else Settings(database_url=url, history_budget=10**9, context_window=10**9)
+    )
     with SupportBot.open(url, llm=model, settings=settings) as bot:  # type: ignore[arg-type]
         model.round = 1
         ticket = bot.open_ticket("wugang@example.com", "流水", message(model.text, 1)).ticket_id
@@ -94,10 +115,17 @@ def facts_present(state: SupportState, prompt: str) -> dict[str, float]:
     exact = [f for f in state.facts if f.kind not in SENTENCE_KINDS]
     sentences = [f for f in state.facts if f.kind in SENTENCE_KINDS]
     # Amounts are shown normalized ("CNY 196.00"), so a fact counts as present by value or key.
-    share = lambda facts: (sum(f.value in prompt or f.key in prompt for f in facts) / len(facts)  # noqa: E731
-                           if facts else 1.0)
-    return {"exact_facts": len(exact), "exact_present": share(exact),
-            "sentence_facts": len(sentences), "sentence_present": share(sentences)}
+    share = lambda facts: (
+        sum(f.value in prompt or f.key in prompt for f in facts) / len(facts)
+        if facts
+        else 1.0
+    )
+    return {
+        "exact_facts": len(exact),
+        "exact_present": share(exact),
+        "sentence_facts": len(sentences),
+        "sentence_present": share(sentences),
+    }
 
 
 def overhead_ms(state: SupportState, settings: Settings) -> dict[str, float]:
@@ -107,17 +135,30 @@ def overhead_ms(state: SupportState, settings: Settings) -> dict[str, float]:
     for end in range(2, len(state.turns) + 1, 2):
         turns = state.turns[:end]
         started = time.perf_counter()
-        result = compress(turns, summary, upto, budget=settings.history_budget, keep_last=settings.keep_last,
-                          summary_cap=settings.summary_cap, facts=facts, facts_upto=scanned,
-                          summarize=lambda prev, new: "早期摘要。")
+        result = compress(
+            turns,
+            summary,
+            upto,
+            budget=settings.history_budget,
+            keep_last=settings.keep_last,
+            summary_cap=settings.summary_cap,
+            facts=facts,
+            facts_upto=scanned,
+            summarize=lambda prev, new: "早期摘要。",
+        )
         fold.append((time.perf_counter() - started) * 1000)
         summary, upto, facts, scanned = result.summary, result.summarized_upto, result.facts, end
-        view = SupportState(ticket=state.ticket, turns=turns, summary=summary, summarized_upto=upto, facts=facts)
+        view = SupportState(
+            ticket=state.ticket, turns=turns, summary=summary, summarized_upto=upto, facts=facts
+        )
         started = time.perf_counter()
         context.fit(context.draft_prompt, view, context.prompt_budget(settings))
         build.append((time.perf_counter() - started) * 1000)
-    return {"compress_ms_median": median(fold), "compress_ms_max": max(fold),
-            "prompt_build_ms_median": median(build)}
+    return {
+        "compress_ms_median": median(fold),
+        "compress_ms_max": max(fold),
+        "prompt_build_ms_median": median(build),
+    }
 
 
 def main() -> None:
@@ -136,17 +177,27 @@ def main() -> None:
         last = model.draft_prompts[max(model.draft_prompts)][-1]["content"]
         key = "on" if compressed else "off"
         report[key] = {
-            "prompt_tokens_median": median(tokens), "prompt_tokens_max": max(tokens),
-            "summarized_upto": state.summarized_upto, "turns": len(state.turns),
-            "ms_per_round": elapsed * 1000 / args.rounds, **facts_present(state, last),
+            "prompt_tokens_median": median(tokens),
+            "prompt_tokens_max": max(tokens),
+            "summarized_upto": state.summarized_upto,
+            "turns": len(state.turns),
+            "ms_per_round": elapsed * 1000 / args.rounds,
+            **facts_present(state, last),
         }
         if compressed:
             settings = Settings()
             biggest = max(t.tokens or 0 for t in state.turns)
-            fixed = {k: v for k, v in state.context_usage.items() if k not in ("history", "summary", "total", "budget")}
+            fixed = {
+                k: v
+                for k, v in state.context_usage.items()
+                if k not in ("history", "summary", "total", "budget")
+            }
             # The bound: budget + keep_last turns + the fixed sections (system, basics, facts...).
-            report["on"]["bound"] = (settings.history_budget + settings.keep_last * biggest  # type: ignore[index]
-                                     + sum(fixed.values()))
+            report["on"]["bound"] = (
+                settings.history_budget
+                + settings.keep_last * biggest  # type: ignore[index]
+                + sum(fixed.values())
+            )
             report["overhead"] = overhead_ms(state, settings)
     on, off = report["on"], report["off"]
     report["saving"] = 1 - on["prompt_tokens_median"] / off["prompt_tokens_median"]  # type: ignore[index]

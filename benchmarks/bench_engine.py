@@ -23,16 +23,26 @@ from psycopg import sql
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ChineseText, fresh_database, insert_floor, median, p95  # noqa: E402
+from common import ChineseText, fresh_database, insert_floor, median, p95
 
-from supportbot import Completion, Settings, SupportBot, engine  # noqa: E402
-from supportbot.state import Review, Triage  # noqa: E402
+from supportbot import Completion, Settings, SupportBot, engine
+from supportbot.state import Review, Triage
 
 TABLES = ("tickets", "turns", "tool_calls", "steps", "checkpoints", "approvals", "effects")
-TECH = Triage(category="technical", needs_account_data=False, needs_human=False,
-              summary="银行同步失败", search_query="E3001 银行流水同步")
-REFUND = Triage(category="refund", needs_account_data=True, needs_human=False,
-                summary="申请退款", search_query="退款 年付")
+TECH = Triage(
+    category="technical",
+    needs_account_data=False,
+    needs_human=False,
+    summary="银行同步失败",
+    search_query="E3001 银行流水同步",
+)
+REFUND = Triage(
+    category="refund",
+    needs_account_data=True,
+    needs_human=False,
+    summary="申请退款",
+    search_query="退款 年付",
+)
 
 
 class BenchModel:
@@ -60,8 +70,13 @@ class BenchModel:
         # drafts and summaries of one round
         self._texts = [(self._made.pop() if self._made else self.text(150, 300)) + cite for _ in range(6)]
 
-    def chat(self, messages: Sequence[dict[str, str]], *, schema: type[BaseModel] | None = None,
-             temperature: float = 0.0) -> Completion:
+    def chat(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
         parsed: BaseModel
         if schema is Triage:
             parsed = REFUND if self.round % 4 == 0 else TECH
@@ -80,32 +95,46 @@ class BenchModel:
 
 def seed(url: str) -> None:
     with psycopg.connect(url) as conn, conn.transaction():
-        conn.execute("INSERT INTO demo.customers (id, name, email, is_vip, created_at)"
-                     " VALUES ('C1', '吴刚', 'wugang@example.com', true, '2025-01-01')")
-        conn.execute("INSERT INTO demo.invoices VALUES ('INV-1', 'C1', NULL, 3588.00, 'CNY', '2026-10-01', 'paid')")
+        conn.execute(
+            "INSERT INTO demo.customers (id, name, email, is_vip, created_at)"
+            " VALUES ('C1', '吴刚', 'wugang@example.com', true, '2025-01-01')"
+        )
+        conn.execute(
+            "INSERT INTO demo.invoices VALUES ('INV-1', 'C1', NULL, 3588.00, 'CNY', '2026-10-01', 'paid')"
+        )
         conn.execute(
             "INSERT INTO demo.kb_articles VALUES"
             " ('KB-bank-001', '银行流水同步失败 E3001', 'bank', 'E3001 表示银行授权过期,请重新授权。', 'https://h/kb/1'),"
-            " ('KB-refund-001', '退款政策', 'refund', '年付 30 天内可按比例退款,需人工审批。', 'https://h/kb/2')")
+            " ('KB-refund-001', '退款政策', 'refund', '年付 30 天内可按比例退款,需人工审批。', 'https://h/kb/2')"
+        )
 
 
 def sizes(url: str) -> int:
     with psycopg.connect(url) as conn:
-        return sum(int(conn.execute("SELECT pg_total_relation_size(%s)", (f"supportbot.{t}",)).fetchone()[0])
-                   for t in TABLES)
+        return sum(
+            int(conn.execute("SELECT pg_total_relation_size(%s)", (f"supportbot.{t}",)).fetchone()[0])
+            for t in TABLES
+        )
 
 
 def logical_by_round(url: str, ticket: str) -> dict[int, int]:
     """The issue's measure: the sum of the stored column sizes of each round's rows, in every
     engine table that holds a ticket (row headers and indexes are in the physical figure)."""
     with psycopg.connect(url) as conn:
+
         def columns(table: str, alias: str) -> sql.Composable:
-            names = [r[0] for r in conn.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'supportbot'"
-                " AND table_name = %s", (table,)).fetchall()]
+            names = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = 'supportbot'"
+                    " AND table_name = %s",
+                    (table,),
+                ).fetchall()
+            ]
             return sql.SQL(" + ").join(
                 sql.SQL("coalesce(pg_column_size({}.{}), 0)").format(sql.Identifier(alias), sql.Identifier(n))
-                for n in names)
+                for n in names
+            )
 
         query = sql.SQL("""
             SELECT round, sum(bytes) FROM (
@@ -120,9 +149,14 @@ def logical_by_round(url: str, ticket: str) -> dict[int, int]:
                         JOIN supportbot.turns t ON t.ticket_id = f.ticket_id AND t.idx = f.turn
                         WHERE f.ticket_id = %(t)s
             ) x GROUP BY round ORDER BY round""").format(
-            turns=columns("turns", "t"), tool_calls=columns("tool_calls", "c"), steps=columns("steps", "s"),
-            checkpoints=columns("checkpoints", "k"), approvals=columns("approvals", "a"),
-            effects=columns("effects", "e"), facts=columns("facts", "f"))
+            turns=columns("turns", "t"),
+            tool_calls=columns("tool_calls", "c"),
+            steps=columns("steps", "s"),
+            checkpoints=columns("checkpoints", "k"),
+            approvals=columns("approvals", "a"),
+            effects=columns("effects", "e"),
+            facts=columns("facts", "f"),
+        )
         return {int(r): int(b) for r, b in conn.execute(query, {"t": ticket}).fetchall()}
 
 
@@ -149,6 +183,7 @@ class StepClock:
                 return fn(*args)
             finally:
                 self.spent += time.perf_counter() - started
+
         return timed
 
 
@@ -248,11 +283,18 @@ def throughput(url: str, workers: int, tickets: int, rounds: int) -> dict[str, f
         p.join()
     start, end = min(r[0] for r in results), max(r[1] for r in results)
     total = sum(r[2] for r in results)
-    return {"workers": workers, "tickets": tickets, "rounds": total, "rounds_per_second": total / (end - start)}
+    return {
+        "workers": workers,
+        "tickets": tickets,
+        "rounds": total,
+        "rounds_per_second": total / (end - start),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--tickets", type=int, default=200)
@@ -280,8 +322,10 @@ def main() -> None:
     if "throughput" not in report:
         return
     t = report["throughput"]
-    print(f"\n{t['workers']} workers x {t['tickets']} tickets: {t['rounds']} rounds, "  # type: ignore[index]
-          f"{t['rounds_per_second']:.1f} rounds/s")  # type: ignore[index]
+    print(
+        f"\n{t['workers']} workers x {t['tickets']} tickets: {t['rounds']} rounds, "  # type: ignore[index]
+        f"{t['rounds_per_second']:.1f} rounds/s"
+    )  # type: ignore[index]
 
 
 if __name__ == "__main__":

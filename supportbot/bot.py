@@ -7,18 +7,18 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
 
+from . import lifecycle
 from .backend.base import Backend
 from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
 from .engine import INTERRUPTS, Engine, RoundResult
 from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
-from . import lifecycle
-from .lifecycle import DeletionReport, PruneReport, Pruned
+from .lifecycle import DeletionReport, Pruned, PruneReport
 from .llm.base import LLM
 from .llm.factory import models_from_settings
-from .memory.profile import Profile
 from .memory import tokens
+from .memory.profile import Profile
 from .memory.tokens import turn_tokens, with_tokens
 from .profiles import Profiles
 from .state import SupportState, Turn
@@ -66,8 +66,14 @@ class SupportBot:
         model = llm
         backend = backend or DemoBackend(store.pool)
         profiles = Profiles(store, backend, clock=clock, mask=settings.mask_pii)
-        deps = Deps(llm=model, small_llm=small_llm or model, backend=backend, settings=settings, clock=clock,
-                    profiles=profiles)
+        deps = Deps(
+            llm=model,
+            small_llm=small_llm or model,
+            backend=backend,
+            settings=settings,
+            clock=clock,
+            profiles=profiles,
+        )
         return cls(store, deps)
 
     def close(self) -> None:
@@ -76,8 +82,9 @@ class SupportBot:
     def __enter__(self) -> SupportBot:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     @property
@@ -113,8 +120,14 @@ class SupportBot:
         with self._store.connection() as conn:
             # Storing the message also takes the ticket if it is free: the round needs no lease statement.
             turn, _, taken = repo.append_customer_message(
-                conn, ticket_id, message, message_id=message_id, now=self._deps.clock(),
-                tokens=turn_tokens(Turn("customer", message)), lease=(owner, self._deps.settings.lease_seconds))
+                conn,
+                ticket_id,
+                message,
+                message_id=message_id,
+                now=self._deps.clock(),
+                tokens=turn_tokens(Turn("customer", message)),
+                lease=(owner, self._deps.settings.lease_seconds),
+            )
         self._store.remember_turn(ticket_id, turn)
         assert turn.idx is not None
         return self._answer(ticket_id, turn.idx, owner=owner, taken=taken)
@@ -134,7 +147,9 @@ class SupportBot:
         if not approver:
             raise InvalidInput("approve() needs the approver's name (approver='...')", ticket_id=ticket_id)
         _check_text("note", note)
-        paused_round, results = self._engine.decide(ticket_id, approved=approved, approver=approver, note=note)
+        paused_round, results = self._engine.decide(
+            ticket_id, approved=approved, approver=approver, note=note
+        )
         for result in results:
             if result.round == paused_round:
                 return result
@@ -174,11 +189,23 @@ class SupportBot:
         with self._store.transaction() as tx:
             loaded = self._store.load(tx, ticket_id, at=seq)
             source = loaded.state.ticket
-            new = repo.create_ticket(tx, email=source.customer_email, subject=source.subject, body=source.body,
-                                     now=source.created_at)
-            repo.copy_history(tx, ticket_id, new.id, seq=seq, turn_count=len(loaded.state.turns),
-                              tool_call_count=len(loaded.state.tool_log), fact_count=len(loaded.state.facts),
-                              status=loaded.status)
+            new = repo.create_ticket(
+                tx,
+                email=source.customer_email,
+                subject=source.subject,
+                body=source.body,
+                now=source.created_at,
+            )
+            repo.copy_history(
+                tx,
+                ticket_id,
+                new.id,
+                seq=seq,
+                turn_count=len(loaded.state.turns),
+                tool_call_count=len(loaded.state.tool_log),
+                fact_count=len(loaded.state.facts),
+                status=loaded.status,
+            )
             interrupt = INTERRUPTS.get(loaded.next_step or "")
             if interrupt is not None and not interrupt(loaded.state):
                 repo.copy_approval_request(tx, ticket_id, new.id, loaded.state.round)
@@ -222,8 +249,9 @@ class SupportBot:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _answer(self, ticket_id: str, idx: int, *, owner: str | None = None,
-                taken: tuple[int, int] | None = None) -> RoundResult:
+    def _answer(
+        self, ticket_id: str, idx: int, *, owner: str | None = None, taken: tuple[int, int] | None = None
+    ) -> RoundResult:
         for result in self._engine.drive(ticket_id, owner=owner, taken=taken) or []:
             if result.handled_upto > idx:
                 return result
@@ -247,8 +275,9 @@ class SupportBot:
         else:
             outcome = "queued"
         reply = state.reply if loaded.next_step is None else ""
-        return RoundResult(ticket_id=ticket_id, round=round_, outcome=outcome, reply=reply,
-                           handled_upto=state.handled_upto)
+        return RoundResult(
+            ticket_id=ticket_id, round=round_, outcome=outcome, reply=reply, handled_upto=state.handled_upto
+        )
 
     def _check_message(self, message: str) -> str:
         if not isinstance(message, str):
@@ -261,7 +290,8 @@ class SupportBot:
         if len(stripped) > limit:
             raise MessageTooLong(
                 f"the message has {len(stripped)} characters, more than the limit of {limit}; "
-                "split it, or raise SUPPORTBOT_MAX_MESSAGE_CHARS")
+                "split it, or raise SUPPORTBOT_MAX_MESSAGE_CHARS"
+            )
         return stripped
 
 

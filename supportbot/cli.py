@@ -48,6 +48,7 @@ STORAGE: dict[str, str] = {
 
 # -- entry point -----------------------------------------------------------------------------
 
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -99,6 +100,7 @@ def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> It
 
 # -- the parser ------------------------------------------------------------------------------
 
+
 def _global_options(*, on_subcommand: bool) -> argparse.ArgumentParser:
     """--database-url, --json and --debug, accepted before or after the subcommand.
 
@@ -107,26 +109,40 @@ def _global_options(*, on_subcommand: bool) -> argparse.ArgumentParser:
     """
     unset: Any = argparse.SUPPRESS if on_subcommand else None
     options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("--database-url", metavar="URL", default=unset,
-                         help="PostgreSQL URL(默认 SUPPORTBOT_DATABASE_URL,都没有时用内置 PostgreSQL)")
-    options.add_argument("--json", action="store_true", default=unset if on_subcommand else False,
-                         help="输出 JSON(读命令),供脚本使用")
-    options.add_argument("--debug", action="store_true", default=unset if on_subcommand else False,
-                         help="出错时显示调用栈")
+    options.add_argument(
+        "--database-url",
+        metavar="URL",
+        default=unset,
+        help="PostgreSQL URL(默认 SUPPORTBOT_DATABASE_URL,都没有时用内置 PostgreSQL)",
+    )
+    options.add_argument(
+        "--json",
+        action="store_true",
+        default=unset if on_subcommand else False,
+        help="输出 JSON(读命令),供脚本使用",
+    )
+    options.add_argument(
+        "--debug", action="store_true", default=unset if on_subcommand else False, help="出错时显示调用栈"
+    )
     return options
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, parents=[_global_options(on_subcommand=False)],
-        description="supportbot:客服智能体的记忆(工单状态、压缩、客户画像)。环境变量 SUPPORTBOT_* 设置默认值。")
+        prog=PROG,
+        parents=[_global_options(on_subcommand=False)],
+        description="supportbot:客服智能体的记忆(工单状态、压缩、客户画像)。环境变量 SUPPORTBOT_* 设置默认值。",
+    )
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(title="命令", metavar="COMMAND")
     common = [_global_options(on_subcommand=True)]
 
-    def command(name: str, handler: Callable[..., int], summary: str,
-                validate: Callable[[argparse.Namespace, argparse.ArgumentParser], None] | None = None,
-                ) -> argparse.ArgumentParser:
+    def command(
+        name: str,
+        handler: Callable[..., int],
+        summary: str,
+        validate: Callable[[argparse.Namespace, argparse.ArgumentParser], None] | None = None,
+    ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=common, help=summary, description=summary)
         p.set_defaults(handler=handler, validate=lambda args: (validate or _check_json)(args, p))
         return p
@@ -143,8 +159,9 @@ def _check_json(args: argparse.Namespace, parser: argparse.ArgumentParser) -> No
 
 
 def _add_conversation_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
-    p = command("chat", run_chat, "和一张工单多轮对话:新开(EMAIL MESSAGE)或接着聊(--ticket ID)",
-                validate=_check_chat)
+    p = command(
+        "chat", run_chat, "和一张工单多轮对话:新开(EMAIL MESSAGE)或接着聊(--ticket ID)", validate=_check_chat
+    )
     p.add_argument("email", nargs="?", metavar="EMAIL", help="客户邮箱(新开工单)")
     p.add_argument("message", nargs="?", metavar="MESSAGE", help="客户的第一条消息")
     p.add_argument("--ticket", metavar="ID", help="接着聊这张工单,先打印之前的对话")
@@ -153,8 +170,11 @@ def _add_conversation_commands(command: Callable[..., argparse.ArgumentParser]) 
 
     p = command("tickets", tickets, "列出工单")
     p.add_argument("--customer", metavar="EMAIL", help="只看这位客户的")
-    p.add_argument("--status", metavar="S",
-                   help="只看这个状态的:open、in_progress、waiting_approval、resolved、escalated")
+    p.add_argument(
+        "--status",
+        metavar="S",
+        help="只看这个状态的:open、in_progress、waiting_approval、resolved、escalated",
+    )
 
     p = command("approvals", approvals, "列出等待人工审批的退款")
 
@@ -192,23 +212,44 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     p = command("db", db, "数据库迁移:status 查看,migrate 执行")
     p.add_argument("action", choices=["status", "migrate"])
 
-    p = command("forget", forget, "删除一位客户的全部工单和画像(隐私删除)", validate=_needs_yes(
-        "forget 会永久删除这位客户的全部工单、对话和画像;确认请加 --yes"))
+    p = command(
+        "forget",
+        forget,
+        "删除一位客户的全部工单和画像(隐私删除)",
+        validate=_needs_yes("forget 会永久删除这位客户的全部工单、对话和画像;确认请加 --yes"),
+    )
     p.add_argument("email", metavar="EMAIL")
     p.add_argument("--yes", action="store_true", help="确认删除")
     p.add_argument("--force", action="store_true", help="连正在处理或等待审批的工单也删除")
 
-    p = command("prune", prune, "删除某个时间之前关闭的工单的历史", validate=_needs_yes(
-        "prune 会永久删除已关闭工单的历史;确认请加 --yes"))
-    p.add_argument("--closed-before", type=_moment, required=True, metavar="DATE",
-                   help="YYYY-MM-DD 或 ISO 时间;不带时区时按本机时区")
-    p.add_argument("--keep", choices=["last", "final"], default="last",
-                   help="last(默认):保留最后一轮自其检查点(prepare_context 之后)起的步骤,"
-                        "state --at 仍可重建它们;final:只保留最终状态")
+    p = command(
+        "prune",
+        prune,
+        "删除某个时间之前关闭的工单的历史",
+        validate=_needs_yes("prune 会永久删除已关闭工单的历史;确认请加 --yes"),
+    )
+    p.add_argument(
+        "--closed-before",
+        type=_moment,
+        required=True,
+        metavar="DATE",
+        help="YYYY-MM-DD 或 ISO 时间;不带时区时按本机时区",
+    )
+    p.add_argument(
+        "--keep",
+        choices=["last", "final"],
+        default="last",
+        help="last(默认):保留最后一轮自其检查点(prepare_context 之后)起的步骤,"
+        "state --at 仍可重建它们;final:只保留最终状态",
+    )
     p.add_argument("--yes", action="store_true", help="确认删除")
 
-    p = command("reset", reset, "清空 supportbot 的全部数据(演示数据可用 demo 重新加载)", validate=_needs_yes(
-        "reset 会删除所有工单、历史和画像;确认请加 --yes"))
+    p = command(
+        "reset",
+        reset,
+        "清空 supportbot 的全部数据(演示数据可用 demo 重新加载)",
+        validate=_needs_yes("reset 会删除所有工单、历史和画像;确认请加 --yes"),
+    )
     p.add_argument("--yes", action="store_true", help="确认清空")
 
 
@@ -224,6 +265,7 @@ def _needs_yes(message: str) -> Callable[[argparse.Namespace, argparse.ArgumentP
     def check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         if not args.yes:
             parser.error(message)
+
     return check
 
 
@@ -236,6 +278,7 @@ def _moment(text: str) -> datetime:
 
 
 # -- output helpers --------------------------------------------------------------------------
+
 
 def emit_json(value: Any) -> None:
     print(json.dumps(to_jsonable_python(value), ensure_ascii=False, indent=2))
@@ -257,14 +300,17 @@ def indented(text: str, prefix: str = "    ") -> str:
 
 # -- conversations ---------------------------------------------------------------------------
 
+
 def tickets(bot: SupportBot, args: argparse.Namespace) -> int:
     rows = bot.tickets(email=args.customer, status=args.status)
     if args.json:
         emit_json(rows)
         return 0
     for row in rows:
-        print(f"{row.id}  {row.status:<16} {row.turn_count:>3} 条  {row.customer_email:<24} "
-              f"{pad(clip(row.subject, 20), 40)}  更新于 {when(row.updated_at)}")
+        print(
+            f"{row.id}  {row.status:<16} {row.turn_count:>3} 条  {row.customer_email:<24} "
+            f"{pad(clip(row.subject, 20), 40)}  更新于 {when(row.updated_at)}"
+        )
     print(f"共 {len(rows)} 张工单" if rows else "没有符合条件的工单")
     return 0
 
@@ -276,9 +322,11 @@ def approvals(bot: SupportBot, args: argparse.Namespace) -> int:
         return 0
     for p in pending:
         refund = p.request.get("refund_request") or {}
-        print(f"{p.ticket_id}  第 {p.round} 轮  {p.customer_email}  {clip(p.subject, 20)}  "
-              f"退款 {refund.get('amount', '?')} {refund.get('currency', '')}(账单 {refund.get('invoice_id', '?')})"
-              f"  申请于 {when(p.requested_at)}")
+        print(
+            f"{p.ticket_id}  第 {p.round} 轮  {p.customer_email}  {clip(p.subject, 20)}  "
+            f"退款 {refund.get('amount', '?')} {refund.get('currency', '')}(账单 {refund.get('invoice_id', '?')})"
+            f"  申请于 {when(p.requested_at)}"
+        )
     if pending:
         print(f"共 {len(pending)} 笔。审批:{PROG} approve TICKET --yes|--no --by 你的名字")
     else:
@@ -309,20 +357,28 @@ def demo(bot: SupportBot, args: argparse.Namespace) -> int:
         counts = load_demo_data(tx)
     print("演示数据:" + ",".join(f"{table} {n}" for table, n in counts.items()))
     print(f"[画像] 新工单的上下文里会带上:{bot.profile(DEMO_EMAIL).text}")
-    first = bot.open_ticket(DEMO_EMAIL, "银行流水又同步失败了", "招商银行的流水又同步失败了,提示 E3001,怎么办?")
+    first = bot.open_ticket(
+        DEMO_EMAIL, "银行流水又同步失败了", "招商银行的流水又同步失败了,提示 E3001,怎么办?"
+    )
     _demo_turn("招商银行的流水又同步失败了,提示 E3001,怎么办?", first)
     second = bot.send(first.ticket_id, "重新授权了还是不行,另外这个年付我想申请退款 200 元")
     _demo_turn("重新授权了还是不行,另外这个年付我想申请退款 200 元", second)
     if second.outcome == "waiting_approval":
         print(f"[审批] 工单 {second.ticket_id} 的退款等待人工审批;由另一位同事批准 …")
-        second = bot.approve(second.ticket_id, approved=True, approver="值班主管", note="符合 30 天内退款政策")
+        second = bot.approve(
+            second.ticket_id, approved=True, approver="值班主管", note="符合 30 天内退款政策"
+        )
         _print_result(second)
     state = bot.state(first.ticket_id)
-    print(f"\n[记忆] 工单 {state.ticket.id}:共 {len(state.turns)} 条消息,{state.round} 轮,"
-          f"{len(bot.history(state.ticket.id))} 个步骤记录")
+    print(
+        f"\n[记忆] 工单 {state.ticket.id}:共 {len(state.turns)} 条消息,{state.round} 轮,"
+        f"{len(bot.history(state.ticket.id))} 个步骤记录"
+    )
     print(f"[画像] 本工单解决后更新为:{bot.profile(DEMO_EMAIL).text}")
-    print(f"\n接着看:{PROG} show {state.ticket.id}  ·  {PROG} history {state.ticket.id}  ·  "
-          f"{PROG} chat --ticket {state.ticket.id}")
+    print(
+        f"\n接着看:{PROG} show {state.ticket.id}  ·  {PROG} history {state.ticket.id}  ·  "
+        f"{PROG} chat --ticket {state.ticket.id}"
+    )
     return 0
 
 
@@ -333,17 +389,27 @@ def _demo_turn(message: str, result: RoundResult) -> None:
 
 # -- memory ----------------------------------------------------------------------------------
 
+
 def show(bot: SupportBot, args: argparse.Namespace) -> int:
     state = bot.state(args.ticket)
     steps = bot.history(args.ticket)
     row = _ticket_row(bot, state)
     if args.json:
-        emit_json({"ticket": row, **_memory(state), "steps": len(steps), "tool_calls": len(state.tool_log),
-                   "storage": STORAGE})
+        emit_json(
+            {
+                "ticket": row,
+                **_memory(state),
+                "steps": len(steps),
+                "tool_calls": len(state.tool_log),
+                "storage": STORAGE,
+            }
+        )
         return 0
     print(f"工单 {row.id} · {row.customer_email} · {row.subject}")
-    print(f"状态 {row.status} · 第 {state.round} 轮 · 本轮结果 {state.outcome or '—'} · "
-          f"模型费用 {state.cost:.4f} · 创建于 {when(row.created_at)} · 更新于 {when(row.updated_at)}")
+    print(
+        f"状态 {row.status} · 第 {state.round} 轮 · 本轮结果 {state.outcome or '—'} · "
+        f"模型费用 {state.cost:.4f} · 创建于 {when(row.created_at)} · 更新于 {when(row.updated_at)}"
+    )
     _print_memory(state)
     _section("其他记录", "")
     print(f"    步骤 {len(steps)} 个 [{STORAGE['steps']}]")
@@ -363,9 +429,15 @@ def _ticket_row(bot: SupportBot, state: SupportState) -> TicketRow:
 
 def _memory(state: SupportState) -> dict[str, Any]:
     return {
-        "round": state.round, "outcome": state.outcome, "cost": state.cost,
-        "turns": state.turns, "summary": state.summary, "summarized_upto": state.summarized_upto,
-        "facts": state.facts, "profile": state.profile, "context_usage": state.context_usage,
+        "round": state.round,
+        "outcome": state.outcome,
+        "cost": state.cost,
+        "turns": state.turns,
+        "summary": state.summary,
+        "summarized_upto": state.summarized_upto,
+        "facts": state.facts,
+        "profile": state.profile,
+        "context_usage": state.context_usage,
     }
 
 
@@ -377,7 +449,9 @@ def _print_memory(state: SupportState) -> None:
     _section(f"对话 {len(state.turns)} 条", STORAGE["turns"])
     for turn in state.turns:
         folded = "(已折叠进摘要)" if turn.idx is not None and turn.idx < state.summarized_upto else ""
-        print(f"  #{turn.idx} 第{turn.round}轮 {ROLE_LABELS.get(turn.role, turn.role)}{folded}  {when(turn.created_at)}")
+        print(
+            f"  #{turn.idx} 第{turn.round}轮 {ROLE_LABELS.get(turn.role, turn.role)}{folded}  {when(turn.created_at)}"
+        )
         print(indented(turn.content))
     _section(f"摘要(覆盖前 {state.summarized_upto} 条)", STORAGE["summary"])
     print(indented(state.summary) if state.summary else "    (无:对话还在预算内,全部原文保留)")
@@ -399,8 +473,10 @@ def history(bot: SupportBot, args: argparse.Namespace) -> int:
         return 0
     mark = bot.pruned(args.ticket)
     if mark is not None:
-        print(f"   …  第 1–{mark.kept_from - 1} 步已于 {when(mark.pruned_at)} 清理(prune),"
-              f"释放约 {mark.bytes / 1024:.1f} KB;当前状态不受影响")
+        print(
+            f"   …  第 1–{mark.kept_from - 1} 步已于 {when(mark.pruned_at)} 清理(prune),"
+            f"释放约 {mark.bytes / 1024:.1f} KB;当前状态不受影响"
+        )
     for s in steps:
         ends = pad(s.next_step or "(本轮结束)", 15)
         print(f"{s.seq:>4}  {pad(f'第{s.round}轮', 7)} {s.step:<15} → {ends}  {when(s.created_at)}")
@@ -412,15 +488,26 @@ def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
     state = bot.state_at(args.ticket, args.at)
     record = next(s for s in bot.history(args.ticket) if s.seq == args.at)
     if args.json:
-        emit_json({"ticket_id": args.ticket, "seq": record.seq, "step": record.step, "next_step": record.next_step,
-                   "state": {**to_jsonable_python(state), "reply": state.reply}})  # reply is derived
+        emit_json(
+            {
+                "ticket_id": args.ticket,
+                "seq": record.seq,
+                "step": record.step,
+                "next_step": record.next_step,
+                "state": {**to_jsonable_python(state), "reply": state.reply},
+            }
+        )  # reply is derived
         return 0
-    print(f"工单 {args.ticket} 第 {record.seq} 步({record.step})之后 · 第 {state.round} 轮 · "
-          f"下一步 {record.next_step or '(本轮结束)'}")
-    print(f"    分诊 {state.triage.category if state.triage else '—'} · "
-          f"检索到 {', '.join(h.id for h in state.hits) or '—'} · 草稿 {len(state.draft)} 字,第 {state.revisions} 稿 · "
-          f"质检 {'—' if state.review is None else ('通过' if state.review.passed else '未通过')} · "
-          f"结果 {state.outcome or '—'}")
+    print(
+        f"工单 {args.ticket} 第 {record.seq} 步({record.step})之后 · 第 {state.round} 轮 · "
+        f"下一步 {record.next_step or '(本轮结束)'}"
+    )
+    print(
+        f"    分诊 {state.triage.category if state.triage else '—'} · "
+        f"检索到 {', '.join(h.id for h in state.hits) or '—'} · 草稿 {len(state.draft)} 字,第 {state.revisions} 稿 · "
+        f"质检 {'—' if state.review is None else ('通过' if state.review.passed else '未通过')} · "
+        f"结果 {state.outcome or '—'}"
+    )
     if state.refund_request:
         r = state.refund_request
         print(f"    退款申请 {r.id}:{r.amount} {r.currency}(账单 {r.invoice_id}),{r.status}")
@@ -463,6 +550,7 @@ def profile(bot: SupportBot, args: argparse.Namespace) -> int:
 
 # -- administration --------------------------------------------------------------------------
 
+
 def db(bot: SupportBot, args: argparse.Namespace) -> int:
     from .store.migrate import applied, available, migrate
 
@@ -497,8 +585,10 @@ def prune(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
         return 0
-    print(f"已清理 {when(args.closed_before)} 之前关闭的 {len(report.tickets)} 张工单,"
-          f"释放约 {report.bytes_freed / 1024:.1f} KB")
+    print(
+        f"已清理 {when(args.closed_before)} 之前关闭的 {len(report.tickets)} 张工单,"
+        f"释放约 {report.bytes_freed / 1024:.1f} KB"
+    )
     _print_rows(report.rows)
     return 0
 

@@ -25,13 +25,19 @@ from .llm.factory import models_from_settings
 from .state import SupportState, Turn
 
 ROLE_LABELS = {"customer": "客户", "agent": "客服"}
-OUTCOME_LABELS = {"resolved": "已答复", "escalated": "已转人工", "waiting_approval": "等待审批", "queued": "排队中"}
+OUTCOME_LABELS = {
+    "resolved": "已答复",
+    "escalated": "已转人工",
+    "waiting_approval": "等待审批",
+    "queued": "排队中",
+}
 SHOWN_TURNS = 20  # on resume; `show` prints every turn
 
 OpenBot = Callable[..., AbstractContextManager[SupportBot]]
 
 
 # -- terminal helpers ------------------------------------------------------------------------
+
 
 def _styled(stream: TextIO) -> bool:
     # Escape codes only where a person is watching; NO_COLOR is the common opt-out.
@@ -136,14 +142,16 @@ class _AnnouncingModel:
     def __init__(self, llm: LLM, on_start: Callable[[], None]) -> None:
         self._llm, self._on_start = llm, on_start
 
-    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             temperature: float = 0.0) -> Completion:
+    def chat(
+        self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
+    ) -> Completion:
         if schema is None:
             self._on_start()
         return self._llm.chat(messages, schema=schema, temperature=temperature)
 
 
 # -- the memory line -------------------------------------------------------------------------
+
 
 def context_text(usage: dict[str, int]) -> str:
     """Prompt tokens used of the budget, when the context builder reported them."""
@@ -161,8 +169,10 @@ def clip(text: str, limit: int) -> str:
 
 def memory_line(state: SupportState) -> str:
     profile = f"画像「{clip(state.profile, 30)}」" if state.profile else "画像 —"
-    return (f"[记忆] {len(state.turns)} 条消息,前 {state.summarized_upto} 条已折叠进摘要 · "
-            f"钉住事实 {len(state.facts)} 条 · {profile} · {context_text(state.context_usage)}")
+    return (
+        f"[记忆] {len(state.turns)} 条消息,前 {state.summarized_upto} 条已折叠进摘要 · "
+        f"钉住事实 {len(state.facts)} 条 · {profile} · {context_text(state.context_usage)}"
+    )
 
 
 def resume_command(ticket_id: str, database_url: str | None) -> str:
@@ -176,9 +186,11 @@ def resume_command(ticket_id: str, database_url: str | None) -> str:
 
 # -- the session -----------------------------------------------------------------------------
 
+
 class ChatSession:
-    def __init__(self, bot: SupportBot, stream: DraftStream, progress: Progress, *, approver: str,
-                 out: TextIO) -> None:
+    def __init__(
+        self, bot: SupportBot, stream: DraftStream, progress: Progress, *, approver: str, out: TextIO
+    ) -> None:
         self.bot, self.stream, self.progress = bot, stream, progress
         self.approver, self.out = approver, out
         self.ticket_id: str | None = None
@@ -242,11 +254,15 @@ class ChatSession:
     def _ask_approval(self, result: RoundResult) -> RoundResult:
         refund = self.bot.state(result.ticket_id).refund_request
         if refund is not None:
-            self.say(f"[审批] 退款申请 {refund.id}:{refund.amount} {refund.currency}(账单 {refund.invoice_id})")
+            self.say(
+                f"[审批] 退款申请 {refund.id}:{refund.amount} {refund.currency}(账单 {refund.invoice_id})"
+            )
         answer = ask("通过这笔退款吗?[y/N] ").strip().lower()
         approved = answer in ("y", "yes", "是")
         self.say(f"[审批] {'批准' if approved else '驳回'},审批人 {self.approver}")
-        return self._round(lambda: self.bot.approve(result.ticket_id, approved=approved, approver=self.approver))
+        return self._round(
+            lambda: self.bot.approve(result.ticket_id, approved=approved, approver=self.approver)
+        )
 
     def _print_result(self, result: RoundResult) -> None:
         label = OUTCOME_LABELS.get(result.outcome, result.outcome)

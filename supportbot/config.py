@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +82,7 @@ def parse_prices(raw: str) -> dict[str, tuple[float, float]]:
     A model name may itself hold "/" or ":" (``Qwen/Qwen2.5-7B``, ``llama3:8b``), so an entry is
     split at its last "=" and the price at the last "/".
     """
-    example = "e.g. SUPPORTBOT_LLM_PRICES=\"gpt-4o-mini=0.15/0.60,deepseek-chat=0.27/1.10\""
+    example = 'e.g. SUPPORTBOT_LLM_PRICES="gpt-4o-mini=0.15/0.60,deepseek-chat=0.27/1.10"'
     prices: dict[str, tuple[float, float]] = {}
     for entry in (part.strip() for part in raw.split(",")):
         if not entry:
@@ -97,7 +97,8 @@ def parse_prices(raw: str) -> dict[str, tuple[float, float]]:
         if pair is None or not all(math.isfinite(p) and p >= 0 for p in pair):
             raise ConfigError(
                 f"SUPPORTBOT_LLM_PRICES entry {entry!r} is not model=prompt/completion with two non-negative "
-                f"dollar prices per million tokens; {example}")
+                f"dollar prices per million tokens; {example}"
+            )
         if model in prices:
             raise ConfigError(f"SUPPORTBOT_LLM_PRICES lists {model!r} twice; keep one entry per model")
         prices[model] = pair

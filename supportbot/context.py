@@ -136,7 +136,9 @@ def review_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> 
 
 
 def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
-    largest = sorted(((n, k) for k, n in prompt.usage.items() if k not in ("total", "budget")), reverse=True)[:3]
+    largest = sorted(((n, k) for k, n in prompt.usage.items() if k not in ("total", "budget")), reverse=True)[
+        :3
+    ]
     parts = ", ".join(f"{k} {n}" for n, k in largest)
     return (
         f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window {settings.context_window} "
@@ -178,8 +180,16 @@ tokens.on_forget(_FACTS_SECTIONS)
 
 def _ticket_part(state: SupportState, sentence_facts: int) -> tuple[Section, ...]:
     # Everything the part is made of, cheapest comparisons first.
-    key = (sentence_facts, state.summarized_upto, len(state.turns), state.summary, state.profile, state.ticket,
-           state.facts, state.turns)
+    key = (
+        sentence_facts,
+        state.summarized_upto,
+        len(state.turns),
+        state.summary,
+        state.profile,
+        state.ticket,
+        state.facts,
+        state.turns,
+    )
     part = _TICKET_PARTS.get(key)
     if part is None:
         part = _build_ticket_part(state, sentence_facts)
@@ -211,10 +221,15 @@ def _build_ticket_part(state: SupportState, sentence_facts: int) -> tuple[Sectio
     # Each turn's count is stored with it (a turn never changes), so the conversation costs no
     # counting here; the label in front of each turn is within MESSAGE_OVERHEAD.
     latest = state.latest_customer_message
-    history = [turn for turn in state.turns[state.summarized_upto:] if turn is not latest]
+    history = [turn for turn in state.turns[state.summarized_upto :] if turn is not latest]
     if history:
-        sections.append(("history", LABELS["history"] + "\n" + render_turns(history),
-                         sum(turn_tokens(turn) for turn in history)))
+        sections.append(
+            (
+                "history",
+                LABELS["history"] + "\n" + render_turns(history),
+                sum(turn_tokens(turn) for turn in history),
+            )
+        )
     if latest is not None:
         sections.append(("latest", LABELS["latest"] + latest.content, turn_tokens(latest)))
     else:
@@ -226,7 +241,7 @@ def pinned_facts(state: SupportState, sentence_limit: int) -> list[Fact]:
     """Every exact fact (id, code, amount, date); requests and promises only from folded turns
     (newer ones are in the history verbatim), the most recent ``sentence_limit`` of them."""
     sentences = [f for f in state.facts if f.kind in SENTENCE_KINDS and f.turn < state.summarized_upto]
-    shown = set(map(id, sentences[len(sentences) - sentence_limit:] if sentence_limit else []))
+    shown = set(map(id, sentences[len(sentences) - sentence_limit :] if sentence_limit else []))
     return [f for f in state.facts if f.kind not in SENTENCE_KINDS or id(f) in shown]
 
 

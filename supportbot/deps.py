@@ -46,8 +46,15 @@ class Effects:
         key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
         self._ran.append(kind)
         result = to_jsonable_python(call(key, self.tx))
-        repo.record_effect(self.tx, key=key, ticket_id=self.ticket_id, round_=self.round, step=self.step,
-                           kind=kind, result=result)
+        repo.record_effect(
+            self.tx,
+            key=key,
+            ticket_id=self.ticket_id,
+            round_=self.round,
+            step=self.step,
+            kind=kind,
+            result=result,
+        )
         return result
 
 
@@ -59,8 +66,9 @@ class ToolRecorder:
     step: str
     calls: list[ToolCall] = field(default_factory=list)
 
-    def call(self, name: str, fn: Callable[..., Any], /, *, logged_as: Mapping[str, Any] | None = None,
-             **args: Any) -> Any:
+    def call(
+        self, name: str, fn: Callable[..., Any], /, *, logged_as: Mapping[str, Any] | None = None, **args: Any
+    ) -> Any:
         """Call ``fn(**args)`` and log it; ``logged_as`` replaces bulky arguments in the log only."""
         started = time.perf_counter()
         shown = {**args, **logged_as} if logged_as else args
@@ -74,8 +82,17 @@ class ToolRecorder:
 
     def _log(self, name: str, args: dict[str, Any], result: Any, error: str | None, started: float) -> None:
         elapsed = (time.perf_counter() - started) * 1000
-        self.calls.append(ToolCall(name=name, args=to_jsonable_python(args), result=to_jsonable_python(result),
-                                   error=error, duration_ms=round(elapsed, 3), round=self.round, step=self.step))
+        self.calls.append(
+            ToolCall(
+                name=name,
+                args=to_jsonable_python(args),
+                result=to_jsonable_python(result),
+                error=error,
+                duration_ms=round(elapsed, 3),
+                round=self.round,
+                step=self.step,
+            )
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,5 +112,7 @@ class Deps:
 
     def require_effects(self) -> Effects:
         if self.effects is None:
-            raise RuntimeError(f"step {self.step!r} acts on the business system; list it in engine.EFFECT_STEPS")
+            raise RuntimeError(
+                f"step {self.step!r} acts on the business system; list it in engine.EFFECT_STEPS"
+            )
         return self.effects

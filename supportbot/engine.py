@@ -6,18 +6,25 @@ import dataclasses
 import logging
 import time
 import uuid
-from datetime import UTC, datetime
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 
 from . import steps
 from .deps import Deps, Effects
+from .errors import (
+    ApprovalNotPending,
+    ContextBudgetExceeded,
+    LeaseLost,
+    ModelError,
+    ReplayMismatch,
+    StateError,
+)
 from .llm.base import Completion
 from .records import ApprovalDecision
-from .errors import ApprovalNotPending, ContextBudgetExceeded, LeaseLost, ModelError, ReplayMismatch, StateError
 from .state import ENGINE_FIELDS, ROUND_START, Outcome, SupportState, new_round, reduce
 from .store import repo
 from .store.codec import encode_fields, encode_state
@@ -57,7 +64,9 @@ ROUTES: dict[str, Callable[[SupportState, int], str | None]] = {
     "load_customer": lambda s, _: "prepare_context",
     "prepare_context": lambda s, _: "classify",
     "classify": lambda s, _: "handoff" if s.triage is not None and s.triage.needs_human else "retrieve",
-    "retrieve": lambda s, _: "act" if s.triage is not None and s.triage.needs_account_data and s.customer else "draft",
+    "retrieve": lambda s, _: (
+        "act" if s.triage is not None and s.triage.needs_account_data and s.customer else "draft"
+    ),
     "act": lambda s, _: "draft",
     "draft": lambda s, _: "check",
     "check": _after_check,
@@ -122,8 +131,9 @@ class Engine:
         """A lease owner name; unique per call, so threads of one process exclude each other too."""
         return f"{self.worker_id}:{uuid.uuid4().hex[:8]}"
 
-    def drive(self, ticket_id: str, *, owner: str | None = None, taken: tuple[int, int] | None = None
-              ) -> list[RoundResult] | None:
+    def drive(
+        self, ticket_id: str, *, owner: str | None = None, taken: tuple[int, int] | None = None
+    ) -> list[RoundResult] | None:
         """Run every round the ticket has work for; None when another worker holds it.
 
         ``taken``: the caller's own statement already took the lease for ``owner`` (storing a
@@ -157,8 +167,9 @@ class Engine:
 
     # Lease changes commit without waiting for the disk: after a database crash a lost
     # acquire is simply not held, and a lost release expires after lease_seconds.
-    def _acquire(self, conn: psycopg.Connection, ticket_id: str, owner: str,
-                 taken: tuple[int, int] | None = None) -> tuple[Loaded, int] | None:
+    def _acquire(
+        self, conn: psycopg.Connection, ticket_id: str, owner: str, taken: tuple[int, int] | None = None
+    ) -> tuple[Loaded, int] | None:
         if taken is None:
             with self.store.transaction(conn, durable=False) as tx:
                 cur = repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
@@ -176,7 +187,9 @@ class Engine:
             cur = repo.queue_release_lease(tx, ticket_id, owner)
         return repo.released(cur)
 
-    def decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> tuple[int, list[RoundResult]]:
+    def decide(
+        self, ticket_id: str, *, approved: bool, approver: str, note: str
+    ) -> tuple[int, list[RoundResult]]:
         """Record the decision on the paused round and run on: (that round, the rounds' results)."""
         owner = self.new_owner()
         with self.store.connection() as conn:
@@ -184,19 +197,32 @@ class Engine:
             if acquired is None:
                 repo.ticket_position(conn, ticket_id)  # an unknown ticket says so
                 raise ApprovalNotPending(
-                    f"ticket {ticket_id} is busy in another worker; try again in a moment", ticket_id=ticket_id)
+                    f"ticket {ticket_id} is busy in another worker; try again in a moment",
+                    ticket_id=ticket_id,
+                )
             loaded, turn_count = acquired
             try:
                 if loaded.next_step != "approval" or loaded.state.approval is not None:
                     raise ApprovalNotPending(
                         f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
-                        "see `python -m supportbot approvals` for the tickets that are", ticket_id=ticket_id)
+                        "see `python -m supportbot approvals` for the tickets that are",
+                        ticket_id=ticket_id,
+                    )
                 now = self.deps.clock()
                 decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
                 with self.store.transaction(conn) as tx:
-                    if not repo.decide_approval(tx, ticket_id, loaded.state.round, approved=approved,
-                                                approver=approver, note=note, now=now):
-                        raise ApprovalNotPending(f"the refund on {ticket_id} was already decided", ticket_id=ticket_id)
+                    if not repo.decide_approval(
+                        tx,
+                        ticket_id,
+                        loaded.state.round,
+                        approved=approved,
+                        approver=approver,
+                        note=note,
+                        now=now,
+                    ):
+                        raise ApprovalNotPending(
+                            f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
+                        )
                     decided, write, _ = self._record(loaded, DECISION, {"approval": decision}, "approval")
                     self._flush(tx, [write], ticket_id, owner)
                     self._seen[ticket_id] = decided
@@ -208,8 +234,15 @@ class Engine:
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def _run(self, conn: psycopg.Connection, loaded: Loaded, owner: str, results: list[RoundResult],
-             turn_count: int, released: list[int | None]) -> Loaded:
+    def _run(
+        self,
+        conn: psycopg.Connection,
+        loaded: Loaded,
+        owner: str,
+        results: list[RoundResult],
+        turn_count: int,
+        released: list[int | None],
+    ) -> Loaded:
         ticket_id = loaded.state.ticket.id
         renewed = time.monotonic()
         pending: list[repo.StepWrite] = []  # step records not yet written; see _execute
@@ -223,7 +256,9 @@ class Engine:
                 raise ReplayMismatch(
                     f"ticket {ticket_id} stopped before step {step!r}, which this version does not have; "
                     "run it with the version that started it, or fork it from an earlier step",
-                    ticket_id=ticket_id, step=step)
+                    ticket_id=ticket_id,
+                    step=step,
+                )
             interrupt = INTERRUPTS.get(step)
             if interrupt is not None and not interrupt(loaded.state):
                 results.append(self._result(loaded.state, "waiting_approval"))
@@ -241,8 +276,16 @@ class Engine:
                     repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
                 renewed = time.monotonic()
 
-    def _execute(self, conn: psycopg.Connection, loaded: Loaded, step: str, owner: str,
-                 pending: list[repo.StepWrite], turn_count: int, released: list[int | None]) -> Loaded:
+    def _execute(
+        self,
+        conn: psycopg.Connection,
+        loaded: Loaded,
+        step: str,
+        owner: str,
+        pending: list[repo.StepWrite],
+        turn_count: int,
+        released: list[int | None],
+    ) -> Loaded:
         """Run one step and record it.
 
         Records of steps that neither act on the business system nor add turns are written
@@ -279,10 +322,16 @@ class Engine:
             stored = None
             if update.get("turns"):
                 # Customer messages may have arrived mid-round; they take their place before our reply.
-                stored = (repo.locked_turn_count(lock_cur, state.ticket.id) if lock_cur is not None
-                          else repo.lock_turn_count(tx, state.ticket.id))
-                arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns):]
-                update = {**update, "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"]}
+                stored = (
+                    repo.locked_turn_count(lock_cur, state.ticket.id)
+                    if lock_cur is not None
+                    else repo.lock_turn_count(tx, state.ticket.id)
+                )
+                arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns) :]
+                update = {
+                    **update,
+                    "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"],
+                }
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
             release = _ends_round(loaded, turn_count)  # the round ends here: its record frees the ticket
@@ -291,13 +340,19 @@ class Engine:
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         if release:
             released.append(repo.released(cur))
-        for turn in loaded.state.turns[len(state.turns):]:  # committed now, so safe to cache
+        for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded
 
     @staticmethod
-    def _flush(tx: psycopg.Connection, pending: list[repo.StepWrite], ticket_id: str, owner: str, *,
-               release: bool = False) -> psycopg.Cursor:
+    def _flush(
+        tx: psycopg.Connection,
+        pending: list[repo.StepWrite],
+        ticket_id: str,
+        owner: str,
+        *,
+        release: bool = False,
+    ) -> psycopg.Cursor:
         """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing."""
         cur = repo.record_steps(tx, ticket_id, owner, pending, release=release)
         pending.clear()
@@ -321,22 +376,32 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, _ROUTED_BY_STATE
 
-    def _start_round(self, conn: psycopg.Connection, loaded: Loaded, turn_count: int) -> tuple[Loaded, repo.StepWrite]:
+    def _start_round(
+        self, conn: psycopg.Connection, loaded: Loaded, turn_count: int
+    ) -> tuple[Loaded, repo.StepWrite]:
         state = loaded.state
         # The round takes up every message stored when the lease was taken, and any that arrived
         # during the last round (already in state.turns). Those are committed (send() stores them
         # first) and never change, so they come from the store's cache, without a lock.
         count = max(turn_count, len(state.turns))
-        new_turns = self.store.turns(conn, state.ticket.id, count)[len(state.turns):]
+        new_turns = self.store.turns(conn, state.ticket.id, count)[len(state.turns) :]
         update: dict[str, Any] = {
-            "round": state.round + 1, "handled_upto": count,
+            "round": state.round + 1,
+            "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
         }
         loaded, write, _ = self._record(loaded, START, update, "load_customer", stored_turns=count)
         return loaded, write
 
-    def _record(self, loaded: Loaded, step: str, update: dict[str, Any], next_step: str | None, *,
-                stored_turns: int | None = None) -> tuple[Loaded, repo.StepWrite, bool]:
+    def _record(
+        self,
+        loaded: Loaded,
+        step: str,
+        update: dict[str, Any],
+        next_step: str | None,
+        *,
+        stored_turns: int | None = None,
+    ) -> tuple[Loaded, repo.StepWrite, bool]:
         """The state after ``step``, the write that records it, and whether it must commit now.
 
         ``stored_turns``: turns below this index are in the database already (customer messages);
@@ -352,31 +417,47 @@ class Engine:
         if pausing:
             update = {**update, "outcome": "waiting_approval"}
             after = dataclasses.replace(after, outcome="waiting_approval")
-        new_turns = after.turns[stored_turns if stored_turns is not None else len(state.turns):]
-        new_calls = after.tool_log[len(state.tool_log):]
-        new_facts = after.facts[len(state.facts):]
+        new_turns = after.turns[stored_turns if stored_turns is not None else len(state.turns) :]
+        new_calls = after.tool_log[len(state.tool_log) :]
+        new_facts = after.facts[len(state.facts) :]
         seq = loaded.seq + 1
         refs = after.round_calls  # what this round's tools returned: stored values may refer to it
         checkpoint = encode_state(after) if step == CHECKPOINT_AFTER else None
-        row = repo.StepRow(seq=seq, round=after.round, step=step, next_step=next_step,
-                           turn_count=len(after.turns), tool_call_count=len(after.tool_log),
-                           # the checkpoint is the state after this step, so the step's update is not kept twice
-                           update={} if checkpoint is not None else encode_fields(update, tools=refs),
-                           fact_count=len(after.facts))
+        row = repo.StepRow(
+            seq=seq,
+            round=after.round,
+            step=step,
+            next_step=next_step,
+            turn_count=len(after.turns),
+            tool_call_count=len(after.tool_log),
+            # the checkpoint is the state after this step, so the step's update is not kept twice
+            update={} if checkpoint is not None else encode_fields(update, tools=refs),
+            fact_count=len(after.facts),
+        )
         status = _status(after, next_step, pausing)
         write = repo.StepWrite(
-            row=row, created_at=datetime.now(UTC), turns=new_turns, tool_calls=new_calls,
-            facts_start=len(state.facts), facts=new_facts, checkpoint=checkpoint,
+            row=row,
+            created_at=datetime.now(UTC),
+            turns=new_turns,
+            tool_calls=new_calls,
+            facts_start=len(state.facts),
+            facts=new_facts,
+            checkpoint=checkpoint,
             status=status if status != loaded.status else None,
-            approval=encode_fields({"refund_request": after.refund_request}, tools=refs) if pausing else None)
+            approval=encode_fields({"refund_request": after.refund_request}, tools=refs) if pausing else None,
+        )
         must_commit = bool(new_turns) or pausing or next_step is None
         return Loaded(state=after, seq=seq, next_step=next_step, status=status), write, must_commit
 
     @staticmethod
     def _result(state: SupportState, outcome: Outcome) -> RoundResult:
-        return RoundResult(ticket_id=state.ticket.id, round=state.round, outcome=outcome,
-                           reply=state.reply if outcome != "waiting_approval" else "",
-                           handled_upto=state.handled_upto)
+        return RoundResult(
+            ticket_id=state.ticket.id,
+            round=state.round,
+            outcome=outcome,
+            reply=state.reply if outcome != "waiting_approval" else "",
+            handled_upto=state.handled_upto,
+        )
 
 
 # What _call returns as the next step when the route is to be read off the state after the step,
@@ -386,7 +467,9 @@ _ROUTED_BY_STATE: Any = object()
 
 def _unanswered(state: SupportState, turn_count: int) -> bool:
     """Whether customer messages wait for a round: stored after this state, or taken in mid-round."""
-    return turn_count > len(state.turns) or any(t.role == "customer" for t in state.turns[state.handled_upto:])
+    return turn_count > len(state.turns) or any(
+        t.role == "customer" for t in state.turns[state.handled_upto :]
+    )
 
 
 def _pauses(loaded: Loaded) -> bool:

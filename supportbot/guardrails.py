@@ -26,8 +26,16 @@ from decimal import Decimal, InvalidOperation
 
 from .memory import tokens
 
-__all__ = ["CITATION", "EVIDENCE_LABEL", "MAX_DRAFT_CHARS", "claims_approval", "draft_problems", "durations", "money",
-           "numbers"]
+__all__ = [
+    "CITATION",
+    "EVIDENCE_LABEL",
+    "MAX_DRAFT_CHARS",
+    "claims_approval",
+    "draft_problems",
+    "durations",
+    "money",
+    "numbers",
+]
 
 CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
 MAX_DRAFT_CHARS = 1500
@@ -38,8 +46,10 @@ _NUMBER = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
 # Same as (?<![0-9.,])(?:_NUMBER), with the look-behind moved after the first digit (then it
 # checks the character before that digit): a pattern that starts with a digit class lets the
 # regex engine skip to digits, instead of testing the look-behind at every character.
-_ANY_NUMBER = re.compile(r"[0-9](?<![0-9.,][0-9])[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?"
-                         r"|[0-9](?<![0-9.,][0-9])[0-9]*(?:\.[0-9]+)?")
+_ANY_NUMBER = re.compile(
+    r"[0-9](?<![0-9.,][0-9])[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?"
+    r"|[0-9](?<![0-9.,][0-9])[0-9]*(?:\.[0-9]+)?"
+)
 # The leading look-aheads in this module name every character a match can start with (case-folded
 # like the rest): they change no match, but reject most positions of CJK text at once, where the
 # engine would otherwise try every alternative. Patterns that start with one literal get the same
@@ -51,13 +61,30 @@ _MONEY = re.compile(
     re.IGNORECASE,
 )
 _UNITS = {
-    "工作日": "workday", "个工作日": "workday", "business day": "workday", "business days": "workday",
-    "working day": "workday", "working days": "workday",
-    "天": "day", "day": "day", "days": "day",
-    "小时": "hour", "个小时": "hour", "hour": "hour", "hours": "hour",
-    "分钟": "minute", "minute": "minute", "minutes": "minute",
-    "周": "week", "个星期": "week", "星期": "week", "week": "week", "weeks": "week",
-    "个月": "month", "month": "month", "months": "month",
+    "工作日": "workday",
+    "个工作日": "workday",
+    "business day": "workday",
+    "business days": "workday",
+    "working day": "workday",
+    "working days": "workday",
+    "天": "day",
+    "day": "day",
+    "days": "day",
+    "小时": "hour",
+    "个小时": "hour",
+    "hour": "hour",
+    "hours": "hour",
+    "分钟": "minute",
+    "minute": "minute",
+    "minutes": "minute",
+    "周": "week",
+    "个星期": "week",
+    "星期": "week",
+    "week": "week",
+    "weeks": "week",
+    "个月": "month",
+    "month": "month",
+    "months": "month",
 }
 _UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 _UNIT_STARTS = re.escape("".join(sorted({unit[0] for unit in _UNITS})))
@@ -78,8 +105,9 @@ _APPROVAL_CLAIM = re.compile(
     r"|\brefund\s+(?:is\s+)?on\s+its\s+way\b)",
     re.IGNORECASE,
 )
-_GUARANTEE = re.compile(r"(?=[保一肯绝gd])(?:保证|一定会|肯定会|绝对会|\bguarantee[ds]?\b|\bdefinitely\s+will\b)",
-                        re.IGNORECASE)
+_GUARANTEE = re.compile(
+    r"(?=[保一肯绝gd])(?:保证|一定会|肯定会|绝对会|\bguarantee[ds]?\b|\bdefinitely\s+will\b)", re.IGNORECASE
+)
 _IDENTIFIERS = (
     ("邮箱", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
     ("客户编号", re.compile(r"C(?<![A-Za-z0-9-]C)[0-9]{4,}(?![0-9])")),
@@ -128,8 +156,14 @@ def claims_approval(text: str) -> str | None:
     return match.group() if match else None
 
 
-def draft_problems(draft: str, *, known_articles: Collection[str], evidence: str | Callable[[], str],
-                   check_facts: bool = True, max_chars: int = MAX_DRAFT_CHARS) -> list[str]:
+def draft_problems(
+    draft: str,
+    *,
+    known_articles: Collection[str],
+    evidence: str | Callable[[], str],
+    check_facts: bool = True,
+    max_chars: int = MAX_DRAFT_CHARS,
+) -> list[str]:
     """What is wrong with ``draft`` given the articles offered and the evidence; [] when nothing.
 
     ``evidence`` may be a function that builds it: it is called only for a draft that states an

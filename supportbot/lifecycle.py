@@ -114,9 +114,14 @@ def forget_customer(store: Store, backend: Backend, email: str, *, force: bool) 
         ids = [t.id for t in held]
         customer_ids = sorted(({known.id} if known else set()) | _customer_ids_seen(tx, ids))
         rows = _delete_tickets(tx, ids)
-        rows[f"{SCHEMA}.customer_profiles"] = _count(tx, sql.SQL(
-            "WITH gone AS (DELETE FROM supportbot.customer_profiles WHERE customer_id = ANY(%(c)s) RETURNING 1)"
-            " SELECT count(*) FROM gone"), {"c": customer_ids})
+        rows[f"{SCHEMA}.customer_profiles"] = _count(
+            tx,
+            sql.SQL(
+                "WITH gone AS (DELETE FROM supportbot.customer_profiles WHERE customer_id = ANY(%(c)s) RETURNING 1)"
+                " SELECT count(*) FROM gone"
+            ),
+            {"c": customer_ids},
+        )
         if isinstance(backend, ForgetsCustomers):
             rows.update(backend.forget_customer(email, ticket_ids=ids, tx=tx))
         else:
@@ -132,8 +137,15 @@ def _lock_tickets(tx: psycopg.Connection, email: str) -> list[_Held]:
         " FROM supportbot.tickets t WHERE lower(t.customer_email) = lower(%s) ORDER BY t.id FOR UPDATE OF t",
         (email,),
     ).fetchall()
-    return [_Held(id=r[0], status=r[1], leased_until=r[2], awaiting_approval=bool(r[3]) or r[1] == "waiting_approval")
-            for r in rows]
+    return [
+        _Held(
+            id=r[0],
+            status=r[1],
+            leased_until=r[2],
+            awaiting_approval=bool(r[3]) or r[1] == "waiting_approval",
+        )
+        for r in rows
+    ]
 
 
 def _busy_message(email: str, busy: Sequence[_Held]) -> str:
@@ -143,8 +155,10 @@ def _busy_message(email: str, busy: Sequence[_Held]) -> str:
             reasons.append(f"{t.id} is mid-round (a worker holds it until {t.leased_until:%H:%M:%S})")
         else:
             reasons.append(f"{t.id} is waiting for a refund approval")
-    return (f"cannot forget {email} yet: " + "; ".join(reasons) + ". Nothing was deleted. Retry later, or pass "
-            "force=True (`python -m supportbot forget EMAIL --force`) to cancel them and delete anyway")
+    return (
+        f"cannot forget {email} yet: " + "; ".join(reasons) + ". Nothing was deleted. Retry later, or pass "
+        "force=True (`python -m supportbot forget EMAIL --force`) to cancel them and delete anyway"
+    )
 
 
 def _customer_ids_seen(tx: psycopg.Connection, ticket_ids: Sequence[str]) -> set[str]:
@@ -160,22 +174,33 @@ def _customer_ids_seen(tx: psycopg.Connection, ticket_ids: Sequence[str]) -> set
 def _delete_tickets(tx: psycopg.Connection, ids: Sequence[str]) -> dict[str, int]:
     rows: dict[str, int] = {}
     for table in _ticket_tables(tx):
-        rows[f"{SCHEMA}.{table}"] = _count(tx, sql.SQL(
-            "WITH gone AS (DELETE FROM {} WHERE ticket_id = ANY(%(t)s) RETURNING 1) SELECT count(*) FROM gone"
-        ).format(sql.Identifier(SCHEMA, table)), {"t": list(ids)})
-    rows[f"{SCHEMA}.tickets"] = _count(tx, sql.SQL(
-        "WITH gone AS (DELETE FROM supportbot.tickets WHERE id = ANY(%(t)s) RETURNING 1) SELECT count(*) FROM gone"
-    ), {"t": list(ids)})
+        rows[f"{SCHEMA}.{table}"] = _count(
+            tx,
+            sql.SQL(
+                "WITH gone AS (DELETE FROM {} WHERE ticket_id = ANY(%(t)s) RETURNING 1) SELECT count(*) FROM gone"
+            ).format(sql.Identifier(SCHEMA, table)),
+            {"t": list(ids)},
+        )
+    rows[f"{SCHEMA}.tickets"] = _count(
+        tx,
+        sql.SQL(
+            "WITH gone AS (DELETE FROM supportbot.tickets WHERE id = ANY(%(t)s) RETURNING 1) SELECT count(*) FROM gone"
+        ),
+        {"t": list(ids)},
+    )
     return rows
 
 
 def _ticket_tables(tx: psycopg.Connection) -> list[str]:
-    found = {r[0] for r in tx.execute(
-        "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t"
-        " USING (table_schema, table_name) WHERE c.table_schema = %s AND c.column_name = 'ticket_id'"
-        " AND t.table_type = 'BASE TABLE'",
-        (SCHEMA,),
-    ).fetchall()}
+    found = {
+        r[0]
+        for r in tx.execute(
+            "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t"
+            " USING (table_schema, table_name) WHERE c.table_schema = %s AND c.column_name = 'ticket_id'"
+            " AND t.table_type = 'BASE TABLE'",
+            (SCHEMA,),
+        ).fetchall()
+    }
     known = [t for t in _TICKET_TABLE_ORDER if t in found]
     return sorted(found - set(known)) + known
 
@@ -222,20 +247,25 @@ def prune(store: Store, *, closed_before: datetime, keep: str = "last") -> Prune
     if keep not in KEEP_MODES:
         raise InvalidInput(f"keep must be one of {KEEP_MODES}, not {keep!r}")
     if closed_before.tzinfo is None:
-        raise InvalidInput("closed_before must be timezone-aware, e.g. datetime.now(UTC) - timedelta(days=90)")
+        raise InvalidInput(
+            "closed_before must be timezone-aware, e.g. datetime.now(UTC) - timedelta(days=90)"
+        )
     with store.transaction() as tx:
         ids = [r[0] for r in tx.execute(_CANDIDATES, {"cutoff": closed_before}).fetchall()]
         added = _checkpoint_final_states(store, tx, ids) if keep == "final" and ids else 0
-        kept_from = dict(tx.execute(
-            "SELECT ticket_id, max(seq) FROM supportbot.checkpoints WHERE ticket_id = ANY(%s) GROUP BY ticket_id",
-            (ids,),
-        ).fetchall())
+        kept_from = dict(
+            tx.execute(
+                "SELECT ticket_id, max(seq) FROM supportbot.checkpoints WHERE ticket_id = ANY(%s) GROUP BY ticket_id",
+                (ids,),
+            ).fetchall()
+        )
         cut = {"t": list(kept_from), "k": list(kept_from.values())}
         per_ticket: dict[str, list[int]] = {}  # ticket -> [steps, checkpoints, bytes]
         rows: dict[str, int] = {}
         for column, table in ((1, "checkpoints"), (0, "steps")):  # checkpoints first: no cascade
             for ticket_id, count, size in tx.execute(
-                    sql.SQL(_DELETE_BEFORE).format(table=sql.Identifier(SCHEMA, table)), cut).fetchall():
+                sql.SQL(_DELETE_BEFORE).format(table=sql.Identifier(SCHEMA, table)), cut
+            ).fetchall():
                 tally = per_ticket.setdefault(ticket_id, [0, 0, 0])
                 tally[column] += int(count)
                 tally[2] += int(size)
@@ -261,7 +291,9 @@ def _checkpoint_final_states(store: Store, tx: psycopg.Connection, ids: Sequence
     return added
 
 
-def _record_prunes(tx: psycopg.Connection, kept_from: dict[str, int], per_ticket: dict[str, list[int]]) -> None:
+def _record_prunes(
+    tx: psycopg.Connection, kept_from: dict[str, int], per_ticket: dict[str, list[int]]
+) -> None:
     if not per_ticket:
         return
     with tx.cursor() as cur:
@@ -282,8 +314,14 @@ def pruned(conn: psycopg.Connection, ticket_id: str) -> Pruned | None:
     ).fetchone()
     if row is None or row[0] is None:
         return None
-    return Pruned(ticket_id=ticket_id, kept_from=int(row[0]), steps=int(row[1]), checkpoints=int(row[2]),
-                  bytes=int(row[3]), pruned_at=row[4])
+    return Pruned(
+        ticket_id=ticket_id,
+        kept_from=int(row[0]),
+        steps=int(row[1]),
+        checkpoints=int(row[2]),
+        bytes=int(row[3]),
+        pruned_at=row[4],
+    )
 
 
 # -- reset -------------------------------------------------------------------------------------
@@ -297,15 +335,24 @@ def reset(store: Store, backend: Backend) -> tuple[dict[str, int], list[str]]:
     T000153, where a reseed restarted numbering and a new ticket continued an old conversation).
     """
     with store.transaction() as tx:
-        tables = [r[0] for r in tx.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> 'schema_migrations'"
-            " ORDER BY tablename", (SCHEMA,)).fetchall()]
+        tables = [
+            r[0]
+            for r in tx.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> 'schema_migrations'"
+                " ORDER BY tablename",
+                (SCHEMA,),
+            ).fetchall()
+        ]
         names = [sql.Identifier(SCHEMA, t) for t in tables]
         tx.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(names)))
         ticket_ids = [r[0] for r in tx.execute("SELECT id FROM supportbot.tickets ORDER BY id").fetchall()]
-        rows = {f"{SCHEMA}.{t}": _count(tx, sql.SQL("SELECT count(*) FROM {}").format(n))
-                for t, n in zip(tables, names, strict=True)}
-        tx.execute(sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names)))  # CONTINUE IDENTITY: numbering goes on
+        rows = {
+            f"{SCHEMA}.{t}": _count(tx, sql.SQL("SELECT count(*) FROM {}").format(n))
+            for t, n in zip(tables, names, strict=True)
+        }
+        tx.execute(
+            sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names))
+        )  # CONTINUE IDENTITY: numbering goes on
         if isinstance(backend, ResetsData):
             rows.update(backend.reset_data(tx=tx))
     return rows, ticket_ids

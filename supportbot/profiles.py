@@ -25,8 +25,15 @@ class Profiles:
     personal data is masked (``mask``, from ``Settings.mask_pii``) are part of the key as well.
     """
 
-    def __init__(self, store: Store, backend: Backend, *, clock: Callable[[], datetime], max_chars: int = 100,
-                 mask: bool = True) -> None:
+    def __init__(
+        self,
+        store: Store,
+        backend: Backend,
+        *,
+        clock: Callable[[], datetime],
+        max_chars: int = 100,
+        mask: bool = True,
+    ) -> None:
         self._store, self._backend, self._clock, self.max_chars = store, backend, clock, max_chars
         self.mask = mask
         self._lock = threading.Lock()
@@ -42,8 +49,10 @@ class Profiles:
         tickets = [t for t in self._backend.list_resolved_tickets(customer.id) if t.id != excluding]
         today = self._clock().date()
         # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
-        key = (f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
-               f":{'masked' if self.mask else 'raw'}")
+        key = (
+            f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
+            f":{'masked' if self.mask else 'raw'}"
+        )
         with self._lock:
             memo = self._memo.get(customer.id)
         if memo is not None and memo[0] == key:
@@ -55,8 +64,9 @@ class Profiles:
             ).fetchone()
             if row is not None and row[0] == key:
                 return self._remember(customer.id, key, _PROFILE.validate_python(row[1]))
-            profile = build_profile(customer, subscriptions, tickets, today=today, max_chars=self.max_chars,
-                                    mask=self.mask)
+            profile = build_profile(
+                customer, subscriptions, tickets, today=today, max_chars=self.max_chars, mask=self.mask
+            )
             with self._lock:
                 self.builds += 1
             conn.execute(

@@ -96,7 +96,9 @@ class SupportState:
     approval: ApprovalDecision | None = None
     outcome: Outcome | None = None
     handoff_reason: str = ""
-    context_usage: dict[str, int] = field(default_factory=dict)  # the reply prompt's tokens per section, "total", "budget"
+    context_usage: dict[str, int] = field(
+        default_factory=dict
+    )  # the reply prompt's tokens per section, "total", "budget"
     summary_error: str = ""  # why this round's compression was skipped, if it was
     round_spend: Spend = Spend()  # model calls, tokens and cost of this round (``cost`` is the ticket's)
 
@@ -128,8 +130,20 @@ class SupportState:
 # The one list of what survives a round. Everything else is reset when a round starts, or last
 # round's review, findings or refund request would leak into this one.
 PERSISTENT_FIELDS: frozenset[str] = frozenset(
-    {"ticket", "turns", "summary", "summarized_upto", "facts", "facts_upto", "profile", "tool_log", "cost", "round",
-     "handled_upto", "topic"}
+    {
+        "ticket",
+        "turns",
+        "summary",
+        "summarized_upto",
+        "facts",
+        "facts_upto",
+        "profile",
+        "tool_log",
+        "cost",
+        "round",
+        "handled_upto",
+        "topic",
+    }
 )
 APPEND_ONLY_FIELDS: frozenset[str] = frozenset({"turns", "tool_log"})
 # The facts ledger only grows too; an update lists just the facts it adds.
@@ -152,8 +166,11 @@ ROUND_START = "start_round"
 def field_defaults(names: Iterable[str]) -> dict[str, Any]:
     """The default value of each named field; a fresh one where the default is made by a factory."""
     wanted = set(names)
-    return {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-            for f in dataclasses.fields(SupportState) if f.name in wanted}
+    return {
+        f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        for f in dataclasses.fields(SupportState)
+        if f.name in wanted
+    }
 
 
 def round_reset() -> dict[str, Any]:

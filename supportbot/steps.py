@@ -34,12 +34,16 @@ _CITATION = guardrails.CITATION
 _INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
 # Asking for a refund, as opposed to asking about one.
-_REFUND_ASK = re.compile(r"申请|要求|想退|要退|退给我|给我退|帮我退|\brefund me\b|\b(?:request|want|need|like) a refund\b",
-                         re.IGNORECASE)
+_REFUND_ASK = re.compile(
+    r"申请|要求|想退|要退|退给我|给我退|帮我退|\brefund me\b|\b(?:request|want|need|like) a refund\b",
+    re.IGNORECASE,
+)
 # The look-ahead names every character a match can start with (case-folded like the rest): it
 # changes no match, but lets the scan skip the CJK text in between (see memory/facts.py).
 _LASTING_WISH = re.compile(
-    r"(?=[希提以今下到rin])(?:希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b)", re.IGNORECASE)
+    r"(?=[希提以今下到rin])(?:希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b)",
+    re.IGNORECASE,
+)
 _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 
 
@@ -67,13 +71,24 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     settings = deps.settings
     summarizer = _Summarizer(deps)
     window = settings.context_window if settings.trigger_fraction is not None else None
-    result = compress(state.turns, state.summary, state.summarized_upto, budget=budget, keep_last=settings.keep_last,
-                      summarize=summarizer, max_pending_turns=settings.max_pending_turns, context_window=window,
-                      trigger_fraction=settings.trigger_fraction, summary_cap=settings.summary_cap,
-                      facts=state.facts, facts_upto=state.facts_upto, mask=settings.mask_pii)
+    result = compress(
+        state.turns,
+        state.summary,
+        state.summarized_upto,
+        budget=budget,
+        keep_last=settings.keep_last,
+        summarize=summarizer,
+        max_pending_turns=settings.max_pending_turns,
+        context_window=window,
+        trigger_fraction=settings.trigger_fraction,
+        summary_cap=settings.summary_cap,
+        facts=state.facts,
+        facts_upto=state.facts_upto,
+        mask=settings.mask_pii,
+    )
     update: Update = {}
     if result.facts != state.facts:
-        update["facts"] = result.facts[len(state.facts):]  # the ledger only grows; send the new ones
+        update["facts"] = result.facts[len(state.facts) :]  # the ledger only grows; send the new ones
     if state.facts_upto != len(state.turns):
         update["facts_upto"] = len(state.turns)  # each turn is scanned for facts once
     if result.summarized_upto != state.summarized_upto:
@@ -100,8 +115,9 @@ class _Summarizer:
         return mask_text(completion.text) if self._deps.settings.mask_pii else completion.text
 
 
-def _prompt(state: SupportState, deps: Deps, build: context.Builder, *, record: bool = True
-            ) -> tuple[context.Prompt, Update]:
+def _prompt(
+    state: SupportState, deps: Deps, build: context.Builder, *, record: bool = True
+) -> tuple[context.Prompt, Update]:
     """The step's prompt, degraded until it fits; folds more history before giving up."""
     budget = context.prompt_budget(deps.settings)
     prompt = context.fit(build, state, budget)
@@ -112,8 +128,11 @@ def _prompt(state: SupportState, deps: Deps, build: context.Builder, *, record: 
         prompt = context.fit(build, folded, budget, (*context.LADDER, *context.LAST_RUNGS))
         if prompt is None:
             smallest = build(folded, context.LAST_RUNGS[-1], budget)
-            raise ContextBudgetExceeded(context.over_budget_message(smallest, budget, deps.settings),
-                                        ticket_id=state.ticket.id, step=deps.step)
+            raise ContextBudgetExceeded(
+                context.over_budget_message(smallest, budget, deps.settings),
+                ticket_id=state.ticket.id,
+                step=deps.step,
+            )
     if record:
         update["context_usage"] = prompt.usage
     return prompt, update
@@ -134,7 +153,9 @@ def classify(state: SupportState, deps: Deps) -> Update:
     completion = deps.small_llm.chat(prompt.messages, schema=Triage)
     triage: Triage = _parsed(completion, Triage)
     if not state.topic:
-        update["topic"] = triage.category  # a follow-up about a refund does not change what the ticket is about
+        update["topic"] = (
+            triage.category
+        )  # a follow-up about a refund does not change what the ticket is about
     return _merged(update, {"triage": triage, **spent(completion)})
 
 
@@ -152,8 +173,10 @@ def act(state: SupportState, deps: Deps) -> Update:
     tools = deps.tools()
     subs = tools.call("list_subscriptions", deps.backend.list_subscriptions, customer_id=state.customer.id)
     invoices = tools.call("list_invoices", deps.backend.list_invoices, customer_id=state.customer.id)
-    lines = [f"订阅:{s.plan}{s.billing_cycle},状态 {s.status}" + (f",续费日 {s.renews_on}" if s.renews_on else "")
-             for s in subs]
+    lines = [
+        f"订阅:{s.plan}{s.billing_cycle},状态 {s.status}" + (f",续费日 {s.renews_on}" if s.renews_on else "")
+        for s in subs
+    ]
     lines += [f"账单 {i.id}:{i.amount} {i.currency},{i.issued_on},{i.status}" for i in invoices[:3]]
     update: Update = {}
     if state.triage.category == "refund":
@@ -166,8 +189,9 @@ def act(state: SupportState, deps: Deps) -> Update:
     return update
 
 
-def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder
-                    ) -> tuple[RefundRequest | None, str]:
+def _request_refund(
+    state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder
+) -> tuple[RefundRequest | None, str]:
     """Open a refund request only for this customer's paid invoice and at most what was paid.
 
     Nothing here approves anything: the request waits for a human (``approval``), whatever the
@@ -186,17 +210,31 @@ def _request_refund(state: SupportState, deps: Deps, invoices: list[Invoice], to
     asked = asked or invoice.amount
     already = sum((amount for _, amount in earlier), Decimal(0))
     if earlier and asked + already > invoice.amount:
-        return None, (f"客户申请退款 {asked} 元,加上本工单已申请的 {already} 元,超过账单 {invoice.id} 的实付金额 "
-                      f"{invoice.amount} 元,不能受理。")
+        return None, (
+            f"客户申请退款 {asked} 元,加上本工单已申请的 {already} 元,超过账单 {invoice.id} 的实付金额 "
+            f"{invoice.amount} 元,不能受理。"
+        )
     if asked > invoice.amount:
-        return None, f"客户申请退款 {asked} 元,超过账单 {invoice.id} 的实付金额 {invoice.amount} 元,不能受理。"
+        return (
+            None,
+            f"客户申请退款 {asked} 元,超过账单 {invoice.id} 的实付金额 {invoice.amount} 元,不能受理。",
+        )
     if asked <= 0:
         return None, f"客户申请的退款金额 {asked} 元无效,不能受理。"
     assert state.customer is not None
-    args = {"ticket_id": state.ticket.id, "customer_id": state.customer.id, "invoice_id": invoice.id,
-            "amount": asked, "reason": (mask_text(latest) if deps.settings.mask_pii else latest)[:200]}
-    result = deps.require_effects().run("refund_request", lambda key, tx: tools.call(
-        "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key))
+    args = {
+        "ticket_id": state.ticket.id,
+        "customer_id": state.customer.id,
+        "invoice_id": invoice.id,
+        "amount": asked,
+        "reason": (mask_text(latest) if deps.settings.mask_pii else latest)[:200],
+    }
+    result = deps.require_effects().run(
+        "refund_request",
+        lambda key, tx: tools.call(
+            "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key
+        ),
+    )
     refund = _REFUND_ADAPTER.validate_python(result)
     return refund, f"已创建退款申请 {refund.id}:{refund.amount} {refund.currency},等待人工审批。"
 
@@ -205,7 +243,11 @@ def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, De
     """The refunds this ticket already requested for the invoice (id, amount), from its tool log."""
     found = []
     for call in state.tool_log:
-        if call.name == "create_refund_request" and call.error is None and call.args.get("invoice_id") == invoice_id:
+        if (
+            call.name == "create_refund_request"
+            and call.error is None
+            and call.args.get("invoice_id") == invoice_id
+        ):
             result = call.result if isinstance(call.result, dict) else {}
             found.append((str(result.get("id") or "?"), Decimal(str(call.args.get("amount") or 0))))
     return found
@@ -228,7 +270,7 @@ def _refund_invoice(message: str, invoices: list[Invoice]) -> tuple[Invoice | No
 def _asked_amount(message: str) -> Decimal | None:
     """The amount after the first mention of a refund ("付了 3588 元,想退 1000 元" asks 1000)."""
     word = _REFUND_WORD.search(message)
-    after = guardrails.money(message[word.start():]) if word else []
+    after = guardrails.money(message[word.start() :]) if word else []
     found = after or guardrails.money(message)
     return found[0] if found else None
 
@@ -257,26 +299,32 @@ def check(state: SupportState, deps: Deps) -> Update:
 
 def _rule_problems(state: SupportState) -> list[str]:
     # The evidence is built only if the draft states an amount, a time limit or an identifier.
-    return guardrails.draft_problems(state.draft, known_articles={h.id for h in state.hits},
-                                     evidence=partial(_evidence, state))
+    return guardrails.draft_problems(
+        state.draft, known_articles={h.id for h in state.hits}, evidence=partial(_evidence, state)
+    )
 
 
 def _evidence(state: SupportState) -> str:
     """Everything a draft may take amounts, time limits and identifiers from: this customer's
     records and messages, this round's articles, findings and tool results, earlier replies."""
-    parts = [state.ticket.customer_email, state.ticket.subject, state.ticket.body, state.profile, state.findings]
+    parts = [
+        state.ticket.customer_email,
+        state.ticket.subject,
+        state.ticket.body,
+        state.profile,
+        state.findings,
+    ]
     parts += [f"[{h.id}] {h.title}:{h.body}" for h in state.hits]
     # What the model saw of the conversation: the summary, the pinned facts (every exact figure of
     # the folded turns) and the turns since. Not all turns: a check must not grow with the ticket.
-    parts += [state.summary, *(turn.content for turn in state.turns[state.summarized_upto:])]
+    parts += [state.summary, *(turn.content for turn in state.turns[state.summarized_upto :])]
     parts += [fact.value for fact in state.facts]
     if state.customer is not None:
         parts += [state.customer.id, state.customer.email, state.customer.phone]
     if state.refund_request is not None:
         r = state.refund_request
         parts += [r.id, r.invoice_id, f"{r.amount} {r.currency}"]
-    parts += [json.dumps(call.result, ensure_ascii=False, default=str)
-              for call in state.round_calls]
+    parts += [json.dumps(call.result, ensure_ascii=False, default=str) for call in state.round_calls]
     return "\n".join(part for part in parts if part)
 
 
@@ -294,18 +342,36 @@ def finalize(state: SupportState, deps: Deps) -> Update:
     refund = state.refund_request
     if refund is not None and refund.status in ("approved", "rejected"):
         decision = state.approval or ApprovalDecision(approved=False, approver="system")
-        effects.run("refund_decision", lambda key, tx: tools.call(
-            "decide_refund", partial(deps.backend.decide_refund, tx=tx), refund_id=refund.id,
-            approved=decision.approved, approver=decision.approver, note=decision.note, key=key))
+        effects.run(
+            "refund_decision",
+            lambda key, tx: tools.call(
+                "decide_refund",
+                partial(deps.backend.decide_refund, tx=tx),
+                refund_id=refund.id,
+                approved=decision.approved,
+                approver=decision.approver,
+                note=decision.note,
+                key=key,
+            ),
+        )
         reply += "\n\n" + _decision_text(refund, decision, english=is_english(_latest(state)))
     facts = ticket_facts(state, mask=deps.settings.mask_pii)
     # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
     # their counts: otherwise every round would store the whole ledger once more.
     counts = {k: len(v) if isinstance(v, list) else v for k, v in facts.items()}
-    effects.run("finish_ticket", lambda key, tx: tools.call(
-        "finish_ticket", partial(deps.backend.finish_ticket, tx=tx), logged_as={"facts": counts},
-        ticket_id=state.ticket.id, customer_email=state.ticket.customer_email, resolution="resolved", facts=facts,
-        key=key))
+    effects.run(
+        "finish_ticket",
+        lambda key, tx: tools.call(
+            "finish_ticket",
+            partial(deps.backend.finish_ticket, tx=tx),
+            logged_as={"facts": counts},
+            ticket_id=state.ticket.id,
+            customer_email=state.ticket.customer_email,
+            resolution="resolved",
+            facts=facts,
+            key=key,
+        ),
+    )
     return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
 
 
@@ -313,13 +379,18 @@ def _decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english
     """The human's decision, stated by the system (never by a draft: see guardrails)."""
     if english:
         if refund.status == "approved":
-            return (f"Your refund request {refund.id} ({refund.amount} {refund.currency}) has been approved; "
-                    "the money goes back to your original payment method.")
+            return (
+                f"Your refund request {refund.id} ({refund.amount} {refund.currency}) has been approved; "
+                "the money goes back to your original payment method."
+            )
         return f"Sorry, your refund request {refund.id} was not approved." + (
-            f" Reason: {decision.note}" if decision.note else "")
+            f" Reason: {decision.note}" if decision.note else ""
+        )
     if refund.status == "approved":
         return f"您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"
-    return f"很抱歉,您的退款申请 {refund.id} 未通过审批。" + (f"原因:{decision.note}" if decision.note else "")
+    return f"很抱歉,您的退款申请 {refund.id} 未通过审批。" + (
+        f"原因:{decision.note}" if decision.note else ""
+    )
 
 
 def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
@@ -335,7 +406,9 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
     # The article that answered the ticket's first question, like its topic: the profile says how
     # the customer's issue was handled, and a later refund round must not replace the fix before it.
     replies = itertools.chain((t.content for t in state.turns if t.role == "agent"), [state.draft])
-    cited = next((found[:1] for text in replies if (found := _CITATION.findall(text))), [])  # stops at the first
+    cited = next(
+        (found[:1] for text in replies if (found := _CITATION.findall(text))), []
+    )  # stops at the first
     return {
         "category": state.topic or (state.triage.category if state.triage else "other"),
         "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),
@@ -359,16 +432,30 @@ def _lasting_wish(request: str) -> bool:
 def handoff(state: SupportState, deps: Deps) -> Update:
     reason = state.handoff_reason or _handoff_reason(state)
     tools = deps.tools()
-    deps.require_effects().run("escalation", lambda key, tx: tools.call(
-        "escalate", partial(deps.backend.escalate, tx=tx), ticket_id=state.ticket.id,
-        customer_email=state.ticket.customer_email, reason=reason, key=key))
+    deps.require_effects().run(
+        "escalation",
+        lambda key, tx: tools.call(
+            "escalate",
+            partial(deps.backend.escalate, tx=tx),
+            ticket_id=state.ticket.id,
+            customer_email=state.ticket.customer_email,
+            reason=reason,
+            key=key,
+        ),
+    )
     # The customer hears that a person takes over, never the internal reason (it may be a model error).
     if is_english(_latest(state)):
-        reply = (f"Hello, your request (ticket {state.ticket.id}) has been passed to our support team; "
-                 "a person will get back to you as soon as possible.")
+        reply = (
+            f"Hello, your request (ticket {state.ticket.id}) has been passed to our support team; "
+            "a person will get back to you as soon as possible."
+        )
     else:
         reply = f"您好,您的问题(工单 {state.ticket.id})已转交人工客服处理,我们会尽快与您联系。"
-    return {**_reply(state, deps, reply, outcome="escalated"), "handoff_reason": reason, "tool_log": tools.calls}
+    return {
+        **_reply(state, deps, reply, outcome="escalated"),
+        "handoff_reason": reason,
+        "tool_log": tools.calls,
+    }
 
 
 def _handoff_reason(state: SupportState) -> str:
@@ -383,7 +470,9 @@ def _reply(state: SupportState, deps: Deps, text: str, *, outcome: str, draft: s
     # A reply made from a reviewed draft (counted for the review prompt, so cached) is counted
     # from the draft's count: only its changed end, where the citations became links, is new.
     size = count_edited(text, draft) + MESSAGE_OVERHEAD if draft else None
-    turn = with_tokens(Turn(role="agent", content=text, round=state.round, created_at=deps.clock(), tokens=size))
+    turn = with_tokens(
+        Turn(role="agent", content=text, round=state.round, created_at=deps.clock(), tokens=size)
+    )
     return {"outcome": outcome, "turns": [turn]}  # state.reply is this turn
 
 

@@ -13,19 +13,21 @@ from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
+from fakes import ScriptedLLM, seed_business
 from hypothesis import HealthCheck, settings
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from fakes import ScriptedLLM, seed_business
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo_data import load_demo_data
 from supportbot.store.migrate import migrate
 
-settings.register_profile("default", max_examples=60, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", max_examples=120, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci", max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 _counter = itertools.count()
@@ -69,7 +71,9 @@ def database_url(server_url: str, template_db: str) -> Iterator[str]:
     name = f"supportbot_test_{os.getpid()}_{next(_counter)}"
     with psycopg.connect(server_url, autocommit=True) as admin:
         admin.execute(
-            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(template_db))
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(template_db)
+            )
         )
     yield _with_dbname(server_url, name)
     with psycopg.connect(server_url, autocommit=True) as admin:
@@ -95,8 +99,11 @@ def open_bot(database_url: str) -> Iterator[Callable[..., SupportBot]]:
     bots: list[SupportBot] = []
 
     def make(llm: object | None = None, **overrides: object) -> SupportBot:
-        bot = SupportBot.open(database_url, llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
-                              settings=Settings(database_url=database_url, **overrides))  # type: ignore[arg-type]
+        bot = SupportBot.open(
+            database_url,
+            llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
+            settings=Settings(database_url=database_url, **overrides),
+        )  # type: ignore[arg-type]
         bots.append(bot)
         return bot
 

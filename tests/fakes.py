@@ -14,17 +14,35 @@ from supportbot.llm.base import Completion, Message, Usage
 from supportbot.memory.compress import SUMMARY_PROMPT
 from supportbot.state import Review, Triage
 
-TECH = Triage(category="technical", needs_account_data=False, needs_human=False, urgency="normal",
-              summary="银行同步失败", search_query="E3001 银行流水同步失败")
-REFUND = Triage(category="refund", needs_account_data=True, needs_human=False, urgency="normal",
-                summary="申请退款", search_query="退款 年付")
-HUMAN = Triage(category="other", needs_account_data=False, needs_human=True, urgency="high",
-               summary="要求人工", search_query="人工")
+TECH = Triage(
+    category="technical",
+    needs_account_data=False,
+    needs_human=False,
+    urgency="normal",
+    summary="银行同步失败",
+    search_query="E3001 银行流水同步失败",
+)
+REFUND = Triage(
+    category="refund",
+    needs_account_data=True,
+    needs_human=False,
+    urgency="normal",
+    summary="申请退款",
+    search_query="退款 年付",
+)
+HUMAN = Triage(
+    category="other",
+    needs_account_data=False,
+    needs_human=True,
+    urgency="high",
+    summary="要求人工",
+    search_query="人工",
+)
 
 
 def refund_if_asked(prompt: str) -> Triage:
     """REFUND when the customer's latest message asks for one, else TECH."""
-    latest = prompt[prompt.rfind("客户最新消息:"):]
+    latest = prompt[prompt.rfind("客户最新消息:") :]
     return REFUND if "退款" in latest else TECH
 
 
@@ -52,8 +70,9 @@ class ScriptedLLM:
         self.prompts: list[list[dict[str, str]]] = []
         self._lock = threading.Lock()
 
-    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             temperature: float = 0.0) -> Completion:
+    def chat(
+        self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
+    ) -> Completion:
         with self._lock:
             self.prompts.append([dict(m) for m in messages])
         prompt = messages[-1]["content"]
@@ -70,7 +89,9 @@ class ScriptedLLM:
         else:
             text = self._draft(prompt) if callable(self._draft) else self._draft
             return Completion(text=text, usage=Usage(len(prompt), len(text)), cost=self._cost)
-        return Completion(text=parsed.model_dump_json(), parsed=parsed, usage=Usage(len(prompt), 10), cost=self._cost)
+        return Completion(
+            text=parsed.model_dump_json(), parsed=parsed, usage=Usage(len(prompt), 10), cost=self._cost
+        )
 
     def user_prompts(self) -> list[str]:
         return [p[-1]["content"] for p in self.prompts if p[0]["content"] != SUMMARY_PROMPT]

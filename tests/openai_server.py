@@ -31,14 +31,24 @@ class Request:
     body: dict[str, Any]
 
 
-def completion(content: str | None, *, prompt_tokens: int = 11, completion_tokens: int = 7,
-               model: str = "test-model") -> Reply:
-    return Reply(json={
-        "id": "chatcmpl-1", "object": "chat.completion", "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    })
+def completion(
+    content: str | None, *, prompt_tokens: int = 11, completion_tokens: int = 7, model: str = "test-model"
+) -> Reply:
+    return Reply(
+        json={
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    )
 
 
 def stream(pieces: list[str], *, usage: tuple[int, int] | None = None, model: str = "test-model") -> Reply:
@@ -46,8 +56,13 @@ def stream(pieces: list[str], *, usage: tuple[int, int] | None = None, model: st
     chunks += [{"model": model, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
     chunks.append({"model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     if usage is not None:  # what servers send for stream_options.include_usage: no choices, just usage
-        chunks.append({"model": model, "choices": [], "usage": {"prompt_tokens": usage[0],
-                                                                "completion_tokens": usage[1]}})
+        chunks.append(
+            {
+                "model": model,
+                "choices": [],
+                "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]},
+            }
+        )
     return Reply(events=[json.dumps(c) for c in chunks] + ["[DONE]"])
 
 
@@ -64,7 +79,9 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()  # wakes handlers that are sleeping out a delay
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -79,8 +96,9 @@ class ScriptedServer:
         self._thread.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
@@ -96,7 +114,7 @@ class ScriptedServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 reply = server._next(Request(self.path, headers, json.loads(raw or b"{}")))

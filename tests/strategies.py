@@ -69,16 +69,19 @@ def _bill_number() -> st.SearchStrategy[Snippet]:
 
 def _other_id() -> st.SearchStrategy[Snippet]:
     invoice = st.tuples(_years, st.integers(1, 9999)).map(
-        lambda t: Snippet(f"发票 INV-{t[0]}-{t[1]:04d}", "id", f"INV-{t[0]}-{t[1]:04d}"))
+        lambda t: Snippet(f"发票 INV-{t[0]}-{t[1]:04d}", "id", f"INV-{t[0]}-{t[1]:04d}")
+    )
     ticket = st.integers(1, 999_999).map(lambda n: Snippet(f"ticket T{n:06d}", "id", f"T{n:06d}"))
-    order = st.tuples(st.integers(100_000_000, 999_999_999), st.sampled_from(["订单号 ", "订单号:", "order number "])).map(
-        lambda t: Snippet(f"{t[1]}{t[0]}", "id", str(t[0])))
+    order = st.tuples(
+        st.integers(100_000_000, 999_999_999), st.sampled_from(["订单号 ", "订单号:", "order number "])
+    ).map(lambda t: Snippet(f"{t[1]}{t[0]}", "id", str(t[0])))
     return st.one_of(invoice, ticket, order)
 
 
 def _error_code() -> st.SearchStrategy[Snippet]:
     return st.tuples(st.integers(1000, 9999), st.sampled_from(["报错 ", "error ", "错误码 "])).map(
-        lambda t: Snippet(f"{t[1]}E{t[0]}", "error_code", f"E{t[0]}"))
+        lambda t: Snippet(f"{t[1]}E{t[0]}", "error_code", f"E{t[0]}")
+    )
 
 
 @st.composite
@@ -87,8 +90,16 @@ def _amount(draw: st.DrawFn) -> Snippet:
     whole = draw(st.booleans())
     number = str(cents // 100) if whole else f"{Decimal(cents) / 100:.2f}"
     value = Decimal(number)
-    forms = [("¥{}", "CNY"), ("￥{}", "CNY"), ("{} 元", "CNY"), ("{}元", "CNY"), ("RMB {}", "CNY"),
-             ("${}", "USD"), ("{} USD", "USD"), ("{}美元", "USD")]
+    forms = [
+        ("¥{}", "CNY"),
+        ("￥{}", "CNY"),
+        ("{} 元", "CNY"),
+        ("{}元", "CNY"),
+        ("RMB {}", "CNY"),
+        ("${}", "USD"),
+        ("{} USD", "USD"),
+        ("{}美元", "USD"),
+    ]
     form, currency = draw(st.sampled_from(forms))
     return Snippet(form.format(number), "amount", f"{currency} {value:.2f}")
 
@@ -110,18 +121,28 @@ def _date(draw: st.DrawFn) -> Snippet:
 
 def _promise() -> st.SearchStrategy[Snippet]:
     days = st.integers(1, 10)
-    zh = days.map(lambda n: Snippet(f"我们会在 {n} 个工作日内回复您。", "promise", f"我们会在{n}个工作日内回复您"))
-    en = days.map(lambda n: Snippet(f"We will reply within {n} days.", "promise", f"we will reply within {n} days"))
+    zh = days.map(
+        lambda n: Snippet(f"我们会在 {n} 个工作日内回复您。", "promise", f"我们会在{n}个工作日内回复您")
+    )
+    en = days.map(
+        lambda n: Snippet(f"We will reply within {n} days.", "promise", f"we will reply within {n} days")
+    )
     return st.one_of(zh, en)
 
 
 def _request() -> st.SearchStrategy[Snippet]:
-    return st.sampled_from([
-        Snippet("希望授权到期前提醒我。", "request", "希望授权到期前提醒我"),
-        Snippet("请帮我把发票抬头改一下", "request", "请帮我把发票抬头改一下"),
-        Snippet("Please remind me before it expires.", "request", "please remind me before it expires"),
-        Snippet("I'd like a refund for the duplicate charge.", "request", "i'd like a refund for the duplicate charge"),
-    ])
+    return st.sampled_from(
+        [
+            Snippet("希望授权到期前提醒我。", "request", "希望授权到期前提醒我"),
+            Snippet("请帮我把发票抬头改一下", "request", "请帮我把发票抬头改一下"),
+            Snippet("Please remind me before it expires.", "request", "please remind me before it expires"),
+            Snippet(
+                "I'd like a refund for the duplicate charge.",
+                "request",
+                "i'd like a refund for the duplicate charge",
+            ),
+        ]
+    )
 
 
 _COMMON_SNIPPETS = st.one_of(_bill_number(), _other_id(), _error_code(), _amount(), _date())
@@ -157,7 +178,9 @@ def annotated_turns(draw: st.DrawFn, role: Role) -> AnnotatedTurn:
 
 
 @st.composite
-def annotated_conversations(draw: st.DrawFn, *, min_turns: int = 0, max_turns: int = 16) -> tuple[AnnotatedTurn, ...]:
+def annotated_conversations(
+    draw: st.DrawFn, *, min_turns: int = 0, max_turns: int = 16
+) -> tuple[AnnotatedTurn, ...]:
     """Turns alternating customer, agent, customer, ... as a ticket does."""
     size = draw(st.integers(min_turns, max_turns))
     return tuple(_draw_turn(draw, _ROLES[i % 2], i) for i in range(size))
@@ -181,7 +204,8 @@ def _draw_turn(draw: st.DrawFn, role: Role, index: int) -> AnnotatedTurn:
 def conversations(*, min_turns: int = 0, max_turns: int = 16) -> st.SearchStrategy[tuple[Turn, ...]]:
     """Plain conversations, for properties that do not care which facts were planted."""
     return annotated_conversations(min_turns=min_turns, max_turns=max_turns).map(
-        lambda annotated: tuple(a.turn for a in annotated))
+        lambda annotated: tuple(a.turn for a in annotated)
+    )
 
 
 class Budget(NamedTuple):

@@ -22,8 +22,22 @@ from supportbot.backend.demo_data import load_demo_data
 from supportbot.cli import build_parser, main
 from supportbot.errors import UnknownTicket
 
-COMMANDS = ("chat", "tickets", "approvals", "approve", "demo", "show", "history", "state", "fork", "profile",
-            "db", "forget", "prune", "reset")
+COMMANDS = (
+    "chat",
+    "tickets",
+    "approvals",
+    "approve",
+    "demo",
+    "show",
+    "history",
+    "state",
+    "fork",
+    "profile",
+    "db",
+    "forget",
+    "prune",
+    "reset",
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,7 @@ def in_process(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str
 
 # -- help and usage errors -------------------------------------------------------------------
 
+
 def test_every_command_has_help_with_the_global_options(capsys: pytest.CaptureFixture[str]) -> None:
     top = build_parser().format_help()
     for name in COMMANDS:
@@ -121,6 +136,7 @@ def test_usage_errors_from_a_real_process() -> None:
 
 # -- reading ---------------------------------------------------------------------------------
 
+
 def test_tickets_filter_by_customer_and_status(story: Story) -> None:
     rows = ok_json(story.url, "tickets", "--customer", "wugang@example.com", "--status", "waiting_approval")
     assert [(r["id"], r["status"], r["turn_count"]) for r in rows] == [(story.waiting, "waiting_approval", 3)]
@@ -140,8 +156,15 @@ def test_show_says_what_is_remembered_and_where(story: Story) -> None:
     assert {"turns", "summary", "facts", "profile", "steps", "approvals"} <= shown["storage"].keys()
 
     text = ok(story.url, "show", story.waiting)
-    for needle in ("supportbot.turns", "supportbot.checkpoints", "supportbot.customer_profiles", "钉住的事实",
-                   "错误码:E3001", "招商银行的流水又同步失败了", "摘要"):
+    for needle in (
+        "supportbot.turns",
+        "supportbot.checkpoints",
+        "supportbot.customer_profiles",
+        "钉住的事实",
+        "错误码:E3001",
+        "招商银行的流水又同步失败了",
+        "摘要",
+    ):
         assert needle in text, needle
 
 
@@ -163,7 +186,10 @@ def test_fork_copies_history_up_to_a_step(story: Story) -> None:
     steps = ok_json(story.url, "history", story.waiting)
     end_of_round_1 = next(s["seq"] for s in steps if s["step"] == "finalize")
     forked = ok_json(story.url, "fork", story.waiting, "--at", str(end_of_round_1))
-    assert forked["forked_from"] == story.waiting and forked["ticket_id"] not in (story.waiting, story.resolved)
+    assert forked["forked_from"] == story.waiting and forked["ticket_id"] not in (
+        story.waiting,
+        story.resolved,
+    )
     with SupportBot.open(story.url) as bot:
         state = bot.state(forked["ticket_id"])
         assert [t.role for t in state.turns] == ["customer", "agent"]
@@ -182,6 +208,7 @@ def test_profile(story: Story) -> None:
 
 # -- approvals -------------------------------------------------------------------------------
 
+
 def test_approvals_then_approve(story: Story) -> None:
     pending = ok_json(story.url, "approvals")
     assert [(p["ticket_id"], p["round"]) for p in pending] == [(story.waiting, 2)]
@@ -192,10 +219,13 @@ def test_approvals_then_approve(story: Story) -> None:
     assert "已审批通过" in result["reply"]
     assert "没有等待审批的退款" in ok(story.url, "approvals")
     # A second click finds nothing to decide: an error, not a usage error.
-    assert "not waiting for approval" in fails(story.url, 1, "approve", story.waiting, "--no", "--by", "李主管")
+    assert "not waiting for approval" in fails(
+        story.url, 1, "approve", story.waiting, "--no", "--by", "李主管"
+    )
 
 
 # -- errors ----------------------------------------------------------------------------------
+
 
 def test_unknown_things_exit_1_with_one_line(story: Story) -> None:
     err = fails(story.url, 1, "show", "T999999")
@@ -209,6 +239,7 @@ def test_debug_shows_the_exception(story: Story) -> None:
 
 
 # -- the demo and the database ---------------------------------------------------------------
+
 
 def test_demo_replays_the_story(database_url: str) -> None:
     proc = run(database_url, "demo")
@@ -228,6 +259,7 @@ def test_db_status_and_migrate(database_url: str) -> None:
 
 
 # -- deleting (SupportBot.forget_customer, prune and reset) ----------------------------------
+
 
 def test_prune_closed_tickets(story: Story) -> None:
     report = ok_json(story.url, "prune", "--closed-before", "2999-01-01", "--keep", "final", "--yes")

@@ -21,7 +21,6 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TIMEOUT = 90.0
 
@@ -57,7 +56,7 @@ class Terminal:
         while True:
             at = self.seen.find(text, self._pos)
             if at >= 0:
-                before, self._pos = self.seen[self._pos:at], at + len(text)
+                before, self._pos = self.seen[self._pos : at], at + len(text)
                 return before
             if time.monotonic() > deadline or not self._read(deadline):
                 raise AssertionError(f"never saw {text!r}; the terminal shows:\n{self.seen[-3000:]}")
@@ -97,8 +96,16 @@ def _env() -> dict[str, str]:
 
 
 def test_chat_follow_up_approval_interrupt_and_resume(demo_url: str, terminals: list[Terminal]) -> None:
-    first = Terminal("chat", "wugang@example.com", "招商银行的流水又同步失败了,提示 E3001", "--by", "王经理",
-                     "--database-url", demo_url, env=_env())
+    first = Terminal(
+        "chat",
+        "wugang@example.com",
+        "招商银行的流水又同步失败了,提示 E3001",
+        "--by",
+        "王经理",
+        "--database-url",
+        demo_url,
+        env=_env(),
+    )
     terminals.append(first)
     streamed = first.expect("── 发给客户(已答复,第 1 轮)──")
     assert "起草中" in streamed and "E3001" in streamed  # the draft streamed before the final reply
@@ -123,8 +130,11 @@ def test_chat_follow_up_approval_interrupt_and_resume(demo_url: str, terminals: 
 
     with psycopg.connect(demo_url) as conn:
         decided = conn.execute(
-            "SELECT approved, approver FROM supportbot.approvals WHERE ticket_id = 'T000001'").fetchall()
-        roles = conn.execute("SELECT role FROM supportbot.turns WHERE ticket_id = 'T000001' ORDER BY idx").fetchall()
+            "SELECT approved, approver FROM supportbot.approvals WHERE ticket_id = 'T000001'"
+        ).fetchall()
+        roles = conn.execute(
+            "SELECT role FROM supportbot.turns WHERE ticket_id = 'T000001' ORDER BY idx"
+        ).fetchall()
     assert decided == [(True, "王经理")]
     assert [r for (r,) in roles] == ["customer", "agent", "customer", "agent"]
 

@@ -49,20 +49,24 @@ def broken(previous_summary: str, turns: Sequence[Turn]) -> str:
 
 
 def pending_tokens(result: Compression, turns: Sequence[Turn]) -> int:
-    return text_tokens(result.summary, turn_tokens) + sum(turn_tokens(t) for t in turns[result.summarized_upto:])
+    return text_tokens(result.summary, turn_tokens) + sum(
+        turn_tokens(t) for t in turns[result.summarized_upto :]
+    )
 
 
 # -- the seed's example, in our API ------------------------------------------------------------
 
 
 def test_long_conversation_folds_all_but_the_last_four() -> None:
-    turns = [Turn(role="customer" if i % 2 == 0 else "agent", content="我的账单有问题" * 80) for i in range(8)]
+    turns = [
+        Turn(role="customer" if i % 2 == 0 else "agent", content="我的账单有问题" * 80) for i in range(8)
+    ]
     summarizer = Recorder()
     result = compress(turns, "", 0, budget=500, keep_last=4, summarize=summarizer)
     assert result.summarized_upto == 4
     assert len(summarizer.calls) == 1 and result.summarizer_calls == 1
     assert summarizer.calls[0] == ("", tuple(turns[:4]))
-    assert result.folded == range(0, 4)
+    assert result.folded == range(4)
     assert result.summary == summarizer.reply
     assert result.triggered_by == "budget" and result.error is None
     assert result.tokens_after < result.tokens_before
@@ -102,11 +106,20 @@ def test_over_budget_folds_all_but_keep_last(turns: tuple[Turn, ...], limits: Bu
 
 
 @given(conversations(), st.data(), budgets)
-def test_summarized_upto_only_moves_forward(turns: tuple[Turn, ...], data: st.DataObject, limits: Budget) -> None:
+def test_summarized_upto_only_moves_forward(
+    turns: tuple[Turn, ...], data: st.DataObject, limits: Budget
+) -> None:
     """Turns folded earlier exist only in the summary; moving back would send them twice or lose them."""
     start = data.draw(st.integers(0, len(turns)))
-    result = compress(turns, "旧摘要。", start, budget=limits.budget, keep_last=limits.keep_last,
-                      summary_cap=limits.summary_cap, summarize=Recorder())
+    result = compress(
+        turns,
+        "旧摘要。",
+        start,
+        budget=limits.budget,
+        keep_last=limits.keep_last,
+        summary_cap=limits.summary_cap,
+        summarize=Recorder(),
+    )
     assert result.summarized_upto >= start
     assert result.summarized_upto == start or result.summarized_upto <= len(turns) - limits.keep_last
 
@@ -117,8 +130,15 @@ def test_after_compression_the_history_fits(turns: tuple[Turn, ...], limits: Bud
 
     An identity "compressor" fails this as soon as a conversation is over budget.
     """
-    result = compress(turns, "", 0, budget=limits.budget, keep_last=limits.keep_last,
-                      summary_cap=limits.summary_cap, summarize=Recorder("摘要。"))
+    result = compress(
+        turns,
+        "",
+        0,
+        budget=limits.budget,
+        keep_last=limits.keep_last,
+        summary_cap=limits.summary_cap,
+        summarize=Recorder("摘要。"),
+    )
     assert result.tokens_after == pending_tokens(result, turns)
     assert result.tokens_after <= limits.budget or len(turns) - result.summarized_upto <= limits.keep_last
 
@@ -136,11 +156,23 @@ def test_growing_conversation_stays_bounded(turns: tuple[Turn, ...], limits: Bud
     summary, upto, ledger = "", 0, ()
     for end in range(1, len(turns) + 1):
         seen = turns[:end]
-        result = compress(seen, summary, upto, budget=limits.budget, keep_last=limits.keep_last,
-                          summary_cap=limits.summary_cap, summarize=summarize, facts=ledger)
+        result = compress(
+            seen,
+            summary,
+            upto,
+            budget=limits.budget,
+            keep_last=limits.keep_last,
+            summary_cap=limits.summary_cap,
+            summarize=summarize,
+            facts=ledger,
+        )
         assert result.error is None and result.summarized_upto >= upto
         summary, upto, ledger = result.summary, result.summarized_upto, result.facts
-        recent = sum(turn_tokens(t) for t in seen[max(0, len(seen) - limits.keep_last):]) if limits.keep_last else 0
+        recent = (
+            sum(turn_tokens(t) for t in seen[max(0, len(seen) - limits.keep_last) :])
+            if limits.keep_last
+            else 0
+        )
         assert pending_tokens(result, seen) <= max(limits.budget, limits.summary_cap + recent)
         assert text_tokens(summary, turn_tokens) <= limits.summary_cap
         # Every fact from a folded turn survives in the ledger, whatever the summary kept.
@@ -182,16 +214,20 @@ def test_summarizer_returning_not_text_is_reported() -> None:
 @given(conversations(), budgets, st.sampled_from([verbose, extractive_summarize]))
 def test_same_inputs_same_output(turns: tuple[Turn, ...], limits: Budget, summarize: object) -> None:
     """Replaying a stored ticket must rebuild the same history, or resumed rounds would diverge."""
-    options = dict(budget=limits.budget, keep_last=limits.keep_last, summary_cap=limits.summary_cap,
-                   summarize=summarize)
+    options = dict(
+        budget=limits.budget, keep_last=limits.keep_last, summary_cap=limits.summary_cap, summarize=summarize
+    )
     assert compress(turns, "", 0, **options) == compress(turns, "", 0, **options)  # type: ignore[arg-type]
 
 
-@given(conversations(min_turns=1), st.integers(0, 120), st.sampled_from(["verbose", "extractive", "condenses"]))
+@given(
+    conversations(min_turns=1), st.integers(0, 120), st.sampled_from(["verbose", "extractive", "condenses"])
+)
 def test_summary_never_exceeds_its_cap(turns: tuple[Turn, ...], cap: int, kind: str) -> None:
     """The summary is re-sent every round; without a cap it would grow with the ticket."""
+
     def condenses(previous: str, new: Sequence[Turn]) -> str:
-        return verbose(previous, new) if new else previous[:cap // 4]
+        return verbose(previous, new) if new else previous[: cap // 4]
 
     summarize = {"verbose": verbose, "extractive": extractive_summarize, "condenses": condenses}[kind]
     result = compress(turns, "", 0, budget=0, keep_last=0, summary_cap=cap, summarize=summarize)
@@ -215,8 +251,29 @@ def test_oversized_summary_is_condensed_then_cut_at_a_sentence() -> None:
 
 # Chinese and ASCII words, digits, ids and the characters that end a sentence, so that cuts fall
 # both at sentence ends and inside words, where token counts are least regular.
-_summary_pieces = st.sampled_from(["账单", "同步失败", "客户:", "客服:", "鋐嘌柄眿", "user@example.com", "INV-2026-0415",
-                                   "E3001", " 10 元", "hello", " world", "3588", "。", "！", "；", "\n", ". ", "…", " "])
+_summary_pieces = st.sampled_from(
+    [
+        "账单",
+        "同步失败",
+        "客户:",
+        "客服:",
+        "鋐嘌柄眿",
+        "user@example.com",
+        "INV-2026-0415",
+        "E3001",
+        " 10 元",
+        "hello",
+        " world",
+        "3588",
+        "。",
+        "！",
+        "；",
+        "\n",
+        ". ",
+        "…",
+        " ",
+    ]
+)
 summary_texts = st.lists(_summary_pieces, max_size=60).map("".join)
 
 
@@ -235,10 +292,16 @@ def test_truncation_keeps_the_longest_sentence_prefix_that_fits(text: str, cap: 
     first = sentences[0]
     char_cuts = ["", *(first[:n].rstrip() + "…" for n in range(1, len(first) + 1))]
     assert result in sentences or result in char_cuts
-    by_sentence = result in sentences and result != "" and (
-        result == sentences[-1] or not _fits(sentences[_last_index(sentences, result) + 1], cap))
-    by_chars = result in char_cuts and not (first and _fits(first, cap)) and (
-        result == char_cuts[-1] or not _fits(char_cuts[_last_index(char_cuts, result) + 1], cap))
+    by_sentence = (
+        result in sentences
+        and result != ""
+        and (result == sentences[-1] or not _fits(sentences[_last_index(sentences, result) + 1], cap))
+    )
+    by_chars = (
+        result in char_cuts
+        and not (first and _fits(first, cap))
+        and (result == char_cuts[-1] or not _fits(char_cuts[_last_index(char_cuts, result) + 1], cap))
+    )
     assert by_sentence or by_chars
 
 
@@ -268,8 +331,15 @@ def _last_index(items: list[str], item: str) -> int:
 
 def test_condensing_pass_is_enough_when_it_fits() -> None:
     turns = [Turn(role="customer", content="账单问题" * 50)] * 3
-    result = compress(turns, "", 0, budget=0, keep_last=1, summary_cap=30,
-                      summarize=lambda p, t: verbose(p, t) if t else "客户:账单问题。")
+    result = compress(
+        turns,
+        "",
+        0,
+        budget=0,
+        keep_last=1,
+        summary_cap=30,
+        summarize=lambda p, t: verbose(p, t) if t else "客户:账单问题。",
+    )
     assert (result.summary, result.summarizer_calls) == ("客户:账单问题。", 2)
 
 
@@ -284,8 +354,16 @@ def test_too_many_pending_turns_triggers() -> None:
 
 def test_context_window_fraction_triggers() -> None:
     turns = [Turn(role="customer", content="好", tokens=100)] * 6
-    result = compress(turns, "", 0, budget=10_000, keep_last=2, context_window=1000, trigger_fraction=0.5,
-                      summarize=Recorder())
+    result = compress(
+        turns,
+        "",
+        0,
+        budget=10_000,
+        keep_last=2,
+        context_window=1000,
+        trigger_fraction=0.5,
+        summarize=Recorder(),
+    )
     assert (result.triggered_by, result.summarized_upto) == ("context_window", 4)
 
 
@@ -324,7 +402,10 @@ def test_summary_prompt_names_what_must_be_kept() -> None:
 
 
 def test_summary_messages() -> None:
-    turns = [Turn(role="customer", content="账单多扣了"), Turn(role="agent", content="我们会在 3 个工作日内退款")]
+    turns = [
+        Turn(role="customer", content="账单多扣了"),
+        Turn(role="agent", content="我们会在 3 个工作日内退款"),
+    ]
     system, user = summary_messages("", turns)
     assert system == {"role": "system", "content": SUMMARY_PROMPT}
     assert user["role"] == "user" and "(无)" in user["content"]
@@ -335,7 +416,10 @@ def test_summary_messages() -> None:
 
 def test_extractive_summary_keeps_fact_sentences() -> None:
     turns = [
-        Turn(role="customer", content="你好。银行流水又同步失败了,报错 E3001。顺便说一句天气不错。希望到期前提醒我。"),
+        Turn(
+            role="customer",
+            content="你好。银行流水又同步失败了,报错 E3001。顺便说一句天气不错。希望到期前提醒我。",
+        ),
         Turn(role="agent", content="抱歉给您带来不便。需要重新授权。我们会在 3 个工作日内回复。"),
         Turn(role="customer", content="好的。"),
     ]

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import psycopg
 from fakes import ScriptedLLM
+
 from supportbot import SupportBot
 from supportbot.context import ANSWER_RESERVE
 from supportbot.errors import ModelError
@@ -13,8 +14,10 @@ from supportbot.memory.tokens import count_tokens
 
 OpenBot = Callable[..., SupportBot]
 BILL = "INV-2026-0415"
-FILLER = ("我们公司这个月的流水还是对不上,财务那边一直在催,麻烦再帮忙看看第{n}次同步的记录,"
-          "另外导出的报表格式也和上个月不一样,想确认一下是不是系统有调整。")
+FILLER = (
+    "我们公司这个月的流水还是对不上,财务那边一直在催,麻烦再帮忙看看第{n}次同步的记录,"
+    "另外导出的报表格式也和上个月不一样,想确认一下是不是系统有调整。"
+)
 
 
 def _draft_prompts(llm: ScriptedLLM) -> list[list[dict[str, str]]]:
@@ -95,7 +98,9 @@ def test_a_message_that_cannot_fit_hands_off_with_the_reason(open_bot: OpenBot, 
     result = bot.open_ticket("wugang@example.com", "流水", huge)
     state = bot.state(result.ticket_id)
     assert result.outcome == "escalated"
-    assert "上下文超出模型窗口" in state.handoff_reason and "SUPPORTBOT_CONTEXT_WINDOW" in state.handoff_reason
+    assert (
+        "上下文超出模型窗口" in state.handoff_reason and "SUPPORTBOT_CONTEXT_WINDOW" in state.handoff_reason
+    )
     assert state.turns[0].content == huge  # nothing of the customer's message is lost or cut
     with psycopg.connect(database_url) as conn:
         assert conn.execute("SELECT count(*) FROM demo.escalations").fetchone()[0] == 1  # type: ignore[index]

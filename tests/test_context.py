@@ -21,18 +21,42 @@ NOW = datetime(2026, 10, 15, tzinfo=UTC)
 ORDER = ["hits", "findings", "basics", "profile", "facts", "summary", "history", "latest"]
 
 
-def _state(*, hits: int = 3, findings_lines: int = 5, body: str = "银行流水同步失败,提示 E3001") -> SupportState:
-    texts = [("customer", "我的账单号是 INV-2026-0415,扣了 ¥128.00。"), ("agent", "已为您查询,请稍候。"),
-             ("customer", "还有,希望到期前提醒我续费。"), ("agent", "好的,我们会在 3 个工作日内回复。"),
-             ("customer", body)]
-    turns = tuple(with_tokens(Turn(role, text, round=1 + i // 2, idx=i)) for i, (role, text) in enumerate(texts))
-    articles = tuple(Hit(id=f"KB-bank-00{i}", title=f"银行同步问题 {i}", body="请在设置中重新授权银行账户。" * 20,
-                         url=f"https://help.example.com/kb/KB-bank-00{i}", score=1.0 / i) for i in range(1, hits + 1))
-    findings = "\n".join(f"账单 INV-2026-04{i:02d}:3588.00 CNY,2026-04-{i:02d},paid" for i in range(findings_lines))
+def _state(
+    *, hits: int = 3, findings_lines: int = 5, body: str = "银行流水同步失败,提示 E3001"
+) -> SupportState:
+    texts = [
+        ("customer", "我的账单号是 INV-2026-0415,扣了 ¥128.00。"),
+        ("agent", "已为您查询,请稍候。"),
+        ("customer", "还有,希望到期前提醒我续费。"),
+        ("agent", "好的,我们会在 3 个工作日内回复。"),
+        ("customer", body),
+    ]
+    turns = tuple(
+        with_tokens(Turn(role, text, round=1 + i // 2, idx=i)) for i, (role, text) in enumerate(texts)
+    )
+    articles = tuple(
+        Hit(
+            id=f"KB-bank-00{i}",
+            title=f"银行同步问题 {i}",
+            body="请在设置中重新授权银行账户。" * 20,
+            url=f"https://help.example.com/kb/KB-bank-00{i}",
+            score=1.0 / i,
+        )
+        for i in range(1, hits + 1)
+    )
+    findings = "\n".join(
+        f"账单 INV-2026-04{i:02d}:3588.00 CNY,2026-04-{i:02d},paid" for i in range(findings_lines)
+    )
     return SupportState(
-        ticket=Ticket("T000001", "wugang@example.com", "银行流水", texts[0][1], NOW), turns=turns,
-        summary="客户多次询问银行同步。", summarized_upto=1, facts=update_ledger((), turns, 0),
-        profile="专业版年付 VIP。E3001 已出现 3 次。", hits=articles, findings=findings)
+        ticket=Ticket("T000001", "wugang@example.com", "银行流水", texts[0][1], NOW),
+        turns=turns,
+        summary="客户多次询问银行同步。",
+        summarized_upto=1,
+        facts=update_ledger((), turns, 0),
+        profile="专业版年付 VIP。E3001 已出现 3 次。",
+        hits=articles,
+        findings=findings,
+    )
 
 
 def _user(prompt: context.Prompt) -> str:
@@ -43,9 +67,19 @@ def test_sections_come_in_the_seeds_order_with_the_latest_message_last() -> None
     state = _state()
     prompt = context.draft_prompt(state)
     text = _user(prompt)
-    positions = [text.index(marker) for marker in (
-        context.LABELS["hits"], context.LABELS["findings"], "发件邮箱", context.LABELS["profile"],
-        context.LABELS["facts"], context.LABELS["summary"], context.LABELS["history"], context.LABELS["latest"])]
+    positions = [
+        text.index(marker)
+        for marker in (
+            context.LABELS["hits"],
+            context.LABELS["findings"],
+            "发件邮箱",
+            context.LABELS["profile"],
+            context.LABELS["facts"],
+            context.LABELS["summary"],
+            context.LABELS["history"],
+            context.LABELS["latest"],
+        )
+    ]
     assert positions == sorted(positions)
     assert text.endswith(context.LABELS["latest"] + "银行流水同步失败,提示 E3001")
     assert [k for k in prompt.usage if k in ORDER] == ORDER
@@ -54,7 +88,11 @@ def test_sections_come_in_the_seeds_order_with_the_latest_message_last() -> None
 
 
 def test_usage_adds_up_and_never_undercounts_the_real_prompt() -> None:
-    for state in (_state(), _state(hits=0, findings_lines=0), _state(body="Sync failed again, error E3001. " * 40)):
+    for state in (
+        _state(),
+        _state(hits=0, findings_lines=0),
+        _state(body="Sync failed again, error E3001. " * 40),
+    ):
         prompt = context.draft_prompt(state, budget=5000)
         sections = {k: v for k, v in prompt.usage.items() if k not in ("total", "budget")}
         assert prompt.usage["total"] > sum(sections.values()) and prompt.usage["budget"] == 5000
@@ -95,7 +133,9 @@ def test_the_latest_message_is_never_cut_so_a_huge_one_does_not_fit() -> None:
 
 def test_review_prompt_carries_the_draft_and_classify_prompt_no_reference() -> None:
     state = _state()
-    review = context.review_prompt(state.__class__(**{**_fields(state), "draft": "请重新授权 [KB-bank-001]。"}))
+    review = context.review_prompt(
+        state.__class__(**{**_fields(state), "draft": "请重新授权 [KB-bank-001]。"})
+    )
     assert "请重新授权 [KB-bank-001]。" in _user(review) and "draft" in review.usage
     classify = context.classify_prompt(state)
     assert "hits" not in classify.usage and context.LABELS["hits"] not in _user(classify)
@@ -119,38 +159,51 @@ def test_pinned_sentences_come_only_from_folded_turns_and_are_capped() -> None:
     folded = state.__class__(**{**_fields(state), "summarized_upto": 4})
     sentences = [f for f in context.pinned_facts(folded, 10) if f.kind in ("request", "promise")]
     assert len(sentences) == 2
-    assert [f.kind for f in context.pinned_facts(folded, 1) if f.kind in ("request", "promise")] == ["promise"]
+    assert [f.kind for f in context.pinned_facts(folded, 1) if f.kind in ("request", "promise")] == [
+        "promise"
+    ]
     assert all(f.kind not in ("request", "promise") for f in context.pinned_facts(folded, 0))
-    assert len(context.pinned_facts(folded, 0)) == len([f for f in folded.facts if f.kind not in ("request", "promise")])
+    assert len(context.pinned_facts(folded, 0)) == len(
+        [f for f in folded.facts if f.kind not in ("request", "promise")]
+    )
 
 
 # -- the counted and remembered ticket part equals the plain one --------------------------------
 
-def _plain_prompt(system: str, reference: list[tuple[str, str]], state: SupportState, trim: context.Trim,
-                  budget: int) -> context.Prompt:
+
+def _plain_prompt(
+    system: str, reference: list[tuple[str, str]], state: SupportState, trim: context.Trim, budget: int
+) -> context.Prompt:
     """The prompt as built before sections were counted in pieces and remembered: every section
     rendered from the state and counted whole (history and latest from the turns' stored counts)."""
     t, latest = state.ticket, state.latest_customer_message
-    sections = [*reference, ("basics", context.LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
+    sections = [
+        *reference,
+        ("basics", context.LABELS["basics"].format(email=t.customer_email, subject=t.subject)),
+    ]
     if state.profile:
         sections.append(("profile", context.LABELS["profile"] + state.profile))
     if facts := context.pinned_facts(state, trim.sentence_facts):
         sections.append(("facts", context.LABELS["facts"] + "\n" + _plain_render_facts(facts)))
     if state.summary:
         sections.append(("summary", context.LABELS["summary"] + "\n" + state.summary))
-    history = [turn for turn in state.turns[state.summarized_upto:] if turn is not latest]
+    history = [turn for turn in state.turns[state.summarized_upto :] if turn is not latest]
     if history:
         sections.append(("history", context.LABELS["history"] + "\n" + render_turns(history)))
     sections.append(("latest", context.LABELS["latest"] + (latest.content if latest else t.body)))
-    stored = {"history": sum(turn_tokens(turn) for turn in history),
-              "latest": turn_tokens(latest) if latest else count_tokens(t.body)}
+    stored = {
+        "history": sum(turn_tokens(turn) for turn in history),
+        "latest": turn_tokens(latest) if latest else count_tokens(t.body),
+    }
     usage = {"system": count_tokens(system) + 4}
     for name, text in sections:
         usage[name] = stored.get(name, count_tokens(text))
     usage["total"] = sum(usage.values()) + 4 + len(sections)
     usage["budget"] = budget
     body = "\n\n".join(text for _, text in sections)
-    return context.Prompt([{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim)
+    return context.Prompt(
+        [{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim
+    )
 
 
 def _plain_render_facts(facts: list[Fact]) -> str:
@@ -161,8 +214,13 @@ def _plain_render_facts(facts: list[Fact]) -> str:
         if items and kind in SENTENCE_KINDS:
             lines += [f"- {label}:", *(f"  - {f.value}" for f in items)]
         elif items:
-            lines.append(f"- {label}: " + ", ".join(f.key if kind == "amount" or (kind == "date" and not
-                                                     f.key.startswith("--")) else f.value for f in items))
+            lines.append(
+                f"- {label}: "
+                + ", ".join(
+                    f.key if kind == "amount" or (kind == "date" and not f.key.startswith("--")) else f.value
+                    for f in items
+                )
+            )
     return "\n".join(lines)
 
 
@@ -186,21 +244,42 @@ def _plain_prompts(state: SupportState, trim: context.Trim) -> list[context.Prom
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
         draft.append(("problems", context.LABELS["problems"] + "\n" + problems))
-    evidence = [("evidence", EVIDENCE_LABEL + "\n" + "\n\n".join(text for _, text in reference))] if reference else []
-    return [_plain_prompt(context.CLASSIFY_PROMPT, [], state, trim, 900),
-            _plain_prompt(context.DRAFT_PROMPT, draft, state, trim, 900),
-            _plain_prompt(context.REVIEW_PROMPT, [*evidence, ("draft", f"{context.LABELS['draft']}\n{state.draft}")],
-                          state, trim, 900)]
+    evidence = (
+        [("evidence", EVIDENCE_LABEL + "\n" + "\n\n".join(text for _, text in reference))]
+        if reference
+        else []
+    )
+    return [
+        _plain_prompt(context.CLASSIFY_PROMPT, [], state, trim, 900),
+        _plain_prompt(context.DRAFT_PROMPT, draft, state, trim, 900),
+        _plain_prompt(
+            context.REVIEW_PROMPT,
+            [*evidence, ("draft", f"{context.LABELS['draft']}\n{state.draft}")],
+            state,
+            trim,
+            900,
+        ),
+    ]
 
 
-_TEXTS = st.sampled_from(["", "客户多次询问银行同步。", "账单 INV-2026-0415:3588.00 CNY,paid\n订阅:专业版年付",
-                          " 前面有空格", "E3001\n", "我们会在 3 个工作日内回复 [KB-bank-001]。", "Sync failed, error E3001."])
+_TEXTS = st.sampled_from(
+    [
+        "",
+        "客户多次询问银行同步。",
+        "账单 INV-2026-0415:3588.00 CNY,paid\n订阅:专业版年付",
+        " 前面有空格",
+        "E3001\n",
+        "我们会在 3 个工作日内回复 [KB-bank-001]。",
+        "Sync failed, error E3001.",
+    ]
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(conversations(min_turns=1, max_turns=12), st.data())
-def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(turns: tuple[Turn, ...],
-                                                                        data: st.DataObject) -> None:
+def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(
+    turns: tuple[Turn, ...], data: st.DataObject
+) -> None:
     """Counting sections from their pieces and remembering the ticket part change no prompt and no
     count, for a state followed by the states a round makes from it (new summary, ledger, draft)."""
     counted = tuple(with_tokens(turn) for turn in turns)
@@ -208,15 +287,25 @@ def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(turns: 
     for _ in range(3):
         seen = counted[: data.draw(st.integers(1, len(counted)))]
         upto = data.draw(st.integers(0, len(seen)))
-        state = state.__class__(**{
-            **_fields(state), "turns": seen, "summarized_upto": upto, "facts": update_ledger((), seen, 0),
-            "summary": data.draw(_TEXTS), "profile": data.draw(_TEXTS), "findings": data.draw(_TEXTS),
-            "draft": data.draw(_TEXTS), "hits": state.hits[: data.draw(st.integers(0, 3))],
-            "review": data.draw(st.sampled_from([None, Review(passed=False, problems=["语气", "金额"])])),
-        })
+        state = state.__class__(
+            **{
+                **_fields(state),
+                "turns": seen,
+                "summarized_upto": upto,
+                "facts": update_ledger((), seen, 0),
+                "summary": data.draw(_TEXTS),
+                "profile": data.draw(_TEXTS),
+                "findings": data.draw(_TEXTS),
+                "draft": data.draw(_TEXTS),
+                "hits": state.hits[: data.draw(st.integers(0, 3))],
+                "review": data.draw(st.sampled_from([None, Review(passed=False, problems=["语气", "金额"])])),
+            }
+        )
         trim = data.draw(st.sampled_from([*context.LADDER, *context.LAST_RUNGS]))
-        built = [build(state, trim, 900) for build in (context.classify_prompt, context.draft_prompt,
-                                                       context.review_prompt)]
+        built = [
+            build(state, trim, 900)
+            for build in (context.classify_prompt, context.draft_prompt, context.review_prompt)
+        ]
         assert built == _plain_prompts(state, trim)
 
 

@@ -34,7 +34,9 @@ TABLES = ("kb_articles", "customers", "subscriptions", "invoices", "past_tickets
 def _snapshot(conn: psycopg.Connection[Any]) -> dict[str, list[dict[str, Any]]]:
     with conn.cursor(row_factory=dict_row) as cur:
         query = sql.SQL("SELECT * FROM {} ORDER BY id")
-        return {table: cur.execute(query.format(sql.Identifier("demo", table))).fetchall() for table in TABLES}
+        return {
+            table: cur.execute(query.format(sql.Identifier("demo", table))).fetchall() for table in TABLES
+        }
 
 
 # -- the data on its own ------------------------------------------------------------------------
@@ -48,7 +50,18 @@ def test_articles_have_stable_ids_urls_and_a_few_sentences() -> None:
         assert article.url == f"https://help.example.com/kb/{article.id}"
         assert 3 <= article.body.count("。") <= 6, article.id
     corpus = "".join(a.title + a.body for a in KB_ARTICLES)
-    for topic in ("E3001", "90 天", "E3002", "发票抬头", "30 天内", "人工审核", "升级", "两步验证", "API 密钥", "E2002"):
+    for topic in (
+        "E3001",
+        "90 天",
+        "E3002",
+        "发票抬头",
+        "30 天内",
+        "人工审核",
+        "升级",
+        "两步验证",
+        "API 密钥",
+        "E2002",
+    ):
         assert topic in corpus
 
 
@@ -100,7 +113,13 @@ def test_the_upgrade_replaced_the_old_plan_on_its_renewal_day() -> None:
     assert inputs is not None
     _, subs, tickets = inputs
     old, new = sorted(subs, key=lambda s: s.started_on)
-    assert (old.plan, old.status, new.plan, new.status, tickets) == ("基础版", "cancelled", "专业版", "active", [])
+    assert (old.plan, old.status, new.plan, new.status, tickets) == (
+        "基础版",
+        "cancelled",
+        "专业版",
+        "active",
+        [],
+    )
     last_old = max(i.issued_on for i in INVOICES if i.subscription_id == old.id)
     assert last_old.replace(month=last_old.month + 1) == new.started_on
 
@@ -149,7 +168,13 @@ def test_wugang_profile_from_the_database(database_url: str) -> None:
     loaded = _profile_inputs(database_url, " WuGang@Example.com")
     assert loaded is not None
     profile = build_profile(*loaded, today=DEMO_TODAY)
-    for expected in ("专业版年付 VIP", "E3001 已出现 3 次", "2026-04/07/09", "重新授权", "希望授权到期前提醒"):
+    for expected in (
+        "专业版年付 VIP",
+        "E3001 已出现 3 次",
+        "2026-04/07/09",
+        "重新授权",
+        "希望授权到期前提醒",
+    ):
         assert expected in profile.text
     pure = demo_profile_inputs("wugang@example.com")
     assert pure is not None

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import psycopg
 import pytest
-
 from fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked
+
 from supportbot import Settings, SupportBot
 from supportbot.errors import (
     ApprovalNotPending,
@@ -101,8 +101,16 @@ def test_history_grows_by_one_record_per_step(open_bot: OpenBot) -> None:
     n = len(bot.history(ticket))
     bot.send(ticket, "还有一个问题")
     steps = [r.step for r in bot.history(ticket)][n:]
-    assert steps == ["start_round", "load_customer", "prepare_context", "classify", "retrieve", "draft",
-                     "check", "finalize"]
+    assert steps == [
+        "start_round",
+        "load_customer",
+        "prepare_context",
+        "classify",
+        "retrieve",
+        "draft",
+        "check",
+        "finalize",
+    ]
 
 
 def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
@@ -111,14 +119,23 @@ def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
     bot.send(ticket, "我要申请退款 100 元")
     (waiting,) = bot.pending_approvals()
     assert waiting.request["refund_request"]["amount"] == "100.00"  # read through the tool call it refers to
-    stored = _count(database_url, "SELECT count(*) FROM supportbot.approvals WHERE request -> 'refund_request' ? '$tool'")
+    stored = _count(
+        database_url, "SELECT count(*) FROM supportbot.approvals WHERE request -> 'refund_request' ? '$tool'"
+    )
     assert stored == 1
     done = bot.approve(ticket, approved=True, approver="王经理")
     with psycopg.connect(database_url) as conn:
-        rows = {(r, step): update for r, step, update in conn.execute(
-            "SELECT round, step, update FROM supportbot.steps WHERE ticket_id = %s", (ticket,))}
-        checkpoints = conn.execute("SELECT s.step FROM supportbot.checkpoints k JOIN supportbot.steps s"
-                                   " USING (ticket_id, seq) WHERE ticket_id = %s", (ticket,)).fetchall()
+        rows = {
+            (r, step): update
+            for r, step, update in conn.execute(
+                "SELECT round, step, update FROM supportbot.steps WHERE ticket_id = %s", (ticket,)
+            )
+        }
+        checkpoints = conn.execute(
+            "SELECT s.step FROM supportbot.checkpoints k JOIN supportbot.steps s"
+            " USING (ticket_id, seq) WHERE ticket_id = %s",
+            (ticket,),
+        ).fetchall()
     assert checkpoints == [("prepare_context",), ("prepare_context",)]  # one per round
     assert rows[(2, "prepare_context")] == {}  # its checkpoint is the state after it
     assert all("reply" not in update for update in rows.values())  # the agent turn is the reply
@@ -134,7 +151,9 @@ def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
     assert state.customer is not None and state.customer.id == "C9001" and state.refund_request is not None
 
 
-def test_state_is_served_from_memory_only_while_it_is_the_latest(open_bot: OpenBot, database_url: str) -> None:
+def test_state_is_served_from_memory_only_while_it_is_the_latest(
+    open_bot: OpenBot, database_url: str
+) -> None:
     one, two = open_bot(), open_bot()  # two workers on one database, each with its own copies
     ticket = one.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
     assert one.state(ticket) is one.state(ticket)  # nothing recorded since: this process's copy
@@ -142,8 +161,11 @@ def test_state_is_served_from_memory_only_while_it_is_the_latest(open_bot: OpenB
     seen = one.state(ticket)
     assert seen.round == 2 and seen == two.state(ticket) and len(seen.turns) == 4
     with psycopg.connect(database_url) as conn:  # the row's latest step is the steps table's
-        assert conn.execute("SELECT last_seq = (SELECT max(seq) FROM supportbot.steps WHERE ticket_id = id)"
-                            " FROM supportbot.tickets WHERE id = %s", (ticket,)).fetchone()[0]
+        assert conn.execute(
+            "SELECT last_seq = (SELECT max(seq) FROM supportbot.steps WHERE ticket_id = id)"
+            " FROM supportbot.tickets WHERE id = %s",
+            (ticket,),
+        ).fetchone()[0]
 
 
 def test_fork_copies_history_up_to_a_step_and_diverges(open_bot: OpenBot) -> None:
@@ -201,7 +223,10 @@ def test_needs_human_hands_off_with_a_record(open_bot: OpenBot, database_url: st
     bot = open_bot(ScriptedLLM(triage=HUMAN))
     result = bot.open_ticket("lina@example.com", "投诉", "我要投诉,转人工")
     assert result.outcome == "escalated" and "人工" in result.reply
-    assert _count(database_url, "SELECT count(*) FROM demo.escalations WHERE ticket_id = %s", result.ticket_id) == 1
+    assert (
+        _count(database_url, "SELECT count(*) FROM demo.escalations WHERE ticket_id = %s", result.ticket_id)
+        == 1
+    )
 
 
 def test_model_fault_hands_off_and_keeps_the_message(open_bot: OpenBot) -> None:
@@ -233,12 +258,20 @@ def test_message_id_makes_send_idempotent(open_bot: OpenBot, database_url: str) 
     first = bot.send(ticket, "还是不行", message_id="m-1")
     again = bot.send(ticket, "还是不行", message_id="m-1")
     assert again == first
-    assert _count(database_url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s AND role = 'customer'",
-                  ticket) == 2
+    assert (
+        _count(
+            database_url,
+            "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s AND role = 'customer'",
+            ticket,
+        )
+        == 2
+    )
     assert bot.state(ticket).round == 2
 
 
-def test_a_message_arriving_mid_round_is_answered_by_the_next_round(open_bot: OpenBot, database_url: str) -> None:
+def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
+    open_bot: OpenBot, database_url: str
+) -> None:
     other = SupportBot.open(database_url, settings=Settings(database_url=database_url))
     sent: list[object] = []
 
@@ -263,7 +296,10 @@ def test_a_message_arriving_mid_round_is_answered_by_the_next_round(open_bot: Op
     assert state.round == 2
     assert [t.role for t in state.turns] == ["customer", "customer", "agent", "agent"]
     assert state.latest_customer_message.content == "补充一下:是招商银行"  # type: ignore[union-attr]
-    assert _count(database_url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s", first.ticket_id) == 4
+    assert (
+        _count(database_url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s", first.ticket_id)
+        == 4
+    )
 
 
 def _latest_ticket(database_url: str) -> str:
@@ -323,7 +359,9 @@ class _SlowDrafts(ScriptedLLM):
 
 
 def test_a_round_longer_than_the_lease_renews_it_and_finishes(open_bot: OpenBot, database_url: str) -> None:
-    bot = open_bot(_SlowDrafts(), lease_seconds=0.9)  # renewed after any step that ends 0.3 s after the last renewal
+    bot = open_bot(
+        _SlowDrafts(), lease_seconds=0.9
+    )  # renewed after any step that ends 0.3 s after the last renewal
     result = bot.open_ticket("wugang@example.com", "银行流水", "银行流水又同步失败了,提示 E3001")
     follow = bot.send(result.ticket_id, "还是不行")
     assert (result.outcome, follow.outcome) == ("resolved", "resolved")

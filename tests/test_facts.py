@@ -135,16 +135,22 @@ def test_promises_from_agents(text: str, expected: list[str]) -> None:
 )
 def test_requests_from_customers(text: str, expected: list[str]) -> None:
     assert keys_of("request", text, role="customer") == expected
-    assert keys_of("request", text, role="agent") == []  # "please send a screenshot" is not the customer's ask
+    assert (
+        keys_of("request", text, role="agent") == []
+    )  # "please send a screenshot" is not the customer's ask
 
 
 def test_sentence_keys_ignore_spacing_case_and_end_punctuation() -> None:
-    ledger = update_ledger((), [
-        Turn(role="agent", content="我们会在 3 个工作日内回复您。"),
-        Turn(role="agent", content="我们会在3个工作日内回复您!"),
-        Turn(role="agent", content="We will reply within 2 days."),
-        Turn(role="agent", content="we will  reply within 2 days"),
-    ], 0)
+    ledger = update_ledger(
+        (),
+        [
+            Turn(role="agent", content="我们会在 3 个工作日内回复您。"),
+            Turn(role="agent", content="我们会在3个工作日内回复您!"),
+            Turn(role="agent", content="We will reply within 2 days."),
+            Turn(role="agent", content="we will  reply within 2 days"),
+        ],
+        0,
+    )
     assert [(f.kind, f.turn) for f in ledger] == [("promise", 0), ("promise", 2)]
 
 
@@ -191,13 +197,15 @@ def test_render_groups_by_kind_with_labels() -> None:
         Fact("date", "9月15日", "--09-15", 1),
         Fact("id", "INV-2026-0042", "INV-2026-0042", 2),
     )
-    assert render_facts(facts) == "\n".join([
-        "- 单号: B20260915001, INV-2026-0042",
-        "- 金额: CNY 128.00",
-        "- 日期: 9月15日",
-        "- 已承诺:",
-        "  - 我们会在 3 个工作日内退款",
-    ])
+    assert render_facts(facts) == "\n".join(
+        [
+            "- 单号: B20260915001, INV-2026-0042",
+            "- 金额: CNY 128.00",
+            "- 日期: 9月15日",
+            "- 已承诺:",
+            "  - 我们会在 3 个工作日内退款",
+        ]
+    )
     assert render_facts(facts, labels=FACT_LABELS_EN).startswith("- Reference numbers: B20260915001")
     assert render_facts(()) == ""
 
@@ -236,14 +244,46 @@ def test_ledger_is_incremental(annotated: tuple[AnnotatedTurn, ...], data: st.Da
 # Characters at the patterns' edges (every character a match can start with, and the look-alikes
 # that case-insensitive matching folds onto them: ſ, K, İ, ı), CJK, digits, punctuation, and whole
 # phrases so that matches do occur.
-_EDGE_PIECES = st.sampled_from([
-    *"我本同工专会将稍已为希请麻能可帮给提需要订账发退单流号码是:：#。！？!?；;.,-_+@'$¥￥€人万元块钱美欧",
-    *"ABCEINRUVbcdeiknoprstuvwxyſ\u212aİı0123456789 \n\t",
-    "INV-2026-0415", "E3001", "T000153", "订单号 123456789", "refund no. 55512345", "USD 20", "20 元", "3 块钱",
-    "我们会", "会在", "已为您申请", "工作日内", "we will", "I'll", "will reply", "within 3 days", "I've filed",
-    "希望", "please", "could you", "I'd like", "I need", "remind me", "help me", "账单", "鋐嘌柄",
-    "错误码", "错误代码是 ", "报错码:", "error code ", "ERROR\tCODE is ", "Error Code #", "E", "e",
-])
+_EDGE_PIECES = st.sampled_from(
+    [
+        *"我本同工专会将稍已为希请麻能可帮给提需要订账发退单流号码是:：#。！？!?；;.,-_+@'$¥￥€人万元块钱美欧",
+        *"ABCEINRUVbcdeiknoprstuvwxyſ\u212aİı0123456789 \n\t",
+        "INV-2026-0415",
+        "E3001",
+        "T000153",
+        "订单号 123456789",
+        "refund no. 55512345",
+        "USD 20",
+        "20 元",
+        "3 块钱",
+        "我们会",
+        "会在",
+        "已为您申请",
+        "工作日内",
+        "we will",
+        "I'll",
+        "will reply",
+        "within 3 days",
+        "I've filed",
+        "希望",
+        "please",
+        "could you",
+        "I'd like",
+        "I need",
+        "remind me",
+        "help me",
+        "账单",
+        "鋐嘌柄",
+        "错误码",
+        "错误代码是 ",
+        "报错码:",
+        "error code ",
+        "ERROR\tCODE is ",
+        "Error Code #",
+        "E",
+        "e",
+    ]
+)
 edge_texts = st.lists(_EDGE_PIECES, max_size=30).map("".join)
 
 # Patterns whose look-behind moved after their first character, and what they were before.
@@ -252,7 +292,14 @@ _PLAIN_FORMS = {
     "_PREFIXED_ID": r"(?<![A-Za-z0-9-])[A-Z]{1,4}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])",
 }
 # Patterns that gained a leading look-ahead naming the characters a match can start with.
-_WITH_LOOKAHEAD = ("_ERROR_CODE_AFTER_LABEL", "_ID_AFTER_LABEL", "_AMOUNT", "_PROMISE", "_REQUEST", "_SENTENCE_END")
+_WITH_LOOKAHEAD = (
+    "_ERROR_CODE_AFTER_LABEL",
+    "_ID_AFTER_LABEL",
+    "_AMOUNT",
+    "_PROMISE",
+    "_REQUEST",
+    "_SENTENCE_END",
+)
 
 
 def without_lookahead(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -274,10 +321,29 @@ def test_fast_patterns_match_exactly_like_their_plain_forms(text: str) -> None:
         assert matches(getattr(facts, name), text) == matches(re.compile(plain), text), name
 
 
-_WISH_TEXTS = st.lists(st.sampled_from([
-    *"希提以今下到望醒后次期前rinRIN\u212aİıſ 的", "希望", "提醒", "以后", "今后", "下次", "到期前", "remind",
-    "Remind", "in the future", "IN future", "next time", "NEXT TIME", "inner", "print", "鋐嘌柄",
-]), max_size=20).map("".join)
+_WISH_TEXTS = st.lists(
+    st.sampled_from(
+        [
+            *"希提以今下到望醒后次期前rinRIN\u212aİıſ 的",
+            "希望",
+            "提醒",
+            "以后",
+            "今后",
+            "下次",
+            "到期前",
+            "remind",
+            "Remind",
+            "in the future",
+            "IN future",
+            "next time",
+            "NEXT TIME",
+            "inner",
+            "print",
+            "鋐嘌柄",
+        ]
+    ),
+    max_size=20,
+).map("".join)
 
 
 @given(_WISH_TEXTS)
@@ -296,14 +362,24 @@ def test_texts_without_a_digit_are_not_scanned_for_exact_facts_and_lose_none(tex
     scanned = list(facts._scan(text, role))
     every = [*facts._error_codes(text), *facts._ids(text), *facts._amounts(text), *facts._dates(text)]
     assert [f for f in scanned if f.kind not in ("promise", "request")] == every
-    assert facts.mentions_fact(text) == any(p.search(text) for p in (
-        facts._PREFIXED_ID, facts._ID_AFTER_LABEL, facts._ERROR_CODE, facts._AMOUNT, facts._DATE,
-        facts._PROMISE, facts._REQUEST))
+    assert facts.mentions_fact(text) == any(
+        p.search(text)
+        for p in (
+            facts._PREFIXED_ID,
+            facts._ID_AFTER_LABEL,
+            facts._ERROR_CODE,
+            facts._AMOUNT,
+            facts._DATE,
+            facts._PROMISE,
+            facts._REQUEST,
+        )
+    )
 
 
 @given(edge_texts, st.sampled_from([("promise", facts._PROMISE), ("request", facts._REQUEST)]))
 def test_texts_without_a_marker_are_not_cut_into_sentences_and_lose_none(
-        text: str, marker: tuple[str, re.Pattern[str]]) -> None:
+    text: str, marker: tuple[str, re.Pattern[str]]
+) -> None:
     """The whole-text check before cutting into sentences is there for speed only."""
     kind, pattern = marker
     pieces = [p.strip() for p in facts._SENTENCE_END.split(text)]
@@ -313,8 +389,11 @@ def test_texts_without_a_marker_are_not_cut_into_sentences_and_lose_none(
 
 def test_a_long_ledger_renders_as_before_and_counts_as_its_text() -> None:
     ids = [f"R{i:06d}" for i in range(40)]
-    ledger = (*(Fact("id", v, v, i) for i, v in enumerate(ids)), Fact("amount", "10 元", "CNY 10.00", 3),
-              Fact("request", "请退款 10 元", "请退款10元", 2))
+    ledger = (
+        *(Fact("id", v, v, i) for i, v in enumerate(ids)),
+        Fact("amount", "10 元", "CNY 10.00", 3),
+        Fact("request", "请退款 10 元", "请退款10元", 2),
+    )
     text = render_facts(ledger)
     assert text == "- 单号: " + ", ".join(ids) + "\n- 金额: CNY 10.00\n- 客户诉求:\n  - 请退款 10 元"
     assert len(facts.fact_pieces(ledger)) > 3  # the id line is cut, so a new id recounts one piece

@@ -8,12 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
+from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits
 from psycopg import sql
 
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits
-from supportbot import Settings, SupportBot
-from supportbot import guardrails
-from supportbot.memory import tokens
+from supportbot import Settings, SupportBot, guardrails
 from supportbot.backend.demo_data import CUSTOMERS, load_demo_data
 from supportbot.errors import (
     CustomerBusy,
@@ -24,6 +22,7 @@ from supportbot.errors import (
     UnknownStep,
     UnknownTicket,
 )
+from supportbot.memory import tokens
 from supportbot.state import Triage
 from supportbot.store import repo
 
@@ -33,7 +32,7 @@ WUGANG = ("C0001", "wugang@example.com", "吴刚", "13800001234")
 
 
 def _route(prompt: str) -> Triage:
-    latest = prompt[prompt.rfind("客户最新消息:"):]
+    latest = prompt[prompt.rfind("客户最新消息:") :]
     if "退款" in latest:
         return REFUND
     return HUMAN if "人工" in latest else TECH
@@ -60,7 +59,8 @@ def _traces(url: str, needles: Sequence[str]) -> dict[str, int]:
         assert len(columns) > 60  # every table of both schemas, not an empty catalog query
         for schema, table, column in columns:
             query = sql.SQL("SELECT count(*) FROM {} WHERE {}::text LIKE ANY(%s)").format(
-                sql.Identifier(schema, table), sql.Identifier(column))
+                sql.Identifier(schema, table), sql.Identifier(column)
+            )
             count = conn.execute(query, (patterns,)).fetchone()[0]  # type: ignore[index]
             if count:
                 found[f"{schema}.{table}.{column}"] = count
@@ -71,15 +71,25 @@ def _rows(url: str) -> dict[str, Counter[str]]:
     """Every row of every table of both schemas, as text."""
     with psycopg.connect(url) as conn:
         tables = conn.execute(
-            "SELECT schemaname, tablename FROM pg_tables WHERE schemaname = ANY(%s) ORDER BY 1, 2", (list(SCHEMAS),)
+            "SELECT schemaname, tablename FROM pg_tables WHERE schemaname = ANY(%s) ORDER BY 1, 2",
+            (list(SCHEMAS),),
         ).fetchall()
-        return {f"{s}.{t}": Counter(r[0] for r in conn.execute(
-            sql.SQL("SELECT x::text FROM {} x").format(sql.Identifier(s, t))).fetchall()) for s, t in tables}
+        return {
+            f"{s}.{t}": Counter(
+                r[0]
+                for r in conn.execute(
+                    sql.SQL("SELECT x::text FROM {} x").format(sql.Identifier(s, t))
+                ).fetchall()
+            )
+            for s, t in tables
+        }
 
 
 def _without(rows: dict[str, Counter[str]], needles: Sequence[str]) -> dict[str, Counter[str]]:
-    return {table: Counter({r: n for r, n in counted.items() if not any(x in r for x in needles)})
-            for table, counted in rows.items()}
+    return {
+        table: Counter({r: n for r, n in counted.items() if not any(x in r for x in needles)})
+        for table, counted in rows.items()
+    }
 
 
 def _hold_lease(url: str, ticket_id: str, owner: str = "worker-elsewhere") -> None:
@@ -97,14 +107,24 @@ def _tickets_in_every_state(bot: SupportBot, demo_url: str) -> dict[str, dict[st
     for customer in (c for c in CUSTOMERS if c.id in ("C0001", "C0002", "C0007")):
         email = customer.email
         resolved = bot.open_ticket(email, "银行流水", "银行流水又同步失败了,提示 E3001")
-        bot.send(resolved.ticket_id, f"我是{customer.name},手机 {customer.phone},邮箱 {email},重新授权了还是不行")
+        bot.send(
+            resolved.ticket_id, f"我是{customer.name},手机 {customer.phone},邮箱 {email},重新授权了还是不行"
+        )
         waiting = bot.open_ticket(email, "退款", "年付不想用了,申请退款 100 元")
         escalated = bot.open_ticket(email, "投诉", "我要投诉,转人工")
         busy = bot.open_ticket(email, "登录", "登录以后页面一直在转圈")
-        assert (resolved.outcome, waiting.outcome, escalated.outcome) == ("resolved", "waiting_approval", "escalated")
+        assert (resolved.outcome, waiting.outcome, escalated.outcome) == (
+            "resolved",
+            "waiting_approval",
+            "escalated",
+        )
         _hold_lease(demo_url, busy.ticket_id)
-        made[email] = {"resolved": resolved.ticket_id, "waiting": waiting.ticket_id,
-                       "escalated": escalated.ticket_id, "busy": busy.ticket_id}
+        made[email] = {
+            "resolved": resolved.ticket_id,
+            "waiting": waiting.ticket_id,
+            "escalated": escalated.ticket_id,
+            "busy": busy.ticket_id,
+        }
     return made
 
 
@@ -156,11 +176,16 @@ def test_a_busy_ticket_blocks_the_forget_and_nothing_is_deleted(bot: SupportBot,
         repo.renew_lease(conn, made["busy"], "worker-elsewhere", 30)  # the cancelled round's worker
 
 
-def test_an_expired_lease_does_not_block_and_an_unknown_email_deletes_nothing(bot: SupportBot, demo_url: str) -> None:
+def test_an_expired_lease_does_not_block_and_an_unknown_email_deletes_nothing(
+    bot: SupportBot, demo_url: str
+) -> None:
     ticket = bot.open_ticket("chenjing@example.com", "发票", "发票抬头写错了").ticket_id
     with psycopg.connect(demo_url) as conn:  # a worker died mid-round long ago
-        conn.execute("UPDATE supportbot.tickets SET lease_owner = 'dead', lease_expires = now() - interval '1 hour'"
-                     " WHERE id = %s", (ticket,))
+        conn.execute(
+            "UPDATE supportbot.tickets SET lease_owner = 'dead', lease_expires = now() - interval '1 hour'"
+            " WHERE id = %s",
+            (ticket,),
+        )
     before = _rows(demo_url)
     nobody = bot.forget_customer("nobody@example.com")
     assert (nobody.tickets, nobody.total) == ([], 0) and _rows(demo_url) == before
@@ -211,7 +236,7 @@ def test_prune_keeps_every_state_and_reports_what_it_freed(bot: SupportBot, demo
         kept = bot.history(t[name])
         mark = bot.pruned(t[name])
         assert mark is not None and kept[0].seq == mark.kept_from > 1 and kept[0].step == "prepare_context"
-        assert kept == histories[name][mark.kept_from - 1:]
+        assert kept == histories[name][mark.kept_from - 1 :]
         assert mark.steps == mark.kept_from - 1 and mark.bytes > 0
         for record in kept:  # every step that is left still rebuilds exactly
             assert bot.state_at(t[name], record.seq) == rebuilt[name][record.seq]
@@ -278,8 +303,11 @@ def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: Support
     cleared = bot.reset()
     assert cleared["supportbot.turns"] == 4 and cleared["supportbot.tickets"] == 1
     assert cleared["demo.customers"] == 9 and cleared["demo.kb_articles"] > 0
-    assert all(sum(rows.values()) == 0 for table, rows in _rows(demo_url).items()
-               if table != "supportbot.schema_migrations")
+    assert all(
+        sum(rows.values()) == 0
+        for table, rows in _rows(demo_url).items()
+        if table != "supportbot.schema_migrations"
+    )
     with psycopg.connect(demo_url) as conn:
         load_demo_data(conn)  # the reseed
 
@@ -306,12 +334,16 @@ def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: Support
 
 
 @pytest.mark.parametrize("mask", [True, False])
-def test_mask_pii_setting_reaches_the_ledger_ticket_facts_and_refund_reason(demo_url: str, mask: bool) -> None:
+def test_mask_pii_setting_reaches_the_ledger_ticket_facts_and_refund_reason(
+    demo_url: str, mask: bool
+) -> None:
     phone = "13912345678"
     llm = ScriptedLLM(triage=_route, draft=cite_hits)
     settings = Settings(database_url=demo_url, mask_pii=mask)
     with SupportBot.open(demo_url, llm=llm, settings=settings) as bot:  # type: ignore[arg-type]
-        ticket = bot.open_ticket("wugang@example.com", "退款", f"希望退款 100 元,请打 {phone} 联系我").ticket_id
+        ticket = bot.open_ticket(
+            "wugang@example.com", "退款", f"希望退款 100 元,请打 {phone} 联系我"
+        ).ticket_id
         state = bot.state(ticket)
     assert phone in state.turns[0].content  # raw turns keep what the customer wrote
     ledger = " ".join(f.value for f in state.facts)

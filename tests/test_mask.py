@@ -14,13 +14,13 @@ import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from strategies import EN_FILLER, ZH_FILLER, conversations, fact_snippets
+
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot.backend.demo_data import demo_profile_inputs, load_demo_data
+from supportbot.memory import mask
 from supportbot.memory.compress import compress, extractive_summarize
 from supportbot.memory.facts import render_facts, update_ledger
-from supportbot.memory import mask
 from supportbot.memory.mask import mask_summarizer, mask_text
 from supportbot.memory.profile import PastTicket, build_profile
 from supportbot.state import SupportState, Ticket, Turn
@@ -120,11 +120,20 @@ def bank_cards(draw: st.DrawFn) -> Pii:
     number = (number + draw(_digits(draw(st.integers(0, 2)))))[:19]
     if len(number) == 16 and draw(st.booleans()):
         sep = draw(st.sampled_from([" ", "-"]))
-        return Pii(sep.join(number[i:i + 4] for i in range(0, 16, 4)), number)
+        return Pii(sep.join(number[i : i + 4] for i in range(0, 16, 4)), number)
     return Pii(number, number)
 
 
-_LEADS = ("我的手机号是", "请打电话", "麻烦发到邮箱 ", "身份证号:", "卡号 ", "my number is ", "please email ", "")
+_LEADS = (
+    "我的手机号是",
+    "请打电话",
+    "麻烦发到邮箱 ",
+    "身份证号:",
+    "卡号 ",
+    "my number is ",
+    "please email ",
+    "",
+)
 pii = st.one_of(cn_mobiles(), intl_phones(), emails(), id_cards(), bank_cards())
 
 
@@ -171,8 +180,12 @@ def _derived(turns: list[Turn], *, mask: bool) -> list[str]:
     customer, subs, _ = inputs
     past = PastTicket("T000001", customer.id, "s", date(2026, 10, 1), facts)
     profile = build_profile(customer, subs, [past], today=date(2026, 10, 15), max_chars=10_000, mask=mask)
-    return ([f.value for f in ledger] + [f.key for f in ledger] + [render_facts(ledger), summarize("", turns)]
-            + [str(facts), profile.text, *profile.open_requests, *profile.promises])
+    return (
+        [f.value for f in ledger]
+        + [f.key for f in ledger]
+        + [render_facts(ledger), summarize("", turns)]
+        + [str(facts), profile.text, *profile.open_requests, *profile.promises]
+    )
 
 
 # -- properties --------------------------------------------------------------------------------
@@ -213,19 +226,42 @@ def test_without_masking_pii_does_reach_derived_memory(case: tuple[list[Turn], l
 
 
 def test_compression_ledger_is_masked() -> None:
-    turns = [Turn(role="customer", content="请打 13812345678 联系我,卡号 6222021234561234。" * 3, round=1),
-             Turn(role="agent", content="好的,我们会在 3 个工作日内回复您。", round=1)] * 3
-    result = compress(turns, "", 0, budget=20, keep_last=1, summarize=mask_summarizer(extractive_summarize),
-                      count=lambda t: len(t.content))
+    turns = [
+        Turn(role="customer", content="请打 13812345678 联系我,卡号 6222021234561234。" * 3, round=1),
+        Turn(role="agent", content="好的,我们会在 3 个工作日内回复您。", round=1),
+    ] * 3
+    result = compress(
+        turns,
+        "",
+        0,
+        budget=20,
+        keep_last=1,
+        summarize=mask_summarizer(extractive_summarize),
+        count=lambda t: len(t.content),
+    )
     assert result.summarized_upto > 0 and result.facts
     for text in [result.summary, *(f.value for f in result.facts)]:
         assert "13812345678" not in text and "6222021234561234" not in text
 
 
-_EDGE_TEXT = st.lists(st.sampled_from([
-    *"0123456789+-_. @%abcXYZ账单号码订单:：#\n", "13812345678", "+86 138 1234 5678", "0571-88886666", "+44 20 7946 0958",
-    "110101199003071234", "6222 0212 3456 7890", "6222021234567890123", "user@example.com", "INV-2026-0042", "订单号",
-]), max_size=25).map("".join)
+_EDGE_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"0123456789+-_. @%abcXYZ账单号码订单:：#\n",
+            "13812345678",
+            "+86 138 1234 5678",
+            "0571-88886666",
+            "+44 20 7946 0958",
+            "110101199003071234",
+            "6222 0212 3456 7890",
+            "6222021234567890123",
+            "user@example.com",
+            "INV-2026-0042",
+            "订单号",
+        ]
+    ),
+    max_size=25,
+).map("".join)
 
 
 @given(_EDGE_TEXT)
@@ -235,7 +271,8 @@ def test_the_scan_look_behind_changes_no_match(text: str) -> None:
     forms = [mask._EMAIL, mask._ID_CARD, mask._BANK_CARD, mask._CN_MOBILE, mask._INTL_PHONE, mask._LANDLINE]
     plain = re.compile("(?=[A-Za-z0-9+])(?:" + "|".join(forms) + ")")
     assert [(m.span(), m.groups()) for m in mask._PII.finditer(text)] == [
-        (m.span(), m.groups()) for m in plain.finditer(text)]
+        (m.span(), m.groups()) for m in plain.finditer(text)
+    ]
 
 
 # -- through the engine ------------------------------------------------------------------------
@@ -250,21 +287,34 @@ def offline_bot(database_url: str) -> Iterator[SupportBot]:
         yield bot
 
 
-def test_a_resolved_ticket_keeps_pii_only_in_its_raw_turns(offline_bot: SupportBot, database_url: str) -> None:
+def test_a_resolved_ticket_keeps_pii_only_in_its_raw_turns(
+    offline_bot: SupportBot, database_url: str
+) -> None:
     secrets = ["13912345678", "6222021234561234", "zhang.san@qq.com", "11010519900307123X"]
     first = offline_bot.open_ticket(
-        "wugang@example.com", "银行流水", f"银行流水同步失败,提示 E3001。请打 {secrets[0]} 联系我,邮箱 {secrets[2]}")
+        "wugang@example.com",
+        "银行流水",
+        f"银行流水同步失败,提示 E3001。请打 {secrets[0]} 联系我,邮箱 {secrets[2]}",
+    )
     offline_bot.send(first.ticket_id, f"希望退回到卡号 {secrets[1]},身份证 {secrets[3]}。重新授权了还是不行")
     offline_bot.send(first.ticket_id, "好的,谢谢")
     state = offline_bot.state(first.ticket_id)
     assert state.summarized_upto > 0 and state.facts  # compression ran and the ledger was filled
     assert all(any(s in t.content for t in state.turns) for s in secrets)  # raw turns keep what was written
     with psycopg.connect(database_url) as conn:
-        past = conn.execute("SELECT facts::text FROM demo.past_tickets WHERE id = %s", (first.ticket_id,)).fetchone()
+        past = conn.execute(
+            "SELECT facts::text FROM demo.past_tickets WHERE id = %s", (first.ticket_id,)
+        ).fetchone()
     assert past is not None
     profile = offline_bot.profile("wugang@example.com")
-    derived = [state.summary, *(f.value for f in state.facts), *(f.key for f in state.facts), past[0],
-               profile.text, *profile.open_requests]
+    derived = [
+        state.summary,
+        *(f.value for f in state.facts),
+        *(f.key for f in state.facts),
+        past[0],
+        profile.text,
+        *profile.open_requests,
+    ]
     for text in derived:
         assert not any(s in text for s in secrets), text
     assert any("139****5678" in text for text in derived)  # masked, not dropped

@@ -6,18 +6,23 @@ import dataclasses
 
 import psycopg
 import pytest
-
 from fakes import ScriptedLLM, seed_business
+
 from supportbot import Settings, SupportBot, SupportState
 from supportbot.store.migrate import migrate
 
 
 def _open(database_url: str, llm: ScriptedLLM | None = None) -> SupportBot:
-    return SupportBot.open(database_url, llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
-                           settings=Settings(database_url=database_url))
+    return SupportBot.open(
+        database_url,
+        llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
+        settings=Settings(database_url=database_url),
+    )
 
 
-def _a_ticket(database_url: str, llm: ScriptedLLM, subject: str, *messages: str) -> tuple[str, dict[int, SupportState]]:
+def _a_ticket(
+    database_url: str, llm: ScriptedLLM, subject: str, *messages: str
+) -> tuple[str, dict[int, SupportState]]:
     """Seed the business data, run one ticket through ``messages``: its id and the state after each step."""
     with psycopg.connect(database_url) as conn:
         seed_business(conn)
@@ -26,6 +31,7 @@ def _a_ticket(database_url: str, llm: ScriptedLLM, subject: str, *messages: str)
         for message in messages[1:]:
             bot.send(ticket, message)
         return ticket, {record.seq: bot.state_at(ticket, record.seq) for record in bot.history(ticket)}
+
 
 LEGACY_LAYOUT = """
 WITH ledger AS (
@@ -49,14 +55,23 @@ DELETE FROM supportbot.schema_migrations WHERE version = 4;
 
 
 def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(database_url: str) -> None:
-    ticket, before = _a_ticket(database_url, ScriptedLLM(), "扣款", "账单 INV-2026-0415 多扣了 ¥128.00",
-                               "错误码 E3001,希望到期前提醒我", "还有订单号 B20260915001")
+    ticket, before = _a_ticket(
+        database_url,
+        ScriptedLLM(),
+        "扣款",
+        "账单 INV-2026-0415 多扣了 ¥128.00",
+        "错误码 E3001,希望到期前提醒我",
+        "还有订单号 B20260915001",
+    )
     seqs = list(before)
     assert len(before[seqs[-1]].facts) >= 4
 
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(LEGACY_LAYOUT)  # type: ignore[arg-type]
-        assert conn.execute("SELECT count(*) FROM supportbot.checkpoints WHERE state ? 'facts'").fetchone()[0] > 0
+        assert (
+            conn.execute("SELECT count(*) FROM supportbot.checkpoints WHERE state ? 'facts'").fetchone()[0]
+            > 0
+        )
         applied = migrate(conn)
         assert [m.version for m in applied] == [4]
         leftover = conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'facts'").fetchone()[0]
@@ -89,8 +104,9 @@ DELETE FROM supportbot.schema_migrations WHERE version = 6;
 
 
 def test_006_keeps_each_step_s_own_spend_and_derives_the_reply(database_url: str) -> None:
-    ticket, before = _a_ticket(database_url, ScriptedLLM(cost=0.25), "银行流水", "银行流水同步失败,提示 E3001",
-                               "重新授权了还是不行")
+    ticket, before = _a_ticket(
+        database_url, ScriptedLLM(cost=0.25), "银行流水", "银行流水同步失败,提示 E3001", "重新授权了还是不行"
+    )
     seqs = list(before)
     assert before[seqs[-1]].reply and before[seqs[-1]].round_spend.calls >= 2
 
@@ -98,8 +114,13 @@ def test_006_keeps_each_step_s_own_spend_and_derives_the_reply(database_url: str
         conn.execute(RUNNING_TOTALS)  # type: ignore[arg-type]
         assert conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'reply'").fetchone()[0] == 2
         assert [m.version for m in migrate(conn)] == [6]
-        assert conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'reply'"
-                            " OR jsonb_typeof(update -> 'round_spend') = 'object'").fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM supportbot.steps WHERE update ? 'reply'"
+                " OR jsonb_typeof(update -> 'round_spend') = 'object'"
+            ).fetchone()[0]
+            == 0
+        )
 
     with _open(database_url) as bot:
         after = {seq: bot.state_at(ticket, seq) for seq in seqs}
@@ -114,14 +135,18 @@ def test_007_gives_each_ticket_its_latest_step_and_008_keeps_it_current(database
     ticket, _ = _a_ticket(database_url, ScriptedLLM(), "银行流水", "银行流水同步失败,提示 E3001")
     with _open(database_url) as bot:
         bot.fork(ticket, 3)
-    check = ("SELECT count(*) FROM supportbot.tickets t WHERE t.last_seq IS DISTINCT FROM"
-             " (SELECT max(seq) FROM supportbot.steps s WHERE s.ticket_id = t.id)")
+    check = (
+        "SELECT count(*) FROM supportbot.tickets t WHERE t.last_seq IS DISTINCT FROM"
+        " (SELECT max(seq) FROM supportbot.steps s WHERE s.ticket_id = t.id)"
+    )
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute("ALTER TABLE supportbot.tickets DROP COLUMN last_seq")  # as before 007
         conn.execute("DELETE FROM supportbot.schema_migrations WHERE version IN (7, 8)")
         assert [m.version for m in migrate(conn)] == [7, 8]
         assert conn.execute(check).fetchone()[0] == 0  # type: ignore[index]
-        assert conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = 'steps_last_seq'").fetchone()[0] == 0  # type: ignore[index]
+        assert (
+            conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = 'steps_last_seq'").fetchone()[0] == 0
+        )  # type: ignore[index]
     with _open(database_url) as bot:
         bot.send(ticket, "重新授权了还是不行")
         forked = bot.fork(ticket, 5)

@@ -24,8 +24,13 @@ from supportbot.state import Review, Triage
 
 KEY = "sk-loopback-SECRET-42"
 BANK_SYNC = "招商银行流水同步失败,提示 E3001"
-TRIAGE = Triage(category="technical", needs_account_data=False, needs_human=False,
-                summary="银行同步失败", search_query="E3001 银行流水同步失败").model_dump_json()
+TRIAGE = Triage(
+    category="technical",
+    needs_account_data=False,
+    needs_human=False,
+    summary="银行同步失败",
+    search_query="E3001 银行流水同步失败",
+).model_dump_json()
 DRAFT = "您好,E3001 表示银行授权已过期,请重新授权 [KB-bank-001]。"
 PASSED = Review(passed=True).model_dump_json()
 PRICES = {"big": (2.0, 8.0), "small": (0.5, 1.0)}
@@ -45,11 +50,19 @@ def open_bot(database_url: str, server: ScriptedServer) -> Iterator[OpenBot]:
     opened: list[Any] = []
 
     def make(**settings: Any) -> SupportBot:
-        common: dict[str, Any] = {"base_url": server.url, "api_key": KEY, "timeout": 0.3, "max_retries": 1,
-                                  "backoff": 0.0, "sleep": lambda seconds: None, "prices": PRICES}
+        common: dict[str, Any] = {
+            "base_url": server.url,
+            "api_key": KEY,
+            "timeout": 0.3,
+            "max_retries": 1,
+            "backoff": 0.0,
+            "sleep": lambda seconds: None,
+            "prices": PRICES,
+        }
         big, small = OpenAICompatible(model="big", **common), OpenAICompatible(model="small", **common)
-        bot = SupportBot.open(database_url, llm=big, small_llm=small,
-                              settings=Settings(database_url=database_url, **settings))
+        bot = SupportBot.open(
+            database_url, llm=big, small_llm=small, settings=Settings(database_url=database_url, **settings)
+        )
         opened.extend([bot, big, small])
         return bot
 
@@ -68,14 +81,21 @@ def assert_handed_off(bot: SupportBot, url: str, ticket_id: str, *, step: str, b
     return state.handoff_reason
 
 
-def test_a_healthy_endpoint_resolves_and_every_call_is_priced(open_bot: OpenBot, server: ScriptedServer) -> None:
-    server.script(completion(TRIAGE, prompt_tokens=1000, completion_tokens=100, model="small"),
-                  completion(DRAFT, prompt_tokens=2000, completion_tokens=300, model="big"),
-                  completion(PASSED, prompt_tokens=1000, completion_tokens=20, model="small"))
+def test_a_healthy_endpoint_resolves_and_every_call_is_priced(
+    open_bot: OpenBot, server: ScriptedServer
+) -> None:
+    server.script(
+        completion(TRIAGE, prompt_tokens=1000, completion_tokens=100, model="small"),
+        completion(DRAFT, prompt_tokens=2000, completion_tokens=300, model="big"),
+        completion(PASSED, prompt_tokens=1000, completion_tokens=20, model="small"),
+    )
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
 
-    assert result.outcome == "resolved" and "[KB-bank-001](https://help.example.com/kb/KB-bank-001)" in result.reply
+    assert (
+        result.outcome == "resolved"
+        and "[KB-bank-001](https://help.example.com/kb/KB-bank-001)" in result.reply
+    )
     assert [r.body["model"] for r in server.requests] == ["small", "big", "small"]
     assert [("response_format" in r.body) for r in server.requests] == [True, False, True]
     state = bot.state(result.ticket_id)
@@ -90,13 +110,16 @@ def test_classify_timing_out_hands_off(open_bot: OpenBot, server: ScriptedServer
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
 
     assert result.outcome == "escalated" and len(server.requests) == 2
-    reason = assert_handed_off(bot, database_url, result.ticket_id, step="classify", because="no answer within 0.3s")
+    reason = assert_handed_off(
+        bot, database_url, result.ticket_id, step="classify", because="no answer within 0.3s"
+    )
     assert "2 attempt(s)" in reason
     assert [t.content for t in bot.state(result.ticket_id).turns][0] == BANK_SYNC
 
 
-def test_draft_failing_with_5xx_beyond_retries_hands_off(open_bot: OpenBot, server: ScriptedServer,
-                                                         database_url: str) -> None:
+def test_draft_failing_with_5xx_beyond_retries_hands_off(
+    open_bot: OpenBot, server: ScriptedServer, database_url: str
+) -> None:
     server.script(completion(TRIAGE), error(503, "overloaded"), error(502, "bad gateway"))
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
@@ -110,30 +133,44 @@ def test_malformed_json_twice_hands_off(open_bot: OpenBot, server: ScriptedServe
     server.script(completion('{"category": "technical", '), completion("sorry, I cannot answer in JSON"))
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
-    assert_handed_off(bot, database_url, result.ticket_id, step="classify", because="does not match Triage twice")
+    assert_handed_off(
+        bot, database_url, result.ticket_id, step="classify", because="does not match Triage twice"
+    )
     repair = server.requests[1].body["messages"]
     assert repair[-1]["role"] == "user" and "Invalid JSON" in repair[-1]["content"]
 
 
-def test_malformed_json_once_is_repaired_and_the_round_goes_on(open_bot: OpenBot, server: ScriptedServer) -> None:
-    server.script(completion('{"category": "technical"'), completion(TRIAGE), completion(DRAFT), completion(PASSED))
+def test_malformed_json_once_is_repaired_and_the_round_goes_on(
+    open_bot: OpenBot, server: ScriptedServer
+) -> None:
+    server.script(
+        completion('{"category": "technical"'), completion(TRIAGE), completion(DRAFT), completion(PASSED)
+    )
     result = open_bot().open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
     assert result.outcome == "resolved" and len(server.requests) == 4
 
 
-def test_review_invalid_against_its_schema_twice_hands_off(open_bot: OpenBot, server: ScriptedServer,
-                                                           database_url: str) -> None:
-    server.script(completion(TRIAGE), completion(DRAFT), completion('{"passed": "perhaps"}'),
-                  completion('{"verdict": "fine"}'))
+def test_review_invalid_against_its_schema_twice_hands_off(
+    open_bot: OpenBot, server: ScriptedServer, database_url: str
+) -> None:
+    server.script(
+        completion(TRIAGE),
+        completion(DRAFT),
+        completion('{"passed": "perhaps"}'),
+        completion('{"verdict": "fine"}'),
+    )
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
-    assert_handed_off(bot, database_url, result.ticket_id, step="check", because="does not match Review twice")
+    assert_handed_off(
+        bot, database_url, result.ticket_id, step="check", because="does not match Review twice"
+    )
     assert bot.state(result.ticket_id).draft == DRAFT
 
 
 @pytest.mark.parametrize("status", [400, 401, 404])
-def test_a_rejected_request_hands_off_without_retrying(open_bot: OpenBot, server: ScriptedServer,
-                                                       database_url: str, status: int) -> None:
+def test_a_rejected_request_hands_off_without_retrying(
+    open_bot: OpenBot, server: ScriptedServer, database_url: str, status: int
+) -> None:
     server.script(error(status, f"rejected, key {KEY}"))
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
@@ -141,8 +178,9 @@ def test_a_rejected_request_hands_off_without_retrying(open_bot: OpenBot, server
     assert_handed_off(bot, database_url, result.ticket_id, step="classify", because=f"HTTP {status}")
 
 
-def test_a_fault_in_a_later_round_keeps_every_earlier_turn(open_bot: OpenBot, server: ScriptedServer,
-                                                           database_url: str) -> None:
+def test_a_fault_in_a_later_round_keeps_every_earlier_turn(
+    open_bot: OpenBot, server: ScriptedServer, database_url: str
+) -> None:
     server.script(completion(TRIAGE), completion(DRAFT), completion(PASSED))
     bot = open_bot()
     first = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
@@ -153,7 +191,10 @@ def test_a_fault_in_a_later_round_keeps_every_earlier_turn(open_bot: OpenBot, se
     assert (first.outcome, second.outcome, second.round) == ("resolved", "escalated", 2)
     state = bot.state(first.ticket_id)
     assert [(t.role, t.content) for t in state.turns][:3] == [
-        ("customer", BANK_SYNC), ("agent", first.reply), ("customer", "重新授权了还是不行")]
+        ("customer", BANK_SYNC),
+        ("agent", first.reply),
+        ("customer", "重新授权了还是不行"),
+    ]
     assert state.turns[3].role == "agent" and state.turns[3].content == second.reply
     assert_handed_off(bot, database_url, first.ticket_id, step="classify", because="HTTP 500")
     # The next message, with the model back, is a normal round that still sees the whole story.
@@ -164,13 +205,16 @@ def test_a_fault_in_a_later_round_keeps_every_earlier_turn(open_bot: OpenBot, se
     assert BANK_SYNC in latest_prompt and "重新授权了还是不行" in latest_prompt
 
 
-def test_the_api_key_reaches_no_state_row_or_reply(open_bot: OpenBot, server: ScriptedServer,
-                                                   database_url: str) -> None:
+def test_the_api_key_reaches_no_state_row_or_reply(
+    open_bot: OpenBot, server: ScriptedServer, database_url: str
+) -> None:
     server.script(error(503, f"upstream said Bearer {KEY}"), error(401, f"bad key {KEY}"))
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
     assert result.outcome == "escalated" and "***" in bot.state(result.ticket_id).handoff_reason
-    stored = rows(database_url, "SELECT coalesce(string_agg(s.update::text, ''), '') FROM supportbot.steps s")[0][0]
+    stored = rows(
+        database_url, "SELECT coalesce(string_agg(s.update::text, ''), '') FROM supportbot.steps s"
+    )[0][0]
     stored += json.dumps(rows(database_url, "SELECT reason FROM demo.escalations"))
     assert KEY not in stored and KEY not in result.reply
 
@@ -178,14 +222,21 @@ def test_the_api_key_reaches_no_state_row_or_reply(open_bot: OpenBot, server: Sc
 def test_prices_from_settings_reach_the_client(database_url: str, server: ScriptedServer) -> None:
     with psycopg.connect(database_url) as conn:
         load_demo_data(conn)
-    env = {"SUPPORTBOT_LLM_BASE_URL": server.url, "SUPPORTBOT_LLM_MODEL": "big",
-           "SUPPORTBOT_LLM_SMALL_MODEL": "small", "SUPPORTBOT_LLM_PRICES": "big=2/8, small=0.5/1",
-           "SUPPORTBOT_LLM_TIMEOUT": "0.5", "SUPPORTBOT_LLM_MAX_RETRIES": "0"}
+    env = {
+        "SUPPORTBOT_LLM_BASE_URL": server.url,
+        "SUPPORTBOT_LLM_MODEL": "big",
+        "SUPPORTBOT_LLM_SMALL_MODEL": "small",
+        "SUPPORTBOT_LLM_PRICES": "big=2/8, small=0.5/1",
+        "SUPPORTBOT_LLM_TIMEOUT": "0.5",
+        "SUPPORTBOT_LLM_MAX_RETRIES": "0",
+    }
     settings = Settings.from_env(env, database_url=database_url)
     assert settings.llm_prices == PRICES and settings.llm_max_retries == 0
-    server.script(completion(TRIAGE, prompt_tokens=1_000_000, completion_tokens=0),
-                  completion(DRAFT, prompt_tokens=0, completion_tokens=1_000_000), completion(PASSED, prompt_tokens=0,
-                                                                                         completion_tokens=0))
+    server.script(
+        completion(TRIAGE, prompt_tokens=1_000_000, completion_tokens=0),
+        completion(DRAFT, prompt_tokens=0, completion_tokens=1_000_000),
+        completion(PASSED, prompt_tokens=0, completion_tokens=0),
+    )
     with SupportBot.open(database_url, settings=settings) as bot:
         result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
         assert result.outcome == "resolved"
@@ -193,10 +244,12 @@ def test_prices_from_settings_reach_the_client(database_url: str, server: Script
 
 
 def test_a_billed_failure_counts_in_the_rounds_spend(open_bot: OpenBot, server: ScriptedServer) -> None:
-    server.script(completion(TRIAGE, prompt_tokens=0, completion_tokens=0),
-                  completion(DRAFT, prompt_tokens=0, completion_tokens=0),
-                  completion('{"passed": 1', prompt_tokens=100, completion_tokens=5),
-                  completion('{"passed": "perhaps"}', prompt_tokens=120, completion_tokens=6))
+    server.script(
+        completion(TRIAGE, prompt_tokens=0, completion_tokens=0),
+        completion(DRAFT, prompt_tokens=0, completion_tokens=0),
+        completion('{"passed": 1', prompt_tokens=100, completion_tokens=5),
+        completion('{"passed": "perhaps"}', prompt_tokens=120, completion_tokens=6),
+    )
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
     state = bot.state(result.ticket_id)

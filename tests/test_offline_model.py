@@ -27,23 +27,26 @@ def ask(latest: str, *sections: str) -> str:
     return "\n\n".join([*sections, "发件邮箱:a@example.com\n主题:x", f"客户最新消息:{latest}"])
 
 
-@pytest.mark.parametrize(("message", "category", "account", "human"), [
-    ("招商银行流水同步失败,提示 E3001", "technical", False, False),
-    ("My bank sync fails with E3002", "technical", False, False),
-    ("年付不想用了,申请退款 100 元", "refund", True, False),
-    ("I want my money back", "refund", True, False),
-    ("发票抬头写错了", "invoice", True, False),
-    ("Please resend my invoice", "invoice", True, False),
-    ("API 返回 E2002 怎么办", "api", False, False),
-    ("忘记密码了,登录不上", "account", False, False),
-    ("I can't log in, 2FA code never arrives", "account", False, False),
-    ("想从基础版升级到专业版", "plan_change", True, False),
-    ("Why was I charged twice this month?", "billing", True, False),
-    ("转人工", "other", False, True),
-    ("我要投诉,你们再不处理我就找律师", "other", False, True),
-    ("I want to speak to a human agent about my bill", "billing", True, True),
-    ("你好", "other", False, False),
-])
+@pytest.mark.parametrize(
+    ("message", "category", "account", "human"),
+    [
+        ("招商银行流水同步失败,提示 E3001", "technical", False, False),
+        ("My bank sync fails with E3002", "technical", False, False),
+        ("年付不想用了,申请退款 100 元", "refund", True, False),
+        ("I want my money back", "refund", True, False),
+        ("发票抬头写错了", "invoice", True, False),
+        ("Please resend my invoice", "invoice", True, False),
+        ("API 返回 E2002 怎么办", "api", False, False),
+        ("忘记密码了,登录不上", "account", False, False),
+        ("I can't log in, 2FA code never arrives", "account", False, False),
+        ("想从基础版升级到专业版", "plan_change", True, False),
+        ("Why was I charged twice this month?", "billing", True, False),
+        ("转人工", "other", False, True),
+        ("我要投诉,你们再不处理我就找律师", "other", False, True),
+        ("I want to speak to a human agent about my bill", "billing", True, True),
+        ("你好", "other", False, False),
+    ],
+)
 def test_triage_in_chinese_and_english(message: str, category: str, account: bool, human: bool) -> None:
     result = triage(message)
     assert (result.category, result.needs_account_data, result.needs_human) == (category, account, human)
@@ -52,7 +55,9 @@ def test_triage_in_chinese_and_english(message: str, category: str, account: boo
 
 def test_english_words_search_with_the_chinese_help_center_terms() -> None:
     assert "退款" in triage("please refund me").search_query
-    assert "E3002" in triage("bank sync E3002").search_query and "银行" in triage("bank sync E3002").search_query
+    assert (
+        "E3002" in triage("bank sync E3002").search_query and "银行" in triage("bank sync E3002").search_query
+    )
 
 
 def test_reply_cites_the_articles_that_fit_and_skips_other_error_codes() -> None:
@@ -63,7 +68,12 @@ def test_reply_cites_the_articles_that_fit_and_skips_other_error_codes() -> None
 
 
 def test_a_title_with_a_colon_is_kept_whole() -> None:
-    reply = compose_reply(ask("E3002 what now", "帮助中心文章:\n[KB-bank-002] 同步失败提示 E3002:银行系统维护:E3002 表示银行端暂时无法响应。"))
+    reply = compose_reply(
+        ask(
+            "E3002 what now",
+            "帮助中心文章:\n[KB-bank-002] 同步失败提示 E3002:银行系统维护:E3002 表示银行端暂时无法响应。",
+        )
+    )
     assert "“同步失败提示 E3002:银行系统维护”: E3002 表示银行端暂时无法响应。 [KB-bank-002]" in reply
 
 
@@ -84,10 +94,21 @@ def test_review_rejects_missing_citation_unknown_article_and_approval_claims() -
     model = OfflineModel()
 
     def review(draft: str, evidence: str = "") -> Review:
-        prompt = "\n\n".join(filter(None, [evidence, "帮助中心文章:\n[KB-bank-001] 银行流水同步失败",
-                                           f"草稿:\n{draft}", "发件邮箱:a@example.com\n主题:x", "客户最新消息:退款"]))
-        parsed = model.chat([{"role": "system", "content": "review"}, {"role": "user", "content": prompt}],
-                            schema=Review).parsed
+        prompt = "\n\n".join(
+            filter(
+                None,
+                [
+                    evidence,
+                    "帮助中心文章:\n[KB-bank-001] 银行流水同步失败",
+                    f"草稿:\n{draft}",
+                    "发件邮箱:a@example.com\n主题:x",
+                    "客户最新消息:退款",
+                ],
+            )
+        )
+        parsed = model.chat(
+            [{"role": "system", "content": "review"}, {"role": "user", "content": prompt}], schema=Review
+        ).parsed
         assert isinstance(parsed, Review)
         return parsed
 
@@ -100,17 +121,20 @@ def test_review_rejects_missing_citation_unknown_article_and_approval_claims() -
     assert review("我们将退您 500 元 [KB-bank-001]。", evidence).problems == ["金额在资料中没有依据:500"]
 
 
-@pytest.mark.parametrize(("draft", "problem"), [
-    ("", "草稿为空"),
-    ("退款将在 3 个工作日内到账 [KB-a]。", "承诺了资料中没有依据的时限:3 个工作日"),
-    ("Refunds arrive within 24 hours [KB-a].", "承诺了资料中没有依据的时限:24 hours"),
-    ("已为您退款 [KB-a]。", "草稿声称退款已批准或已执行"),
-    ("李娜的邮箱是 lina@example.com [KB-a]。", "草稿含有不属于本客户资料的邮箱:lina@example.com"),
-    ("客户 C0002 的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的客户编号:C0002"),
-    ("客户的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的账单号:INV-C0002-20260605"),
-    ("我们保证明天解决 [KB-a]。", "草稿作出了无依据的保证"),
-    ("好" * 1501 + "[KB-a]", "草稿过长"),
-])
+@pytest.mark.parametrize(
+    ("draft", "problem"),
+    [
+        ("", "草稿为空"),
+        ("退款将在 3 个工作日内到账 [KB-a]。", "承诺了资料中没有依据的时限:3 个工作日"),
+        ("Refunds arrive within 24 hours [KB-a].", "承诺了资料中没有依据的时限:24 hours"),
+        ("已为您退款 [KB-a]。", "草稿声称退款已批准或已执行"),
+        ("李娜的邮箱是 lina@example.com [KB-a]。", "草稿含有不属于本客户资料的邮箱:lina@example.com"),
+        ("客户 C0002 的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的客户编号:C0002"),
+        ("客户的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的账单号:INV-C0002-20260605"),
+        ("我们保证明天解决 [KB-a]。", "草稿作出了无依据的保证"),
+        ("好" * 1501 + "[KB-a]", "草稿过长"),
+    ],
+)
 def test_guardrails_refuse_what_the_data_does_not_support(draft: str, problem: str) -> None:
     evidence = "wugang@example.com C0001 INV-C0001-20251103 3588.00 CNY 通常 3 至 7 个工作日到账"
     problems = draft_problems(draft, known_articles={"KB-a"}, evidence=evidence)
@@ -119,26 +143,63 @@ def test_guardrails_refuse_what_the_data_does_not_support(draft: str, problem: s
 
 def test_guardrails_pass_what_the_data_supports() -> None:
     evidence = "wugang@example.com INV-C0001-20251103:3588.00 CNY 审批通过后通常 3 至 7 个工作日到账"
-    draft = ("您的账单 INV-C0001-20251103 实付 ¥3,588.00,审批通过后通常 3 至 7 个工作日到账,"
-             "结果会发到 wugang@example.com [KB-a]。")
+    draft = (
+        "您的账单 INV-C0001-20251103 实付 ¥3,588.00,审批通过后通常 3 至 7 个工作日到账,"
+        "结果会发到 wugang@example.com [KB-a]。"
+    )
     assert draft_problems(draft, known_articles={"KB-a"}, evidence=evidence) == []
 
 
 def test_time_limits_written_with_look_alike_letters_are_read_not_crashed_on() -> None:
     # Case-insensitive matching takes "ſ" for "s" and "İ" for "i"; the unit must still be known.
-    assert [(low, unit) for low, _, unit, _ in durations("3 dayſ 内回复,5 MİNUTES 后再试")] == [(3, "day"), (5, "minute")]
+    assert [(low, unit) for low, _, unit, _ in durations("3 dayſ 内回复,5 MİNUTES 后再试")] == [
+        (3, "day"),
+        (5, "minute"),
+    ]
     assert draft_problems("我们 3 dayſ 内回复 [KB-a]。", known_articles={"KB-a"}, evidence="3 days") == []
 
 
 # Characters at the patterns' edges (every character a match can start with, and the look-alikes
 # that case-insensitive matching folds onto them: ſ, K, İ, ı), CJK, digits and whole phrases.
-_EDGE_TEXT = st.lists(st.sampled_from([
-    *"已退申审批保一肯绝个工天小分周星月元块钱美人¥￥$.,-/~～:：abcdghimrstuwyACDGHIRUWſ\u212aİı0123456789 \n",
-    "已为您退款", "退款已到账", "审批通过了", "批准了您的退款", "has been approved", "i've refunded", "approved your refund",
-    "refund is on its way", "保证", "一定会", "guaranteed", "definitely will", "US$ 15", "RMB", "CNY", "USD", "人民币",
-    "100 元", "3 块钱", "12 dollars", "3 至 7 个工作日", "3-7 business days", "24 hours", "2 个星期", "6 months",
-    "C12345", "INV-2026-0415", "R000012", "13812345678", "user@example.com", "鋐嘌柄",
-]), max_size=30).map("".join)
+_EDGE_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"已退申审批保一肯绝个工天小分周星月元块钱美人¥￥$.,-/~～:：abcdghimrstuwyACDGHIRUWſ\u212aİı0123456789 \n",
+            "已为您退款",
+            "退款已到账",
+            "审批通过了",
+            "批准了您的退款",
+            "has been approved",
+            "i've refunded",
+            "approved your refund",
+            "refund is on its way",
+            "保证",
+            "一定会",
+            "guaranteed",
+            "definitely will",
+            "US$ 15",
+            "RMB",
+            "CNY",
+            "USD",
+            "人民币",
+            "100 元",
+            "3 块钱",
+            "12 dollars",
+            "3 至 7 个工作日",
+            "3-7 business days",
+            "24 hours",
+            "2 个星期",
+            "6 months",
+            "C12345",
+            "INV-2026-0415",
+            "R000012",
+            "13812345678",
+            "user@example.com",
+            "鋐嘌柄",
+        ]
+    ),
+    max_size=30,
+).map("".join)
 
 # Patterns whose look-behind moved after their first character, and what they were before.
 _PLAIN_IDENTIFIERS = {
@@ -157,7 +218,12 @@ def _matches(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int],
 def test_guardrail_patterns_match_exactly_like_their_plain_forms(text: str) -> None:
     """The look-aheads naming where a match can start, and the moved look-behinds, are there for
     speed only: without them the patterns must find the same matches with the same groups."""
-    for pattern in (guardrails._MONEY, guardrails._DURATION, guardrails._APPROVAL_CLAIM, guardrails._GUARANTEE):
+    for pattern in (
+        guardrails._MONEY,
+        guardrails._DURATION,
+        guardrails._APPROVAL_CLAIM,
+        guardrails._GUARANTEE,
+    ):
         plain = re.compile(re.sub(r"\(\?=\[[^\]]*\]\)", "", pattern.pattern), pattern.flags)
         assert plain.pattern != pattern.pattern
         assert _matches(pattern, text) == _matches(plain, text), pattern.pattern[:30]
@@ -167,8 +233,10 @@ def test_guardrail_patterns_match_exactly_like_their_plain_forms(text: str) -> N
 
 
 def test_summary_prompt_gets_an_extractive_summary() -> None:
-    turns = [Turn("customer", "你好。账单 INV-C0001-20251103 多扣了 349 元,请尽快处理。"),
-             Turn("agent", "收到,我们会在 3 个工作日内回复您。")]
+    turns = [
+        Turn("customer", "你好。账单 INV-C0001-20251103 多扣了 349 元,请尽快处理。"),
+        Turn("agent", "收到,我们会在 3 个工作日内回复您。"),
+    ]
     model = OfflineModel()
     summary = model.chat(summary_messages("", turns)).text
     assert "INV-C0001-20251103" in summary and "349 元" in summary and "3 个工作日" in summary
@@ -178,7 +246,10 @@ def test_summary_prompt_gets_an_extractive_summary() -> None:
 
 
 def test_same_messages_same_completion_and_streaming_matches() -> None:
-    messages = [{"role": "system", "content": "draft"}, {"role": "user", "content": ask("E3001 怎么办", ARTICLES)}]
+    messages = [
+        {"role": "system", "content": "draft"},
+        {"role": "user", "content": ask("E3001 怎么办", ARTICLES)},
+    ]
     pieces: list[str] = []
     first = OfflineModel(on_token=pieces.append).chat(messages)
     second = OfflineModel().chat(messages)
@@ -188,10 +259,17 @@ def test_same_messages_same_completion_and_streaming_matches() -> None:
     assert triaged == OfflineModel().chat(messages, schema=Triage) and isinstance(triaged.parsed, Triage)
 
 
-@pytest.mark.parametrize("draft", [
-    "请重新授权 [KB-a]。", "退款 ¥3,588.00 将在 3 至 7 个工作日到账 [KB-a]。", "我们将退您 500 元 [KB-a]。",
-    "李娜的邮箱是 lina@example.com [KB-a]。", "已为您退款 [KB-a]。", "",
-])
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "请重新授权 [KB-a]。",
+        "退款 ¥3,588.00 将在 3 至 7 个工作日到账 [KB-a]。",
+        "我们将退您 500 元 [KB-a]。",
+        "李娜的邮箱是 lina@example.com [KB-a]。",
+        "已为您退款 [KB-a]。",
+        "",
+    ],
+)
 def test_guardrails_build_the_evidence_only_for_a_draft_that_needs_it(draft: str) -> None:
     evidence = "wugang@example.com INV-C0001-20251103:3588.00 CNY 审批通过后通常 3 至 7 个工作日到账"
     built: list[str] = []

@@ -27,7 +27,10 @@ from supportbot.llm.openai import OpenAICompatible
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 Make = Callable[..., OpenAICompatible]  # the `make` fixture: a client aimed at the scripted server
-MESSAGES: list[Message] = [{"role": "system", "content": "You are support."}, {"role": "user", "content": "Hi"}]
+MESSAGES: list[Message] = [
+    {"role": "system", "content": "You are support."},
+    {"role": "user", "content": "Hi"},
+]
 
 
 class Answer(BaseModel):
@@ -65,8 +68,14 @@ def make(server: ScriptedServer, sleeps: Sleeps) -> Iterator[Make]:
     clients: list[OpenAICompatible] = []
 
     def build(**options: Any) -> OpenAICompatible:
-        settings: dict[str, Any] = {"base_url": server.url, "api_key": KEY, "model": "test-model",
-                                    "timeout": 2.0, "sleep": sleeps, "rng": random.Random(7)}
+        settings: dict[str, Any] = {
+            "base_url": server.url,
+            "api_key": KEY,
+            "model": "test-model",
+            "timeout": 2.0,
+            "sleep": sleeps,
+            "rng": random.Random(7),
+        }
         client = OpenAICompatible(**{**settings, **options})
         clients.append(client)
         return client
@@ -77,9 +86,14 @@ def make(server: ScriptedServer, sleeps: Sleeps) -> Iterator[Make]:
 
 
 def mock_client(handler: Callable[[httpx.Request], httpx.Response], **options: Any) -> OpenAICompatible:
-    settings: dict[str, Any] = {"base_url": "http://llm.test/v1", "api_key": KEY, "model": "test-model",
-                                "client": httpx.Client(transport=httpx.MockTransport(handler)),
-                                "sleep": Sleeps(), "rng": random.Random(7)}
+    settings: dict[str, Any] = {
+        "base_url": "http://llm.test/v1",
+        "api_key": KEY,
+        "model": "test-model",
+        "client": httpx.Client(transport=httpx.MockTransport(handler)),
+        "sleep": Sleeps(),
+        "rng": random.Random(7),
+    }
     return OpenAICompatible(**{**settings, **options})
 
 
@@ -174,7 +188,9 @@ def test_429_honours_retry_after_then_succeeds(server: ScriptedServer, make: Mak
     assert len(server.requests) == 2 and server.requests[0].body == server.requests[1].body
 
 
-def test_500_then_succeeds_after_a_jittered_backoff(server: ScriptedServer, make: Make, sleeps: Sleeps) -> None:
+def test_500_then_succeeds_after_a_jittered_backoff(
+    server: ScriptedServer, make: Make, sleeps: Sleeps
+) -> None:
     server.script(error(500, "boom"), error(503, "busy"), completion("done"))
     assert make(backoff=0.5).chat(MESSAGES).text == "done"
     assert len(server.requests) == 3 and len(sleeps) == 2
@@ -195,8 +211,14 @@ def test_connection_refused_raises_after_bounded_attempts(sleeps: Sleeps) -> Non
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         port = holder.getsockname()[1]
-        llm = OpenAICompatible(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, model="m",
-                               timeout=1.0, max_retries=2, sleep=sleeps)
+        llm = OpenAICompatible(
+            base_url=f"http://127.0.0.1:{port}/v1",
+            api_key=KEY,
+            model="m",
+            timeout=1.0,
+            max_retries=2,
+            sleep=sleeps,
+        )
         with pytest.raises(ModelError) as caught:
             llm.chat(MESSAGES)
         llm.close()
@@ -223,7 +245,9 @@ def test_malformed_json_then_repair_succeeds(server: ScriptedServer, make: Make)
 
 
 def test_repair_shows_the_validation_error(server: ScriptedServer, make: Make) -> None:
-    server.script(completion('{"category": "billing"}'), completion('{"category": "billing", "urgent": true}'))
+    server.script(
+        completion('{"category": "billing"}'), completion('{"category": "billing", "urgent": true}')
+    )
     assert make().chat(MESSAGES, schema=Answer).parsed == Answer(category="billing", urgent=True)
     assert "urgent: Field required" in server.requests[1].body["messages"][-1]["content"]
 
@@ -243,17 +267,24 @@ def test_400_fails_at_once_without_retry(server: ScriptedServer, make: Make, sle
     assert len(server.requests) == 1 and sleeps == []
 
 
-def test_api_key_never_leaks(server: ScriptedServer, make: Make,
-                             caplog: pytest.LogCaptureFixture) -> None:
+def test_api_key_never_leaks(server: ScriptedServer, make: Make, caplog: pytest.LogCaptureFixture) -> None:
     # Some proxies echo the request back; the key must still not reach messages or logs.
-    server.script(error(503, f"upstream rejected Bearer {KEY}"), error(401, f"Incorrect API key provided: {KEY}"))
+    server.script(
+        error(503, f"upstream rejected Bearer {KEY}"), error(401, f"Incorrect API key provided: {KEY}")
+    )
     llm = make()
     caplog.set_level(logging.DEBUG)
     with pytest.raises(ModelError) as caught:
         llm.chat(MESSAGES)
     assert "HTTP 401" in str(caught.value) and "API key" in str(caught.value)
-    shown = [str(caught.value), repr(caught.value), repr(llm), caplog.text,
-             *(r.getMessage() for r in caplog.records), "".join(traceback.format_exception(caught.value))]
+    shown = [
+        str(caught.value),
+        repr(caught.value),
+        repr(llm),
+        caplog.text,
+        *(r.getMessage() for r in caplog.records),
+        "".join(traceback.format_exception(caught.value)),
+    ]
     assert caplog.records, "the retry should have been logged"
     assert all(KEY not in text for text in shown)
 
@@ -290,8 +321,9 @@ def test_on_token_stream_failing_after_tokens_is_not_retried(sleeps: Sleeps) -> 
 
 def test_a_server_that_ignores_stream_still_answers() -> None:
     seen: list[str] = []
-    result = mock_client(lambda request: ok("all at once", prompt_tokens=3, completion_tokens=4),
-                         on_token=seen.append).chat(MESSAGES)
+    result = mock_client(
+        lambda request: ok("all at once", prompt_tokens=3, completion_tokens=4), on_token=seen.append
+    ).chat(MESSAGES)
     assert result.text == "all at once" and seen == ["all at once"] and result.usage.total_tokens == 7
 
 
@@ -343,8 +375,14 @@ def test_a_200_that_is_not_a_completion_fails_at_once() -> None:
 
 def test_null_content_is_an_empty_answer_and_dated_model_prices() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"model": "gpt-x-2025-01-01", "choices": [{"message": {"content": None}}],
-                                         "usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0}})
+        return httpx.Response(
+            200,
+            json={
+                "model": "gpt-x-2025-01-01",
+                "choices": [{"message": {"content": None}}],
+                "usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0},
+            },
+        )
 
     result = mock_client(handler, model="gpt-x", prices={"gpt-x": (0.15, 0.6)}).chat(MESSAGES)
     assert result.text == "" and result.model == "gpt-x-2025-01-01" and result.cost == pytest.approx(0.15)
@@ -360,7 +398,9 @@ def test_injected_client_is_not_closed_and_repr_hides_the_key() -> None:
     assert "authorization" not in {k.lower() for k in http.headers}  # the key stays per request
 
 
-@pytest.mark.parametrize("options", [{"base_url": "llm.test/v1"}, {"model": ""}, {"max_retries": -1}, {"timeout": 0}])
+@pytest.mark.parametrize(
+    "options", [{"base_url": "llm.test/v1"}, {"model": ""}, {"max_retries": -1}, {"timeout": 0}]
+)
 def test_bad_options_are_config_errors(options: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         OpenAICompatible(**{"base_url": "http://llm.test/v1", "api_key": None, "model": "m", **options})
@@ -369,7 +409,9 @@ def test_bad_options_are_config_errors(options: dict[str, Any]) -> None:
 def test_from_settings() -> None:
     with pytest.raises(ConfigError, match="SUPPORTBOT_LLM_BASE_URL"):
         OpenAICompatible.from_settings(Settings(llm_api_key=KEY))
-    settings = Settings(llm_base_url="http://llm.test/v1", llm_api_key=KEY, llm_model="big", llm_small_model="small")
+    settings = Settings(
+        llm_base_url="http://llm.test/v1", llm_api_key=KEY, llm_model="big", llm_small_model="small"
+    )
     assert OpenAICompatible.from_settings(settings).model == "big"
     assert OpenAICompatible.from_settings(settings, small=True).model == "small"
     no_small = Settings(llm_base_url="http://llm.test/v1", llm_model="big")

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
 from fakes import REFUND, ScriptedLLM, cite_hits, rows
+
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot.state import Triage
 
@@ -26,8 +26,9 @@ def open_bot(demo_url: str) -> Iterator[OpenBot]:
 
     def make(llm: Any = None, **settings: Any) -> SupportBot:
         model = llm or OfflineModel()
-        bot = SupportBot.open(demo_url, llm=model, small_llm=model,
-                              settings=Settings(database_url=demo_url, **settings))
+        bot = SupportBot.open(
+            demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url, **settings)
+        )
         bots.append(bot)
         return bot
 
@@ -74,7 +75,9 @@ def test_refund_of_another_customers_invoice_is_refused(open_bot: OpenBot, demo_
     assert rows(demo_url, "SELECT count(*) FROM demo.refunds")[0][0] == 0
 
 
-def test_valid_refund_waits_for_a_human_and_the_reply_states_the_decision(open_bot: OpenBot, demo_url: str) -> None:
+def test_valid_refund_waits_for_a_human_and_the_reply_states_the_decision(
+    open_bot: OpenBot, demo_url: str
+) -> None:
     bot = open_bot()
     paused = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元")
 
@@ -94,7 +97,9 @@ def test_valid_refund_waits_for_a_human_and_the_reply_states_the_decision(open_b
     assert decided.duration_ms >= 0 and "tx" not in decided.args
 
 
-def test_asking_about_a_refund_again_files_nothing_and_refunds_never_add_up_past_the_paid_amount(open_bot: OpenBot, demo_url: str) -> None:
+def test_asking_about_a_refund_again_files_nothing_and_refunds_never_add_up_past_the_paid_amount(
+    open_bot: OpenBot, demo_url: str
+) -> None:
     bot = open_bot()
     paused = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元")
     bot.approve(paused.ticket_id, approved=True, approver="王经理")
@@ -109,7 +114,10 @@ def test_asking_about_a_refund_again_files_nothing_and_refunds_never_add_up_past
     assert rows(demo_url, "SELECT count(*) FROM demo.refunds") == [(1,)]
     within = bot.send(paused.ticket_id, "那再申请退款 500 元")
     assert within.outcome == "waiting_approval"
-    assert rows(demo_url, "SELECT amount, status FROM demo.refunds ORDER BY id") == [(3000, "approved"), (500, "pending")]
+    assert rows(demo_url, "SELECT amount, status FROM demo.refunds ORDER BY id") == [
+        (3000, "approved"),
+        (500, "pending"),
+    ]
 
 
 def test_rejected_refund_is_told_with_the_reason(open_bot: OpenBot, demo_url: str) -> None:
@@ -180,8 +188,9 @@ def approved_refunds(url: str) -> int:
 
 
 @pytest.mark.parametrize("message", INJECTIONS)
-def test_injection_with_the_offline_model_only_waits_for_a_human(open_bot: OpenBot, demo_url: str,
-                                                                 message: str) -> None:
+def test_injection_with_the_offline_model_only_waits_for_a_human(
+    open_bot: OpenBot, demo_url: str, message: str
+) -> None:
     bot = open_bot()
     paused = bot.open_ticket("sunli@example.com", "refund", message)
 
@@ -202,10 +211,22 @@ COMPLYING_DRAFTS = [
 
 
 @pytest.mark.parametrize("draft", COMPLYING_DRAFTS)
-@pytest.mark.parametrize("triage", [REFUND, Triage(category="other", needs_account_data=False, needs_human=False,
-                                                   summary="approve refund", search_query="退款")])
-def test_a_model_that_obeys_the_injection_cannot_approve(open_bot: OpenBot, demo_url: str, draft: str,
-                                                         triage: Triage) -> None:
+@pytest.mark.parametrize(
+    "triage",
+    [
+        REFUND,
+        Triage(
+            category="other",
+            needs_account_data=False,
+            needs_human=False,
+            summary="approve refund",
+            search_query="退款",
+        ),
+    ],
+)
+def test_a_model_that_obeys_the_injection_cannot_approve(
+    open_bot: OpenBot, demo_url: str, draft: str, triage: Triage
+) -> None:
     # The model triages as told and drafts the approval; its own review passes everything.
     obeying = ScriptedLLM(triage=triage, draft=draft)
     bot = open_bot(obeying, max_revisions=1)

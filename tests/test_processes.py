@@ -12,7 +12,6 @@ from typing import Any
 
 import psycopg
 import pytest
-
 from fakes import rows, seed_business
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
@@ -31,8 +30,13 @@ def _env(url: str) -> dict[str, str]:
 
 
 def run(url: str, action: str, **args: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(WORKER), action, json.dumps(args)], env=_env(url),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(WORKER), action, json.dumps(args)],
+        env=_env(url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def ok(url: str, action: str, **args: Any) -> dict[str, Any]:
@@ -76,14 +80,17 @@ def test_sigkill_mid_round_loses_nothing_and_the_next_process_finishes(db: str) 
     done = ok(db, "resume", ticket=ticket)
     assert done["outcome"] == "resolved"
     assert [r for r, _ in turns(db, ticket)] == ["customer", "agent"]
-    steps = [s for (s,) in rows(db, "SELECT step FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq", ticket)]
+    steps = [
+        s for (s,) in rows(db, "SELECT step FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq", ticket)
+    ]
     assert steps.count("start_round") == 1 and steps.count("finalize") == 1
 
 
 def test_sigkill_inside_the_refund_decision_applies_it_exactly_once(db: str) -> None:
     paused = ok(db, "open", email="wugang@example.com", body="申请退款 300 元")
-    crashed = run(db, "approve", ticket=paused["ticket_id"], approved=True, approver="王经理",
-                  crash_at="decide_refund")
+    crashed = run(
+        db, "approve", ticket=paused["ticket_id"], approved=True, approver="王经理", crash_at="decide_refund"
+    )
     assert crashed.returncode == -9
     # The decision, its effect record and the step were one transaction: none of it is there.
     assert rows(db, "SELECT status FROM demo.refunds") == [("pending",)]
@@ -100,9 +107,24 @@ def test_sigkill_inside_the_refund_decision_applies_it_exactly_once(db: str) -> 
 def test_concurrent_senders_store_each_message_once_and_rounds_never_interleave(db: str) -> None:
     ticket = ok(db, "open", email="wugang@example.com", body="E3001 同步失败")["ticket_id"]
     procs = [
-        subprocess.Popen([sys.executable, str(WORKER), "send",
-                          json.dumps({"ticket": ticket, "tag": f"p{p}", "messages": [f"进程{p}的第{i}条消息" for i in range(3)]})],
-                         env=_env(db), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(WORKER),
+                "send",
+                json.dumps(
+                    {
+                        "ticket": ticket,
+                        "tag": f"p{p}",
+                        "messages": [f"进程{p}的第{i}条消息" for i in range(3)],
+                    }
+                ),
+            ],
+            env=_env(db),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for p in range(4)
     ]
     for proc in procs:
@@ -114,7 +136,9 @@ def test_concurrent_senders_store_each_message_once_and_rounds_never_interleave(
     stored = turns(db, ticket)
     customer = [c for r, c in stored if r == "customer"][1:]
     assert sorted(customer) == sorted(f"进程{p}的第{i}条消息" for p in range(4) for i in range(3))
-    idx = [i for (i,) in rows(db, "SELECT idx FROM supportbot.turns WHERE ticket_id = %s ORDER BY idx", ticket)]
+    idx = [
+        i for (i,) in rows(db, "SELECT idx FROM supportbot.turns WHERE ticket_id = %s ORDER BY idx", ticket)
+    ]
     assert idx == list(range(len(stored)))
     for p in range(4):  # each sender's own messages keep their order
         mine = [c for c in customer if c.startswith(f"进程{p}")]
@@ -124,7 +148,11 @@ def test_concurrent_senders_store_each_message_once_and_rounds_never_interleave(
     assert rounds == sorted(rounds), "a round started before the previous one ended"
     assert [s for _, s in steps].count("start_round") == max(rounds)
     assert stored[-1][0] == "agent"
-    (handled,) = rows(db, "SELECT (update->>'handled_upto')::int FROM supportbot.steps WHERE ticket_id = %s"
-                          " AND step = 'start_round' ORDER BY seq DESC LIMIT 1", ticket)[0]
+    (handled,) = rows(
+        db,
+        "SELECT (update->>'handled_upto')::int FROM supportbot.steps WHERE ticket_id = %s"
+        " AND step = 'start_round' ORDER BY seq DESC LIMIT 1",
+        ticket,
+    )[0]
     last_customer = max(i for i, (r, _) in enumerate(stored) if r == "customer")
     assert handled > last_customer

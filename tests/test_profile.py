@@ -28,18 +28,36 @@ SELF = "C-self"
 OTHER = "C-other"
 
 
-def _sub(plan: str = "专业版", cycle: str = "年付", status: str = "active", started: date = date(2025, 11, 3),
-         sub_id: str = "S1", customer_id: str = SELF) -> Subscription:
-    return Subscription(id=sub_id, customer_id=customer_id, plan=plan, billing_cycle=cycle, status=status,
-                        started_on=started, renews_on=None, amount=Decimal("3588.00"))
+def _sub(
+    plan: str = "专业版",
+    cycle: str = "年付",
+    status: str = "active",
+    started: date = date(2025, 11, 3),
+    sub_id: str = "S1",
+    customer_id: str = SELF,
+) -> Subscription:
+    return Subscription(
+        id=sub_id,
+        customer_id=customer_id,
+        plan=plan,
+        billing_cycle=cycle,
+        status=status,
+        started_on=started,
+        renews_on=None,
+        amount=Decimal("3588.00"),
+    )
 
 
 def _ticket(ticket_id: str, resolved_on: date | None, customer_id: str = SELF, **facts: Any) -> PastTicket:
-    return PastTicket(id=ticket_id, customer_id=customer_id, subject="工单", resolved_on=resolved_on, facts=facts)
+    return PastTicket(
+        id=ticket_id, customer_id=customer_id, subject="工单", resolved_on=resolved_on, facts=facts
+    )
 
 
 def _bank(ticket_id: str, day: date, **extra: Any) -> PastTicket:
-    return _ticket(ticket_id, day, category="technical", error_codes=["E3001"], resolution="重新授权", **extra)
+    return _ticket(
+        ticket_id, day, category="technical", error_codes=["E3001"], resolution="重新授权", **extra
+    )
 
 
 WUGANG = Customer(id=SELF, name="吴刚", email="wugang@example.com", is_vip=True)
@@ -55,7 +73,9 @@ WUGANG_TICKETS = [
 
 def test_wugang_profile_names_the_code_count_months_and_request() -> None:
     profile = build_profile(WUGANG, [_sub()], WUGANG_TICKETS, today=TODAY)
-    assert profile.text == "专业版年付 VIP。E3001 已出现 3 次(2026-04/07/09),均重新授权解决;希望授权到期前提醒。"
+    assert (
+        profile.text == "专业版年付 VIP。E3001 已出现 3 次(2026-04/07/09),均重新授权解决;希望授权到期前提醒。"
+    )
     assert len(profile.text) <= 100
     top = profile.recurring[0]
     assert (top.key, top.count, top.months) == ("E3001", 3, ("2026-04", "2026-07", "2026-09"))
@@ -174,7 +194,9 @@ def test_text_is_byte_identical_across_processes() -> None:
     )
     for seed in ("0", "4242"):  # different string hashing: set or dict-of-hash order would show
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
         assert json.loads(done.stdout) == here
 
 
@@ -211,13 +233,20 @@ FACTS = st.fixed_dictionaries(
 
 @st.composite
 def tickets(draw: st.DrawFn, customer_id: str = SELF, resolved: st.SearchStrategy[date] = PAST) -> PastTicket:
-    return PastTicket(id="", customer_id=customer_id, subject=draw(st.text(max_size=8)),
-                      resolved_on=draw(resolved), facts=draw(FACTS))
+    return PastTicket(
+        id="",
+        customer_id=customer_id,
+        subject=draw(st.text(max_size=8)),
+        resolved_on=draw(resolved),
+        facts=draw(FACTS),
+    )
 
 
 def _numbered(prefix: str) -> Any:
     """Give each ticket of a list a distinct id; a deliberately blank one (" ") stays blank."""
-    return lambda ts: [dataclasses.replace(t, id=f"{prefix}-{n}") if t.id == "" else t for n, t in enumerate(ts)]
+    return lambda ts: [
+        dataclasses.replace(t, id=f"{prefix}-{n}") if t.id == "" else t for n, t in enumerate(ts)
+    ]
 
 
 @st.composite
@@ -225,8 +254,21 @@ def corrupt_tickets(draw: st.DrawFn) -> PastTicket:
     """A valid ticket broken in one of the ways old exports break them."""
     good = draw(tickets())
     facts = dict(good.facts)
-    how = draw(st.sampled_from(["no_category", "codes_str", "codes_int", "no_date", "facts_list",
-                                "requests_str", "amount_bool", "blank_id", "resolution_int"]))
+    how = draw(
+        st.sampled_from(
+            [
+                "no_category",
+                "codes_str",
+                "codes_int",
+                "no_date",
+                "facts_list",
+                "requests_str",
+                "amount_bool",
+                "blank_id",
+                "resolution_int",
+            ]
+        )
+    )
     if how == "no_category":
         del facts["category"]
     elif how == "codes_str":
@@ -251,16 +293,27 @@ def corrupt_tickets(draw: st.DrawFn) -> PastTicket:
 def subscriptions(draw: st.DrawFn) -> list[Subscription]:
     n = draw(st.integers(0, 3))
     return [
-        Subscription(id=f"S{i}", customer_id=SELF, plan=draw(st.sampled_from(["基础版", "专业版", "企业版"])),
-                     billing_cycle=draw(st.sampled_from(["月付", "年付"])),
-                     status=draw(st.sampled_from(["active", "cancelled"])), started_on=draw(PAST),
-                     renews_on=None, amount=draw(st.decimals(1, 10_000, places=2)))
+        Subscription(
+            id=f"S{i}",
+            customer_id=SELF,
+            plan=draw(st.sampled_from(["基础版", "专业版", "企业版"])),
+            billing_cycle=draw(st.sampled_from(["月付", "年付"])),
+            status=draw(st.sampled_from(["active", "cancelled"])),
+            started_on=draw(PAST),
+            renews_on=None,
+            amount=draw(st.decimals(1, 10_000, places=2)),
+        )
         for i in range(n)
     ]
 
 
-CUSTOMERS = st.builds(Customer, id=st.just(SELF), name=st.sampled_from(["吴刚", "赵敏"]),
-                      email=st.just("someone@example.com"), is_vip=st.booleans())
+CUSTOMERS = st.builds(
+    Customer,
+    id=st.just(SELF),
+    name=st.sampled_from(["吴刚", "赵敏"]),
+    email=st.just("someone@example.com"),
+    is_vip=st.booleans(),
+)
 
 
 @st.composite
@@ -322,7 +375,9 @@ def test_one_more_ticket_with_a_known_code_adds_exactly_one(
 
 
 @given(scenarios(), st.integers(min_value=20, max_value=200))
-def test_text_never_exceeds_its_cap(inputs: tuple[Customer, list[Subscription], list[PastTicket]], cap: int) -> None:
+def test_text_never_exceeds_its_cap(
+    inputs: tuple[Customer, list[Subscription], list[PastTicket]], cap: int
+) -> None:
     """The prompt budget counts on it. Under the cap nothing may be cut; over it the plan line survives."""
     full = _build(inputs, max_chars=100_000).text
     capped = _build(inputs, max_chars=cap).text

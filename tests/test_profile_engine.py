@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-
 from fakes import TECH, ScriptedLLM, cite_hits
+
 from supportbot import Settings, SupportBot
 from supportbot.errors import UnknownCustomer
 from supportbot.state import Triage
@@ -34,16 +34,26 @@ def test_fourth_bank_sync_ticket_sees_the_first_three(bot_and_llm: tuple[Support
     assert len(line) - len("客户画像:") <= 100
 
 
-def test_a_ticket_does_not_count_itself_in_its_own_profile(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+def test_a_ticket_does_not_count_itself_in_its_own_profile(
+    bot_and_llm: tuple[SupportBot, ScriptedLLM],
+) -> None:
     bot, llm = bot_and_llm
-    ticket = bot.open_ticket("wugang@example.com", "银行流水又同步失败", "招商银行流水又同步失败了,提示 E3001").ticket_id
-    assert "4 次" in bot.profile("wugang@example.com").text  # round 1 resolved it: the customer's history has it
+    ticket = bot.open_ticket(
+        "wugang@example.com", "银行流水又同步失败", "招商银行流水又同步失败了,提示 E3001"
+    ).ticket_id
+    assert (
+        "4 次" in bot.profile("wugang@example.com").text
+    )  # round 1 resolved it: the customer's history has it
     bot.send(ticket, "重新授权了还是不行,还是 E3001")
     line = _profile_line(llm.user_prompts()[-1])
-    assert "3 次" in line and "4 次" not in line  # its own first round is in its conversation, not its profile
+    assert (
+        "3 次" in line and "4 次" not in line
+    )  # its own first round is in its conversation, not its profile
 
 
-def test_customer_without_history_gets_only_subscription_facts(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+def test_customer_without_history_gets_only_subscription_facts(
+    bot_and_llm: tuple[SupportBot, ScriptedLLM],
+) -> None:
     bot, llm = bot_and_llm
     before = bot.profile("chenjing@example.com")
     bot.open_ticket("chenjing@example.com", "发票", "发票抬头怎么改?")
@@ -54,7 +64,9 @@ def test_customer_without_history_gets_only_subscription_facts(bot_and_llm: tupl
     assert "基础版" in line
 
 
-def test_profile_is_rebuilt_only_when_its_inputs_change(demo_url: str, bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
+def test_profile_is_rebuilt_only_when_its_inputs_change(
+    demo_url: str, bot_and_llm: tuple[SupportBot, ScriptedLLM]
+) -> None:
     bot, llm = bot_and_llm
     profiles = bot._deps.profiles
     ticket = bot.open_ticket("lina@example.com", "问题", "API 调用报错怎么办").ticket_id
@@ -64,7 +76,9 @@ def test_profile_is_rebuilt_only_when_its_inputs_change(demo_url: str, bot_and_l
     assert profiles.builds == builds, "an unchanged customer must not be rebuilt"
 
     with psycopg.connect(demo_url) as conn:  # an upgrade to 企业版 without any ticket
-        conn.execute("UPDATE demo.subscriptions SET plan = '企业版' WHERE customer_id = 'C0002' AND status = 'active'")
+        conn.execute(
+            "UPDATE demo.subscriptions SET plan = '企业版' WHERE customer_id = 'C0002' AND status = 'active'"
+        )
     bot.send(ticket, "还有一个问题")
     assert profiles.builds == builds + 1
     assert "企业版" in _profile_line(llm.user_prompts()[-1])
@@ -87,14 +101,20 @@ def test_unknown_customer_profile_is_a_clear_error(bot_and_llm: tuple[SupportBot
 
 def test_a_closed_ticket_keeps_lasting_wishes_and_the_article_that_answered_it(demo_url: str) -> None:
     invoice = Triage(category="invoice", needs_account_data=False, needs_human=False, search_query="发票抬头")
-    llm = ScriptedLLM(draft=cite_hits, triage=lambda prompt: invoice if "发票" in prompt[prompt.rfind("客户最新消息"):]
-                      else TECH)
+    llm = ScriptedLLM(
+        draft=cite_hits,
+        triage=lambda prompt: invoice if "发票" in prompt[prompt.rfind("客户最新消息") :] else TECH,
+    )
     with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:  # type: ignore[arg-type]
-        ticket = bot.open_ticket("zhoujie@example.com", "银行同步", "银行流水同步失败,提示 E3001,我想先看看怎么处理")
+        ticket = bot.open_ticket(
+            "zhoujie@example.com", "银行同步", "银行流水同步失败,提示 E3001,我想先看看怎么处理"
+        )
         bot.send(ticket.ticket_id, "好的。另外发票抬头怎么改?希望以后授权到期前提醒我")
         first_reply = bot.state(ticket.ticket_id).turns[1].content
     with psycopg.connect(demo_url) as conn:
-        facts = conn.execute("SELECT facts FROM demo.past_tickets WHERE id = %s", (ticket.ticket_id,)).fetchone()[0]
+        facts = conn.execute(
+            "SELECT facts FROM demo.past_tickets WHERE id = %s", (ticket.ticket_id,)
+        ).fetchone()[0]
     assert facts["requests"] == ["希望以后授权到期前提醒我"]  # "我想先看看" was handled in the ticket
     assert facts["category"] == "technical"  # the ticket's topic, not its last round's
     first_article = re.findall(r"\[(KB-[\w-]+)\]", first_reply)[0]

@@ -5,7 +5,17 @@ import pytest
 from supportbot.errors import AppendOnlyViolation, UnknownStateField
 from supportbot.llm.base import Spend
 from supportbot.records import ToolCall
-from supportbot.state import PERSISTENT_FIELDS, ROUND_FIELDS, Review, SupportState, Ticket, Turn, new_round, reduce, round_reset
+from supportbot.state import (
+    PERSISTENT_FIELDS,
+    ROUND_FIELDS,
+    Review,
+    SupportState,
+    Ticket,
+    Turn,
+    new_round,
+    reduce,
+    round_reset,
+)
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -52,9 +62,19 @@ def test_reducer_does_not_mutate_its_input() -> None:
 
 
 def test_round_reset_clears_every_per_round_field_and_only_those() -> None:
-    busy = reduce(_state(), {"draft": "d", "review": Review(passed=False, problems=["p"]), "revisions": 2,
-                             "findings": "f", "summary": "kept", "profile": "kept", "cost": 1.0,
-                             "round_spend": Spend(calls=2, cost=1.0)})
+    busy = reduce(
+        _state(),
+        {
+            "draft": "d",
+            "review": Review(passed=False, problems=["p"]),
+            "revisions": 2,
+            "findings": "f",
+            "summary": "kept",
+            "profile": "kept",
+            "cost": 1.0,
+            "round_spend": Spend(calls=2, cost=1.0),
+        },
+    )
     fresh = new_round(busy)
     assert set(round_reset()) == set(ROUND_FIELDS)
     assert not PERSISTENT_FIELDS & set(ROUND_FIELDS)

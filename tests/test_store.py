@@ -14,12 +14,16 @@ from supportbot.errors import LeaseLost, ReplayMismatch
 from supportbot.store import repo
 from supportbot.store.store import Store, _failed_statement
 
-_INSERT = ("INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at)"
-           " VALUES (%s, 'a@example.com', 's', 'b', now())")
+_INSERT = (
+    "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at)"
+    " VALUES (%s, 'a@example.com', 's', 'b', now())"
+)
 
 
 def _has(conn: psycopg.Connection, ticket_id: str) -> bool:
-    return conn.execute("SELECT count(*) FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()[0] == 1  # type: ignore[index]
+    return (
+        conn.execute("SELECT count(*) FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()[0] == 1
+    )  # type: ignore[index]
 
 
 def test_a_statement_psycopg_reports_as_the_pipeline_abort_is_raised_as_itself() -> None:
@@ -53,7 +57,9 @@ def test_a_failed_statement_is_raised_as_itself_every_time(database_url: str, du
 
 
 @pytest.mark.parametrize("durable", [True, False])
-def test_a_failed_transaction_leaves_nothing_and_the_connection_usable(database_url: str, durable: bool) -> None:
+def test_a_failed_transaction_leaves_nothing_and_the_connection_usable(
+    database_url: str, durable: bool
+) -> None:
     store = Store(database_url)
     try:
         with store.connection() as conn:
@@ -81,12 +87,16 @@ def test_an_effect_run_again_under_its_key_is_refused_and_rolled_back(database_u
             with store.transaction(conn) as tx:
                 tx.execute(_INSERT, ("TXE",))
             for attempt, business_row in enumerate(["TXE-1", "TXE-2"]):
+
                 def act(key: str, tx: psycopg.Connection, row: str = business_row) -> dict[str, str]:
                     tx.execute(_INSERT, (row,))  # the business system's write, in the step's transaction
                     return {"key": key}
+
                 if attempt == 0:
                     with store.transaction(conn) as tx:
-                        assert Effects(tx, "TXE", 1, "finalize").run("finish_ticket", act) == {"key": "TXE:1:finalize:finish_ticket"}
+                        assert Effects(tx, "TXE", 1, "finalize").run("finish_ticket", act) == {
+                            "key": "TXE:1:finalize:finish_ticket"
+                        }
                 else:
                     with pytest.raises(ReplayMismatch, match="already recorded"):
                         with store.transaction(conn) as tx:
@@ -97,27 +107,40 @@ def test_an_effect_run_again_under_its_key_is_refused_and_rolled_back(database_u
         store.close()
 
 
-def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_not_freed(database_url: str) -> None:
+def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_not_freed(
+    database_url: str,
+) -> None:
     store = Store(database_url)
-    row = repo.StepRow(seq=1, round=1, step="start_round", next_step="load_customer", turn_count=0,
-                       tool_call_count=0, update={})
+    row = repo.StepRow(
+        seq=1,
+        round=1,
+        step="start_round",
+        next_step="load_customer",
+        turn_count=0,
+        tool_call_count=0,
+        update={},
+    )
     write = repo.StepWrite(row=row, created_at=datetime.now(UTC))
     try:
         with store.connection() as conn:
             with store.transaction(conn) as tx:
                 tx.execute(_INSERT, ("TXL",))
-                tx.execute("UPDATE supportbot.tickets SET lease_owner = 'B', lease_expires = now() + interval '1 minute'"
-                           " WHERE id = 'TXL'")  # B took the ticket over from A
+                tx.execute(
+                    "UPDATE supportbot.tickets SET lease_owner = 'B', lease_expires = now() + interval '1 minute'"
+                    " WHERE id = 'TXL'"
+                )  # B took the ticket over from A
             with pytest.raises(LeaseLost, match="no longer leased to A"):
                 with store.transaction(conn) as tx:
                     repo.record_steps(tx, "TXL", "A", [write], release=True)
-            assert conn.execute("SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
-                                ).fetchone() == ("B", 0)
+            assert conn.execute(
+                "SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
+            ).fetchone() == ("B", 0)
             assert conn.execute("SELECT count(*) FROM supportbot.steps").fetchone()[0] == 0  # type: ignore[index]
             with store.transaction(conn) as tx:  # the owner's own records go in, and free the ticket
                 cur = repo.record_steps(tx, "TXL", "B", [write], release=True)
             assert repo.released(cur) == 0
-            assert conn.execute("SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
-                                ).fetchone() == (None, 1)
+            assert conn.execute(
+                "SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
+            ).fetchone() == (None, 1)
     finally:
         store.close()

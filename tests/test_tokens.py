@@ -92,7 +92,10 @@ def test_with_tokens_fills_the_count_once() -> None:
     assert with_tokens(counted) is counted
 
 
-@given(st.text(st.sampled_from("账单同步失败鋐嘌柄 abcXYZ019.,。…\n\U0001f600"), max_size=80), st.integers(-1, 90))
+@given(
+    st.text(st.sampled_from("账单同步失败鋐嘌柄 abcXYZ019.,。…\n\U0001f600"), max_size=80),
+    st.integers(-1, 90),
+)
 def test_covered_chars_is_the_prefix_inside_the_first_tokens(text: str, limit: int) -> None:
     """Characters covered by the first ``limit`` tokens: whole characters only, as many as fit.
 
@@ -157,10 +160,29 @@ def test_malformed_tokenizer_file_is_a_config_error(tmp_path: Path) -> None:
 # Characters at the edges of cl100k's split pattern: letters (CJK, ASCII, a contraction's "'s"),
 # numbers (ASCII, full-width, superscript), punctuation, every kind of whitespace and line break
 # (including Unicode's that str.isspace knows), a combining mark, an emoji and a symbol.
-_PIECE_CHARS = st.sampled_from([
-    *"账单同步失败鋐嘌柄abcXYZsdmt'019０２².,。，:：…-[]()#$¥_", " ", "\n", "\r", "\t", "\u3000", "\xa0", "\x85",
-    "\x1c", "\u2028", "\u0301", "\U0001f600", "∑", "'s", "'ll", "\n\n", " \n", "。\n", "KB-bank-001",
-])
+_PIECE_CHARS = st.sampled_from(
+    [
+        *"账单同步失败鋐嘌柄abcXYZsdmt'019０２².,。，:：…-[]()#$¥_",
+        " ",
+        "\n",
+        "\r",
+        "\t",
+        "\u3000",
+        "\xa0",
+        "\x85",
+        "\x1c",
+        "\u2028",
+        "\u0301",
+        "\U0001f600",
+        "∑",
+        "'s",
+        "'ll",
+        "\n\n",
+        " \n",
+        "。\n",
+        "KB-bank-001",
+    ]
+)
 _PIECES = st.lists(st.lists(_PIECE_CHARS, max_size=8).map("".join), max_size=6)
 
 
@@ -172,19 +194,37 @@ def test_a_count_from_pieces_is_the_count_of_the_joined_text(pieces: list[str]) 
 _SOME_CHARS = st.lists(_PIECE_CHARS, max_size=8).map("".join)
 
 
-@given(_SOME_CHARS, _SOME_CHARS, _SOME_CHARS, st.sampled_from(["", "[KB-bank-001](https://h/kb/1)", "\n\n您好"]))
-def test_a_count_from_an_edited_original_is_the_count_of_the_text(head: str, old_tail: str, new_tail: str,
-                                                                 added: str) -> None:
+@given(
+    _SOME_CHARS, _SOME_CHARS, _SOME_CHARS, st.sampled_from(["", "[KB-bank-001](https://h/kb/1)", "\n\n您好"])
+)
+def test_a_count_from_an_edited_original_is_the_count_of_the_text(
+    head: str, old_tail: str, new_tail: str, added: str
+) -> None:
     """A reply made from its draft: the same beginning (long, so the shortcut is taken), a new end."""
     original, text = head * 4 + old_tail, head * 4 + new_tail + added
     assert count_edited(text, original) == count_tokens(text)
 
 
-@pytest.mark.parametrize(("last", "first", "clean"), [
-    ("\n", "客", True), ("\n", "-", True), ("\n", " ", False), ("\n", "\n", False), ("\n", "\u3000", False),
-    ("字", "[", True), ("1", ",", True), ("a", " ", True), ("字", "\n", True), ("字", "。", True),
-    ("字", "字", False), ("1", "2", False), ("。", "客", False), (":", "\n", False), (" ", "a", False),
-])
+@pytest.mark.parametrize(
+    ("last", "first", "clean"),
+    [
+        ("\n", "客", True),
+        ("\n", "-", True),
+        ("\n", " ", False),
+        ("\n", "\n", False),
+        ("\n", "\u3000", False),
+        ("字", "[", True),
+        ("1", ",", True),
+        ("a", " ", True),
+        ("字", "\n", True),
+        ("字", "。", True),
+        ("字", "字", False),
+        ("1", "2", False),
+        ("。", "客", False),
+        (":", "\n", False),
+        (" ", "a", False),
+    ],
+)
 def test_joins_said_to_be_clean(last: str, first: str, clean: bool) -> None:
     """The fast path is taken where the split pattern allows it, and only there."""
     assert _clean_join(last, first) is clean

@@ -17,10 +17,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakes import ScriptedLLM, cite_hits, refund_if_asked  # noqa: E402
+from fakes import ScriptedLLM, cite_hits, refund_if_asked
 
-from supportbot import Settings, SupportBot  # noqa: E402
-from supportbot.backend.demo import DemoBackend  # noqa: E402
+from supportbot import Settings, SupportBot
+from supportbot.backend.demo import DemoBackend
 
 
 def _die() -> None:
@@ -64,8 +64,10 @@ def main() -> None:
         if action == "open":
             result = bot.open_ticket(args["email"], args.get("subject", ""), args["body"])
         elif action == "send":
-            results = [bot.send(args["ticket"], m, message_id=f"{args['tag']}-{i}")
-                       for i, m in enumerate(args["messages"])]
+            results = [
+                bot.send(args["ticket"], m, message_id=f"{args['tag']}-{i}")
+                for i, m in enumerate(args["messages"])
+            ]
             result = results[-1]
         elif action == "approve":
             result = bot.approve(args["ticket"], approved=args["approved"], approver=args["approver"])
@@ -73,7 +75,9 @@ def main() -> None:
             result = bot.resume(args["ticket"])
         else:
             raise SystemExit(f"unknown action {action}")
-    print(json.dumps(result.__dict__ if hasattr(result, "__dict__") else _as_dict(result), ensure_ascii=False))
+    print(
+        json.dumps(result.__dict__ if hasattr(result, "__dict__") else _as_dict(result), ensure_ascii=False)
+    )
 
 
 def _fields(obj: Any) -> dict[str, Any]:

@@ -33,12 +33,26 @@ class Backend(Protocol):
         ...
 
     def create_refund_request(
-        self, *, ticket_id: str, customer_id: str, invoice_id: str, amount: Decimal, reason: str,
-        key: str, tx: psycopg.Connection | None,
+        self,
+        *,
+        ticket_id: str,
+        customer_id: str,
+        invoice_id: str,
+        amount: Decimal,
+        reason: str,
+        key: str,
+        tx: psycopg.Connection | None,
     ) -> RefundRequest: ...
 
     def decide_refund(
-        self, refund_id: str, *, approved: bool, approver: str, note: str, key: str, tx: psycopg.Connection | None
+        self,
+        refund_id: str,
+        *,
+        approved: bool,
+        approver: str,
+        note: str,
+        key: str,
+        tx: psycopg.Connection | None,
     ) -> dict[str, Any]: ...
 
     def escalate(
@@ -46,7 +60,13 @@ class Backend(Protocol):
     ) -> dict[str, Any]: ...
 
     def finish_ticket(
-        self, *, ticket_id: str, customer_email: str, resolution: str, facts: Mapping[str, Any], key: str,
+        self,
+        *,
+        ticket_id: str,
+        customer_email: str,
+        resolution: str,
+        facts: Mapping[str, Any],
+        key: str,
         tx: psycopg.Connection | None,
     ) -> dict[str, Any]:
         """Close the ticket and keep its structured facts (category, codes, amounts, requests …)."""

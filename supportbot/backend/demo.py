@@ -25,50 +25,75 @@ class DemoBackend:
 
     def get_customer(self, email: str) -> Customer | None:
         with self._pool.connection() as conn:
-            return conn.cursor(row_factory=class_row(Customer)).execute(
-                "SELECT id, name, email, company, phone, is_vip FROM demo.customers WHERE lower(email) = lower(%s)"
-                " ORDER BY id LIMIT 1",
-                (email.strip(),),
-            ).fetchone()
+            return (
+                conn.cursor(row_factory=class_row(Customer))
+                .execute(
+                    "SELECT id, name, email, company, phone, is_vip FROM demo.customers WHERE lower(email) = lower(%s)"
+                    " ORDER BY id LIMIT 1",
+                    (email.strip(),),
+                )
+                .fetchone()
+            )
 
     def list_subscriptions(self, customer_id: str) -> list[Subscription]:
         with self._pool.connection() as conn:
-            return conn.cursor(row_factory=class_row(Subscription)).execute(
-                "SELECT id, customer_id, plan, billing_cycle, status, started_on, renews_on, amount"
-                " FROM demo.subscriptions WHERE customer_id = %s ORDER BY started_on, id",
-                (customer_id,),
-            ).fetchall()
+            return (
+                conn.cursor(row_factory=class_row(Subscription))
+                .execute(
+                    "SELECT id, customer_id, plan, billing_cycle, status, started_on, renews_on, amount"
+                    " FROM demo.subscriptions WHERE customer_id = %s ORDER BY started_on, id",
+                    (customer_id,),
+                )
+                .fetchall()
+            )
 
     def list_invoices(self, customer_id: str) -> list[Invoice]:
         with self._pool.connection() as conn:
-            return conn.cursor(row_factory=class_row(Invoice)).execute(
-                "SELECT id, customer_id, amount, currency, issued_on, status, subscription_id"
-                " FROM demo.invoices WHERE customer_id = %s ORDER BY issued_on DESC, id",
-                (customer_id,),
-            ).fetchall()
+            return (
+                conn.cursor(row_factory=class_row(Invoice))
+                .execute(
+                    "SELECT id, customer_id, amount, currency, issued_on, status, subscription_id"
+                    " FROM demo.invoices WHERE customer_id = %s ORDER BY issued_on DESC, id",
+                    (customer_id,),
+                )
+                .fetchall()
+            )
 
     def list_resolved_tickets(self, customer_id: str) -> list[PastTicket]:
         with self._pool.connection() as conn:
-            return conn.cursor(row_factory=class_row(PastTicket)).execute(
-                "SELECT id, customer_id, subject, resolved_on, facts FROM demo.past_tickets"
-                " WHERE customer_id = %s ORDER BY resolved_on NULLS LAST, id",
-                (customer_id,),
-            ).fetchall()
+            return (
+                conn.cursor(row_factory=class_row(PastTicket))
+                .execute(
+                    "SELECT id, customer_id, subject, resolved_on, facts FROM demo.past_tickets"
+                    " WHERE customer_id = %s ORDER BY resolved_on NULLS LAST, id",
+                    (customer_id,),
+                )
+                .fetchall()
+            )
 
     def search_help_center(self, query: str, *, limit: int = 3) -> list[Hit]:
         if self._index is None:
             with self._pool.connection() as conn:
-                articles = conn.cursor(row_factory=class_row(Hit)).execute(
-                    "SELECT id, title, body, url FROM demo.kb_articles ORDER BY id"
-                ).fetchall()
+                articles = (
+                    conn.cursor(row_factory=class_row(Hit))
+                    .execute("SELECT id, title, body, url FROM demo.kb_articles ORDER BY id")
+                    .fetchall()
+                )
             if not articles:
                 return []  # not cached: the demo data may be loaded later
             self._index = BM25Index(articles)
         return self._index.search(query, limit=limit)
 
     def create_refund_request(
-        self, *, ticket_id: str, customer_id: str, invoice_id: str, amount: Decimal, reason: str,
-        key: str, tx: psycopg.Connection | None,
+        self,
+        *,
+        ticket_id: str,
+        customer_id: str,
+        invoice_id: str,
+        amount: Decimal,
+        reason: str,
+        key: str,
+        tx: psycopg.Connection | None,
     ) -> RefundRequest:
         with self._writer(tx) as conn:
             conn.execute(
@@ -77,13 +102,24 @@ class DemoBackend:
                 " FROM demo.invoices i WHERE i.id = %s ON CONFLICT (request_key) DO NOTHING",
                 (ticket_id, customer_id, amount, reason, key, invoice_id),
             )
-            return conn.cursor(row_factory=class_row(RefundRequest)).execute(
-                "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds WHERE request_key = %s",
-                (key,),
-            ).fetchone()
+            return (
+                conn.cursor(row_factory=class_row(RefundRequest))
+                .execute(
+                    "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds WHERE request_key = %s",
+                    (key,),
+                )
+                .fetchone()
+            )
 
     def decide_refund(
-        self, refund_id: str, *, approved: bool, approver: str, note: str, key: str, tx: psycopg.Connection | None
+        self,
+        refund_id: str,
+        *,
+        approved: bool,
+        approver: str,
+        note: str,
+        key: str,
+        tx: psycopg.Connection | None,
     ) -> dict[str, Any]:
         with self._writer(tx) as conn:
             conn.execute(
@@ -94,7 +130,11 @@ class DemoBackend:
             row = conn.execute(
                 "SELECT status, decision_key FROM demo.refunds WHERE id = %s", (refund_id,)
             ).fetchone()
-        return {"refund_id": refund_id, "status": row[0] if row else "missing", "decision_key": row[1] if row else None}
+        return {
+            "refund_id": refund_id,
+            "status": row[0] if row else "missing",
+            "decision_key": row[1] if row else None,
+        }
 
     def escalate(
         self, *, ticket_id: str, customer_email: str, reason: str, key: str, tx: psycopg.Connection | None
@@ -109,7 +149,13 @@ class DemoBackend:
         return {"escalation_id": int(row[0]) if row else None}
 
     def finish_ticket(
-        self, *, ticket_id: str, customer_email: str, resolution: str, facts: Mapping[str, Any], key: str,
+        self,
+        *,
+        ticket_id: str,
+        customer_email: str,
+        resolution: str,
+        facts: Mapping[str, Any],
+        key: str,
         tx: psycopg.Connection | None,
     ) -> dict[str, Any]:
         with self._writer(tx) as conn:
@@ -139,7 +185,9 @@ class DemoBackend:
         """
         ids = list(ticket_ids)
         with self._writer(tx) as conn:
-            found = conn.execute("SELECT id FROM demo.customers WHERE lower(email) = lower(%s)", (email,)).fetchall()
+            found = conn.execute(
+                "SELECT id FROM demo.customers WHERE lower(email) = lower(%s)", (email,)
+            ).fetchall()
             customers = [row[0] for row in found]
             by = {"c": customers, "t": ids, "e": email}
             statements = [  # children first: the cascades would hide their counts
@@ -153,21 +201,28 @@ class DemoBackend:
             ]
             counts = {}
             for table, where in statements:
-                query = sql.SQL("WITH gone AS (DELETE FROM {} WHERE {} RETURNING 1) SELECT count(*) FROM gone").format(
-                    sql.Identifier("demo", table), sql.SQL(where))  # type: ignore[arg-type]
+                query = sql.SQL(
+                    "WITH gone AS (DELETE FROM {} WHERE {} RETURNING 1) SELECT count(*) FROM gone"
+                ).format(sql.Identifier("demo", table), sql.SQL(where))  # type: ignore[arg-type]
                 counts[f"demo.{table}"] = int(conn.execute(query, by).fetchone()[0])  # type: ignore[index]
         return counts
 
     def reset_data(self, *, tx: psycopg.Connection) -> dict[str, int]:
         """Empty every table of the demo schema (sequences keep counting); rows per table."""
-        tables = [row[0] for row in tx.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'demo' ORDER BY tablename").fetchall()]
+        tables = [
+            row[0]
+            for row in tx.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'demo' ORDER BY tablename"
+            ).fetchall()
+        ]
         names = [sql.Identifier("demo", t) for t in tables]
         if not names:
             return {}
         tx.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(names)))
-        counts = {f"demo.{t}": int(tx.execute(sql.SQL("SELECT count(*) FROM {}").format(n)).fetchone()[0])  # type: ignore[index]
-                  for t, n in zip(tables, names, strict=True)}
+        counts = {
+            f"demo.{t}": int(tx.execute(sql.SQL("SELECT count(*) FROM {}").format(n)).fetchone()[0])  # type: ignore[index]
+            for t, n in zip(tables, names, strict=True)
+        }
         tx.execute(sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names)))
         self._index = None  # the help center is gone with it
         return counts

@@ -18,7 +18,7 @@ def terms(text: str) -> list[str]:
     """Lowercased words and error codes, plus CJK character bigrams (single characters for 1-char runs)."""
     found = [w.lower() for w in _WORD.findall(text)]
     for run in _CJK_RUN.findall(text):
-        found.extend(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+        found.extend(run[i : i + 2] for i in range(max(1, len(run) - 1)))
     return found
 
 

@@ -51,12 +51,20 @@ class Spend:
     @classmethod
     def of(cls, completion: Completion) -> Spend:
         """One call's spend."""
-        return cls(calls=1, prompt_tokens=completion.usage.prompt_tokens,
-                   completion_tokens=completion.usage.completion_tokens, cost=completion.cost)
+        return cls(
+            calls=1,
+            prompt_tokens=completion.usage.prompt_tokens,
+            completion_tokens=completion.usage.completion_tokens,
+            cost=completion.cost,
+        )
 
     def __add__(self, other: Spend) -> Spend:
-        return Spend(calls=self.calls + other.calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                     completion_tokens=self.completion_tokens + other.completion_tokens, cost=self.cost + other.cost)
+        return Spend(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost=self.cost + other.cost,
+        )
 
 
 @runtime_checkable

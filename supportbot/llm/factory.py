@@ -9,7 +9,9 @@ from .base import LLM
 from .offline import OfflineModel
 
 
-def models_from_settings(settings: Settings, *, on_token: Callable[[str], None] | None = None) -> tuple[LLM, LLM]:
+def models_from_settings(
+    settings: Settings, *, on_token: Callable[[str], None] | None = None
+) -> tuple[LLM, LLM]:
     """(llm, small_llm): the OpenAI-compatible endpoint when SUPPORTBOT_LLM_BASE_URL is set,
     otherwise the deterministic offline model. ``on_token`` streams the main model's free-text
     replies (drafts); the small model, which triages, reviews and summarizes, never streams."""
@@ -17,5 +19,7 @@ def models_from_settings(settings: Settings, *, on_token: Callable[[str], None] 
         return OfflineModel(on_token=on_token), OfflineModel()
     from .openai import OpenAICompatible
 
-    return (OpenAICompatible.from_settings(settings, on_token=on_token),
-            OpenAICompatible.from_settings(settings, small=True))
+    return (
+        OpenAICompatible.from_settings(settings, on_token=on_token),
+        OpenAICompatible.from_settings(settings, small=True),
+    )

@@ -28,30 +28,133 @@ __all__ = ["OfflineModel", "compose_reply", "latest_message", "review", "summari
 # category with a matching word wins, so the more specific requests come first.
 _CATEGORIES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("refund", ("退款", "退钱", "退费", "退我", "把钱退", "refund", "money back", "chargeback"), "退款"),
-    ("invoice", ("发票", "抬头", "税号", "开票", "红冲", "专票", "invoice", "receipt", "tax id", "vat"), "发票"),
-    ("technical", ("同步", "流水", "银行", "对账单", "授权", "sync", "bank", "statement", "transactions"),
-     "银行 流水 同步"),
+    (
+        "invoice",
+        ("发票", "抬头", "税号", "开票", "红冲", "专票", "invoice", "receipt", "tax id", "vat"),
+        "发票",
+    ),
+    (
+        "technical",
+        ("同步", "流水", "银行", "对账单", "授权", "sync", "bank", "statement", "transactions"),
+        "银行 流水 同步",
+    ),
     ("api", ("api", "接口", "密钥", "webhook", "回调", "限流", "速率", "rate limit", "429"), "API 密钥 速率"),
-    ("account", ("密码", "登录", "登不上", "账号", "验证码", "两步验证", "锁定", "成员", "权限", "password", "log in",
-                 "login", "sign in", "2fa", "two-factor", "verification code", "locked", "team member"),
-     "密码 登录 验证码"),
-    ("plan_change", ("升级", "降级", "套餐", "年付", "月付", "自动续费", "取消订阅", "upgrade", "downgrade", "plan",
-                     "cancel my subscription", "auto-renew", "annual", "monthly"), "套餐 升级 降级"),
-    ("billing", ("扣费", "扣款", "账单", "续费", "收费", "多扣", "付款", "charge", "charged", "billing", "bill",
-                 "payment"), "账单 扣费"),
+    (
+        "account",
+        (
+            "密码",
+            "登录",
+            "登不上",
+            "账号",
+            "验证码",
+            "两步验证",
+            "锁定",
+            "成员",
+            "权限",
+            "password",
+            "log in",
+            "login",
+            "sign in",
+            "2fa",
+            "two-factor",
+            "verification code",
+            "locked",
+            "team member",
+        ),
+        "密码 登录 验证码",
+    ),
+    (
+        "plan_change",
+        (
+            "升级",
+            "降级",
+            "套餐",
+            "年付",
+            "月付",
+            "自动续费",
+            "取消订阅",
+            "upgrade",
+            "downgrade",
+            "plan",
+            "cancel my subscription",
+            "auto-renew",
+            "annual",
+            "monthly",
+        ),
+        "套餐 升级 降级",
+    ),
+    (
+        "billing",
+        (
+            "扣费",
+            "扣款",
+            "账单",
+            "续费",
+            "收费",
+            "多扣",
+            "付款",
+            "charge",
+            "charged",
+            "billing",
+            "bill",
+            "payment",
+        ),
+        "账单 扣费",
+    ),
 )
 # Extra search terms for English words, because the help center is written in Chinese.
 _GLOSSARY: tuple[tuple[str, str], ...] = (
-    ("refund", "退款 退款政策"), ("invoice", "发票"), ("tax id", "纳税人识别号"), ("bank", "银行"),
-    ("sync", "同步"), ("statement", "流水"), ("authoriz", "授权"), ("password", "忘记密码"), ("2fa", "两步验证"),
-    ("two-factor", "两步验证"), ("verification code", "验证码"), ("locked", "账户被锁定"), ("api key", "API 密钥"),
-    ("rate limit", "速率限制"), ("webhook", "Webhook 回调"), ("upgrade", "升级套餐"), ("downgrade", "降级套餐"),
-    ("cancel", "取消自动续费"), ("price", "套餐与价格"), ("plan", "套餐"), ("missing", "缺失"),
-    ("duplicate", "重复"), ("team", "团队成员"),
+    ("refund", "退款 退款政策"),
+    ("invoice", "发票"),
+    ("tax id", "纳税人识别号"),
+    ("bank", "银行"),
+    ("sync", "同步"),
+    ("statement", "流水"),
+    ("authoriz", "授权"),
+    ("password", "忘记密码"),
+    ("2fa", "两步验证"),
+    ("two-factor", "两步验证"),
+    ("verification code", "验证码"),
+    ("locked", "账户被锁定"),
+    ("api key", "API 密钥"),
+    ("rate limit", "速率限制"),
+    ("webhook", "Webhook 回调"),
+    ("upgrade", "升级套餐"),
+    ("downgrade", "降级套餐"),
+    ("cancel", "取消自动续费"),
+    ("price", "套餐与价格"),
+    ("plan", "套餐"),
+    ("missing", "缺失"),
+    ("duplicate", "重复"),
+    ("team", "团队成员"),
 )
-_HUMAN_WORDS = ("转人工", "人工客服", "找人工", "真人", "投诉", "律师", "起诉", "报警", "消协", "12315", "曝光",
-                "被盗", "盗刷", "盗号", "human agent", "real person", "talk to a human", "speak to a human",
-                "speak to someone", "lawyer", "complaint", "sue ", "legal action", "hacked", "fraud")
+_HUMAN_WORDS = (
+    "转人工",
+    "人工客服",
+    "找人工",
+    "真人",
+    "投诉",
+    "律师",
+    "起诉",
+    "报警",
+    "消协",
+    "12315",
+    "曝光",
+    "被盗",
+    "盗刷",
+    "盗号",
+    "human agent",
+    "real person",
+    "talk to a human",
+    "speak to a human",
+    "speak to someone",
+    "lawyer",
+    "complaint",
+    "sue ",
+    "legal action",
+    "hacked",
+    "fraud",
+)
 _URGENT_WORDS = ("紧急", "十万火急", "马上", "立刻", "尽快", "urgent", "asap", "immediately")
 _ACCOUNT_CATEGORIES = {"refund", "billing", "plan_change", "invoice"}
 _ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])E[0-9]{4}(?![0-9])", re.IGNORECASE)
@@ -60,7 +163,9 @@ _SENTENCE = re.compile(r"[^。!?!?\n]+[。!?!?]?")
 _ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|please|click|go to", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
-_REFUND_NOTE = re.compile(r"^(?:已创建退款申请|客户申请|没有可退款)|不能受理|不能退款|不重复提交")  # act's refund outcomes
+_REFUND_NOTE = re.compile(
+    r"^(?:已创建退款申请|客户申请|没有可退款)|不能受理|不能退款|不重复提交"
+)  # act's refund outcomes
 
 LATEST_LABEL = "客户最新消息:"
 HITS_LABEL = "帮助中心文章:"
@@ -110,7 +215,7 @@ class OfflineModel:
 
 def latest_message(prompt: str) -> str:
     at = prompt.rfind(LATEST_LABEL)
-    return prompt[at + len(LATEST_LABEL):].strip() if at >= 0 else prompt.strip()
+    return prompt[at + len(LATEST_LABEL) :].strip() if at >= 0 else prompt.strip()
 
 
 def triage(message: str) -> Triage:
@@ -173,14 +278,20 @@ def compose_reply(prompt: str) -> str:
             lead = "关于" if n == 0 else "另请参考"
             lines.append(f"{lead}「{title}」:{''.join(sentences)} [{article_id}]")
     if not chosen:
-        lines.append("We have received your question and are looking into it." if english
-                     else "我们已收到您的问题,正在为您核实。")
+        lines.append(
+            "We have received your question and are looking into it."
+            if english
+            else "我们已收到您的问题,正在为您核实。"
+        )
     account = _account_lines(_section(prompt, FINDINGS_LABEL), latest, english=english)
     if account:
         lines.append("Your account:" if english else "您的账户信息:")
         lines += [f"- {line}" for line in account]
-    lines.append("If you have any other questions, just reply to this message." if english
-                 else "如果还有问题,欢迎随时回复。")
+    lines.append(
+        "If you have any other questions, just reply to this message."
+        if english
+        else "如果还有问题,欢迎随时回复。"
+    )
     return "\n".join(lines)
 
 
@@ -194,7 +305,7 @@ def _section(prompt: str, label: str) -> str:
     at = prompt.find(label + "\n")
     if at < 0:
         return ""
-    return prompt[at + len(label) + 1:].split("\n\n", 1)[0]
+    return prompt[at + len(label) + 1 :].split("\n\n", 1)[0]
 
 
 def _articles(section: str) -> list[tuple[str, str, str]]:
@@ -207,7 +318,7 @@ def _articles(section: str) -> list[tuple[str, str, str]]:
         if cut < 0:
             found.append((article_id, rest.strip(), ""))
         else:
-            found.append((article_id, rest[:cut].strip(), rest[cut + 1:].strip()))
+            found.append((article_id, rest[:cut].strip(), rest[cut + 1 :].strip()))
     return found
 
 
@@ -252,7 +363,11 @@ def _account_lines(findings: str, latest: str, *, english: bool) -> list[str]:
     lines = []
     for line in (raw.strip() for raw in findings.splitlines()):
         refund_note = bool(_REFUND_NOTE.search(line))
-        if not line or line.startswith("(") or (line.startswith("账单") and not wants_bills and not refund_note):
+        if (
+            not line
+            or line.startswith("(")
+            or (line.startswith("账单") and not wants_bills and not refund_note)
+        ):
             continue
         if refund_note:
             line = _refund_note_in_english(line) if english else line.replace("客户申请", "您申请")
@@ -264,8 +379,10 @@ def _refund_note_in_english(line: str) -> str:
     if m := re.match(r"已创建退款申请 (\S+):(\S+) (\S+),", line):
         return f"Refund request {m[1]} for {m[2]} {m[3]} has been created and is waiting for a person to review it."
     if m := re.match(r"客户申请退款 (\S+) 元,超过账单 (\S+) 的实付金额 (\S+) 元", line):
-        return (f"The refund you asked for ({m[1]} CNY) is more than the {m[3]} CNY paid on invoice {m[2]}, "
-                "so it cannot be accepted.")
+        return (
+            f"The refund you asked for ({m[1]} CNY) is more than the {m[3]} CNY paid on invoice {m[2]}, "
+            "so it cannot be accepted."
+        )
     if m := re.match(r"本工单已为账单 (\S+) 提交过退款申请 ([^,]+),", line):
         return f"A refund request ({m[2]}) for invoice {m[1]} was already submitted in this ticket; it is not submitted twice."
     return "There is no paid invoice that could be refunded." if line.startswith("没有可退款") else line
@@ -288,8 +405,9 @@ def review(prompt: str) -> Review:
     end = len(prompt) if end < 0 else end
     draft, evidence = prompt[start:end].strip(), prompt[:at] + prompt[end:]
     known = {article_id for article_id, _ in _ARTICLE.findall(prompt[:at])}
-    problems = guardrails.draft_problems(draft, known_articles=known, evidence=evidence,
-                                         check_facts=guardrails.EVIDENCE_LABEL in evidence)
+    problems = guardrails.draft_problems(
+        draft, known_articles=known, evidence=evidence, check_facts=guardrails.EVIDENCE_LABEL in evidence
+    )
     return Review(passed=not problems, problems=problems)
 
 

@@ -20,7 +20,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -115,7 +115,11 @@ class OpenAICompatible:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, small: bool = False, client: httpx.Client | None = None,
+        cls,
+        settings: Settings,
+        *,
+        small: bool = False,
+        client: httpx.Client | None = None,
         on_token: Callable[[str], None] | None = None,
     ) -> OpenAICompatible:
         """Build the client from ``Settings``; ``small`` picks ``llm_small_model`` when it is set."""
@@ -125,9 +129,16 @@ class OpenAICompatible:
                 "e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (Ollama)"
             )
         model = (settings.llm_small_model or settings.llm_model) if small else settings.llm_model
-        return cls(base_url=settings.llm_base_url, api_key=settings.llm_api_key, model=model, client=client,
-                   timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
-                   prices=settings.llm_prices, on_token=on_token)
+        return cls(
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key,
+            model=model,
+            client=client,
+            timeout=settings.llm_timeout,
+            max_retries=settings.llm_max_retries,
+            prices=settings.llm_prices,
+            on_token=on_token,
+        )
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
@@ -209,7 +220,10 @@ class OpenAICompatible:
                 delay = self._delay(attempt, exc.retry_after)
                 log.warning(
                     "chat completion attempt %d/%d failed (%s); retrying in %.2fs",
-                    attempt, attempts, self._redact(exc.reason), delay,
+                    attempt,
+                    attempts,
+                    self._redact(exc.reason),
+                    delay,
                 )
             self._sleep(delay)
             attempt += 1
@@ -231,7 +245,9 @@ class OpenAICompatible:
             return self._reply_from(response)
         except httpx.TimeoutException as exc:
             reason = f"no answer within {self._timeout}s ({type(exc).__name__})"
-            raise _Transient(reason, hint="Check that the server is not overloaded, or raise the timeout.") from exc
+            raise _Transient(
+                reason, hint="Check that the server is not overloaded, or raise the timeout."
+            ) from exc
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             hint = "Check that base_url is right and the server is running and reachable."
             raise _Transient(f"{type(exc).__name__}: {exc}", hint=hint) from exc
@@ -274,13 +290,15 @@ class OpenAICompatible:
         for line in response.iter_lines():
             if not line.startswith("data:"):
                 continue  # blank separators, ": keep-alive" comments, "event:" lines
-            data = line[len("data:"):].strip()
+            data = line[len("data:") :].strip()
             if data == "[DONE]":
                 break
             try:
                 chunk = json.loads(data)
             except json.JSONDecodeError as exc:
-                raise self._error(f"the stream from {self._url} sent a non-JSON chunk: {data[:200]!r}") from exc
+                raise self._error(
+                    f"the stream from {self._url} sent a non-JSON chunk: {data[:200]!r}"
+                ) from exc
             if not isinstance(chunk, dict):
                 continue
             if chunk.get("error"):
@@ -315,10 +333,17 @@ class OpenAICompatible:
                 f"{self._url} answered HTTP {response.status_code} but not with a chat completion: "
                 f"{_snippet(response)}. Check that base_url points at an OpenAI-compatible API."
             ) from exc
-        return _Reply(text=text, usage=_usage(data.get("usage")) or Usage(), model=data.get("model") or self.model)
+        return _Reply(
+            text=text, usage=_usage(data.get("usage")) or Usage(), model=data.get("model") or self.model
+        )
 
     def _body(
-        self, messages: Sequence[Message], *, temperature: float, stream: bool = False, json_mode: bool = False
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float,
+        stream: bool = False,
+        json_mode: bool = False,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
@@ -431,5 +456,5 @@ def _retry_after(response: httpx.Response) -> float | None:
         when = parsedate_to_datetime(response.headers.get("retry-after", ""))
     except (TypeError, ValueError):
         return None
-    when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())

@@ -60,7 +60,9 @@ class Compression:
     summarizer_calls: int
     error: str | None  # set when the summarizer failed; summary and summarized_upto are then unchanged
     facts: tuple[Fact, ...]  # the ledger, covering every turn up to the end of the conversation
-    triggered_by: str | None  # "budget", "context_window" or "max_pending_turns"; None if no fold was attempted
+    triggered_by: (
+        str | None
+    )  # "budget", "context_window" or "max_pending_turns"; None if no fold was attempted
 
 
 def compress(
@@ -92,33 +94,62 @@ def compress(
     summarizer is asked once more to condense it alone, as ``summarize(long_summary, ())``; if that
     is still too long, it is cut at the last sentence end that fits.
     """
-    _check_options(turns, summarized_upto, budget=budget, keep_last=keep_last, summary_cap=summary_cap,
-                   max_pending_turns=max_pending_turns, context_window=context_window,
-                   trigger_fraction=trigger_fraction)
+    _check_options(
+        turns,
+        summarized_upto,
+        budget=budget,
+        keep_last=keep_last,
+        summary_cap=summary_cap,
+        max_pending_turns=max_pending_turns,
+        context_window=context_window,
+        trigger_fraction=trigger_fraction,
+    )
     # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
     ledger = update_ledger(facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask)
     pending_counts = [count(turn) for turn in turns[summarized_upto:]]
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last
-    reason = _trigger(before, len(pending_counts), budget=budget, max_pending_turns=max_pending_turns,
-                      context_window=context_window, trigger_fraction=trigger_fraction)
-    unchanged = Compression(summary=summary, summarized_upto=summarized_upto,
-                            folded=range(summarized_upto, summarized_upto), tokens_before=before,
-                            tokens_after=before, summarizer_calls=0, error=None, facts=ledger, triggered_by=None)
+    reason = _trigger(
+        before,
+        len(pending_counts),
+        budget=budget,
+        max_pending_turns=max_pending_turns,
+        context_window=context_window,
+        trigger_fraction=trigger_fraction,
+    )
+    unchanged = Compression(
+        summary=summary,
+        summarized_upto=summarized_upto,
+        folded=range(summarized_upto, summarized_upto),
+        tokens_before=before,
+        tokens_after=before,
+        summarizer_calls=0,
+        error=None,
+        facts=ledger,
+        triggered_by=None,
+    )
     if reason is None or foldable <= 0:
         return unchanged
     counted = _CountingSummarizer(summarize or extractive_summarize)
     upto = summarized_upto + foldable
     try:
-        new_summary = _capped_summary(summary, turns[summarized_upto:upto], summarize=counted,
-                                      count=count, cap=summary_cap)
+        new_summary = _capped_summary(
+            summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=summary_cap
+        )
     except Exception as exc:  # any summarizer failure, model or code: reported, the round goes on
-        return dataclasses.replace(unchanged, summarizer_calls=counted.calls, error=_describe(exc),
-                                   triggered_by=reason)
+        return dataclasses.replace(
+            unchanged, summarizer_calls=counted.calls, error=_describe(exc), triggered_by=reason
+        )
     after = text_tokens(new_summary, count) + sum(pending_counts[foldable:])
-    return dataclasses.replace(unchanged, summary=new_summary, summarized_upto=upto,
-                               folded=range(summarized_upto, upto), tokens_after=after,
-                               summarizer_calls=counted.calls, triggered_by=reason)
+    return dataclasses.replace(
+        unchanged,
+        summary=new_summary,
+        summarized_upto=upto,
+        folded=range(summarized_upto, upto),
+        tokens_after=after,
+        summarizer_calls=counted.calls,
+        triggered_by=reason,
+    )
 
 
 def text_tokens(text: str, count: TurnCounter) -> int:
@@ -174,8 +205,9 @@ class _CountingSummarizer:
         return result.strip()
 
 
-def _capped_summary(previous: str, to_fold: Sequence[Turn], *, summarize: Summarizer, count: TurnCounter,
-                    cap: int) -> str:
+def _capped_summary(
+    previous: str, to_fold: Sequence[Turn], *, summarize: Summarizer, count: TurnCounter, cap: int
+) -> str:
     summary = summarize(previous, to_fold)
     if text_tokens(summary, count) <= cap:
         return summary
@@ -201,7 +233,9 @@ def truncate_to_tokens(text: str, cap: int, *, count: TurnCounter) -> str:
     # Each search starts from where the text's own tokens run out: one encode, instead of a count
     # per step of a blind binary search. ``count`` still decides every answer.
     guess = bisect.bisect_right(cuts, covered_chars(text, cap - MESSAGE_OVERHEAD)) if len(cuts) > 1 else 0
-    kept = by_sentences(_longest(len(cuts), lambda n: text_tokens(by_sentences(n), count) <= cap, guess=guess))
+    kept = by_sentences(
+        _longest(len(cuts), lambda n: text_tokens(by_sentences(n), count) <= cap, guess=guess)
+    )
     if kept:
         return kept
     first = text[: cuts[0]].rstrip()
@@ -260,11 +294,22 @@ def _gallop_down(start: int, fits: Callable[[int], bool]) -> tuple[int, int]:
         high, offset = probe, offset * 2
 
 
-def _trigger(tokens: int, pending: int, *, budget: int, max_pending_turns: int | None,
-             context_window: int | None, trigger_fraction: float | None) -> str | None:
+def _trigger(
+    tokens: int,
+    pending: int,
+    *,
+    budget: int,
+    max_pending_turns: int | None,
+    context_window: int | None,
+    trigger_fraction: float | None,
+) -> str | None:
     if tokens > budget:
         return "budget"
-    if context_window is not None and trigger_fraction is not None and tokens > trigger_fraction * context_window:
+    if (
+        context_window is not None
+        and trigger_fraction is not None
+        and tokens > trigger_fraction * context_window
+    ):
         return "context_window"
     if max_pending_turns is not None and pending > max_pending_turns:
         return "max_pending_turns"
@@ -277,11 +322,21 @@ def _describe(exc: Exception) -> str:
     return f"summarizer failed: {type(exc).__name__}" + (f": {clip(lines[0], 200)}" if lines else "")
 
 
-def _check_options(turns: Sequence[Turn], summarized_upto: int, *, budget: int, keep_last: int, summary_cap: int,
-                   max_pending_turns: int | None, context_window: int | None,
-                   trigger_fraction: float | None) -> None:
+def _check_options(
+    turns: Sequence[Turn],
+    summarized_upto: int,
+    *,
+    budget: int,
+    keep_last: int,
+    summary_cap: int,
+    max_pending_turns: int | None,
+    context_window: int | None,
+    trigger_fraction: float | None,
+) -> None:
     if not 0 <= summarized_upto <= len(turns):
-        raise InvalidInput(f"summarized_upto={summarized_upto} is outside the {len(turns)} turns of this ticket")
+        raise InvalidInput(
+            f"summarized_upto={summarized_upto} is outside the {len(turns)} turns of this ticket"
+        )
     if budget < 0 or keep_last < 0 or summary_cap < 0:
         raise InvalidInput("budget, keep_last and summary_cap must be >= 0")
     if max_pending_turns is not None and max_pending_turns < 0:
@@ -307,7 +362,9 @@ def _dedup(lines: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
 def _fit(lines: list[tuple[str, bool]], max_chars: int) -> list[str]:
     # Drop order: fact-free lines oldest first, then fact lines oldest first. The ledger keeps the
     # exact facts anyway, so an old fact line is the cheapest real loss.
-    order = [i for i, (_, fact) in enumerate(lines) if not fact] + [i for i, (_, fact) in enumerate(lines) if fact]
+    order = [i for i, (_, fact) in enumerate(lines) if not fact] + [
+        i for i, (_, fact) in enumerate(lines) if fact
+    ]
     dropped: set[int] = set()
     total = sum(len(text) + 1 for text, _ in lines)
     for i in order:

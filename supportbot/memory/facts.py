@@ -24,11 +24,20 @@ from .mask import mask_text
 
 FACT_KINDS: tuple[str, ...] = ("id", "error_code", "amount", "date", "promise", "request")
 FACT_LABELS_ZH: Mapping[str, str] = {
-    "id": "单号", "error_code": "错误码", "amount": "金额", "date": "日期", "promise": "已承诺", "request": "客户诉求",
+    "id": "单号",
+    "error_code": "错误码",
+    "amount": "金额",
+    "date": "日期",
+    "promise": "已承诺",
+    "request": "客户诉求",
 }
 FACT_LABELS_EN: Mapping[str, str] = {
-    "id": "Reference numbers", "error_code": "Error codes", "amount": "Amounts", "date": "Dates",
-    "promise": "Promised", "request": "Customer asked",
+    "id": "Reference numbers",
+    "error_code": "Error codes",
+    "amount": "Amounts",
+    "date": "Dates",
+    "promise": "Promised",
+    "request": "Customer asked",
 }
 SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "request"})
 
@@ -52,7 +61,8 @@ _ERROR_CODE_AFTER_LABEL = re.compile(
 )
 # INV-2026-0042, B20260915001, T000153: an upper-case prefix and at least four digits.
 _PREFIXED_ID = re.compile(  # = (?<![A-Za-z0-9-])[A-Z]{1,4}-?[0-9]{4,}...
-    r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{0,3}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])")
+    r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{0,3}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])"
+)
 # Bare digit runs are ids only right after a word that names one; otherwise they are phone
 # numbers, quantities or timestamps.
 _ID_AFTER_LABEL = re.compile(
@@ -66,11 +76,32 @@ _NOT_ID_PREFIXES = frozenset({"USD", "RMB", "CNY", "EUR", "HKD"})
 
 # -- amounts ----------------------------------------------------------------------------------
 _NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
-_CURRENCY_BEFORE = {"¥": "CNY", "￥": "CNY", "RMB": "CNY", "CNY": "CNY", "人民币": "CNY",
-                    "US$": "USD", "$": "USD", "USD": "USD", "€": "EUR", "EUR": "EUR"}
+_CURRENCY_BEFORE = {
+    "¥": "CNY",
+    "￥": "CNY",
+    "RMB": "CNY",
+    "CNY": "CNY",
+    "人民币": "CNY",
+    "US$": "USD",
+    "$": "USD",
+    "USD": "USD",
+    "€": "EUR",
+    "EUR": "EUR",
+}
 # "块" alone is also a measure word ("2块硬盘"), so only "块钱" counts as money.
-_CURRENCY_AFTER = {"元": "CNY", "块钱": "CNY", "RMB": "CNY", "CNY": "CNY", "人民币": "CNY",
-                   "USD": "USD", "美元": "USD", "dollars": "USD", "dollar": "USD", "EUR": "EUR", "欧元": "EUR"}
+_CURRENCY_AFTER = {
+    "元": "CNY",
+    "块钱": "CNY",
+    "RMB": "CNY",
+    "CNY": "CNY",
+    "人民币": "CNY",
+    "USD": "USD",
+    "美元": "USD",
+    "dollars": "USD",
+    "dollar": "USD",
+    "EUR": "EUR",
+    "欧元": "EUR",
+}
 
 
 def _alternation(symbols: Mapping[str, str]) -> str:
@@ -90,10 +121,24 @@ _AMOUNT = re.compile(
 )
 
 # -- dates ------------------------------------------------------------------------------------
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
-           "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
-_MONTH_NAME = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-               r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+_MONTHS = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "may": 5,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+_MONTH_NAME = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
 # A year must not be the start of something longer ("Sept 15 2026-09-15" holds two dates).
 _YEAR_TAIL = r"(?:,?\s+(?P<{name}>[0-9]{{4}})(?![0-9]|-[0-9]))?"
 _DATE = re.compile(
@@ -210,7 +255,7 @@ def fact_pieces(facts: Sequence[Fact], *, labels: Mapping[str, str] = FACT_LABEL
             shown = [_display(f) for f in items]
             for start in range(0, len(shown), _VALUES_PER_PIECE):
                 lead = f"{head} " if start == 0 else ", "
-                pieces.append(lead + ", ".join(shown[start:start + _VALUES_PER_PIECE]))
+                pieces.append(lead + ", ".join(shown[start : start + _VALUES_PER_PIECE]))
     return pieces
 
 

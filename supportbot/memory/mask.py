@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+
 from ..state import Turn
 
 __all__ = ["mask_summarizer", "mask_text"]
@@ -33,17 +34,25 @@ __all__ = ["mask_summarizer", "mask_text"]
 _NOT_BEFORE = r"(?<![A-Za-z0-9_+])"  # explicit ASCII: \w would also refuse CJK neighbours
 _NOT_AFTER = r"(?![A-Za-z0-9_])"
 
-_EMAIL = (r"(?<![A-Za-z0-9._%+-])(?P<email_local>[A-Za-z0-9][A-Za-z0-9._%+-]*)"
-          r"@(?P<email_domain>[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
-          r"\.[A-Za-z]{2,})")
+_EMAIL = (
+    r"(?<![A-Za-z0-9._%+-])(?P<email_local>[A-Za-z0-9][A-Za-z0-9._%+-]*)"
+    r"@(?P<email_domain>[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+    r"\.[A-Za-z]{2,})"
+)
 # Region (6), birth date (8), sequence (3), check character: the date makes a random 18-digit run
 # unlikely to pass for one, and one that does not falls through to the bank-card rule anyway.
-_ID_CARD = (_NOT_BEFORE + r"(?P<idcard>[1-9][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])"
-            r"(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}[0-9Xx])" + _NOT_AFTER)
-_BANK_CARD = (_NOT_BEFORE + r"(?P<card>[0-9]{16,19}|[0-9]{4}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?P=sep)[0-9]{4}"
-              r"(?:(?P=sep)[0-9]{1,3})?)" + _NOT_AFTER)
-_CN_MOBILE = (_NOT_BEFORE + r"(?P<cn_prefix>(?:\+|00)?86[ -]?)?"
-              r"(?P<mobile>1[3-9][0-9](?:[ -]?[0-9]{4}){2})" + _NOT_AFTER)
+_ID_CARD = (
+    _NOT_BEFORE + r"(?P<idcard>[1-9][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])"
+    r"(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}[0-9Xx])" + _NOT_AFTER
+)
+_BANK_CARD = (
+    _NOT_BEFORE + r"(?P<card>[0-9]{16,19}|[0-9]{4}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?P=sep)[0-9]{4}"
+    r"(?:(?P=sep)[0-9]{1,3})?)" + _NOT_AFTER
+)
+_CN_MOBILE = (
+    _NOT_BEFORE + r"(?P<cn_prefix>(?:\+|00)?86[ -]?)?"
+    r"(?P<mobile>1[3-9][0-9](?:[ -]?[0-9]{4}){2})" + _NOT_AFTER
+)
 _INTL_PHONE = r"(?<![A-Za-z0-9_+])(?P<intl>\+[1-9][0-9]{0,2}(?:[ -]?[0-9]){6,14})" + _NOT_AFTER
 _LANDLINE = r"(?<![A-Za-z0-9_+-])(?P<landline>0[1-9][0-9]{1,2}-[2-9][0-9]{6,7})" + _NOT_AFTER
 
@@ -54,8 +63,13 @@ _LANDLINE = r"(?<![A-Za-z0-9_+-])(?P<landline>0[1-9][0-9]{1,2}-[2-9][0-9]{6,7})"
 # look-behind after it changes no match either (every form refuses these characters before it,
 # the email and landline forms a few more) and rejects the inside of ASCII words just as fast,
 # instead of trying all six forms there: English text scans about 1.6x faster.
-_PII = re.compile("(?=[A-Za-z0-9+])" + _NOT_BEFORE + "(?:"
-                  + "|".join([_EMAIL, _ID_CARD, _BANK_CARD, _CN_MOBILE, _INTL_PHONE, _LANDLINE]) + ")")
+_PII = re.compile(
+    "(?=[A-Za-z0-9+])"
+    + _NOT_BEFORE
+    + "(?:"
+    + "|".join([_EMAIL, _ID_CARD, _BANK_CARD, _CN_MOBILE, _INTL_PHONE, _LANDLINE])
+    + ")"
+)
 
 # A reference number's label just before a long digit run: then it is an order number.
 _REFERENCE_LABEL = re.compile(
@@ -102,11 +116,15 @@ def _mask_match(m: re.Match[str], text: str) -> str:
 
 
 def _after_reference_label(text: str, start: int) -> bool:
-    return _REFERENCE_LABEL.search(text[max(0, start - _LABEL_LOOKBACK):start]) is not None
+    return _REFERENCE_LABEL.search(text[max(0, start - _LABEL_LOOKBACK) : start]) is not None
 
 
 def _keep(value: str, *, head: int, tail: int) -> str:
     """``value`` with its digits (and a final X) masked, except the first ``head`` and last ``tail``."""
     positions = [i for i, ch in enumerate(value) if ch.isascii() and (ch.isdigit() or ch in "Xx")]
-    hidden = set(positions[head:len(positions) - tail]) if len(positions) > head + tail else set(positions[head:])
+    hidden = (
+        set(positions[head : len(positions) - tail])
+        if len(positions) > head + tail
+        else set(positions[head:])
+    )
     return "".join("*" if i in hidden else ch for i, ch in enumerate(value))

@@ -166,7 +166,9 @@ def build_profile(
     somebody's words, have their phone, email, ID and card numbers masked.
     """
     if max_chars < 1:
-        raise InvalidInput(f"max_chars must be at least 1, got {max_chars}; pass the prompt's budget for the profile")
+        raise InvalidInput(
+            f"max_chars must be at least 1, got {max_chars}; pass the prompt's budget for the profile"
+        )
     if language not in LABELS:
         raise InvalidInput(f"no profile labels for language {language!r}; use one of {sorted(LABELS)}")
     labels = LABELS[language]
@@ -328,14 +330,19 @@ def _rank_issues(tickets: Sequence[_CleanTicket], labels: Mapping[str, str]) -> 
         # Recency is compared by month, not day: two issues last seen in one month are equally
         # fresh to a reader, and the key then gives a stable order.
         rank = (-len(group), -(last.year * 12 + last.month), key, kind)
-        ranked.append((rank, RecurringIssue(
-            kind=kind,
-            key=key,
-            label=_issue_label(kind, key, labels),
-            count=len(group),
-            months=tuple(_month(t.resolved_on) for t in group),
-            resolutions=tuple(t.resolution for t in group),
-        )))
+        ranked.append(
+            (
+                rank,
+                RecurringIssue(
+                    kind=kind,
+                    key=key,
+                    label=_issue_label(kind, key, labels),
+                    count=len(group),
+                    months=tuple(_month(t.resolved_on) for t in group),
+                    resolutions=tuple(t.resolution for t in group),
+                ),
+            )
+        )
     ranked.sort(key=lambda pair: pair[0])
     return tuple(issue for _, issue in ranked)
 
@@ -357,8 +364,11 @@ def _masked(
         dataclasses.replace(issue, resolutions=tuple(mask_text(r) for r in issue.resolutions))
         for issue in recurring
     )
-    return (issues, tuple(dict.fromkeys(mask_text(r) for r in requests)),
-            tuple(dict.fromkeys(mask_text(p) for p in promises)))
+    return (
+        issues,
+        tuple(dict.fromkeys(mask_text(r) for r in requests)),
+        tuple(dict.fromkeys(mask_text(p) for p in promises)),
+    )
 
 
 # -- text ---------------------------------------------------------------------------------------

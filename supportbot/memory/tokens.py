@@ -223,7 +223,11 @@ def _clean_join(last: str, first: str) -> bool:
         return not first.isspace()  # str.isspace covers Unicode's White_Space, which is \s
     if not unicodedata.category(last).startswith(("L", "N")):
         return False
-    return first.isspace() or (first.isascii() and not first.isalnum()) or unicodedata.category(first).startswith("P")
+    return (
+        first.isspace()
+        or (first.isascii() and not first.isalnum())
+        or unicodedata.category(first).startswith("P")
+    )
 
 
 @functools.lru_cache(maxsize=8)

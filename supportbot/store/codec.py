@@ -32,8 +32,11 @@ def _spend(value: Any) -> Any:
 
 # A spend is in most step records: [calls, prompt_tokens, completion_tokens, cost] is a third the size.
 _COMPACT: dict[Any, Any] = {
-    Spend: Annotated[Spend, BeforeValidator(_spend),
-                     PlainSerializer(lambda s: [s.calls, s.prompt_tokens, s.completion_tokens, s.cost])],
+    Spend: Annotated[
+        Spend,
+        BeforeValidator(_spend),
+        PlainSerializer(lambda s: [s.calls, s.prompt_tokens, s.completion_tokens, s.cost]),
+    ],
 }
 
 
@@ -55,7 +58,9 @@ def encode_fields(values: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) 
             raise UnknownStateField(f"cannot store unknown state field {name!r}")
         data = adapter.dump_python(value, mode="json")
         if data and isinstance(data, (dict, list)):
-            data = next(({_REF: call.idx} for call in tools if call.result == data and call.idx is not None), data)
+            data = next(
+                ({_REF: call.idx} for call in tools if call.result == data and call.idx is not None), data
+            )
         encoded[name] = data
     return encoded
 
@@ -71,8 +76,10 @@ def decode_fields(data: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) ->
             value = tools[idx].result
         adapter = adapters.get(name)
         if adapter is None:
-            raise UnknownStateField(f"a stored state has field {name!r}, which this version does not know; "
-                                    "open the database with the version that wrote it, or upgrade")
+            raise UnknownStateField(
+                f"a stored state has field {name!r}, which this version does not know; "
+                "open the database with the version that wrote it, or upgrade"
+            )
         decoded[name] = adapter.validate_python(value)
     return decoded
 
@@ -84,8 +91,13 @@ def encode_state(state: SupportState) -> dict[str, Any]:
 
 
 def decode_state(
-    data: Mapping[str, Any], *, ticket: Ticket, turns: tuple[Turn, ...] = (), tool_log: tuple[ToolCall, ...] = (),
+    data: Mapping[str, Any],
+    *,
+    ticket: Ticket,
+    turns: tuple[Turn, ...] = (),
+    tool_log: tuple[ToolCall, ...] = (),
     facts: tuple[Fact, ...] = (),
 ) -> SupportState:
-    return SupportState(ticket=ticket, turns=turns, tool_log=tool_log, facts=facts,
-                        **decode_fields(data, tools=tool_log))
+    return SupportState(
+        ticket=ticket, turns=turns, tool_log=tool_log, facts=facts, **decode_fields(data, tools=tool_log)
+    )

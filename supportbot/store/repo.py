@@ -54,15 +54,28 @@ class StepWrite:
     approval: dict[str, Any] | None = None  # an approval request for this round
 
 
-def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: Sequence[StepWrite], *,
-                 release: bool = False) -> psycopg.Cursor:
+def record_steps(
+    conn: psycopg.Connection,
+    ticket_id: str,
+    owner: str,
+    writes: Sequence[StepWrite],
+    *,
+    release: bool = False,
+) -> psycopg.Cursor:
     """Write step records in one statement, fenced by the lease (sql/008_one_ticket_update_per_record.sql).
 
     With ``release`` the same statement frees the lease; ``released`` reads the returned cursor
     (after the commit, in a pipeline) for the ticket's turn count.
     """
-    batch: dict[str, Any] = {"turns": [], "tool_calls": [], "facts": [], "steps": [], "checkpoints": [],
-                             "approvals": [], "release": release}
+    batch: dict[str, Any] = {
+        "turns": [],
+        "tool_calls": [],
+        "facts": [],
+        "steps": [],
+        "checkpoints": [],
+        "approvals": [],
+        "release": release,
+    }
     # Shallow field dicts, not dataclasses.asdict: that deep-copies every update and result first.
     for w in writes:
         batch["turns"] += [_fields(t) for t in w.turns]
@@ -76,8 +89,9 @@ def record_steps(conn: psycopg.Connection, ticket_id: str, owner: str, writes: S
         if w.approval is not None:
             batch["approvals"].append({"round": w.row.round, "request": w.approval})
     # One pass to UTF-8 JSON; json.dumps would \u-escape Chinese text, doubling it on the wire.
-    return conn.execute("SELECT supportbot.record_steps(%s, %s, %s::text::jsonb)",
-                        (ticket_id, owner, to_json(batch).decode()))
+    return conn.execute(
+        "SELECT supportbot.record_steps(%s, %s, %s::text::jsonb)", (ticket_id, owner, to_json(batch).decode())
+    )
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -115,9 +129,11 @@ _TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx"
 
 # -- tickets ---------------------------------------------------------------------------------
 
+
 def no_ticket(ticket_id: str) -> UnknownTicket:
-    return UnknownTicket(f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`",
-                         ticket_id=ticket_id)
+    return UnknownTicket(
+        f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`", ticket_id=ticket_id
+    )
 
 
 def create_ticket(conn: psycopg.Connection, *, email: str, subject: str, body: str, now: datetime) -> Ticket:
@@ -132,27 +148,38 @@ def create_ticket(conn: psycopg.Connection, *, email: str, subject: str, body: s
 
 def ticket_position(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str]:
     """(the ticket's latest step seq, its status), from its row."""
-    row = conn.execute("SELECT last_seq, status FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
+    row = conn.execute(
+        "SELECT last_seq, status FROM supportbot.tickets WHERE id = %s", (ticket_id,)
+    ).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
     return int(row[0]), str(row[1])
 
 
 def get_ticket(conn: psycopg.Connection, ticket_id: str) -> TicketRow:
-    row = conn.cursor(row_factory=class_row(TicketRow)).execute(
-        f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
+    row = (
+        conn.cursor(row_factory=class_row(TicketRow))
+        .execute(f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s", (ticket_id,))
+        .fetchone()
+    )
     if row is None:
         raise no_ticket(ticket_id)
     return row
 
 
-def list_tickets(conn: psycopg.Connection, *, email: str | None = None, status: str | None = None) -> list[TicketRow]:
-    return conn.cursor(row_factory=class_row(TicketRow)).execute(
-        f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets"
-        " WHERE (%(email)s::text IS NULL OR customer_email = %(email)s)"
-        " AND (%(status)s::text IS NULL OR status = %(status)s) ORDER BY created_at, id",
-        {"email": email, "status": status},
-    ).fetchall()
+def list_tickets(
+    conn: psycopg.Connection, *, email: str | None = None, status: str | None = None
+) -> list[TicketRow]:
+    return (
+        conn.cursor(row_factory=class_row(TicketRow))
+        .execute(
+            f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets"
+            " WHERE (%(email)s::text IS NULL OR customer_email = %(email)s)"
+            " AND (%(status)s::text IS NULL OR status = %(status)s) ORDER BY created_at, id",
+            {"email": email, "status": status},
+        )
+        .fetchall()
+    )
 
 
 def make_durable(conn: psycopg.Connection) -> None:
@@ -162,7 +189,10 @@ def make_durable(conn: psycopg.Connection) -> None:
 
 # -- leases: one worker runs a ticket's rounds at a time ------------------------------------
 
-def queue_acquire_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> psycopg.Cursor:
+
+def queue_acquire_lease(
+    conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float
+) -> psycopg.Cursor:
     """Take the ticket if free or abandoned; ``acquired`` reads the result (in a pipeline, after
     the commit: the whole transaction is one round trip)."""
     return conn.execute(
@@ -208,6 +238,7 @@ def released(cur: psycopg.Cursor) -> int | None:
 
 # -- turns -----------------------------------------------------------------------------------
 
+
 def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
     """Lock the ticket row (serializing turn appends) and return how many turns it has."""
     return locked_turn_count(queue_lock_turn_count(conn, ticket_id), ticket_id)
@@ -225,8 +256,14 @@ def locked_turn_count(cur: psycopg.Cursor, ticket_id: str) -> int:
 
 
 def append_customer_message(
-    conn: psycopg.Connection, ticket_id: str, content: str, *, message_id: str | None, now: datetime,
-    tokens: int | None = None, lease: tuple[str, float] | None = None,
+    conn: psycopg.Connection,
+    ticket_id: str,
+    content: str,
+    *,
+    message_id: str | None,
+    now: datetime,
+    tokens: int | None = None,
+    lease: tuple[str, float] | None = None,
 ) -> tuple[Turn, bool, tuple[int, int] | None]:
     """Store a customer message at the next position: (the stored turn, stored_now, taken).
 
@@ -256,7 +293,15 @@ def append_customer_message(
             "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC LIMIT 1), 0) + 1,"
             f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
             " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count FROM turn, slot",
-            {"t": ticket_id, "c": content, "m": message_id, "n": tokens, "now": now, "o": owner, "s": seconds},
+            {
+                "t": ticket_id,
+                "c": content,
+                "m": message_id,
+                "n": tokens,
+                "now": now,
+                "o": owner,
+                "s": seconds,
+            },
         ).fetchone()
     except psycopg.errors.UniqueViolation:
         if message_id is None:
@@ -290,7 +335,10 @@ def insert_turns(conn: psycopg.Connection, ticket_id: str, turns: Sequence[Turn]
         cur.executemany(
             "INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            [(ticket_id, t.idx, t.round, t.role, t.content, t.message_id, t.tokens, t.created_at) for t in turns],
+            [
+                (ticket_id, t.idx, t.round, t.role, t.content, t.message_id, t.tokens, t.created_at)
+                for t in turns
+            ],
         )
     conn.execute(
         "UPDATE supportbot.tickets SET turn_count = %s, updated_at = now() WHERE id = %s",
@@ -299,52 +347,74 @@ def insert_turns(conn: psycopg.Connection, ticket_id: str, turns: Sequence[Turn]
 
 
 def load_turns(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[Turn]:
-    return conn.cursor(row_factory=class_row(Turn)).execute(
-        f"SELECT {_TURN_COLUMNS} FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s"
-        " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
-        (ticket_id, start, stop, stop),
-    ).fetchall()
+    return (
+        conn.cursor(row_factory=class_row(Turn))
+        .execute(
+            f"SELECT {_TURN_COLUMNS} FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s"
+            " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
+            (ticket_id, start, stop, stop),
+        )
+        .fetchall()
+    )
 
 
 # -- tool calls and facts: append-only logs like turns ----------------------------------------
 
-def load_tool_calls(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[ToolCall]:
-    return conn.cursor(row_factory=class_row(ToolCall)).execute(
-        "SELECT name, args, result, error, duration_ms, round, step, idx FROM supportbot.tool_calls"
-        " WHERE ticket_id = %s AND idx >= %s AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
-        (ticket_id, start, stop, stop),
-    ).fetchall()
+
+def load_tool_calls(
+    conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None
+) -> list[ToolCall]:
+    return (
+        conn.cursor(row_factory=class_row(ToolCall))
+        .execute(
+            "SELECT name, args, result, error, duration_ms, round, step, idx FROM supportbot.tool_calls"
+            " WHERE ticket_id = %s AND idx >= %s AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
+            (ticket_id, start, stop, stop),
+        )
+        .fetchall()
+    )
 
 
 def load_facts(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[Fact]:
-    return conn.cursor(row_factory=class_row(Fact)).execute(
-        "SELECT kind, value, key, turn FROM supportbot.facts WHERE ticket_id = %s AND idx >= %s"
-        " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
-        (ticket_id, start, stop, stop),
-    ).fetchall()
+    return (
+        conn.cursor(row_factory=class_row(Fact))
+        .execute(
+            "SELECT kind, value, key, turn FROM supportbot.facts WHERE ticket_id = %s AND idx >= %s"
+            " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
+            (ticket_id, start, stop, stop),
+        )
+        .fetchall()
+    )
 
 
 # -- steps and checkpoints ---------------------------------------------------------------------
 
-_CHECKPOINT_SEQ = ("SELECT max(seq) FROM supportbot.checkpoints WHERE ticket_id = %(t)s"
-                   " AND (%(at)s::int IS NULL OR seq <= %(at)s)")
+_CHECKPOINT_SEQ = (
+    "SELECT max(seq) FROM supportbot.checkpoints WHERE ticket_id = %(t)s"
+    " AND (%(at)s::int IS NULL OR seq <= %(at)s)"
+)
 
 
-def read_state_rows(conn: psycopg.Connection, ticket_id: str, at: int | None = None
-                    ) -> tuple[TicketRow, tuple[int, dict[str, Any]] | None, list[StepRow]]:
+def read_state_rows(
+    conn: psycopg.Connection, ticket_id: str, at: int | None = None
+) -> tuple[TicketRow, tuple[int, dict[str, Any]] | None, list[StepRow]]:
     """What a state at step ``at`` (default: the latest) is rebuilt from, in one round trip: the
     ticket row, its latest checkpoint up to ``at``, and the step rows from that checkpoint's on."""
     params = {"t": ticket_id, "at": at}
     with conn.pipeline():
         ticket = conn.cursor(row_factory=class_row(TicketRow)).execute(
-            f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %(t)s", params)
+            f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %(t)s", params
+        )
         checkpoint = conn.cursor().execute(
             f"SELECT seq, state FROM supportbot.checkpoints WHERE ticket_id = %(t)s AND seq = ({_CHECKPOINT_SEQ})",
-            params)
+            params,
+        )
         steps = conn.cursor(row_factory=class_row(StepRow)).execute(
             "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM supportbot.steps"
             f" WHERE ticket_id = %(t)s AND seq >= coalesce(({_CHECKPOINT_SEQ}), 1)"
-            " AND (%(at)s::int IS NULL OR seq <= %(at)s) ORDER BY seq", params)
+            " AND (%(at)s::int IS NULL OR seq <= %(at)s) ORDER BY seq",
+            params,
+        )
     row = ticket.fetchone()
     if row is None:
         raise no_ticket(ticket_id)
@@ -361,10 +431,14 @@ def pruned_before(conn: psycopg.Connection, ticket_id: str) -> tuple[int, dateti
 
 
 def history(conn: psycopg.Connection, ticket_id: str) -> list[StepRecord]:
-    return conn.cursor(row_factory=class_row(StepRecord)).execute(
-        "SELECT seq, round, step, next_step, created_at FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq",
-        (ticket_id,),
-    ).fetchall()
+    return (
+        conn.cursor(row_factory=class_row(StepRecord))
+        .execute(
+            "SELECT seq, round, step, next_step, created_at FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq",
+            (ticket_id,),
+        )
+        .fetchall()
+    )
 
 
 def round_of_message(conn: psycopg.Connection, ticket_id: str, idx: int) -> int | None:
@@ -394,8 +468,16 @@ def last_seq_of_round(conn: psycopg.Connection, ticket_id: str, round_: int) -> 
 
 # -- approvals -------------------------------------------------------------------------------
 
+
 def decide_approval(
-    conn: psycopg.Connection, ticket_id: str, round_: int, *, approved: bool, approver: str, note: str, now: datetime
+    conn: psycopg.Connection,
+    ticket_id: str,
+    round_: int,
+    *,
+    approved: bool,
+    approver: str,
+    note: str,
+    now: datetime,
 ) -> bool:
     """Record a human decision; False when the request was already decided (first click wins)."""
     row = conn.execute(
@@ -407,18 +489,23 @@ def decide_approval(
 
 
 def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:
-    return conn.cursor(row_factory=class_row(PendingApproval)).execute(
-        # A request that a tool of its round returned refers to that tool call (see codec).
-        "SELECT a.ticket_id, a.round, t.customer_email, t.subject, CASE WHEN c.idx IS NULL THEN a.request"
-        "  ELSE jsonb_build_object('refund_request', c.result) END AS request, a.requested_at"
-        " FROM supportbot.approvals a JOIN supportbot.tickets t ON t.id = a.ticket_id"
-        " LEFT JOIN supportbot.tool_calls c ON c.ticket_id = a.ticket_id"
-        "  AND c.idx = (a.request -> 'refund_request' ->> '$tool')::integer"
-        " WHERE a.decided_at IS NULL ORDER BY a.requested_at, a.ticket_id"
-    ).fetchall()
+    return (
+        conn.cursor(row_factory=class_row(PendingApproval))
+        .execute(
+            # A request that a tool of its round returned refers to that tool call (see codec).
+            "SELECT a.ticket_id, a.round, t.customer_email, t.subject, CASE WHEN c.idx IS NULL THEN a.request"
+            "  ELSE jsonb_build_object('refund_request', c.result) END AS request, a.requested_at"
+            " FROM supportbot.approvals a JOIN supportbot.tickets t ON t.id = a.ticket_id"
+            " LEFT JOIN supportbot.tool_calls c ON c.ticket_id = a.ticket_id"
+            "  AND c.idx = (a.request -> 'refund_request' ->> '$tool')::integer"
+            " WHERE a.decided_at IS NULL ORDER BY a.requested_at, a.ticket_id"
+        )
+        .fetchall()
+    )
 
 
 # -- effects ---------------------------------------------------------------------------------
+
 
 def record_effect(
     conn: psycopg.Connection, *, key: str, ticket_id: str, round_: int, step: str, kind: str, result: Any
@@ -431,9 +518,17 @@ def record_effect(
 
 # -- forks -----------------------------------------------------------------------------------
 
+
 def copy_history(
-    conn: psycopg.Connection, source: str, target: str, *, seq: int, turn_count: int, tool_call_count: int,
-    fact_count: int, status: str,
+    conn: psycopg.Connection,
+    source: str,
+    target: str,
+    *,
+    seq: int,
+    turn_count: int,
+    tool_call_count: int,
+    fact_count: int,
+    status: str,
 ) -> None:
     """Give ``target`` the turns, tool calls, steps and checkpoints ``source`` had after step ``seq``."""
     conn.execute(
@@ -466,7 +561,7 @@ def copy_history(
     )
     conn.execute(
         "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s WHERE id = %s",
-        (turn_count, status, seq, target)
+        (turn_count, status, seq, target),
     )
 
 

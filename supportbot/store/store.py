@@ -40,8 +40,7 @@ class Store:
                 migrate(conn)
         except psycopg.OperationalError as exc:
             raise StoreError(f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL") from exc
-        self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True,
-                                   kwargs={"autocommit": True})
+        self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True, kwargs={"autocommit": True})
         self._lock = threading.Lock()
         # Turns and tool calls never change once written, so a copy read once stays valid:
         # loading a 500-round ticket reads only what was added since the last load.
@@ -58,7 +57,9 @@ class Store:
             yield conn
 
     @contextmanager
-    def transaction(self, conn: psycopg.Connection | None = None, *, durable: bool = True) -> Iterator[psycopg.Connection]:
+    def transaction(
+        self, conn: psycopg.Connection | None = None, *, durable: bool = True
+    ) -> Iterator[psycopg.Connection]:
         """Open a pipelined transaction; ``durable=False`` commits without waiting for the WAL flush.
 
         Statements are pipelined, so a step's writes and its commit cost one round trip. A
@@ -104,8 +105,14 @@ class Store:
     def facts(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[Fact, ...]:
         return self._prefix(self._facts, repo.load_facts, conn, ticket_id, count)
 
-    def _prefix(self, cache: dict[str, tuple[T, ...]], load: Callable[..., list[T]], conn: psycopg.Connection,
-                ticket_id: str, count: int) -> tuple[T, ...]:
+    def _prefix(
+        self,
+        cache: dict[str, tuple[T, ...]],
+        load: Callable[..., list[T]],
+        conn: psycopg.Connection,
+        ticket_id: str,
+        count: int,
+    ) -> tuple[T, ...]:
         """The first ``count`` rows of an append-only log, reading only what the cache lacks."""
         with self._lock:
             cached = cache.get(ticket_id, ())
@@ -148,8 +155,12 @@ class Store:
                 state = reduce(state, decode_fields(step.update, tools=tool_log))
         if last is None:
             return Loaded(state=state, seq=0, next_step=None, status=row.status)
-        state = dataclasses.replace(state, turns=self.turns(conn, ticket_id, last.turn_count),
-                                    tool_log=tool_log, facts=self.facts(conn, ticket_id, last.fact_count))
+        state = dataclasses.replace(
+            state,
+            turns=self.turns(conn, ticket_id, last.turn_count),
+            tool_log=tool_log,
+            facts=self.facts(conn, ticket_id, last.fact_count),
+        )
         return Loaded(state=state, seq=last.seq, next_step=last.next_step, status=row.status)
 
     @staticmethod
@@ -158,8 +169,12 @@ class Store:
         if mark is not None and 0 < at < mark[0]:
             return StepPruned(
                 f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on can "
-                "still be rebuilt (`history` lists them)", ticket_id=ticket_id)
-        return UnknownStep(f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id)
+                "still be rebuilt (`history` lists them)",
+                ticket_id=ticket_id,
+            )
+        return UnknownStep(
+            f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id
+        )
 
 
 def _failed_statement(exc: psycopg.Error) -> psycopg.Error:
@@ -176,16 +191,19 @@ def _failed_statement(exc: psycopg.Error) -> psycopg.Error:
 
 def _engine_error(exc: psycopg.Error) -> SupportbotError | None:
     """The engine's error for a database error that means one, else None."""
-    if exc.sqlstate == "SBL01" or (
-        isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "steps_pkey"
-    ) or (
-        # The ticket was deleted under us (forget_customer(force=True)) after our lease check.
-        isinstance(exc, psycopg.errors.ForeignKeyViolation)
-        and (exc.diag.constraint_name or "").endswith("ticket_id_fkey")
+    if (
+        exc.sqlstate == "SBL01"
+        or (isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "steps_pkey")
+        or (
+            # The ticket was deleted under us (forget_customer(force=True)) after our lease check.
+            isinstance(exc, psycopg.errors.ForeignKeyViolation)
+            and (exc.diag.constraint_name or "").endswith("ticket_id_fkey")
+        )
     ):
         return LeaseLost(f"another worker took the ticket over: {exc.diag.message_primary}")
     if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "effects_pkey":
         return ReplayMismatch(
             f"a side effect ran again that was already recorded ({exc.diag.message_detail}); it was "
-            "rolled back. This is a bug: please report it with the ticket's `history`")
+            "rolled back. This is a bug: please report it with the ticket's `history`"
+        )
     return None
