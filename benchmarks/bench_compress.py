@@ -116,9 +116,7 @@ def facts_present(state: SupportState, prompt: str) -> dict[str, float]:
     sentences = [f for f in state.facts if f.kind in SENTENCE_KINDS]
     # Amounts are shown normalized ("CNY 196.00"), so a fact counts as present by value or key.
     share = lambda facts: (
-        sum(f.value in prompt or f.key in prompt for f in facts) / len(facts)
-        if facts
-        else 1.0
+        sum(f.value in prompt or f.key in prompt for f in facts) / len(facts) if facts else 1.0
     )
     return {
         "exact_facts": len(exact),
