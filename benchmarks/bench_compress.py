@@ -114,10 +114,11 @@ def prompt_tokens(messages: list[dict[str, str]]) -> int:
 def facts_present(state: SupportState, prompt: str) -> dict[str, float]:
     exact = [f for f in state.facts if f.kind not in SENTENCE_KINDS]
     sentences = [f for f in state.facts if f.kind in SENTENCE_KINDS]
+
     # Amounts are shown normalized ("CNY 196.00"), so a fact counts as present by value or key.
-    share = lambda facts: (
-        sum(f.value in prompt or f.key in prompt for f in facts) / len(facts) if facts else 1.0
-    )
+    def share(facts):
+        return sum(f.value in prompt or f.key in prompt for f in facts) / len(facts) if facts else 1.0
+
     return {
         "exact_facts": len(exact),
         "exact_present": share(exact),

@@ -236,7 +236,9 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
         "rounds": rounds,
         "round_ms_median": median(times),
         "round_ms_p95": p95(times),
-        "engine_ms_median": median([t - w for t, w in zip(times, in_steps)]),  # loop, leases, persistence
+        "engine_ms_median": median(
+            [t - w for t, w in zip(times, in_steps, strict=False)]
+        ),  # loop, leases, persistence
         "steps_ms_median": median(in_steps),  # the step functions' own work
         "round_cpu_ms_median": median(cpu),  # Python (and the driver) in this process, steps included
         "logical_bytes_per_round_first10": median([logical[r] for r in first]),

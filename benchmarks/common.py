@@ -63,7 +63,7 @@ def median(values: list[float]) -> float:
 
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def insert_floor(url: str, n: int = 300) -> float:

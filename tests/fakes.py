@@ -117,9 +117,11 @@ def seed_business(conn: psycopg.Connection) -> None:
         )
         conn.execute(
             "INSERT INTO demo.kb_articles VALUES"
-            " ('KB-bank-001', '银行流水同步失败 E3001', 'bank', 'E3001 表示银行授权已过期,授权有效期为 90 天。"
-            "请在设置中重新授权银行账户。', 'https://help.example.com/kb/KB-bank-001'),"
-            " ('KB-refund-001', '退款政策', 'refund', '年付套餐在付款后 30 天内可按比例退款,退款需人工审批。',"
+            " ('KB-bank-001', '银行流水同步失败 E3001', 'bank',"
+            " 'E3001 表示银行授权已过期,授权有效期为 90 天。请在设置中重新授权银行账户。',"
+            " 'https://help.example.com/kb/KB-bank-001'),"
+            " ('KB-refund-001', '退款政策', 'refund',"
+            " '年付套餐在付款后 30 天内可按比例退款,退款需人工审批。',"
             " 'https://help.example.com/kb/KB-refund-001')"
         )
 

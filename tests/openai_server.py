@@ -6,6 +6,7 @@ Each test scripts the replies in order and afterwards reads back every request t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from dataclasses import dataclass, field
@@ -120,10 +121,8 @@ class ScriptedServer:
                 reply = server._next(Request(self.path, headers, json.loads(raw or b"{}")))
                 if reply.delay and server._stopping.wait(reply.delay):
                     return
-                try:
+                with contextlib.suppress(OSError):  # the client gave up (a timeout test)
                     self._answer(reply)
-                except OSError:
-                    pass  # the client gave up (a timeout test); nothing left to tell it
 
             def _answer(self, reply: Reply) -> None:
                 if reply.events is not None:

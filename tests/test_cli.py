@@ -63,7 +63,9 @@ def story(database_url: str) -> Story:
 def run(url: str | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
     argv = [sys.executable, "-m", "supportbot", *args] + (["--database-url", url] if url else [])
-    return subprocess.run(argv, env={**base, **(env or {})}, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        argv, env={**base, **(env or {})}, capture_output=True, text=True, timeout=180, check=False
+    )
 
 
 def ok(url: str | None, *args: str, env: dict[str, str] | None = None) -> str:

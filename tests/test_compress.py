@@ -214,9 +214,12 @@ def test_summarizer_returning_not_text_is_reported() -> None:
 @given(conversations(), budgets, st.sampled_from([verbose, extractive_summarize]))
 def test_same_inputs_same_output(turns: tuple[Turn, ...], limits: Budget, summarize: object) -> None:
     """Replaying a stored ticket must rebuild the same history, or resumed rounds would diverge."""
-    options = dict(
-        budget=limits.budget, keep_last=limits.keep_last, summary_cap=limits.summary_cap, summarize=summarize
-    )
+    options = {
+        "budget": limits.budget,
+        "keep_last": limits.keep_last,
+        "summary_cap": limits.summary_cap,
+        "summarize": summarize,
+    }
     assert compress(turns, "", 0, **options) == compress(turns, "", 0, **options)  # type: ignore[arg-type]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from datetime import timedelta
@@ -95,7 +96,7 @@ def test_dates_and_statuses_agree() -> None:
 def test_wugang_lost_the_bank_authorization_every_90_days() -> None:
     days = sorted(t.resolved_on for t in PAST_TICKETS if t.customer_id == "C0001" and t.resolved_on)
     assert [d.strftime("%Y-%m") for d in days] == ["2026-04", "2026-07", "2026-09"]
-    assert all(later - earlier == timedelta(days=90) for earlier, later in zip(days, days[1:]))
+    assert all(later - earlier == timedelta(days=90) for earlier, later in itertools.pairwise(days))
 
 
 def test_the_refund_was_pro_rata_and_within_what_was_paid() -> None:

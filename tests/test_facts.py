@@ -210,7 +210,7 @@ def test_render_groups_by_kind_with_labels() -> None:
     assert render_facts(()) == ""
 
 
-@given(st.sampled_from(["customer", "agent"]).flatmap(lambda role: annotated_turns(role)))
+@given(st.sampled_from(["customer", "agent"]).flatmap(annotated_turns))
 def test_planted_facts_are_found(annotated: AnnotatedTurn) -> None:
     """Every fact planted by the strategy must come out with the key written next to it."""
     assert set(annotated.expected) <= found(annotated.turn.content, annotated.turn.role)

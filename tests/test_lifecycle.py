@@ -46,7 +46,7 @@ def bot(demo_url: str) -> Iterator[SupportBot]:
 
 
 def _traces(url: str, needles: Sequence[str]) -> dict[str, int]:
-    """Rows per ``schema.table.column`` whose value, as text, contains any needle: every column of every table."""
+    """Rows per ``schema.table.column`` whose value, as text, contains any needle, in every table."""
     patterns = [f"%{n}%" for n in needles]
     found: dict[str, int] = {}
     with psycopg.connect(url) as conn:
@@ -315,7 +315,7 @@ def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: Support
     assert new.ticket_id == "T000154"  # numbering goes on: no id is ever handed out twice
     state = bot.state(new.ticket_id)
     assert [t.content for t in state.turns] == ["发票抬头写错了", new.reply] and state.round == 1
-    assert [r.seq for r in bot.history(new.ticket_id)][0] == 1
+    assert next(r.seq for r in bot.history(new.ticket_id)) == 1
     with pytest.raises(UnknownTicket):
         bot.state("T000153")
 

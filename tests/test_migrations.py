@@ -39,15 +39,17 @@ WITH ledger AS (
                                 ORDER BY idx) AS facts, array_agg(idx ORDER BY idx) AS idxs
     FROM supportbot.facts GROUP BY ticket_id)
 UPDATE supportbot.steps s SET update = s.update || jsonb_build_object('facts',
-    (SELECT coalesce(jsonb_agg(f ORDER BY o), '[]') FROM ledger l, jsonb_array_elements(l.facts) WITH ORDINALITY e(f, o)
+    (SELECT coalesce(jsonb_agg(f ORDER BY o), '[]')
+     FROM ledger l, jsonb_array_elements(l.facts) WITH ORDINALITY e(f, o)
      WHERE l.ticket_id = s.ticket_id AND o <= s.fact_count))
 WHERE s.fact_count <> coalesce((SELECT p.fact_count FROM supportbot.steps p
                                 WHERE p.ticket_id = s.ticket_id AND p.seq = s.seq - 1), 0);
 UPDATE supportbot.checkpoints c SET state = c.state || jsonb_build_object('facts',
-    (SELECT coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'value', value, 'key', key, 'turn', turn) ORDER BY idx),
-                     '[]')
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'value', value, 'key', key, 'turn', turn)
+                               ORDER BY idx), '[]')
      FROM supportbot.facts f, supportbot.steps s
-     WHERE f.ticket_id = c.ticket_id AND s.ticket_id = c.ticket_id AND s.seq = c.seq AND f.idx < s.fact_count));
+     WHERE f.ticket_id = c.ticket_id AND s.ticket_id = c.ticket_id AND s.seq = c.seq
+       AND f.idx < s.fact_count));
 DROP TABLE supportbot.facts;
 ALTER TABLE supportbot.steps DROP COLUMN fact_count;
 DELETE FROM supportbot.schema_migrations WHERE version = 4;
@@ -97,7 +99,8 @@ WITH totals AS (
     FROM supportbot.steps WHERE update ? 'round_spend'
     WINDOW w AS (PARTITION BY ticket_id, round ORDER BY seq))
 UPDATE supportbot.steps s SET update = jsonb_set(s.update, '{round_spend}', jsonb_build_object(
-    'calls', t.calls, 'prompt_tokens', t.prompt_tokens, 'completion_tokens', t.completion_tokens, 'cost', t.cost))
+    'calls', t.calls, 'prompt_tokens', t.prompt_tokens,
+    'completion_tokens', t.completion_tokens, 'cost', t.cost))
 FROM totals t WHERE s.ticket_id = t.ticket_id AND s.seq = t.seq;
 DELETE FROM supportbot.schema_migrations WHERE version = 6;
 """

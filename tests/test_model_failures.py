@@ -114,7 +114,7 @@ def test_classify_timing_out_hands_off(open_bot: OpenBot, server: ScriptedServer
         bot, database_url, result.ticket_id, step="classify", because="no answer within 0.3s"
     )
     assert "2 attempt(s)" in reason
-    assert [t.content for t in bot.state(result.ticket_id).turns][0] == BANK_SYNC
+    assert next(t.content for t in bot.state(result.ticket_id).turns) == BANK_SYNC
 
 
 def test_draft_failing_with_5xx_beyond_retries_hands_off(

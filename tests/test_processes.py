@@ -33,6 +33,7 @@ def run(url: str, action: str, **args: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(WORKER), action, json.dumps(args)],
         env=_env(url),
+        check=False,
         capture_output=True,
         text=True,
         timeout=120,

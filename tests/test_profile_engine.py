@@ -95,7 +95,7 @@ def test_a_resolved_round_adds_its_facts_to_the_history(bot_and_llm: tuple[Suppo
 
 def test_unknown_customer_profile_is_a_clear_error(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
     bot, _ = bot_and_llm
-    with pytest.raises(UnknownCustomer, match="nobody@example.com"):
+    with pytest.raises(UnknownCustomer, match=r"nobody@example\.com"):
         bot.profile("nobody@example.com")
 
 

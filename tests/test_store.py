@@ -126,8 +126,8 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
             with store.transaction(conn) as tx:
                 tx.execute(_INSERT, ("TXL",))
                 tx.execute(
-                    "UPDATE supportbot.tickets SET lease_owner = 'B', lease_expires = now() + interval '1 minute'"
-                    " WHERE id = 'TXL'"
+                    "UPDATE supportbot.tickets SET lease_owner = 'B',"
+                    " lease_expires = now() + interval '1 minute' WHERE id = 'TXL'"
                 )  # B took the ticket over from A
             with pytest.raises(LeaseLost, match="no longer leased to A"):
                 with store.transaction(conn) as tx:
