@@ -1,10 +1,11 @@
-"""Business records the steps read and write: customers, help-center hits, refunds, decisions.
+"""Business records: what the backend returns and the steps, memory and profile read.
 
 They are frozen so a step can hand them to the state without anyone changing them later.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -44,6 +45,21 @@ class Invoice:
     issued_on: date
     status: str
     subscription_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PastTicket:
+    """A ticket the business system closed, as the backend lists it; the customer profile reads these.
+
+    ``facts`` holds: category (str, required), error_codes, requests, promises, ids, dates (lists
+    of str), amounts (list of str or numbers) and resolution (str), all optional.
+    """
+
+    id: str
+    customer_id: str
+    subject: str
+    resolved_on: date | None
+    facts: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,8 @@ from supportbot.backend.demo_data import (
     demo_profile_inputs,
     load_demo_data,
 )
-from supportbot.memory.profile import PastTicket, build_profile, fingerprint
-from supportbot.records import Customer, Subscription
+from supportbot.memory.profile import build_profile, fingerprint
+from supportbot.records import Customer, PastTicket, Subscription
 
 TABLES = ("kb_articles", "customers", "subscriptions", "invoices", "past_tickets")
 

@@ -22,7 +22,8 @@ from supportbot.memory import mask
 from supportbot.memory.compress import compress, extractive_summarize
 from supportbot.memory.facts import render_facts, update_ledger
 from supportbot.memory.mask import mask_summarizer, mask_text
-from supportbot.memory.profile import PastTicket, build_profile
+from supportbot.memory.profile import build_profile
+from supportbot.records import PastTicket
 from supportbot.state import SupportState, Ticket, Turn
 from supportbot.steps import ticket_facts
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from supportbot.backend.demo_data import DEMO_TODAY, demo_profile_inputs
 from supportbot.errors import InvalidInput
-from supportbot.memory.profile import PastTicket, Profile, build_profile, fingerprint
-from supportbot.records import Customer, Subscription
+from supportbot.memory.profile import Profile, build_profile, fingerprint
+from supportbot.records import Customer, PastTicket, Subscription
 
 TODAY = date(2026, 10, 15)
 SELF = "C-self"

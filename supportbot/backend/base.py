@@ -14,8 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import psycopg
 
-from ..memory.profile import PastTicket
-from ..records import Customer, Hit, Invoice, RefundRequest, Subscription
+from ..records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
 
 
 @runtime_checkable

@@ -13,8 +13,7 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from ..memory.profile import PastTicket
-from ..records import Customer, Hit, Invoice, RefundRequest, Subscription
+from ..records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
 from .search import BM25Index
 
 

@@ -17,8 +17,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from ..memory.profile import PastTicket
-from ..records import Customer, Invoice, Subscription
+from ..records import Customer, Invoice, PastTicket, Subscription
 
 __all__ = [
     "CUSTOMERS",

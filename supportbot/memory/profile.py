@@ -29,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
 from ..errors import InvalidInput
-from ..records import Customer, Subscription
+from ..records import Customer, PastTicket, Subscription
 from .mask import mask_text
 
 __all__ = [
@@ -83,21 +83,6 @@ IssueKind = Literal["error_code", "category"]
 
 # Beyond this many distinct months the list would crowd out everything else; a range says enough.
 _MAX_LISTED_MONTHS = 4
-
-
-@dataclass(frozen=True, slots=True)
-class PastTicket:
-    """A ticket the business system closed before supportbot, as demo.past_tickets stores it.
-
-    ``facts`` holds: category (str, required), error_codes, requests, promises, ids, dates (lists
-    of str), amounts (list of str or numbers) and resolution (str), all optional.
-    """
-
-    id: str
-    customer_id: str
-    subject: str
-    resolved_on: date | None
-    facts: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
