@@ -25,7 +25,7 @@ from pydantic import BaseModel
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ChineseText, fresh_database, insert_floor, median, p95
 
-from supportbot import Completion, Settings, SupportBot, engine
+from supportbot import Completion, Settings, SupportBot, graph
 from supportbot.state import Review, Triage
 
 TABLES = ("tickets", "turns", "tool_calls", "steps", "checkpoints", "approvals", "effects")
@@ -166,15 +166,15 @@ class StepClock:
 
     def __init__(self) -> None:
         self.spent = 0.0
-        self._originals = dict(engine.STEPS)
+        self._originals = dict(graph.STEPS)
 
     def __enter__(self) -> StepClock:
         for name, fn in self._originals.items():
-            engine.STEPS[name] = self._timed(fn)
+            graph.STEPS[name] = self._timed(fn)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        engine.STEPS.update(self._originals)
+        graph.STEPS.update(self._originals)
 
     def _timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any) -> Any:

@@ -12,8 +12,9 @@ from .backend.base import Backend
 from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
-from .engine import INTERRUPTS, Engine, RoundResult
+from .engine import Engine, RoundResult
 from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
+from .graph import INTERRUPTS
 from .lifecycle import DeletionReport, Pruned, PruneReport
 from .llm.base import LLM
 from .llm.factory import models_from_settings

@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -23,68 +22,20 @@ from .errors import (
     ReplayMismatch,
     StateError,
 )
+from .graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, START, STEPS
 from .llm.base import Completion
 from .records import ApprovalDecision
-from .state import ENGINE_FIELDS, ROUND_START, Outcome, SupportState, new_round, reduce
+from .state import ENGINE_FIELDS, Outcome, SupportState, new_round, reduce
 from .store import repo
 from .store.codec import encode_fields, encode_state
 from .store.store import Loaded, Store
 
 log = logging.getLogger(__name__)
 
-Step = Callable[[SupportState, Deps], dict[str, Any]]
-START = ROUND_START
-DECISION = "human_decision"
-
-STEPS: dict[str, Step] = {
-    "load_customer": steps.load_customer,
-    "prepare_context": steps.prepare_context,
-    "classify": steps.classify,
-    "retrieve": steps.retrieve,
-    "act": steps.act,
-    "draft": steps.draft,
-    "check": steps.check,
-    "approval": steps.approval,
-    "finalize": steps.finalize,
-    "handoff": steps.handoff,
-}
-
-
-def _after_check(state: SupportState, max_revisions: int) -> str:
-    assert state.review is not None
-    if state.review.passed:
-        refund = state.refund_request
-        return "approval" if refund is not None and refund.status == "pending" else "finalize"
-    return "draft" if state.revisions <= max_revisions else "handoff"
-
-
-# Where each step goes next; None ends the round.
-ROUTES: dict[str, Callable[[SupportState, int], str | None]] = {
-    START: lambda s, _: "load_customer",
-    "load_customer": lambda s, _: "prepare_context",
-    "prepare_context": lambda s, _: "classify",
-    "classify": lambda s, _: "handoff" if s.triage is not None and s.triage.needs_human else "retrieve",
-    "retrieve": lambda s, _: (
-        "act" if s.triage is not None and s.triage.needs_account_data and s.customer else "draft"
-    ),
-    "act": lambda s, _: "draft",
-    "draft": lambda s, _: "check",
-    "check": _after_check,
-    DECISION: lambda s, _: "approval",
-    "approval": lambda s, _: "finalize",
-    "finalize": lambda s, _: None,
-    "handoff": lambda s, _: None,
-}
-
-# A step here waits until its condition holds; the round pauses and the ticket's lease is freed.
-INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
 # Each round stores one checkpoint (a whole state without turns, so loading never replays far),
 # after this step: the summary it may rewrite is a state's largest field, and stored there it is
 # stored once.
 CHECKPOINT_AFTER = "prepare_context"
-# Steps that act on the business system run inside the transaction that records them.
-EFFECT_STEPS = frozenset({"act", "finalize", "handoff"})
-REPLY_STEPS = frozenset({"finalize", "handoff"})  # effect steps that add a turn
 # Step records commit without waiting for the disk, except those that carry new turns, a human
 # decision or a side effect: losing any other step to a database crash only means running it again.
 
