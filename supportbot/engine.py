@@ -52,6 +52,8 @@ STEPS: dict[str, Step] = {
 
 def _after_check(state: SupportState, max_revisions: int) -> str:
     assert state.review is not None
+    if state.handoff_reason:  # check found a draft no redraft may follow (see steps.check)
+        return "handoff"
     if state.review.passed:
         refund = state.refund_request
         return "approval" if refund is not None and refund.status == "pending" else "finalize"
