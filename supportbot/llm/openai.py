@@ -9,7 +9,9 @@ Layers, outermost first, each doing one job (like httpx's ``send`` → ``_send_h
 
 The ``httpx.Client`` is injected so tests can pass ``httpx.MockTransport`` or talk to a loopback
 server. The API key lives only in the Authorization header of each request: never in the client's
-default headers, ``repr`` or any message, and every error text is scrubbed of it.
+default headers, ``repr`` or any message. A key no header can carry is refused when the client is
+built, every error text is scrubbed of the key (and of any "Bearer" credential), and an error that
+escapes ``chat`` carries no exception in its chain whose text still holds the key.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, ModelError
+from ..redact import Redactor, check_api_key
 from .base import Completion, Message, Usage
 
 if TYPE_CHECKING:
@@ -101,9 +104,11 @@ class OpenAICompatible:
             raise ConfigError("llm model is empty; set SUPPORTBOT_LLM_MODEL")
         if timeout <= 0 or max_retries < 0 or backoff < 0 or max_backoff < 0:
             raise ConfigError("timeout must be > 0; max_retries, backoff and max_backoff must be >= 0")
+        check_api_key(api_key, name="api_key (SUPPORTBOT_LLM_API_KEY)")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._api_key = api_key or None
+        self._redact = Redactor(self._api_key)
         self._url = f"{self.base_url}/chat/completions"
         self._owns_client = client is None  # never close a client the caller still uses
         self._client = client if client is not None else httpx.Client(timeout=timeout)
@@ -169,6 +174,25 @@ class OpenAICompatible:
         Streams through ``on_token`` when it is set, except with a schema: half a JSON object is
         of no use to a reader, and the repair round would show it twice.
         """
+        try:
+            return self._chat(messages, schema=schema, temperature=temperature)
+        except ModelError as exc:
+            failure = exc
+        except Exception as exc:
+            # Anything else that quotes the key (an encoding error on the header) becomes a
+            # ModelError too; other faults are bugs and pass through untouched.
+            if not _chain_leaks(exc, self._redact):
+                raise
+            failure = ModelError(
+                self._redact(f"chat completion at {self._url} failed: {type(exc).__name__}: {exc}")
+            )
+        _cut_leaking_causes(failure, self._redact)
+        # Raised here, outside the except blocks, so Python chains no context the cut removed.
+        raise failure
+
+    def _chat(
+        self, messages: Sequence[Message], *, schema: type[BaseModel] | None, temperature: float
+    ) -> Completion:
         if schema is not None:
             return self._complete_structured(messages, schema, temperature=temperature)
         body = self._body(messages, temperature=temperature, stream=self._on_token is not None)
@@ -195,14 +219,14 @@ class OpenAICompatible:
         try:
             parsed = _parse(second.text, schema)
         except ValidationError as exc:
-            error = self._error(
+            failure = self._error(
                 f"the model returned output that does not match {schema.__name__} twice "
                 f"(model {self.model}); last error:\n{_describe(exc)}\nCheck that the model "
                 "supports JSON output (response_format json_object), or simplify the schema."
             )
             # Both answers were billed; the engine adds this to the round's spend anyway.
-            error.spent = self._completion([first, second])  # type: ignore[attr-defined]
-            raise error from exc
+            failure.spent = self._completion([first, second])  # type: ignore[attr-defined]
+            raise failure from exc
         return self._completion([first, second], parsed=parsed)
 
     def _send_with_retries(self, body: dict[str, Any]) -> _Reply:
@@ -250,7 +274,7 @@ class OpenAICompatible:
             ) from exc
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             hint = "Check that base_url is right and the server is running and reachable."
-            raise _Transient(f"{type(exc).__name__}: {exc}", hint=hint) from exc
+            raise _Transient(self._redact(f"{type(exc).__name__}: {exc}"), hint=hint) from exc
         except httpx.HTTPError as exc:  # a proxy refusal or a malformed URL: retrying will not help
             raise self._error(f"chat completion at {self._url} failed: {type(exc).__name__}: {exc}") from exc
 
@@ -360,10 +384,6 @@ class OpenAICompatible:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
-    def _redact(self, text: str) -> str:
-        # Providers and proxies sometimes echo the request back in an error body.
-        return text.replace(self._api_key, "***") if self._api_key else text
-
     def _error(self, message: str) -> ModelError:
         return ModelError(self._redact(message))
 
@@ -384,6 +404,43 @@ class OpenAICompatible:
             return 0.0
         prompt_price, completion_price = price
         return (usage.prompt_tokens * prompt_price + usage.completion_tokens * completion_price) / 1_000_000
+
+
+def _chain_leaks(exc: BaseException, redact: Redactor) -> bool:
+    """Whether ``exc`` or an exception chained to it quotes the key."""
+    return any(redact.leaks(_text_of(link)) for link in _chain(exc))
+
+
+def _cut_leaking_causes(error: BaseException, redact: Redactor) -> None:
+    """Unlink, below ``error``, every exception that quotes the key, with what hangs below it.
+
+    ``error``'s own message is redacted already. Providers and proxies sometimes echo the request
+    back, and httpx quotes a header it cannot send: such a cause would put the key in any
+    traceback a host application logs.
+    """
+    for link in _chain(error):
+        if link.__cause__ is not None and redact.leaks(_text_of(link.__cause__)):
+            link.__cause__ = None
+            link.__suppress_context__ = True
+        if link.__context__ is not None and redact.leaks(_text_of(link.__context__)):
+            link.__context__ = None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and every exception reachable through causes and contexts, each once."""
+    found: dict[int, BaseException] = {}
+    todo = [exc]
+    while todo:
+        link = todo.pop()
+        if id(link) in found:
+            continue
+        found[id(link)] = link
+        todo += [e for e in (link.__cause__, link.__context__) if e is not None]
+    return list(found.values())
+
+
+def _text_of(exc: BaseException) -> str:
+    return f"{exc!s} {exc!r} {exc.args!r}"
 
 
 def _with_schema_hint(messages: Sequence[Message], schema: type[BaseModel]) -> list[dict[str, str]]:
@@ -446,7 +503,7 @@ def _snippet(response: httpx.Response) -> str:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds the server asked us to wait: retry-after-ms (OpenAI), or Retry-After in seconds or as a date."""
+    """Seconds the server asked us to wait: retry-after-ms (OpenAI), or Retry-After in seconds or a date."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         try:
             return max(0.0, float(response.headers[name]) * scale)
