@@ -17,12 +17,17 @@ import unicodedata
 
 from .errors import ConfigError
 
-__all__ = ["MASK", "Redactor", "check_api_key"]
+__all__ = ["MASK", "Redactor", "check_api_key", "hide_password", "url_password"]
 
 MASK = "***"
 # An Authorization header quoted in an error: whatever follows "Bearer" is a credential. Eight
 # characters at least, so a provider's sentence ("Bearer token missing") stays readable.
 _BEARER = re.compile(r"(?i)(\bbearer\s+)[^\s'\"\\,;}\]]{8,}")
+# The password of a URL ("scheme://user:password@host") or of a libpq string ("password=...").
+_URL_PASSWORD = re.compile(r"(?P<head>://[^:/@\s]*:)(?P<secret>[^@/\s]*)(?=@)")
+_KEYWORD_PASSWORD = re.compile(
+    r"(?P<head>\bpassword\s*=\s*)(?P<secret>'(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE
+)
 # A run of the key this long is still worth hiding on its own (a key cut by an escape sequence).
 _MIN_PIECE = 8
 
@@ -61,12 +66,24 @@ def _kind(char: str) -> str:
     return "a non-ASCII character"
 
 
-class Redactor:
-    """Replaces a secret, in every form an error text may quote it in, by ``***``."""
+def hide_password(url: str) -> str:
+    """``url`` with the password it holds, if any, replaced by ``***``: for reprs and messages."""
+    url = _URL_PASSWORD.sub(lambda m: m["head"] + MASK, url)
+    return _KEYWORD_PASSWORD.sub(lambda m: m["head"] + MASK, url)
 
-    def __init__(self, secret: str | None) -> None:
+
+def url_password(url: str) -> str | None:
+    """The password ``url`` holds, if any (to be scrubbed from texts that may quote it)."""
+    found = _URL_PASSWORD.search(url) or _KEYWORD_PASSWORD.search(url)
+    return found["secret"].strip("'") if found and found["secret"] else None
+
+
+class Redactor:
+    """Replaces secrets, in every form an error text may quote them in, by ``***``."""
+
+    def __init__(self, *secrets: str | None) -> None:
         forms: set[str] = set()
-        if secret:
+        for secret in filter(None, secrets):
             forms |= {
                 secret,
                 secret.strip(),

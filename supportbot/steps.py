@@ -315,9 +315,13 @@ def _rule_problems(state: SupportState) -> list[str]:
 
 
 def _quotable(state: SupportState) -> str:
-    """What a reply may quote even where it matches a prompt: the customer's words, the articles."""
+    """What a reply may quote even where it matches a prompt: the customer's words, the articles.
+
+    The customer's words since the summary, like ``_evidence``: a check must not grow with the
+    ticket (a reply quoting a folded message that matches a prompt is handed off, wrongly but safely).
+    """
     parts = [state.ticket.subject, state.ticket.body]
-    parts += [turn.content for turn in state.turns if turn.role == "customer"]
+    parts += [t.content for t in state.turns[state.summarized_upto :] if t.role == "customer"]
     parts += [f"{h.title}\n{h.body}" for h in state.hits]
     return "\n".join(parts)
 

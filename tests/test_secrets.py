@@ -98,6 +98,33 @@ def test_printable_keys_are_accepted_and_never_shown(key: str) -> None:
     assert key not in repr(dataclasses.replace(settings, pool_max_size=5))
 
 
+def test_passwords_in_the_urls_are_masked_in_reprs() -> None:
+    settings = Settings(
+        database_url="postgresql://app:db-pass-9431@db.internal:5432/support",
+        llm_base_url="https://proxy:proxy-pass-2718@llm.internal/v1",
+        llm_api_key=KEY,
+    )
+    shown = repr(settings) + repr(OpenAICompatible.from_settings(settings))
+    assert "postgresql://app:***@db.internal:5432/support" in shown and "proxy:***@llm.internal" in shown
+    assert "db-pass-9431" not in shown and "proxy-pass-2718" not in shown
+    _assert_silent(shown)
+    conninfo = repr(Settings(database_url="host=db dbname=support user=app password=db-pass-9431"))
+    assert "password=***" in conninfo and "db-pass-9431" not in conninfo
+
+
+def test_a_proxy_password_in_base_url_stays_out_of_model_errors(server: ScriptedServer) -> None:
+    server.script(error(401, "proxy auth failed for proxy-pass-2718"))
+    base_url = server.url.replace("http://", "http://proxy:proxy-pass-2718@")
+    with (
+        OpenAICompatible(base_url=base_url, api_key=KEY, model="m", max_retries=0) as client,
+        pytest.raises(ModelError) as caught,
+    ):
+        client.chat([{"role": "user", "content": "hi"}])
+    text = "".join(traceback.format_exception(caught.value))
+    assert "proxy:***@127.0.0.1" in text and "proxy-pass-2718" not in text
+    assert len(server.requests) == 1  # the request did reach the server, which quoted the password
+
+
 def test_the_cli_names_the_variable_and_never_the_key(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -31,7 +31,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, ModelError
-from ..redact import Redactor, check_api_key
+from ..redact import Redactor, check_api_key, hide_password, url_password
 from .base import Completion, Message, Usage
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class OpenAICompatible:
         rng: random.Random | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"llm base_url {base_url!r} must start with http:// or https://")
+            raise ConfigError(f"llm base_url {hide_password(base_url)!r} must start with http:// or https://")
         if not model:
             raise ConfigError("llm model is empty; set SUPPORTBOT_LLM_MODEL")
         if timeout <= 0 or max_retries < 0 or backoff < 0 or max_backoff < 0:
@@ -108,8 +108,12 @@ class OpenAICompatible:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._api_key = api_key or None
-        self._redact = Redactor(self._api_key)
         self._url = f"{self.base_url}/chat/completions"
+        # A proxy's credentials in base_url ("https://user:password@host/v1") are masked in the URL
+        # every message shows, and, when long enough not to match ordinary words, scrubbed too.
+        self._shown_url = hide_password(self._url)
+        password = url_password(self.base_url)
+        self._redact = Redactor(self._api_key, password if password and len(password) >= 8 else None)
         self._owns_client = client is None  # never close a client the caller still uses
         self._client = client if client is not None else httpx.Client(timeout=timeout)
         self._timeout, self._max_retries = timeout, max_retries
@@ -147,7 +151,8 @@ class OpenAICompatible:
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
-        return f"OpenAICompatible(base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
+        base_url = hide_password(self.base_url)
+        return f"OpenAICompatible(base_url={base_url!r}, model={self.model!r}, api_key={key})"
 
     def close(self) -> None:
         """Close the HTTP client if this object created it."""
@@ -184,7 +189,7 @@ class OpenAICompatible:
             if not _chain_leaks(exc, self._redact):
                 raise
             failure = ModelError(
-                self._redact(f"chat completion at {self._url} failed: {type(exc).__name__}: {exc}")
+                self._redact(f"chat completion at {self._shown_url} failed: {type(exc).__name__}: {exc}")
             )
         _cut_leaking_causes(failure, self._redact)
         # Raised here, outside the except blocks, so Python chains no context the cut removed.
@@ -238,7 +243,7 @@ class OpenAICompatible:
             except _Transient as exc:
                 if attempt >= attempts:
                     raise self._error(
-                        f"chat completion at {self._url} (model {self.model}) failed after "
+                        f"chat completion at {self._shown_url} (model {self.model}) failed after "
                         f"{attempts} attempt(s); last error: {exc.reason}. {exc.hint}"
                     ) from exc
                 delay = self._delay(attempt, exc.retry_after)
@@ -276,7 +281,9 @@ class OpenAICompatible:
             hint = "Check that base_url is right and the server is running and reachable."
             raise _Transient(self._redact(f"{type(exc).__name__}: {exc}"), hint=hint) from exc
         except httpx.HTTPError as exc:  # a proxy refusal or a malformed URL: retrying will not help
-            raise self._error(f"chat completion at {self._url} failed: {type(exc).__name__}: {exc}") from exc
+            raise self._error(
+                f"chat completion at {self._shown_url} failed: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _send_streaming(self, body: dict[str, Any]) -> _Reply:
         pieces: list[str] = []
@@ -301,7 +308,7 @@ class OpenAICompatible:
                 # A retry would replay the text already passed to on_token, so the reader would see
                 # it twice; failing loudly is the lesser evil.
                 raise self._error(
-                    f"the stream from {self._url} broke after {len(pieces)} piece(s) had been passed "
+                    f"the stream from {self._shown_url} broke after {len(pieces)} piece(s) had been passed "
                     f"to on_token ({type(exc).__name__}: {exc}); not retried to avoid repeating them"
                 ) from exc
         return _Reply(text="".join(pieces), usage=usage, model=model)
@@ -321,12 +328,12 @@ class OpenAICompatible:
                 chunk = json.loads(data)
             except json.JSONDecodeError as exc:
                 raise self._error(
-                    f"the stream from {self._url} sent a non-JSON chunk: {data[:200]!r}"
+                    f"the stream from {self._shown_url} sent a non-JSON chunk: {data[:200]!r}"
                 ) from exc
             if not isinstance(chunk, dict):
                 continue
             if chunk.get("error"):
-                raise self._error(f"the stream from {self._url} reported an error: {chunk['error']}")
+                raise self._error(f"the stream from {self._shown_url} reported an error: {chunk['error']}")
             for choice in chunk.get("choices") or []:
                 content = (choice.get("delta") or {}).get("content")
                 if content:
@@ -345,7 +352,7 @@ class OpenAICompatible:
             hint = _HINTS[429] if status == 429 else _HINTS[500]
             raise _Transient(detail, hint=hint, retry_after=_retry_after(response))
         hint = _HINTS.get(status, "Check base_url and the model name.").format(model=self.model)
-        raise self._error(f"chat completion at {self._url} was rejected with {detail}. {hint}")
+        raise self._error(f"chat completion at {self._shown_url} was rejected with {detail}. {hint}")
 
     def _reply_from(self, response: httpx.Response) -> _Reply:
         try:
@@ -354,7 +361,7 @@ class OpenAICompatible:
             text = data["choices"][0]["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise self._error(
-                f"{self._url} answered HTTP {response.status_code} but not with a chat completion: "
+                f"{self._shown_url} answered HTTP {response.status_code} but not with a chat completion: "
                 f"{_snippet(response)}. Check that base_url points at an OpenAI-compatible API."
             ) from exc
         return _Reply(
