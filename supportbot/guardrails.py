@@ -195,7 +195,9 @@ def draft_problems(
 
 
 # A run of this many units (a CJK character, or a Latin word or number) shared with a prompt is
-# a copy; a phrase a reply needs ("根据帮助中心文章") is shorter. Measured in tests/test_prompt_leak.py.
+# a copy; a phrase a reply needs ("根据帮助中心文章", 8) is shorter. Normal text peaked at 9: the
+# demo help-center articles at 6, ~400 passages of Chinese prose about support bots at 9 (save
+# those that quote a prompt like ours).
 LEAK_RUN = 10
 # Or this many units of the draft in shorter shared runs (of LEAK_GRAM units at least): a copy
 # with light edits, whose long runs are broken up.
