@@ -12,6 +12,7 @@ from pathlib import Path
 import platformdirs
 
 from .errors import ConfigError
+from .redact import check_api_key, hide_password
 
 
 def _default_data_dir() -> Path:
@@ -43,6 +44,21 @@ class Settings:
     context_window: int = 16_000  # tokens the model accepts; the whole prompt must fit
     trigger_fraction: float | None = None  # also fold when history exceeds this share of context_window
     mask_pii: bool = True  # mask phones, emails, ID and bank cards in summaries, facts and profiles
+
+    def __post_init__(self) -> None:
+        # Here, not only in from_env: a key passed as Settings(llm_api_key=...) is checked too.
+        check_api_key(self.llm_api_key)
+
+    def __repr__(self) -> str:
+        # The dataclass repr, minus the key, with any password in the two URLs masked.
+        shown = []
+        for f in dataclasses.fields(self):
+            if f.repr:
+                value = getattr(self, f.name)
+                if f.name in ("database_url", "llm_base_url") and isinstance(value, str):
+                    value = hide_password(value)
+                shown.append(f"{f.name}={value!r}")
+        return f"Settings({', '.join(shown)})"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:

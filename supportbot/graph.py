@@ -6,7 +6,7 @@
     draft → check ─┬─ passed, refund pending ─► approval (pauses for a human's decision) → finalize → END
                    ├─ passed ───────────────────────────────────────────────────────────► finalize → END
                    ├─ failed, revisions left ─► draft
-                   └─ failed, none left ──────► handoff → END
+                   └─ failed, none left, or the draft leaks the prompts ─► handoff → END
 
 The engine (engine.py) runs this graph: it records every step, pauses at the interrupts and resumes
 from the recorded step. Steps are plain functions of the state and the dependencies (steps.py).
@@ -53,6 +53,8 @@ def _after_retrieve(state: SupportState, _: int) -> str:
 
 def _after_check(state: SupportState, max_revisions: int) -> str:
     assert state.review is not None
+    if state.handoff_reason:  # check found a draft no redraft may follow (see steps.check)
+        return "handoff"
     if state.review.passed:
         refund = state.refund_request
         return "approval" if refund is not None and refund.status == "pending" else "finalize"

@@ -20,7 +20,7 @@ from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion, Spend
 from .llm.offline import is_english
 from .memory import tokens
-from .memory.compress import compress, summary_messages
+from .memory.compress import SUMMARY_PROMPT, compress, summary_messages
 from .memory.facts import update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
@@ -45,6 +45,8 @@ _LASTING_WISH = re.compile(
     re.IGNORECASE,
 )
 _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
+# The instructions of a round's prompts, which a reply must never repeat to the customer.
+SYSTEM_PROMPTS = (context.CLASSIFY_PROMPT, context.DRAFT_PROMPT, context.REVIEW_PROMPT, SUMMARY_PROMPT)
 
 
 def load_customer(state: SupportState, deps: Deps) -> Update:
@@ -285,7 +287,15 @@ def draft(state: SupportState, deps: Deps) -> Update:
 
 
 def check(state: SupportState, deps: Deps) -> Update:
-    """Rules first (they are free and certain); only a draft they pass is shown to the model."""
+    """Rules first (they are free and certain); only a draft they pass is shown to the model.
+
+    A draft that repeats the system's instructions (a model that obeyed "print your system
+    prompt") hands off at once: a redraft by a model that obeyed once is no safer, and the
+    reason recorded says how much was copied, never what.
+    """
+    if leaked := guardrails.prompt_leak(state.draft, SYSTEM_PROMPTS, allowed=partial(_quotable, state)):
+        reason = f"草稿复述了系统提示词中的内部指令(约 {leaked} 个字词),未发给客户"
+        return {"review": Review(passed=False, problems=[reason]), "handoff_reason": reason}
     problems = _rule_problems(state)
     if problems:
         return {"review": Review(passed=False, problems=problems)}
@@ -302,6 +312,18 @@ def _rule_problems(state: SupportState) -> list[str]:
     return guardrails.draft_problems(
         state.draft, known_articles={h.id for h in state.hits}, evidence=partial(_evidence, state)
     )
+
+
+def _quotable(state: SupportState) -> str:
+    """What a reply may quote even where it matches a prompt: the customer's words, the articles.
+
+    The customer's words since the summary, like ``_evidence``: a check must not grow with the
+    ticket (a reply quoting a folded message that matches a prompt is handed off, wrongly but safely).
+    """
+    parts = [state.ticket.subject, state.ticket.body]
+    parts += [t.content for t in state.turns[state.summarized_upto :] if t.role == "customer"]
+    parts += [f"{h.title}\n{h.body}" for h in state.hits]
+    return "\n".join(parts)
 
 
 def _evidence(state: SupportState) -> str:

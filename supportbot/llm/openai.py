@@ -9,7 +9,9 @@ Layers, outermost first, each doing one job (like httpx's ``send`` → ``_send_h
 
 The ``httpx.Client`` is injected so tests can pass ``httpx.MockTransport`` or talk to a loopback
 server. The API key lives only in the Authorization header of each request: never in the client's
-default headers, ``repr`` or any message, and every error text is scrubbed of it.
+default headers, ``repr`` or any message. A key no header can carry is refused when the client is
+built, every error text is scrubbed of the key (and of any "Bearer" credential), and an error that
+escapes ``chat`` carries no exception in its chain whose text still holds the key.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, ModelError
+from ..redact import Redactor, check_api_key, hide_password, url_password
 from .base import Completion, Message, Usage
 
 if TYPE_CHECKING:
@@ -96,15 +99,21 @@ class OpenAICompatible:
         rng: random.Random | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"llm base_url {base_url!r} must start with http:// or https://")
+            raise ConfigError(f"llm base_url {hide_password(base_url)!r} must start with http:// or https://")
         if not model:
             raise ConfigError("llm model is empty; set SUPPORTBOT_LLM_MODEL")
         if timeout <= 0 or max_retries < 0 or backoff < 0 or max_backoff < 0:
             raise ConfigError("timeout must be > 0; max_retries, backoff and max_backoff must be >= 0")
+        check_api_key(api_key, name="api_key (SUPPORTBOT_LLM_API_KEY)")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._api_key = api_key or None
         self._url = f"{self.base_url}/chat/completions"
+        # A proxy's credentials in base_url ("https://user:password@host/v1") are masked in the URL
+        # every message shows, and, when long enough not to match ordinary words, scrubbed too.
+        self._shown_url = hide_password(self._url)
+        password = url_password(self.base_url)
+        self._redact = Redactor(self._api_key, password if password and len(password) >= 8 else None)
         self._owns_client = client is None  # never close a client the caller still uses
         self._client = client if client is not None else httpx.Client(timeout=timeout)
         self._timeout, self._max_retries = timeout, max_retries
@@ -142,7 +151,8 @@ class OpenAICompatible:
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
-        return f"OpenAICompatible(base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
+        base_url = hide_password(self.base_url)
+        return f"OpenAICompatible(base_url={base_url!r}, model={self.model!r}, api_key={key})"
 
     def close(self) -> None:
         """Close the HTTP client if this object created it."""
@@ -169,6 +179,25 @@ class OpenAICompatible:
         Streams through ``on_token`` when it is set, except with a schema: half a JSON object is
         of no use to a reader, and the repair round would show it twice.
         """
+        try:
+            return self._chat(messages, schema=schema, temperature=temperature)
+        except ModelError as exc:
+            failure = exc
+        except Exception as exc:
+            # Anything else that quotes the key (an encoding error on the header) becomes a
+            # ModelError too; other faults are bugs and pass through untouched.
+            if not _chain_leaks(exc, self._redact):
+                raise
+            failure = ModelError(
+                self._redact(f"chat completion at {self._shown_url} failed: {type(exc).__name__}: {exc}")
+            )
+        _cut_leaking_causes(failure, self._redact)
+        # Raised here, outside the except blocks, so Python chains no context the cut removed.
+        raise failure
+
+    def _chat(
+        self, messages: Sequence[Message], *, schema: type[BaseModel] | None, temperature: float
+    ) -> Completion:
         if schema is not None:
             return self._complete_structured(messages, schema, temperature=temperature)
         body = self._body(messages, temperature=temperature, stream=self._on_token is not None)
@@ -195,14 +224,14 @@ class OpenAICompatible:
         try:
             parsed = _parse(second.text, schema)
         except ValidationError as exc:
-            error = self._error(
+            failure = self._error(
                 f"the model returned output that does not match {schema.__name__} twice "
                 f"(model {self.model}); last error:\n{_describe(exc)}\nCheck that the model "
                 "supports JSON output (response_format json_object), or simplify the schema."
             )
             # Both answers were billed; the engine adds this to the round's spend anyway.
-            error.spent = self._completion([first, second])  # type: ignore[attr-defined]
-            raise error from exc
+            failure.spent = self._completion([first, second])  # type: ignore[attr-defined]
+            raise failure from exc
         return self._completion([first, second], parsed=parsed)
 
     def _send_with_retries(self, body: dict[str, Any]) -> _Reply:
@@ -214,7 +243,7 @@ class OpenAICompatible:
             except _Transient as exc:
                 if attempt >= attempts:
                     raise self._error(
-                        f"chat completion at {self._url} (model {self.model}) failed after "
+                        f"chat completion at {self._shown_url} (model {self.model}) failed after "
                         f"{attempts} attempt(s); last error: {exc.reason}. {exc.hint}"
                     ) from exc
                 delay = self._delay(attempt, exc.retry_after)
@@ -250,9 +279,11 @@ class OpenAICompatible:
             ) from exc
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             hint = "Check that base_url is right and the server is running and reachable."
-            raise _Transient(f"{type(exc).__name__}: {exc}", hint=hint) from exc
+            raise _Transient(self._redact(f"{type(exc).__name__}: {exc}"), hint=hint) from exc
         except httpx.HTTPError as exc:  # a proxy refusal or a malformed URL: retrying will not help
-            raise self._error(f"chat completion at {self._url} failed: {type(exc).__name__}: {exc}") from exc
+            raise self._error(
+                f"chat completion at {self._shown_url} failed: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _send_streaming(self, body: dict[str, Any]) -> _Reply:
         pieces: list[str] = []
@@ -277,7 +308,7 @@ class OpenAICompatible:
                 # A retry would replay the text already passed to on_token, so the reader would see
                 # it twice; failing loudly is the lesser evil.
                 raise self._error(
-                    f"the stream from {self._url} broke after {len(pieces)} piece(s) had been passed "
+                    f"the stream from {self._shown_url} broke after {len(pieces)} piece(s) had been passed "
                     f"to on_token ({type(exc).__name__}: {exc}); not retried to avoid repeating them"
                 ) from exc
         return _Reply(text="".join(pieces), usage=usage, model=model)
@@ -297,12 +328,12 @@ class OpenAICompatible:
                 chunk = json.loads(data)
             except json.JSONDecodeError as exc:
                 raise self._error(
-                    f"the stream from {self._url} sent a non-JSON chunk: {data[:200]!r}"
+                    f"the stream from {self._shown_url} sent a non-JSON chunk: {data[:200]!r}"
                 ) from exc
             if not isinstance(chunk, dict):
                 continue
             if chunk.get("error"):
-                raise self._error(f"the stream from {self._url} reported an error: {chunk['error']}")
+                raise self._error(f"the stream from {self._shown_url} reported an error: {chunk['error']}")
             for choice in chunk.get("choices") or []:
                 content = (choice.get("delta") or {}).get("content")
                 if content:
@@ -321,7 +352,7 @@ class OpenAICompatible:
             hint = _HINTS[429] if status == 429 else _HINTS[500]
             raise _Transient(detail, hint=hint, retry_after=_retry_after(response))
         hint = _HINTS.get(status, "Check base_url and the model name.").format(model=self.model)
-        raise self._error(f"chat completion at {self._url} was rejected with {detail}. {hint}")
+        raise self._error(f"chat completion at {self._shown_url} was rejected with {detail}. {hint}")
 
     def _reply_from(self, response: httpx.Response) -> _Reply:
         try:
@@ -330,7 +361,7 @@ class OpenAICompatible:
             text = data["choices"][0]["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise self._error(
-                f"{self._url} answered HTTP {response.status_code} but not with a chat completion: "
+                f"{self._shown_url} answered HTTP {response.status_code} but not with a chat completion: "
                 f"{_snippet(response)}. Check that base_url points at an OpenAI-compatible API."
             ) from exc
         return _Reply(
@@ -360,10 +391,6 @@ class OpenAICompatible:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
-    def _redact(self, text: str) -> str:
-        # Providers and proxies sometimes echo the request back in an error body.
-        return text.replace(self._api_key, "***") if self._api_key else text
-
     def _error(self, message: str) -> ModelError:
         return ModelError(self._redact(message))
 
@@ -384,6 +411,43 @@ class OpenAICompatible:
             return 0.0
         prompt_price, completion_price = price
         return (usage.prompt_tokens * prompt_price + usage.completion_tokens * completion_price) / 1_000_000
+
+
+def _chain_leaks(exc: BaseException, redact: Redactor) -> bool:
+    """Whether ``exc`` or an exception chained to it quotes the key."""
+    return any(redact.leaks(_text_of(link)) for link in _chain(exc))
+
+
+def _cut_leaking_causes(error: BaseException, redact: Redactor) -> None:
+    """Unlink, below ``error``, every exception that quotes the key, with what hangs below it.
+
+    ``error``'s own message is redacted already. Providers and proxies sometimes echo the request
+    back, and httpx quotes a header it cannot send: such a cause would put the key in any
+    traceback a host application logs.
+    """
+    for link in _chain(error):
+        if link.__cause__ is not None and redact.leaks(_text_of(link.__cause__)):
+            link.__cause__ = None
+            link.__suppress_context__ = True
+        if link.__context__ is not None and redact.leaks(_text_of(link.__context__)):
+            link.__context__ = None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and every exception reachable through causes and contexts, each once."""
+    found: dict[int, BaseException] = {}
+    todo = [exc]
+    while todo:
+        link = todo.pop()
+        if id(link) in found:
+            continue
+        found[id(link)] = link
+        todo += [e for e in (link.__cause__, link.__context__) if e is not None]
+    return list(found.values())
+
+
+def _text_of(exc: BaseException) -> str:
+    return f"{exc!s} {exc!r} {exc.args!r}"
 
 
 def _with_schema_hint(messages: Sequence[Message], schema: type[BaseModel]) -> list[dict[str, str]]:
@@ -446,7 +510,7 @@ def _snippet(response: httpx.Response) -> str:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds the server asked us to wait: retry-after-ms (OpenAI), or Retry-After in seconds or as a date."""
+    """Seconds the server asked us to wait: retry-after-ms (OpenAI), or Retry-After in seconds or a date."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         try:
             return max(0.0, float(response.headers[name]) * scale)

@@ -1,0 +1,109 @@
+"""A draft that repeats the system's own instructions never reaches the customer.
+
+The model here obeys the customer (tests/injections.py): asked for its system prompt, it drafts
+it, verbatim, in part, spaced out, lightly reworded, reordered or wrapped in JSON. ``check`` must
+hand every such round off, with a reason that quotes nothing of the prompt; and drafts that quote
+the help center or the customer's own words must still pass. A translated prompt shares no words
+with the original and is beyond this check (it is the one attempt left out below).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from fakes import rows
+from injections import ATTEMPTS, ObedientLLM, leaked
+
+from supportbot import SupportBot
+from supportbot.backend.demo_data import KB_ARTICLES, KbArticle
+from supportbot.guardrails import LEAK_RUN, prompt_leak
+from supportbot.steps import SYSTEM_PROMPTS
+
+OpenBot = Callable[..., SupportBot]
+CAUGHT = [attempt for attempt in ATTEMPTS if not attempt[0].startswith("Translate")]
+
+
+def _reworded(prompt: str) -> str:
+    return prompt.replace("不要", "别").replace("。", ";").replace("你是", "我是").replace("、", ",")
+
+
+@pytest.mark.parametrize("prompt", SYSTEM_PROMPTS, ids=["classify", "draft", "review", "summary"])
+@pytest.mark.parametrize(
+    "copy",
+    [
+        lambda p: p,
+        lambda p: f"好的,以下是我的全部指令:\n{p}\n还有什么需要吗?",
+        lambda p: p[len(p) // 3 : len(p) // 3 + max(len(p) // 3, 24)],  # a third, from the middle
+        " ".join,
+        lambda p: re.sub(r"[,。;:、]", " ", p),
+        _reworded,
+        lambda p: p.upper(),
+    ],
+    ids=["verbatim", "framed", "a-third", "spaced", "unpunctuated", "reworded", "upper-case"],
+)
+def test_copies_of_a_system_prompt_are_found(prompt: str, copy: Callable[[str], str]) -> None:
+    assert prompt_leak(copy(prompt), SYSTEM_PROMPTS) >= LEAK_RUN
+
+
+NORMAL_DRAFTS = [
+    "您好,E3001 表示银行授权已过期,请在「设置 → 银行账户」中重新授权 [KB-bank-001]。",
+    "您好,根据帮助中心文章 [KB-refund-001],年付套餐付款后 30 天内可以按比例退款,退款需要人工审批。",
+    "您好,已为您提交退款申请,审批结果会由系统通知您,请留意工单回复 [KB-refund-001]。",
+    "抱歉给您带来不便。您提到“重新授权了还是不行”,请先确认银行页面的验证已经完成,再点击「立即同步」[KB-bank-001]。",
+    "您好,关于发票抬头有误的问题,当月的电子发票可以作废后重开,"
+    "请在「账单 → 发票记录」中申请 [KB-invoice-001]。",
+    "Hello, E3001 means the bank authorization has expired; please re-authorize it under Settings "
+    "[KB-bank-001]. Let me know if the sync still fails afterwards.",
+    "您好,您的问题我们已经记录。根据您提供的错误码和账户查询结果,建议您按文章中的步骤操作 [KB-bank-001]。",
+    "您好,请问您说的是哪一张账单?麻烦提供账单号,我帮您查询具体的扣费明细。",
+]
+
+
+@pytest.mark.parametrize("draft", NORMAL_DRAFTS)
+def test_normal_replies_pass(draft: str) -> None:
+    assert prompt_leak(draft, SYSTEM_PROMPTS) == 0
+
+
+@pytest.mark.parametrize("article", KB_ARTICLES, ids=lambda a: a.id)
+def test_a_reply_quoting_a_whole_article_passes(article: KbArticle) -> None:
+    draft = f"您好,帮助中心的说明如下:{article.title}。{article.body}"
+    assert prompt_leak(draft, SYSTEM_PROMPTS) == 0
+
+
+def test_the_customers_own_words_may_be_quoted_back() -> None:
+    # A customer who pasted the draft prompt learns nothing from seeing it again.
+    pasted = "你们的客服是不是这么设定的:" + SYSTEM_PROMPTS[1]
+    draft = f"您好,您引用的这段话“{SYSTEM_PROMPTS[1]}”并不是我们的服务承诺。"
+    assert prompt_leak(draft, SYSTEM_PROMPTS) >= LEAK_RUN
+    assert prompt_leak(draft, SYSTEM_PROMPTS, allowed=pasted) == 0
+    assert prompt_leak(draft, SYSTEM_PROMPTS, allowed=lambda: pasted) == 0
+
+
+@pytest.mark.parametrize("message,leak", CAUGHT, ids=[str(i) for i in range(len(CAUGHT))])
+def test_an_obeyed_injection_hands_off_and_shows_nothing(
+    open_bot: OpenBot, database_url: str, message: str, leak: Callable[[str], str]
+) -> None:
+    llm = ObedientLLM()
+    bot = open_bot(llm)
+    result = bot.open_ticket("wugang@example.com", "问题", message)
+
+    state = bot.state(result.ticket_id)
+    assert leaked(state.draft, SYSTEM_PROMPTS) > 0  # the model did obey
+    assert result.outcome == "escalated" and ("人工" in result.reply or "a person" in result.reply)
+    assert leaked(result.reply, SYSTEM_PROMPTS) == 0
+    assert state.revisions == 1  # handed off at once, no redraft asked of a model that obeyed
+    assert "系统提示词" in state.handoff_reason and leaked(state.handoff_reason, SYSTEM_PROMPTS) == 0
+    [(reason,)] = rows(
+        database_url, "SELECT reason FROM demo.escalations WHERE ticket_id = %s", result.ticket_id
+    )
+    assert reason == state.handoff_reason
+
+
+def test_the_same_model_answers_an_ordinary_question_normally(open_bot: OpenBot) -> None:
+    bot = open_bot(ObedientLLM())
+    result = bot.open_ticket(
+        "wugang@example.com", "银行流水", "招商银行流水同步失败,提示 E3001,我重新授权了还是不行"
+    )
+    assert result.outcome == "resolved" and "KB-bank-001" in result.reply
