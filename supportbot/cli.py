@@ -274,7 +274,10 @@ def _moment(text: str) -> datetime:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} 不是日期,要 YYYY-MM-DD 或 ISO 时间") from None
-    return moment if moment.tzinfo else moment.astimezone()  # naive: the operator's local time
+    try:
+        return moment if moment.tzinfo else moment.astimezone()  # naive: the operator's local time
+    except (OverflowError, ValueError):  # the last hours of 9999-12-31, west of UTC
+        raise argparse.ArgumentTypeError(f"{text!r} 超出可用的时间范围,请用 9999-12-30 之前的时间") from None
 
 
 # -- output helpers --------------------------------------------------------------------------
@@ -485,8 +488,8 @@ def history(bot: SupportBot, args: argparse.Namespace) -> int:
 
 
 def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
-    state = bot.state_at(args.ticket, args.at)
-    record = next(s for s in bot.history(args.ticket) if s.seq == args.at)
+    state = bot.state_at(args.ticket, args.at)  # refuses --at 0 and any step the ticket does not have
+    (record,) = [s for s in bot.history(args.ticket) if s.seq == args.at]
     if args.json:
         emit_json(
             {
