@@ -14,6 +14,7 @@ so that a wrong value fails here, clearly, instead of deep in the driver.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
@@ -72,9 +73,13 @@ def ticket_id(value: object) -> str:
 
 def email(value: object, name: str = "email") -> str:
     """The address stripped of surrounding spaces, if it looks like name@example.com."""
-    address = text(name, value, limit=EMAIL_CHARS + 100).strip()  # spaces around are forgiven
-    if len(address) > EMAIL_CHARS or not _EMAIL.match(address):
-        shown = repr(address[:60]) + ("…" if len(address) > 60 else "")
+    address = text(name, value, limit=sys.maxsize).strip()  # spaces around are forgiven
+    shown = repr(address[:60]) + ("…" if len(address) > 60 else "")
+    if len(address) > EMAIL_CHARS:
+        raise InvalidEmail(
+            f"{shown} has {len(address)} characters: no email address is longer than {EMAIL_CHARS}"
+        )
+    if not _EMAIL.match(address):
         raise InvalidEmail(f"{shown} is not an email address like name@example.com")
     return address
 
