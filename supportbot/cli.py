@@ -24,7 +24,7 @@ from .bot import SupportBot
 from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .config import Settings
 from .engine import RoundResult
-from .errors import SupportbotError
+from .errors import InvalidStepNumber, SupportbotError
 from .memory.facts import FACT_LABELS_ZH
 from .memory.profile import Profile
 from .state import SupportState
@@ -487,8 +487,15 @@ def history(bot: SupportBot, args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_history_hint(args: argparse.Namespace, exc: InvalidStepNumber) -> InvalidStepNumber:
+    return InvalidStepNumber(f"{exc} ({PROG} history {args.ticket} 列出它的步骤)", ticket_id=args.ticket)
+
+
 def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
-    state = bot.state_at(args.ticket, args.at)  # refuses --at 0 and any step the ticket does not have
+    try:
+        state = bot.state_at(args.ticket, args.at)  # --at 0 is refused as in the API: steps start at 1
+    except InvalidStepNumber as exc:
+        raise _with_history_hint(args, exc) from exc
     (record,) = [s for s in bot.history(args.ticket) if s.seq == args.at]
     if args.json:
         emit_json(
@@ -517,12 +524,20 @@ def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
     if state.approval:
         print(f"    审批 {'批准' if state.approval.approved else '驳回'},{state.approval.approver}")
     _print_memory(state)
-    print(f"\n从这里分叉:{PROG} fork {args.ticket} --at {args.at}")
+    if record.next_step is not None and state.refund_request is not None:
+        print(
+            "\n这一步在一轮退款申请之中,不能从这里分叉(退款申请只能属于一张工单):从申请之前或本轮结束处分叉"
+        )
+    else:
+        print(f"\n从这里分叉:{PROG} fork {args.ticket} --at {args.at}")
     return 0
 
 
 def fork(bot: SupportBot, args: argparse.Namespace) -> int:
-    new_id = bot.fork(args.ticket, args.at)
+    try:
+        new_id = bot.fork(args.ticket, args.at)
+    except InvalidStepNumber as exc:
+        raise _with_history_hint(args, exc) from exc
     if args.json:
         emit_json({"ticket_id": new_id, "forked_from": args.ticket, "at": args.at})
         return 0
