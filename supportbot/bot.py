@@ -326,8 +326,6 @@ def _check_email(email: str) -> str:
 
 def _status_after(loaded: Loaded) -> str:
     """The ticket's status right after ``loaded``'s step, as the engine sets it (engine._status)."""
-    if loaded.seq == 0:
-        return "open"
     if loaded.next_step is None:
         return {"resolved": "resolved", "escalated": "escalated"}.get(loaded.state.outcome or "", "open")
     interrupt = INTERRUPTS.get(loaded.next_step)
