@@ -602,11 +602,3 @@ def copy_history(
         "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s WHERE id = %s",
         (turn_count, status, seq, target),
     )
-
-
-def copy_approval_request(conn: psycopg.Connection, source: str, target: str, round_: int) -> None:
-    conn.execute(
-        "INSERT INTO supportbot.approvals (ticket_id, round, request)"
-        " SELECT %s, round, request FROM supportbot.approvals WHERE ticket_id = %s AND round = %s",
-        (target, source, round_),
-    )
