@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import re
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
 
-from . import lifecycle
+from . import lifecycle, validate
 from .backend.base import Backend
 from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
 from .engine import Engine, RoundResult
-from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
+from .errors import EmptyMessage, ForkRefused, InvalidInput, MessageTooLong, UnknownCustomer
 from .graph import INTERRUPTS
 from .lifecycle import DeletionReport, Pruned, PruneReport
 from .llm.base import LLM
@@ -25,9 +25,7 @@ from .profiles import Profiles
 from .state import SupportState, Turn
 from .store import repo
 from .store.repo import PendingApproval, StepRecord, TicketRow
-from .store.store import Store
-
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+from .store.store import Loaded, Store
 
 
 def _utcnow() -> datetime:
@@ -98,8 +96,8 @@ class SupportBot:
         """Create a ticket whose first customer message is ``body``, and run its first round."""
         email = _check_email(email)
         body = self._check_message(body)
-        subject = (subject or "").strip() or body[:30]
-        _check_text("subject", subject)
+        given = validate.optional_text("subject", subject, limit=validate.SUBJECT_CHARS)
+        subject = (given or "").strip() or body[:30]
         now = self._deps.clock()
         with self._store.transaction() as tx:
             ticket = repo.create_ticket(tx, email=email, subject=subject, body=body, now=now)
@@ -114,9 +112,10 @@ class SupportBot:
         The message is committed before any work starts. With ``message_id``, sending the same
         id again stores nothing new and returns the result for the first copy.
         """
+        ticket_id = validate.ticket_id(ticket_id)
         message = self._check_message(message)
         if message_id is not None:
-            _check_text("message_id", message_id)
+            validate.text("message_id", message_id, limit=validate.MESSAGE_ID_CHARS, empty=False)
         owner = self._engine.new_owner()
         with self._store.connection() as conn:
             # Storing the message also takes the ticket if it is free: the round needs no lease statement.
@@ -135,6 +134,7 @@ class SupportBot:
 
     def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
+        ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
             repo.get_ticket(conn, ticket_id)
         results = self._engine.drive(ticket_id)
@@ -143,11 +143,17 @@ class SupportBot:
         return results[-1] if results else None
 
     def approve(self, ticket_id: str, *, approved: bool, approver: str, note: str = "") -> RoundResult:
-        """Record a human's decision on the pending refund and finish the paused round."""
-        approver = approver.strip() if approver else ""
+        """Record a human's decision on the pending refund and finish the paused round.
+
+        Raises ApprovalNotPending when the ticket does not wait for a decision (final), and
+        TicketBusy while another worker runs a round of it (retry after ``retry_after`` s).
+        """
+        ticket_id = validate.ticket_id(ticket_id)
+        approved = validate.flag("approved", approved)
+        approver = validate.text("approver", approver, limit=validate.NAME_CHARS).strip()
         if not approver:
             raise InvalidInput("approve() needs the approver's name (approver='...')", ticket_id=ticket_id)
-        _check_text("note", note)
+        note = validate.text("note", note, limit=validate.NOTE_CHARS)
         paused_round, results = self._engine.decide(
             ticket_id, approved=approved, approver=approver, note=note
         )
@@ -158,7 +164,8 @@ class SupportBot:
 
     def profile(self, email: str) -> Profile:
         """The customer's current profile (rebuilt only if their records changed)."""
-        customer = self._deps.backend.get_customer(_check_email(email))
+        email = _check_email(email)
+        customer = self._deps.backend.get_customer(email)
         if customer is None:
             raise UnknownCustomer(f"no customer with email {email!r} in the business system", step="profile")
         return self._deps.profiles.for_customer(customer)  # type: ignore[no-any-return]
@@ -170,25 +177,47 @@ class SupportBot:
     # -- memory ----------------------------------------------------------------------------
 
     def state(self, ticket_id: str) -> SupportState:
-        return self._engine.latest(ticket_id).state
+        """The ticket's latest state, with every stored turn (also those no round has taken up yet)."""
+        return self._engine.latest(validate.ticket_id(ticket_id)).state
 
     def state_at(self, ticket_id: str, seq: int) -> SupportState:
+        """The state right after step ``seq`` (numbered from 1, as ``history`` lists them)."""
+        ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
         with self._store.connection() as conn:
             return self._store.load(conn, ticket_id, at=seq).state
 
     def history(self, ticket_id: str) -> list[StepRecord]:
+        ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
             repo.get_ticket(conn, ticket_id)
             return repo.history(conn, ticket_id)
 
     def tickets(self, *, email: str | None = None, status: str | None = None) -> list[TicketRow]:
+        email = validate.optional_text("email", email, limit=validate.EMAIL_CHARS)
+        if status is not None:
+            status = validate.choice("status", status, validate.STATUSES)
         with self._store.connection() as conn:
             return repo.list_tickets(conn, email=email, status=status)
 
     def fork(self, ticket_id: str, seq: int) -> str:
-        """A new ticket whose history is this one's up to step ``seq``; returns its id."""
+        """A new ticket whose history is this one's up to step ``seq``; returns its id.
+
+        The fork's status is the one the ticket had right after that step: ``in_progress`` from
+        inside a round (the next ``resume`` or message finishes that round, on the fork), else
+        what the round ended with. Forking inside a round that holds a refund request (from the
+        step that filed it until the round ends) raises ForkRefused: the request is one row of the
+        business system, and two tickets deciding it would decide one refund twice.
+        """
+        ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
         with self._store.transaction() as tx:
             loaded = self._store.load(tx, ticket_id, at=seq)
+            if loaded.next_step is not None and loaded.state.refund_request is not None:
+                raise ForkRefused(
+                    f"step {seq} of ticket {ticket_id} is inside a round that holds refund request "
+                    f"{loaded.state.refund_request.id}; a fork would share that request with the original. "
+                    "Fork from a step before the request was filed, or from the end of the round",
+                    ticket_id=ticket_id,
+                )
             source = loaded.state.ticket
             new = repo.create_ticket(
                 tx,
@@ -205,11 +234,8 @@ class SupportBot:
                 turn_count=len(loaded.state.turns),
                 tool_call_count=len(loaded.state.tool_log),
                 fact_count=len(loaded.state.facts),
-                status=loaded.status,
+                status=_status_after(loaded),
             )
-            interrupt = INTERRUPTS.get(loaded.next_step or "")
-            if interrupt is not None and not interrupt(loaded.state):
-                repo.copy_approval_request(tx, ticket_id, new.id, loaded.state.round)
         return new.id
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -220,7 +246,7 @@ class SupportBot:
         Raises CustomerBusy (deleting nothing) while one of their tickets is mid-round or waits
         for an approval; ``force=True`` cancels those and deletes anyway.
         """
-        report = lifecycle.forget_customer(self._store, self._deps.backend, _check_email(email), force=force)
+        report = lifecycle.forget_customer(self._store, self._deps.backend, email, force=force)
         self._drop_cached(report.tickets)
         return report
 
@@ -230,6 +256,7 @@ class SupportBot:
 
     def pruned(self, ticket_id: str) -> Pruned | None:
         """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""
+        ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
             repo.get_ticket(conn, ticket_id)
             return lifecycle.pruned(conn, ticket_id)
@@ -281,10 +308,8 @@ class SupportBot:
         )
 
     def _check_message(self, message: str) -> str:
-        if not isinstance(message, str):
-            raise InvalidInput(f"a message must be text, not {type(message).__name__}")
-        _check_text("message", message)
-        stripped = message.strip()
+        # No length limit here: the limit applies to the stripped text, with its own error below.
+        stripped = validate.text("message", message, limit=sys.maxsize).strip()
         if not stripped:
             raise EmptyMessage("the message is empty; send the customer's words")
         limit = self._deps.settings.max_message_chars
@@ -297,12 +322,12 @@ class SupportBot:
 
 
 def _check_email(email: str) -> str:
-    email = (email or "").strip()
-    if not _EMAIL.match(email) or "\x00" in email:
-        raise InvalidEmail(f"{email!r} is not an email address like name@example.com")
-    return email
+    return validate.email(email)
 
 
-def _check_text(name: str, value: str) -> None:
-    if "\x00" in value:
-        raise InvalidInput(f"the {name} contains a NUL byte, which cannot be stored; remove it")
+def _status_after(loaded: Loaded) -> str:
+    """The ticket's status right after ``loaded``'s step, as the engine sets it (engine._status)."""
+    if loaded.next_step is None:
+        return {"resolved": "resolved", "escalated": "escalated"}.get(loaded.state.outcome or "", "open")
+    interrupt = INTERRUPTS.get(loaded.next_step)
+    return "waiting_approval" if interrupt is not None and not interrupt(loaded.state) else "in_progress"

@@ -24,7 +24,7 @@ from .bot import SupportBot
 from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .config import Settings
 from .engine import RoundResult
-from .errors import SupportbotError
+from .errors import InvalidStepNumber, SupportbotError
 from .memory.facts import FACT_LABELS_ZH
 from .memory.profile import Profile
 from .state import SupportState
@@ -274,7 +274,10 @@ def _moment(text: str) -> datetime:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} 不是日期,要 YYYY-MM-DD 或 ISO 时间") from None
-    return moment if moment.tzinfo else moment.astimezone()  # naive: the operator's local time
+    try:
+        return moment if moment.tzinfo else moment.astimezone()  # naive: the operator's local time
+    except (OverflowError, ValueError):  # the last hours of 9999-12-31, west of UTC
+        raise argparse.ArgumentTypeError(f"{text!r} 超出可用的时间范围,请用 9999-12-30 之前的时间") from None
 
 
 # -- output helpers --------------------------------------------------------------------------
@@ -484,9 +487,16 @@ def history(bot: SupportBot, args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_history_hint(args: argparse.Namespace, exc: InvalidStepNumber) -> InvalidStepNumber:
+    return InvalidStepNumber(f"{exc} ({PROG} history {args.ticket} 列出它的步骤)", ticket_id=args.ticket)
+
+
 def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
-    state = bot.state_at(args.ticket, args.at)
-    record = next(s for s in bot.history(args.ticket) if s.seq == args.at)
+    try:
+        state = bot.state_at(args.ticket, args.at)  # --at 0 is refused as in the API: steps start at 1
+    except InvalidStepNumber as exc:
+        raise _with_history_hint(args, exc) from exc
+    (record,) = [s for s in bot.history(args.ticket) if s.seq == args.at]
     if args.json:
         emit_json(
             {
@@ -514,12 +524,20 @@ def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
     if state.approval:
         print(f"    审批 {'批准' if state.approval.approved else '驳回'},{state.approval.approver}")
     _print_memory(state)
-    print(f"\n从这里分叉:{PROG} fork {args.ticket} --at {args.at}")
+    if record.next_step is not None and state.refund_request is not None:
+        print(
+            "\n这一步在一轮退款申请之中,不能从这里分叉(退款申请只能属于一张工单):从申请之前或本轮结束处分叉"
+        )
+    else:
+        print(f"\n从这里分叉:{PROG} fork {args.ticket} --at {args.at}")
     return 0
 
 
 def fork(bot: SupportBot, args: argparse.Namespace) -> int:
-    new_id = bot.fork(args.ticket, args.at)
+    try:
+        new_id = bot.fork(args.ticket, args.at)
+    except InvalidStepNumber as exc:
+        raise _with_history_hint(args, exc) from exc
     if args.json:
         emit_json({"ticket_id": new_id, "forked_from": args.ticket, "at": args.at})
         return 0

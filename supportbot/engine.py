@@ -21,6 +21,7 @@ from .errors import (
     ModelError,
     ReplayMismatch,
     StateError,
+    TicketBusy,
 )
 from .graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, START, STEPS
 from .llm.base import Completion
@@ -60,15 +61,24 @@ class Engine:
 
     def latest(self, ticket_id: str) -> Loaded:
         """The ticket's latest state: this process's copy while the ticket's row says no step was
-        recorded since (one small read), else rebuilt from storage."""
+        recorded since (one small read), else rebuilt from storage.
+
+        Its turns are every stored turn: customer messages stored after the latest step record
+        (waiting for a round, or taken up by a round whose worker died before recording it) are
+        shown too, though no step has taken them up yet.
+        """
         with self.store.connection() as conn:
-            seq, status = repo.ticket_position(conn, ticket_id)
+            seq, status, stored = repo.ticket_head(conn, ticket_id)
             seen = self._seen.get(ticket_id)
             if seen is not None and seen.seq == seq:
-                return dataclasses.replace(seen, status=status) if seen.status != status else seen
-            loaded = self.store.load(conn, ticket_id)
-        # A stale copy is harmless: every use compares its seq with the row's first.
-        self._seen[ticket_id] = loaded
+                loaded = dataclasses.replace(seen, status=status) if seen.status != status else seen
+            else:
+                loaded = self.store.load(conn, ticket_id)
+                # A stale copy is harmless: every use compares its seq with the row's first.
+                self._seen[ticket_id] = loaded
+            if stored > len(loaded.state.turns):  # shown, never cached: rounds start from the record
+                turns = self.store.turns(conn, ticket_id, stored)
+                loaded = dataclasses.replace(loaded, state=dataclasses.replace(loaded.state, turns=turns))
         return loaded
 
     def forget(self, ticket_id: str) -> None:
@@ -146,10 +156,13 @@ class Engine:
         with self.store.connection() as conn:
             acquired = self._acquire(conn, ticket_id, owner)
             if acquired is None:
-                repo.ticket_position(conn, ticket_id)  # an unknown ticket says so
-                raise ApprovalNotPending(
-                    f"ticket {ticket_id} is busy in another worker; try again in a moment",
+                wait = repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
+                raise TicketBusy(
+                    f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
+                    f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
+                    "lease ends)",
                     ticket_id=ticket_id,
+                    retry_after=wait,
                 )
             loaded, turn_count = acquired
             try:

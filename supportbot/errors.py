@@ -4,8 +4,16 @@
     ├── ConfigError (ValueError)              a setting is missing or malformed
     ├── InvalidInput (ValueError)             the caller passed something unusable
     │   ├── EmptyMessage
-    │   ├── MessageTooLong
-    │   └── InvalidEmail
+    │   ├── TextTooLong                       a text argument is longer than its limit
+    │   │   └── MessageTooLong
+    │   ├── InvalidEmail
+    │   ├── WrongType (TypeError)             an argument of the wrong type (None, bytes, int...)
+    │   ├── InvalidText                       NUL or a lone surrogate: text PostgreSQL cannot store
+    │   ├── InvalidStepNumber                 a step number below 1 or beyond 32 bits
+    │   ├── InvalidDate                       a naive or out-of-range datetime
+    │   ├── InvalidChoice                     a value outside a fixed set (a status, a keep mode)
+    │   ├── IdempotencyConflict               a message_id reused with different text
+    │   └── ForkRefused                       forking inside a round that holds a refund request
     ├── NotFound (LookupError)
     │   ├── UnknownTicket
     │   ├── UnknownStep
@@ -15,7 +23,8 @@
     │   ├── UnknownStateField (KeyError)      a step wrote a field the state does not declare
     │   ├── AppendOnlyViolation               a step tried to rewrite turns or the tool log
     │   └── ReplayMismatch                    a stored ticket does not fit the current step graph
-    ├── ApprovalNotPending                    approve() on a ticket that is not waiting
+    ├── ApprovalNotPending                    approve() on a ticket that is not waiting (final)
+    ├── TicketBusy                            another worker runs a round of it: retry after ``retry_after`` s
     ├── CustomerBusy                          forget_customer() while a ticket is mid-round or waiting
     ├── LeaseLost                             another worker took the ticket over mid-round
     ├── StoreError                            the database could not be reached or set up
@@ -49,7 +58,11 @@ class EmptyMessage(InvalidInput):
     pass
 
 
-class MessageTooLong(InvalidInput):
+class TextTooLong(InvalidInput):
+    pass
+
+
+class MessageTooLong(TextTooLong):
     pass
 
 
@@ -120,3 +133,44 @@ class ContextBudgetExceeded(SupportbotError):
 
 class ModelError(SupportbotError):
     pass
+
+
+# -- input hygiene ------------------------------------------------------------------------------
+# Raised before anything is written (supportbot/validate.py), so a caller can fix and retry.
+
+
+class WrongType(InvalidInput, TypeError):
+    pass
+
+
+class InvalidText(InvalidInput):
+    pass
+
+
+class InvalidStepNumber(InvalidInput):
+    pass
+
+
+class InvalidDate(InvalidInput):
+    pass
+
+
+class InvalidChoice(InvalidInput):
+    pass
+
+
+class IdempotencyConflict(InvalidInput):
+    """A message_id was reused with a different text; the first text stays, the new one is refused."""
+
+
+class ForkRefused(InvalidInput):
+    pass
+
+
+class TicketBusy(SupportbotError):
+    """Another worker runs a round of the ticket; retrying after ``retry_after`` seconds finds it free
+    (the round ended, or its worker's lease ran out)."""
+
+    def __init__(self, message: str, *, ticket_id: str | None = None, retry_after: float) -> None:
+        super().__init__(message, ticket_id=ticket_id)
+        self.retry_after = retry_after

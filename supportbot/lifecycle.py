@@ -34,8 +34,9 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from . import validate
 from .backend.base import Backend, ForgetsCustomers, ResetsData
-from .errors import CustomerBusy, InvalidInput
+from .errors import CustomerBusy
 from .store.codec import encode_state
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ def forget_customer(store: Store, backend: Backend, email: str, *, force: bool) 
     waits for an approval, unless ``force``: deleting the rows then cancels the round, whose
     worker fails its next lease check, and the approval, which no one can decide any more.
     """
+    email, force = validate.email(email), validate.flag("force", force)
     known = backend.get_customer(email)
     with store.transaction() as tx:
         held = _lock_tickets(tx, email)
@@ -244,12 +246,8 @@ def prune(store: Store, *, closed_before: datetime, keep: str = "last") -> Prune
     ``keep="final"`` first writes a checkpoint of the final state and keeps only the last step.
     Either way ``state()`` loads exactly as before, and a follow-up message starts a new round.
     """
-    if keep not in KEEP_MODES:
-        raise InvalidInput(f"keep must be one of {KEEP_MODES}, not {keep!r}")
-    if closed_before.tzinfo is None:
-        raise InvalidInput(
-            "closed_before must be timezone-aware, e.g. datetime.now(UTC) - timedelta(days=90)"
-        )
+    closed_before = validate.moment("closed_before", closed_before)
+    keep = validate.choice("keep", keep, KEEP_MODES)
     with store.transaction() as tx:
         ids = [r[0] for r in tx.execute(_CANDIDATES, {"cutoff": closed_before}).fetchall()]
         added = _checkpoint_final_states(store, tx, ids) if keep == "final" and ids else 0

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from pydantic import BaseModel
 
 from supportbot.llm.base import Completion, Message, Usage
@@ -130,3 +131,20 @@ def rows(url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
     """The rows a query returns, on a connection of its own."""
     with psycopg.connect(url) as conn:
         return conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+
+
+# -- input hygiene: what a refused call must leave unchanged ---------------------------------------
+
+
+def row_counts(conn: psycopg.Connection) -> dict[str, int]:
+    """Rows of every table in the supportbot and demo schemas, found in the catalog (so a table a
+    later migration adds is counted too)."""
+    tables = conn.execute(
+        "SELECT schemaname, tablename FROM pg_tables WHERE schemaname IN ('supportbot', 'demo')"
+        " ORDER BY schemaname, tablename"
+    ).fetchall()
+    counts = sql.SQL(" UNION ALL ").join(
+        sql.SQL("SELECT {}, count(*) FROM {}").format(sql.Literal(f"{s}.{t}"), sql.Identifier(s, t))
+        for s, t in tables
+    )
+    return {name: int(n) for name, n in conn.execute(counts).fetchall()}

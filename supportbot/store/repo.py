@@ -13,7 +13,7 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 from pydantic_core import to_json, to_jsonable_python
 
-from ..errors import LeaseLost, UnknownTicket
+from ..errors import IdempotencyConflict, LeaseLost, UnknownTicket
 from ..records import ToolCall
 from ..state import Fact, Ticket, Turn
 
@@ -156,6 +156,28 @@ def ticket_position(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str]
     return int(row[0]), str(row[1])
 
 
+def ticket_head(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str, int]:
+    """(the ticket's latest step seq, its status, how many turns are stored), from its row."""
+    row = conn.execute(
+        "SELECT last_seq, status, turn_count FROM supportbot.tickets WHERE id = %s", (ticket_id,)
+    ).fetchone()
+    if row is None:
+        raise no_ticket(ticket_id)
+    return int(row[0]), str(row[1]), int(row[2])
+
+
+def lease_remaining(conn: psycopg.Connection, ticket_id: str) -> float:
+    """Seconds until the ticket's lease ends (at least 0.1, so a retry never spins); 0.1 if it is free."""
+    row = conn.execute(
+        "SELECT greatest(extract(epoch FROM lease_expires - now()), 0.1) FROM supportbot.tickets"
+        " WHERE id = %s",
+        (ticket_id,),
+    ).fetchone()
+    if row is None:
+        raise no_ticket(ticket_id)
+    return 0.1 if row[0] is None else float(row[0])
+
+
 def get_ticket(conn: psycopg.Connection, ticket_id: str) -> TicketRow:
     row = (
         conn.cursor(row_factory=class_row(TicketRow))
@@ -276,7 +298,7 @@ def append_customer_message(
     if message_id is not None:
         found = find_message(conn, ticket_id, message_id)
         if found is not None:
-            return _turn_at(conn, ticket_id, found), False, None
+            return _same_message(conn, ticket_id, found, message_id, content), False, None
     owner, seconds = lease if lease is not None else (None, 0.0)
     free = "(%(o)s::text IS NOT NULL AND (lease_owner IS NULL OR lease_expires < now()))"
     try:
@@ -308,11 +330,28 @@ def append_customer_message(
             raise
         found = find_message(conn, ticket_id, message_id)  # a concurrent send of the same id won
         assert found is not None
-        return _turn_at(conn, ticket_id, found), False, None
+        return _same_message(conn, ticket_id, found, message_id, content), False, None
     if row is None:
         raise no_ticket(ticket_id)
     *turn, leased, last_seq, turn_count = row
     return Turn(*turn), True, (int(last_seq), int(turn_count)) if leased else None
+
+
+def _same_message(conn: psycopg.Connection, ticket_id: str, idx: int, message_id: str, content: str) -> Turn:
+    """The turn stored under ``message_id``, if it holds ``content``: a retry of the same message.
+
+    The id names one message: the same id with other words is a caller's bug (a reused counter, a
+    key derived from the wrong field) that storing nothing would hide, losing the new words.
+    """
+    turn = _turn_at(conn, ticket_id, idx)
+    if turn.content != content:
+        raise IdempotencyConflict(
+            f"message_id {message_id!r} of ticket {ticket_id} was already used for a different message "
+            f"(turn #{idx}); nothing was stored. Send this message with a new message_id, or resend "
+            "the first message's exact text to get its result",
+            ticket_id=ticket_id,
+        )
+    return turn
 
 
 def _turn_at(conn: psycopg.Connection, ticket_id: str, idx: int) -> Turn:
@@ -562,12 +601,4 @@ def copy_history(
     conn.execute(
         "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s WHERE id = %s",
         (turn_count, status, seq, target),
-    )
-
-
-def copy_approval_request(conn: psycopg.Connection, source: str, target: str, round_: int) -> None:
-    conn.execute(
-        "INSERT INTO supportbot.approvals (ticket_id, round, request)"
-        " SELECT %s, round, request FROM supportbot.approvals WHERE ticket_id = %s AND round = %s",
-        (target, source, round_),
     )

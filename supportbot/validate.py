@@ -1,0 +1,128 @@
+"""Checks on what callers pass to the public API, run before anything reaches the database.
+
+Each check returns the value to use (an email stripped, say) or raises an
+:class:`~supportbot.errors.InvalidInput` subclass that says what to pass instead. Nothing is
+written before they pass, so a refused call leaves every table as it was.
+
+Why each limit: PostgreSQL cannot store NUL in text, UTF-8 cannot encode a lone surrogate (what
+``surrogateescape`` makes of undecodable bytes), a btree index refuses a key over ~2,700 bytes
+(message ids and emails are indexed; at 4 bytes a character the limits below stay well under
+it), and step numbers are 32-bit integers. The limits are far above any real value: they exist
+so that a wrong value fails here, clearly, instead of deep in the driver.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+
+from .errors import (
+    InvalidChoice,
+    InvalidDate,
+    InvalidEmail,
+    InvalidStepNumber,
+    InvalidText,
+    TextTooLong,
+    WrongType,
+)
+
+INT32_MAX = 2**31 - 1
+TICKET_ID_CHARS = 64
+EMAIL_CHARS = 254  # the longest address SMTP carries (RFC 5321)
+MESSAGE_ID_CHARS = 255
+NAME_CHARS = 200
+SUBJECT_CHARS = 500
+NOTE_CHARS = 4_000
+STATUSES: tuple[str, ...] = ("open", "in_progress", "waiting_approval", "resolved", "escalated")
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def text(name: str, value: object, *, limit: int, empty: bool = True) -> str:
+    """``value`` if it is storable text of at most ``limit`` characters (and not blank unless ``empty``)."""
+    if not isinstance(value, str):
+        raise WrongType(f"the {name} must be text (str), not {type(value).__name__}")
+    if "\x00" in value:
+        where = value.index("\x00")
+        raise InvalidText(
+            f"the {name} contains a NUL character (at {where}), which cannot be stored; remove it"
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidText(
+            f"the {name} contains a lone surrogate (U+{ord(value[exc.start]):04X} at {exc.start}), which is "
+            "not valid Unicode; decode the bytes it came from with errors='replace'"
+        ) from None
+    if len(value) > limit:
+        raise TextTooLong(f"the {name} has {len(value)} characters, more than the limit of {limit}")
+    if not empty and not value.strip():
+        raise InvalidText(f"the {name} is empty")
+    return value
+
+
+def optional_text(name: str, value: object, *, limit: int) -> str | None:
+    return None if value is None else text(name, value, limit=limit)
+
+
+def ticket_id(value: object) -> str:
+    return text("ticket id", value, limit=TICKET_ID_CHARS, empty=False)
+
+
+def email(value: object, name: str = "email") -> str:
+    """The address stripped of surrounding spaces, if it looks like name@example.com."""
+    address = text(name, value, limit=sys.maxsize).strip()  # spaces around are forgiven
+    shown = repr(address[:60]) + ("…" if len(address) > 60 else "")
+    if len(address) > EMAIL_CHARS:
+        raise InvalidEmail(
+            f"{shown} has {len(address)} characters: no email address is longer than {EMAIL_CHARS}"
+        )
+    if not _EMAIL.match(address):
+        raise InvalidEmail(f"{shown} is not an email address like name@example.com")
+    return address
+
+
+def step_number(value: object) -> int:
+    """A step number as ``history`` lists them: 1 for a ticket's first step, up to 2**31 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WrongType(f"a step number must be an int, not {type(value).__name__}")
+    if not 1 <= value <= INT32_MAX:
+        raise InvalidStepNumber(
+            f"step {value} does not exist: steps are numbered from 1 (the ticket's first step) up; "
+            "history() lists a ticket's steps. There is no step 0: before its first step a ticket "
+            "has nothing to rebuild or fork (open a new ticket instead)"
+        )
+    return value
+
+
+def flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise WrongType(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+def moment(name: str, value: object) -> datetime:
+    """A timezone-aware datetime that converts to UTC (the database's clock)."""
+    if not isinstance(value, datetime):
+        kind = "a date without a time" if isinstance(value, date) else type(value).__name__
+        raise WrongType(f"{name} must be a timezone-aware datetime, not {kind}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidDate(f"{name} must be timezone-aware, e.g. datetime.now(UTC) - timedelta(days=90)")
+    try:
+        value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise InvalidDate(
+            f"{name} {value.isoformat()} is out of range in UTC; use a date before 9999-12-31"
+        ) from None
+    return value
+
+
+def choice(name: str, value: object, choices: Sequence[str]) -> str:
+    if not isinstance(value, str):
+        raise WrongType(f"{name} must be one of {tuple(choices)}, not {type(value).__name__}")
+    if text(name, value, limit=200) not in choices:
+        shown = repr(value[:40]) + ("…" if len(value) > 40 else "")
+        raise InvalidChoice(f"{name} must be one of {tuple(choices)}, not {shown}")
+    return value
