@@ -100,7 +100,7 @@ def run(url: str, rounds: int, *, compressed: bool) -> tuple[Model, SupportState
     )
     with SupportBot.open(url, llm=model, settings=settings) as bot:  # type: ignore[arg-type]
         model.round = 1
-        ticket = bot.open_ticket("wugang@example.com", "流水", message(model.text, 1)).ticket_id
+        ticket = bot.open_ticket("wugang@example.com", subject="流水", body=message(model.text, 1)).ticket_id
         for n in range(2, rounds + 1):
             model.round = n
             bot.send(ticket, message(model.text, n))
@@ -116,9 +116,7 @@ def facts_present(state: SupportState, prompt: str) -> dict[str, float]:
     sentences = [f for f in state.facts if f.kind in SENTENCE_KINDS]
     # Amounts are shown normalized ("CNY 196.00"), so a fact counts as present by value or key.
     share = lambda facts: (
-        sum(f.value in prompt or f.key in prompt for f in facts) / len(facts)
-        if facts
-        else 1.0
+        sum(f.value in prompt or f.key in prompt for f in facts) / len(facts) if facts else 1.0
     )
     return {
         "exact_facts": len(exact),
