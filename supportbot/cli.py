@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -23,6 +21,7 @@ from pydantic_core import to_jsonable_python
 
 from .bot import SupportBot
 from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
+from .cli_text import HelpFormatter, columns, email_argument
 from .config import Settings
 from .engine import RoundResult
 from .errors import CustomerBusy, SupportbotError
@@ -112,47 +111,6 @@ def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> It
 # -- the parser ------------------------------------------------------------------------------
 
 
-_UNITS = re.compile(r"[!-~]+|\s+|.")  # an ASCII word, a run of spaces, or any one other character
-_NO_LINE_START = frozenset(",。、;:)」』!?")
-
-
-def columns(text: str) -> int:
-    """Width in a terminal, where a CJK character takes two columns."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """Lines of at most ``width`` columns, broken at spaces or between CJK characters.
-
-    textwrap breaks only at spaces, so a Chinese sentence is one long word to it and gets cut
-    inside whatever ASCII word reaches the margin (``escal``/``ated``). Here an ASCII word is never
-    cut (one longer than the line overflows it) and closing punctuation never starts a line.
-    """
-    lines: list[str] = []
-    line = ""
-    for unit in _UNITS.findall(" ".join(text.split())):
-        if unit.isspace():
-            line += " " if line else ""
-            continue
-        if line.strip() and columns(line + unit) > width and unit[0] not in _NO_LINE_START:
-            lines.append(line.rstrip())
-            line = ""
-        line += unit
-    if line.strip():
-        lines.append(line.rstrip())
-    return lines
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, wrapping help and descriptions by display width (see ``wrap``)."""
-
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        return wrap(text, width)
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        return "\n".join(indent + line for line in wrap(text, width - len(indent)))
-
-
 def _global_options(*, on_subcommand: bool, json_output: bool = True) -> argparse.ArgumentParser:
     """--database-url, --json and --debug, accepted before or after the subcommand.
 
@@ -221,14 +179,14 @@ def _add_conversation_commands(command: Callable[..., argparse.ArgumentParser]) 
     p = command(
         "chat", run_chat, "和一张工单多轮对话:新开(EMAIL MESSAGE)或接着聊(--ticket ID)", validate=_check_chat
     )
-    p.add_argument("email", nargs="?", type=_email, metavar="EMAIL", help="客户邮箱(新开工单)")
+    p.add_argument("email", nargs="?", type=email_argument, metavar="EMAIL", help="客户邮箱(新开工单)")
     p.add_argument("message", nargs="?", metavar="MESSAGE", help="客户的第一条消息")
     p.add_argument("--ticket", metavar="ID", help="接着聊这张工单,先打印之前的对话")
     p.add_argument("--subject", help="新工单的主题(默认取消息开头)")
     p.add_argument("--by", metavar="NAME", help="在对话里审批退款时记录的审批人(默认 $USER)")
 
     p = command("tickets", tickets, "列出工单")
-    p.add_argument("--customer", type=_email, metavar="EMAIL", help="只看这位客户的")
+    p.add_argument("--customer", type=email_argument, metavar="EMAIL", help="只看这位客户的")
     p.add_argument(
         "--status",
         choices=TICKET_STATUSES,
@@ -270,7 +228,7 @@ def _add_memory_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
     p.add_argument("--at", type=int, required=True, metavar="SEQ", help="步骤序号(见 history)")
 
     p = command("profile", profile, "客户画像:新工单的上下文里会带上的长期记忆")
-    p.add_argument("email", type=_email, metavar="EMAIL")
+    p.add_argument("email", type=email_argument, metavar="EMAIL")
 
 
 def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -283,7 +241,7 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
         "删除一位客户的全部工单和画像(隐私删除)",
         validate=_needs_yes("forget 会永久删除这位客户的全部工单、对话和画像;确认请加 --yes"),
     )
-    p.add_argument("email", type=_email, metavar="EMAIL")
+    p.add_argument("email", type=email_argument, metavar="EMAIL")
     p.add_argument("--yes", action="store_true", help="确认删除")
     p.add_argument("--force", action="store_true", help="连正在处理或等待审批的工单也删除")
 
@@ -332,15 +290,6 @@ def _needs_yes(message: str) -> Callable[[argparse.Namespace, argparse.ArgumentP
             parser.error(message)
 
     return check
-
-
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-
-
-def _email(text: str) -> str:
-    if not _EMAIL.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"{text!r} 不是邮箱地址,要 name@example.com 这样的")
-    return text.strip()
 
 
 def _demo_day() -> str:

@@ -19,7 +19,8 @@ import pytest
 
 from supportbot import SupportBot
 from supportbot.backend.demo_data import DEMO_TODAY, load_demo_data
-from supportbot.cli import build_parser, main, wrap
+from supportbot.cli import build_parser, main
+from supportbot.cli_text import wrap
 from supportbot.errors import UnknownTicket
 
 COMMANDS = (
