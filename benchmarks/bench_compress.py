@@ -100,7 +100,7 @@ def run(url: str, rounds: int, *, compressed: bool) -> tuple[Model, SupportState
     )
     with SupportBot.open(url, llm=model, settings=settings) as bot:  # type: ignore[arg-type]
         model.round = 1
-        ticket = bot.open_ticket("wugang@example.com", "流水", message(model.text, 1)).ticket_id
+        ticket = bot.open_ticket("wugang@example.com", subject="流水", body=message(model.text, 1)).ticket_id
         for n in range(2, rounds + 1):
             model.round = n
             bot.send(ticket, message(model.text, n))

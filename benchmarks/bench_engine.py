@@ -202,12 +202,12 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
             message = text(60, 140) + (" 申请退款 10 元" if r % 4 == 0 else "")
             started, stepped, cpu_started = time.perf_counter(), clock.spent, time.process_time()
             if r == 1:
-                result = bot.open_ticket("wugang@example.com", "银行流水", message)
+                result = bot.open_ticket("wugang@example.com", subject="银行流水", body=message)
                 ticket = result.ticket_id
             else:
                 result = bot.send(ticket, message)
             if result.outcome == "waiting_approval":
-                result = bot.approve(ticket, approved=True, approver="bench")
+                result = bot.approve(ticket, approver="bench")
             times.append((time.perf_counter() - started) * 1000)
             in_steps.append((clock.spent - stepped) * 1000)
             cpu.append((time.process_time() - cpu_started) * 1000)
@@ -265,7 +265,7 @@ def _worker(url: str, tickets: int, rounds: int, out: multiprocessing.Queue) -> 
         done = 0
         for _ in range(tickets):
             model.start(1)
-            ticket = bot.open_ticket("wugang@example.com", "x", messages.pop()).ticket_id
+            ticket = bot.open_ticket("wugang@example.com", subject="x", body=messages.pop()).ticket_id
             done += 1
             for r in range(2, rounds + 1):
                 model.start(r if r % 4 else r + 1)  # throughput run: no approvals

@@ -2,15 +2,19 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .backend.base import Backend
-from .bot import SupportBot
+from .backend.base import Backend, ForgetsCustomers
+from .bot import SupportBot, migrate
 from .config import Settings
 from .engine import RoundResult
 from .errors import SupportbotError
+from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
 from .llm.base import LLM, Completion, Usage
 from .llm.offline import OfflineModel
-from .state import SupportState, Turn
-from .store.repo import PendingApproval, StepRecord
+from .memory.profile import Profile
+from .records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
+from .state import Fact, Outcome, SupportState, TicketStatus, Turn
+from .store.migrate import Migration
+from .store.repo import PendingApproval, StepRecord, TicketRow
 
 try:
     __version__ = version("supportbot")
@@ -21,14 +25,33 @@ __all__: list[str] = [
     "LLM",
     "Backend",
     "Completion",
+    "Customer",
+    "DeletionReport",
+    "Fact",
+    "ForgetsCustomers",
+    "Hit",
+    "Invoice",
+    "KeepMode",
+    "Migration",
     "OfflineModel",
+    "Outcome",
+    "PastTicket",
     "PendingApproval",
+    "Profile",
+    "PruneReport",
+    "Pruned",
+    "RefundRequest",
+    "ResetReport",
     "RoundResult",
     "Settings",
     "StepRecord",
+    "Subscription",
     "SupportBot",
     "SupportState",
     "SupportbotError",
+    "TicketRow",
+    "TicketStatus",
     "Turn",
     "Usage",
+    "migrate",
 ]

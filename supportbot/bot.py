@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
+
+import psycopg
 
 from . import lifecycle, validate
 from .backend.base import Backend
@@ -13,17 +16,26 @@ from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
 from .engine import Engine, RoundResult
-from .errors import EmptyMessage, ForkRefused, InvalidInput, MessageTooLong, UnknownCustomer
+from .errors import (
+    EmptyMessage,
+    ForkRefused,
+    InvalidInput,
+    MessageTooLong,
+    StoreError,
+    UnknownCustomer,
+)
 from .graph import INTERRUPTS
-from .lifecycle import DeletionReport, Pruned, PruneReport
+from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
 from .llm.base import LLM
 from .llm.factory import models_from_settings
 from .memory import tokens
 from .memory.profile import Profile
 from .memory.tokens import turn_tokens, with_tokens
 from .profiles import Profiles
-from .state import SupportState, Turn
+from .state import SupportState, TicketStatus, Turn
 from .store import repo
+from .store.migrate import Migration
+from .store.migrate import migrate as apply_migrations
 from .store.repo import PendingApproval, StepRecord, TicketRow
 from .store.store import Loaded, Store
 
@@ -53,17 +65,12 @@ class SupportBot:
     ) -> SupportBot:
         """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate."""
         settings = settings or Settings.from_env()
-        url = database_url or settings.database_url
-        if url is None:
-            from .store.embedded import embedded_url
-
-            url = embedded_url(settings.data_dir)
-        store = Store(url, max_size=settings.pool_max_size)
+        store = Store(_database_url(database_url, settings), max_size=settings.pool_max_size)
         if llm is None:
             llm, default_small = models_from_settings(settings)
             small_llm = small_llm or default_small
         model = llm
-        backend = backend or DemoBackend(store.pool)
+        backend = backend or DemoBackend(store.pool, clock=clock)
         profiles = Profiles(store, backend, clock=clock, mask=settings.mask_pii)
         deps = Deps(
             llm=model,
@@ -92,8 +99,12 @@ class SupportBot:
 
     # -- conversations ---------------------------------------------------------------------
 
-    def open_ticket(self, email: str, subject: str, body: str) -> RoundResult:
-        """Create a ticket whose first customer message is ``body``, and run its first round."""
+    def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult:
+        """Create a ticket whose first customer message is ``body``, and run its first round.
+
+        ``subject`` defaults to the start of ``body``. Both are keyword-only: two strings side by
+        side are too easy to swap.
+        """
         email = _check_email(email)
         body = self._check_message(body)
         given = validate.optional_text("subject", subject, limit=validate.SUBJECT_CHARS)
@@ -142,14 +153,33 @@ class SupportBot:
             return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
         return results[-1] if results else None
 
-    def approve(self, ticket_id: str, *, approved: bool, approver: str, note: str = "") -> RoundResult:
-        """Record a human's decision on the pending refund and finish the paused round.
+    def approve(
+        self, ticket_id: str, *, approver: str, note: str = "", approved: bool | None = None
+    ) -> RoundResult:
+        """Approve the pending refund as ``approver`` and finish the paused round.
 
         Raises ApprovalNotPending when the ticket does not wait for a decision (final), and
         TicketBusy while another worker runs a round of it (retry after ``retry_after`` s).
+        ``approved=`` is deprecated: ``approved=False`` rejects, use :meth:`reject` instead.
         """
+        if approved is not None:
+            approved = validate.flag("approved", approved)
+            warnings.warn(
+                "approve(approved=...) is deprecated; call approve() to approve and reject() to reject",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if not approved:
+                return self.reject(ticket_id, approver=approver, note=note)
+        return self._decide(ticket_id, approved=True, approver=approver, note=note)
+
+    def reject(self, ticket_id: str, *, approver: str, note: str = "") -> RoundResult:
+        """Reject the pending refund as ``approver`` (``note`` is told to the customer); finish the round."""
+        return self._decide(ticket_id, approved=False, approver=approver, note=note)
+
+    def _decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> RoundResult:
+        """Record a human's decision on the pending refund and finish the paused round."""
         ticket_id = validate.ticket_id(ticket_id)
-        approved = validate.flag("approved", approved)
         approver = validate.text("approver", approver, limit=validate.NAME_CHARS).strip()
         if not approver:
             raise InvalidInput("approve() needs the approver's name (approver='...')", ticket_id=ticket_id)
@@ -192,7 +222,13 @@ class SupportBot:
             repo.get_ticket(conn, ticket_id)
             return repo.history(conn, ticket_id)
 
-    def tickets(self, *, email: str | None = None, status: str | None = None) -> list[TicketRow]:
+    def ticket(self, ticket_id: str) -> TicketRow:
+        """The ticket's row: customer, subject, status, turn count, when it was created and updated."""
+        ticket_id = validate.ticket_id(ticket_id)
+        with self._store.connection() as conn:
+            return repo.get_ticket(conn, ticket_id)
+
+    def tickets(self, *, email: str | None = None, status: TicketStatus | None = None) -> list[TicketRow]:
         email = validate.optional_text("email", email, limit=validate.EMAIL_CHARS)
         if status is not None:
             status = validate.choice("status", status, validate.STATUSES)
@@ -250,7 +286,7 @@ class SupportBot:
         self._drop_cached(report.tickets)
         return report
 
-    def prune(self, *, closed_before: datetime, keep: str = "last") -> PruneReport:
+    def prune(self, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
         """Drop step records and checkpoints closed tickets no longer need; state() is unchanged."""
         return lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
 
@@ -261,11 +297,11 @@ class SupportBot:
             repo.get_ticket(conn, ticket_id)
             return lifecycle.pruned(conn, ticket_id)
 
-    def reset(self) -> dict[str, int]:
+    def reset(self) -> ResetReport:
         """Empty every engine table and the demo data in one transaction; ticket numbers go on."""
-        rows, tickets = lifecycle.reset(self._store, self._deps.backend)
-        self._drop_cached(tickets)
-        return rows
+        report = lifecycle.reset(self._store, self._deps.backend)
+        self._drop_cached(report.tickets)
+        return report
 
     def _drop_cached(self, tickets: list[str]) -> None:
         # This process's copies of deleted tickets, profiles and texts: they would keep personal data in memory.
@@ -319,6 +355,34 @@ class SupportBot:
                 "split it, or raise SUPPORTBOT_MAX_MESSAGE_CHARS"
             )
         return stripped
+
+
+def migrate(database_url: str | None = None, *, settings: Settings | None = None) -> list[Migration]:
+    """Apply the migrations the database lacks; returns those applied now (none when up to date).
+
+    ``SupportBot.open()`` migrates too. Call this where a deployment migrates once, before its
+    workers start, or to migrate without a business system at hand. The URL is resolved as in
+    ``open()``: the argument, else ``SUPPORTBOT_DATABASE_URL``, else the embedded PostgreSQL.
+    """
+    url = _database_url(database_url, settings or Settings.from_env())
+    try:
+        with psycopg.connect(url) as conn:
+            return apply_migrations(conn)
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL") from exc
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"migrating the database failed: {exc}; nothing of that migration was applied"
+        ) from exc
+
+
+def _database_url(database_url: str | None, settings: Settings) -> str:
+    url = database_url or settings.database_url
+    if url is None:
+        from .store.embedded import embedded_url
+
+        url = embedded_url(settings.data_dir)
+    return url
 
 
 def _check_email(email: str) -> str:

@@ -12,26 +12,28 @@ import argparse
 import json
 import os
 import sys
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from pydantic_core import to_jsonable_python
 
 from .bot import SupportBot
 from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
+from .cli_text import HelpFormatter, columns, email_argument
 from .config import Settings
 from .engine import RoundResult
-from .errors import InvalidStepNumber, SupportbotError
+from .errors import CustomerBusy, InvalidStepNumber, SupportbotError
+from .lifecycle import KEEP_MODES
 from .memory.facts import FACT_LABELS_ZH
 from .memory.profile import Profile
-from .state import SupportState
-from .store.repo import TicketRow
+from .state import SupportState, TicketStatus
 
 PROG = "python -m supportbot"
 DEMO_EMAIL = "wugang@example.com"
+DEMO_SUBJECT = "银行流水又同步失败了"  # how `demo` finds the ticket it played
+TICKET_STATUSES: tuple[TicketStatus, ...] = get_args(TicketStatus)
 
 # Where each kind of memory lives, so `show` can say it and operators can find it with psql.
 STORAGE: dict[str, str] = {
@@ -60,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.handler is run_chat:
             return run_chat(args, settings, lambda **models: _open_bot(args, settings, **models))
-        with _open_bot(args, settings) as bot:
+        with _open_bot(args, settings, **_demo_options(args)) as bot:
             return int(args.handler(bot, args))
     except SupportbotError as exc:
         return _fail(args, exc, str(exc))
@@ -74,6 +76,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Exception as exc:  # unexpected: still one line, the traceback is behind --debug
         return _fail(args, exc, f"{type(exc).__name__}: {exc} (加 --debug 查看调用栈)")
+
+
+def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
+    if args.handler is not demo:
+        return {}
+    from .backend.demo_data import demo_clock
+
+    return {"clock": demo_clock()}  # the demo is played on its own day, whatever today's date
 
 
 def _fail(args: argparse.Namespace, exc: BaseException, message: str) -> int:
@@ -101,7 +111,7 @@ def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> It
 # -- the parser ------------------------------------------------------------------------------
 
 
-def _global_options(*, on_subcommand: bool) -> argparse.ArgumentParser:
+def _global_options(*, on_subcommand: bool, json_output: bool = True) -> argparse.ArgumentParser:
     """--database-url, --json and --debug, accepted before or after the subcommand.
 
     On subcommands the defaults are SUPPRESS, so an option given before the subcommand is not
@@ -115,12 +125,13 @@ def _global_options(*, on_subcommand: bool) -> argparse.ArgumentParser:
         default=unset,
         help="PostgreSQL URL(默认 SUPPORTBOT_DATABASE_URL,都没有时用内置 PostgreSQL)",
     )
-    options.add_argument(
-        "--json",
-        action="store_true",
-        default=unset if on_subcommand else False,
-        help="输出 JSON(读命令),供脚本使用",
-    )
+    if json_output:  # not offered by commands that have no JSON output (chat, demo)
+        options.add_argument(
+            "--json",
+            action="store_true",
+            default=unset if on_subcommand else False,
+            help="输出 JSON(读命令),供脚本使用",
+        )
     options.add_argument(
         "--debug", action="store_true", default=unset if on_subcommand else False, help="出错时显示调用栈"
     )
@@ -131,11 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         parents=[_global_options(on_subcommand=False)],
+        formatter_class=HelpFormatter,
         description="supportbot:客服智能体的记忆(工单状态、压缩、客户画像)。环境变量 SUPPORTBOT_* 设置默认值。",
     )
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(title="命令", metavar="COMMAND")
     common = [_global_options(on_subcommand=True)]
+    without_json = [_global_options(on_subcommand=True, json_output=False)]
 
     def command(
         name: str,
@@ -143,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
         summary: str,
         validate: Callable[[argparse.Namespace, argparse.ArgumentParser], None] | None = None,
     ) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=common, help=summary, description=summary)
+        parents = without_json if handler in (run_chat, demo) else common
+        p = sub.add_parser(
+            name, parents=parents, help=summary, description=summary, formatter_class=HelpFormatter
+        )
         p.set_defaults(handler=handler, validate=lambda args: (validate or _check_json)(args, p))
         return p
 
@@ -154,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check_json(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    # Only reachable as `--json chat ...`: the subcommands themselves do not accept it.
     if args.json and args.handler in (run_chat, demo):
         parser.error("这个命令没有 JSON 输出;去掉 --json")
 
@@ -162,18 +179,19 @@ def _add_conversation_commands(command: Callable[..., argparse.ArgumentParser]) 
     p = command(
         "chat", run_chat, "和一张工单多轮对话:新开(EMAIL MESSAGE)或接着聊(--ticket ID)", validate=_check_chat
     )
-    p.add_argument("email", nargs="?", metavar="EMAIL", help="客户邮箱(新开工单)")
+    p.add_argument("email", nargs="?", type=email_argument, metavar="EMAIL", help="客户邮箱(新开工单)")
     p.add_argument("message", nargs="?", metavar="MESSAGE", help="客户的第一条消息")
     p.add_argument("--ticket", metavar="ID", help="接着聊这张工单,先打印之前的对话")
     p.add_argument("--subject", help="新工单的主题(默认取消息开头)")
     p.add_argument("--by", metavar="NAME", help="在对话里审批退款时记录的审批人(默认 $USER)")
 
     p = command("tickets", tickets, "列出工单")
-    p.add_argument("--customer", metavar="EMAIL", help="只看这位客户的")
+    p.add_argument("--customer", type=email_argument, metavar="EMAIL", help="只看这位客户的")
     p.add_argument(
         "--status",
+        choices=TICKET_STATUSES,
         metavar="S",
-        help="只看这个状态的:open、in_progress、waiting_approval、resolved、escalated",
+        help="只看这个状态的:" + "、".join(TICKET_STATUSES),
     )
 
     p = command("approvals", approvals, "列出等待人工审批的退款")
@@ -184,9 +202,14 @@ def _add_conversation_commands(command: Callable[..., argparse.ArgumentParser]) 
     decision.add_argument("--yes", dest="approved", action="store_true", default=None, help="批准")
     decision.add_argument("--no", dest="approved", action="store_false", help="驳回")
     p.add_argument("--by", metavar="NAME", required=True, help="审批人姓名(记入 supportbot.approvals)")
-    p.add_argument("--note", default="", help="审批意见,驳回时会告诉客户")
+    p.add_argument("--note", default="", help="审批意见,驳回时会告诉客户;含空格时加引号")
 
-    command("demo", demo, "加载演示数据(可重复执行),重放吴刚的银行同步工单和一笔待审批的退款")
+    command(
+        "demo",
+        demo,
+        f"加载演示数据,在演示日 {_demo_day()} 重放吴刚的银行同步工单和一笔待审批的退款;"
+        "再次运行只重新加载数据,不重复重放",
+    )
 
 
 def _add_memory_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -205,7 +228,7 @@ def _add_memory_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
     p.add_argument("--at", type=int, required=True, metavar="SEQ", help="步骤序号(见 history)")
 
     p = command("profile", profile, "客户画像:新工单的上下文里会带上的长期记忆")
-    p.add_argument("email", metavar="EMAIL")
+    p.add_argument("email", type=email_argument, metavar="EMAIL")
 
 
 def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -218,7 +241,7 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
         "删除一位客户的全部工单和画像(隐私删除)",
         validate=_needs_yes("forget 会永久删除这位客户的全部工单、对话和画像;确认请加 --yes"),
     )
-    p.add_argument("email", metavar="EMAIL")
+    p.add_argument("email", type=email_argument, metavar="EMAIL")
     p.add_argument("--yes", action="store_true", help="确认删除")
     p.add_argument("--force", action="store_true", help="连正在处理或等待审批的工单也删除")
 
@@ -237,7 +260,7 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--keep",
-        choices=["last", "final"],
+        choices=KEEP_MODES,
         default="last",
         help="last(默认):保留最后一轮自其检查点(prepare_context 之后)起的步骤,"
         "state --at 仍可重建它们;final:只保留最终状态",
@@ -269,6 +292,12 @@ def _needs_yes(message: str) -> Callable[[argparse.Namespace, argparse.ArgumentP
     return check
 
 
+def _demo_day() -> str:
+    from .backend.demo_data import DEMO_TODAY
+
+    return DEMO_TODAY.isoformat()
+
+
 def _moment(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
@@ -293,8 +322,7 @@ def when(moment: datetime | None) -> str:
 
 def pad(text: str, width: int) -> str:
     """Left-justify for a terminal, where a CJK character takes two columns."""
-    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-    return text + " " * max(0, width - columns)
+    return text + " " * max(0, width - columns(text))
 
 
 def indented(text: str, prefix: str = "    ") -> str:
@@ -338,7 +366,8 @@ def approvals(bot: SupportBot, args: argparse.Namespace) -> int:
 
 
 def approve(bot: SupportBot, args: argparse.Namespace) -> int:
-    result = bot.approve(args.ticket, approved=args.approved, approver=args.by, note=args.note)
+    decide = bot.approve if args.approved else bot.reject
+    result = decide(args.ticket, approver=args.by, note=args.note)
     if args.json:
         emit_json(result)
         return 0
@@ -353,24 +382,36 @@ def _print_result(result: RoundResult) -> None:
 
 
 def demo(bot: SupportBot, args: argparse.Namespace) -> int:
-    from .backend.demo_data import load_demo_data
+    """Load the demo data and play 吴刚's ticket once; a second run reloads the data and says so.
+
+    Playing it again would add a fifth E3001 ticket to his history and change his profile, so a
+    database keeps one played demo ticket until it is forgotten or reset.
+    """
+    from .backend.demo_data import DEMO_TODAY, load_demo_data
 
     print("加载演示数据 …", file=sys.stderr, flush=True)
     with bot._store.transaction() as tx:
         counts = load_demo_data(tx)
     print("演示数据:" + ",".join(f"{table} {n}" for table, n in counts.items()))
-    print(f"[画像] 新工单的上下文里会带上:{bot.profile(DEMO_EMAIL).text}")
-    first = bot.open_ticket(
-        DEMO_EMAIL, "银行流水又同步失败了", "招商银行的流水又同步失败了,提示 E3001,怎么办?"
-    )
-    _demo_turn("招商银行的流水又同步失败了,提示 E3001,怎么办?", first)
-    second = bot.send(first.ticket_id, "重新授权了还是不行,另外这个年付我想申请退款 200 元")
-    _demo_turn("重新授权了还是不行,另外这个年付我想申请退款 200 元", second)
+    played = [t for t in bot.tickets(email=DEMO_EMAIL) if t.subject == DEMO_SUBJECT]
+    if played:
+        print(
+            f"演示工单 {played[0].id} 已经在演示日 {DEMO_TODAY} 跑过(状态 {played[0].status}),不再重放。"
+            f"\n[画像] {bot.profile(DEMO_EMAIL).text}"
+            f"\n从头重放:{PROG} forget {DEMO_EMAIL} --yes --force,再运行 {PROG} demo"
+        )
+        _demo_next(played[0].id)
+        return 0
+    print(f"演示日 {DEMO_TODAY}。[画像] 新工单的上下文里会带上:{bot.profile(DEMO_EMAIL).text}")
+    message = "招商银行的流水又同步失败了,提示 E3001,怎么办?"
+    first = bot.open_ticket(DEMO_EMAIL, subject=DEMO_SUBJECT, body=message)
+    _demo_turn(message, first)
+    message = "重新授权了还是不行,另外这个年付我想申请退款 200 元"
+    second = bot.send(first.ticket_id, message)
+    _demo_turn(message, second)
     if second.outcome == "waiting_approval":
         print(f"[审批] 工单 {second.ticket_id} 的退款等待人工审批;由另一位同事批准 …")
-        second = bot.approve(
-            second.ticket_id, approved=True, approver="值班主管", note="符合 30 天内退款政策"
-        )
+        second = bot.approve(second.ticket_id, approver="值班主管", note="符合 30 天内退款政策")
         _print_result(second)
     state = bot.state(first.ticket_id)
     print(
@@ -378,11 +419,13 @@ def demo(bot: SupportBot, args: argparse.Namespace) -> int:
         f"{len(bot.history(state.ticket.id))} 个步骤记录"
     )
     print(f"[画像] 本工单解决后更新为:{bot.profile(DEMO_EMAIL).text}")
-    print(
-        f"\n接着看:{PROG} show {state.ticket.id}  ·  {PROG} history {state.ticket.id}  ·  "
-        f"{PROG} chat --ticket {state.ticket.id}"
-    )
+    _demo_next(state.ticket.id)
     return 0
+
+
+def _demo_next(ticket_id: str) -> None:
+    later = (f"show {ticket_id}", f"history {ticket_id}", f"chat --ticket {ticket_id}")
+    print("\n接着看:" + "  ·  ".join(f"{PROG} {command}" for command in later))
 
 
 def _demo_turn(message: str, result: RoundResult) -> None:
@@ -396,7 +439,7 @@ def _demo_turn(message: str, result: RoundResult) -> None:
 def show(bot: SupportBot, args: argparse.Namespace) -> int:
     state = bot.state(args.ticket)
     steps = bot.history(args.ticket)
-    row = _ticket_row(bot, state)
+    row = bot.ticket(args.ticket)
     if args.json:
         emit_json(
             {
@@ -419,15 +462,6 @@ def show(bot: SupportBot, args: argparse.Namespace) -> int:
     print(f"    业务调用 {len(state.tool_log)} 次 [{STORAGE['tool_calls']}]")
     print(f"    审批 [{STORAGE['approvals']}]")
     return 0
-
-
-def _ticket_row(bot: SupportBot, state: SupportState) -> TicketRow:
-    # The public API has no single-ticket lookup; the customer's list is short and has the
-    # status and timestamps the state lacks.
-    for row in bot.tickets(email=state.ticket.customer_email):
-        if row.id == state.ticket.id:
-            return row
-    raise AssertionError(f"{state.ticket.id} has a state but no tickets row")
 
 
 def _memory(state: SupportState) -> dict[str, Any]:
@@ -588,7 +622,11 @@ def db(bot: SupportBot, args: argparse.Namespace) -> int:
 
 
 def forget(bot: SupportBot, args: argparse.Namespace) -> int:
-    report = bot.forget_customer(args.email, force=args.force)
+    try:
+        report = bot.forget_customer(args.email, force=args.force)
+    except CustomerBusy as exc:  # the library's message says force=True; say it the CLI's way
+        hint = f"要取消这些工单并删除:{PROG} forget {args.email} --yes --force"
+        raise CustomerBusy(f"{exc} {hint}", tickets=exc.tickets) from exc
     if args.json:
         emit_json(report)
         return 0
@@ -612,12 +650,12 @@ def prune(bot: SupportBot, args: argparse.Namespace) -> int:
 
 
 def reset(bot: SupportBot, args: argparse.Namespace) -> int:
-    deleted = bot.reset()
+    report = bot.reset()
     if args.json:
-        emit_json(deleted)
+        emit_json(report)
         return 0
-    print(f"已清空 supportbot 的数据,共 {sum(deleted.values())} 行")
-    _print_rows(deleted)
+    print(f"已清空 supportbot 的数据:{len(report.tickets)} 张工单,共 {report.total} 行")
+    _print_rows(report.rows)
     return 0
 
 

@@ -200,7 +200,7 @@ class ChatSession:
 
     def open(self, email: str, message: str, subject: str) -> None:
         self.say(f"客户({email})> {message}")
-        result = self._round(lambda: self.bot.open_ticket(email, subject, message))
+        result = self._round(lambda: self.bot.open_ticket(email, subject=subject, body=message))
         self.ticket_id = result.ticket_id
         self.say(f"工单 {result.ticket_id} 已创建")
         self.after_round(result)
@@ -260,9 +260,8 @@ class ChatSession:
         answer = ask("通过这笔退款吗?[y/N] ").strip().lower()
         approved = answer in ("y", "yes", "是")
         self.say(f"[审批] {'批准' if approved else '驳回'},审批人 {self.approver}")
-        return self._round(
-            lambda: self.bot.approve(result.ticket_id, approved=approved, approver=self.approver)
-        )
+        decide = self.bot.approve if approved else self.bot.reject
+        return self._round(lambda: decide(result.ticket_id, approver=self.approver))
 
     def _print_result(self, result: RoundResult) -> None:
         label = OUTCOME_LABELS.get(result.outcome, result.outcome)

@@ -28,7 +28,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 import psycopg
 from psycopg import sql
@@ -44,7 +44,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KEEP_MODES: tuple[str, ...] = ("last", "final")
+KeepMode = Literal["last", "final"]
+"""What ``prune`` keeps of a closed ticket: its last round from its checkpoint on, or only its final state."""
+KEEP_MODES: tuple[KeepMode, ...] = get_args(KeepMode)
 SCHEMA = "supportbot"
 
 # Children before parents, so that each count is the table's own and not hidden by a cascade.
@@ -72,6 +74,18 @@ class PruneReport:
     tickets: list[str]
     rows: dict[str, int]
     bytes_freed: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResetReport:
+    """What ``reset`` emptied: the tickets that existed and rows per ``schema.table``."""
+
+    tickets: list[str]
+    rows: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.rows.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +173,7 @@ def _busy_message(email: str, busy: Sequence[_Held]) -> str:
             reasons.append(f"{t.id} is waiting for a refund approval")
     return (
         f"cannot forget {email} yet: " + "; ".join(reasons) + ". Nothing was deleted. Retry later, or pass "
-        "force=True (`python -m supportbot forget EMAIL --force`) to cancel them and delete anyway"
+        "force=True to cancel them and delete anyway"
     )
 
 
@@ -236,7 +250,7 @@ SELECT ticket_id, count(*), coalesce(sum(bytes), 0) FROM gone GROUP BY ticket_id
 """
 
 
-def prune(store: Store, *, closed_before: datetime, keep: str = "last") -> PruneReport:
+def prune(store: Store, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
     """Remove step records and checkpoints that closed tickets' current states do not need.
 
     A ticket qualifies when it is resolved or escalated, no worker holds it, no approval waits,
@@ -325,8 +339,8 @@ def pruned(conn: psycopg.Connection, ticket_id: str) -> Pruned | None:
 # -- reset -------------------------------------------------------------------------------------
 
 
-def reset(store: Store, backend: Backend) -> tuple[dict[str, int], list[str]]:
-    """Empty every engine table (and the demo data) in one transaction; rows per table, ticket ids.
+def reset(store: Store, backend: Backend) -> ResetReport:
+    """Empty every engine table (and the demo data) in one transaction.
 
     The ticket-number sequence is *not* reset: a ticket id is never handed out twice, so a
     snapshot that somehow survived could never be read as part of a new ticket (seed 000's
@@ -353,4 +367,4 @@ def reset(store: Store, backend: Backend) -> tuple[dict[str, int], list[str]]:
         )  # CONTINUE IDENTITY: numbering goes on
         if isinstance(backend, ResetsData):
             rows.update(backend.reset_data(tx=tx))
-    return rows, ticket_ids
+    return ResetReport(tickets=ticket_ids, rows=rows)

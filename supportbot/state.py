@@ -16,6 +16,9 @@ from .records import ApprovalDecision, Customer, Hit, RefundRequest, ToolCall
 
 Role = Literal["customer", "agent"]
 Outcome = Literal["resolved", "waiting_approval", "escalated", "queued"]
+"""How a round ended: answered, paused for an approval, handed to a human, or left to another worker."""
+TicketStatus = Literal["open", "in_progress", "waiting_approval", "resolved", "escalated"]
+"""A ticket row's status: between rounds (open), mid-round, paused for approval, or closed either way."""
 Category = Literal["billing", "refund", "invoice", "account", "technical", "plan_change", "api", "other"]
 
 

@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
+from typing import get_args
 
 from .errors import (
     InvalidChoice,
@@ -27,6 +28,7 @@ from .errors import (
     TextTooLong,
     WrongType,
 )
+from .state import TicketStatus
 
 INT32_MAX = 2**31 - 1
 TICKET_ID_CHARS = 64
@@ -35,7 +37,7 @@ MESSAGE_ID_CHARS = 255
 NAME_CHARS = 200
 SUBJECT_CHARS = 500
 NOTE_CHARS = 4_000
-STATUSES: tuple[str, ...] = ("open", "in_progress", "waiting_approval", "resolved", "escalated")
+STATUSES: tuple[str, ...] = get_args(TicketStatus)
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 

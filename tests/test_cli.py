@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from supportbot import SupportBot
-from supportbot.backend.demo_data import load_demo_data
+from supportbot.backend.demo_data import DEMO_TODAY, load_demo_data
 from supportbot.cli import build_parser, main
+from supportbot.cli_text import wrap
 from supportbot.errors import UnknownTicket
 
 COMMANDS = (
@@ -52,10 +53,10 @@ def story(database_url: str) -> Story:
     with SupportBot.open(database_url) as bot:
         with bot._store.transaction() as tx:
             load_demo_data(tx)
-        first = bot.open_ticket("wugang@example.com", "", "招商银行的流水又同步失败了,提示 E3001")
+        first = bot.open_ticket("wugang@example.com", body="招商银行的流水又同步失败了,提示 E3001")
         paused = bot.send(first.ticket_id, "重新授权了还是不行,另外这个年付我想申请退款 200 元")
         assert paused.outcome == "waiting_approval"
-        other = bot.open_ticket("lina@example.com", "", "发票抬头写错了,能改吗")
+        other = bot.open_ticket("lina@example.com", body="发票抬头写错了,能改吗")
         assert other.outcome == "resolved"
     return Story(database_url, first.ticket_id, other.ticket_id)
 
@@ -105,7 +106,23 @@ def test_every_command_has_help_with_the_global_options(capsys: pytest.CaptureFi
             main([name, "--help"])
         assert exit_.value.code == 0
         text = capsys.readouterr().out
-        assert "--database-url" in text and "--json" in text and "--debug" in text, name
+        assert "--database-url" in text and "--debug" in text, name
+        # Commands without JSON output do not list --json (and refuse it before the command).
+        assert ("--json" in text) is (name not in ("chat", "demo")), name
+
+
+def test_help_wraps_between_words_not_inside_them(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["tickets", "--help"])
+    text = capsys.readouterr().out
+    for status in ("open", "in_progress", "waiting_approval", "resolved", "escalated"):
+        assert status in text  # whole, on one line
+    assert wrap("只看这个状态的:open、in_progress、escalated", 24) == [
+        "只看这个状态的:open、",
+        "in_progress、escalated",
+    ]
+    assert wrap("a very-long-word-that-does-not-fit", 8) == ["a", "very-long-word-that-does-not-fit"]
+    assert all(not line.startswith("、") for line in wrap("审批、" * 20, 11))
 
 
 def test_usage_errors_exit_2_before_touching_a_database(capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,6 +131,13 @@ def test_usage_errors_exit_2_before_touching_a_database(capsys: pytest.CaptureFi
         ["chat", "wugang@example.com"],
         ["chat", "--ticket", "T000001", "wugang@example.com", "hi"],
         ["chat", "wugang@example.com", "hi", "--json"],
+        ["--json", "chat", "wugang@example.com", "hi"],
+        ["--json", "demo"],
+        ["demo", "--json"],
+        ["tickets", "--status", "bogus"],
+        ["tickets", "--customer", "not-an-email"],
+        ["profile", "not-an-email"],
+        ["forget", "not-an-email", "--yes"],
         ["approve", "T000001", "--yes", "--no", "--by", "me"],
         ["approve", "T000001", "--yes"],
         ["state", "T000001"],
@@ -243,14 +267,29 @@ def test_debug_shows_the_exception(story: Story) -> None:
 # -- the demo and the database ---------------------------------------------------------------
 
 
-def test_demo_replays_the_story(database_url: str) -> None:
+def test_demo_replays_the_story(database_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     proc = run(database_url, "demo")
     assert proc.returncode == 0, proc.stderr
     assert "加载演示数据" in proc.stderr  # progress goes to stderr, the story to stdout
     assert "[画像] 新工单的上下文里会带上:专业版年付 VIP" in proc.stdout
     assert "等待审批" in proc.stdout and "已审批通过" in proc.stdout
+    # Played on the demo day whatever today is: his fourth E3001 ticket is dated October.
+    assert "E3001 已出现 4 次(2026-04/07/09/10)" in proc.stdout
     with SupportBot.open(database_url) as bot:
-        assert [(t.customer_email, t.status) for t in bot.tickets()] == [("wugang@example.com", "resolved")]
+        (ticket,) = bot.tickets()
+        assert (ticket.customer_email, ticket.status) == ("wugang@example.com", "resolved")
+        assert {t.created_at.date() for t in bot.state(ticket.id).turns} == {DEMO_TODAY}
+        profile = bot.profile("wugang@example.com").text
+        steps = len(bot.history(ticket.id))
+
+    # Again: the data is reloaded, nothing is replayed, and the profile does not drift.
+    code = main(["demo", "--database-url", database_url])
+    again = capsys.readouterr().out
+    assert code == 0 and f"演示工单 {ticket.id} 已经在演示日" in again and profile in again
+    with SupportBot.open(database_url) as bot:
+        assert bot.tickets() == [ticket]
+        assert bot.profile("wugang@example.com").text == profile
+        assert len(bot.history(ticket.id)) == steps
 
 
 def test_db_status_and_migrate(database_url: str) -> None:
@@ -273,8 +312,13 @@ def test_prune_closed_tickets(story: Story) -> None:
         assert [t.role for t in bot.state(story.resolved).turns] == ["customer", "agent"]  # memory unchanged
 
 
-def test_forget_a_customer(story: Story) -> None:
-    report = ok_json(story.url, "forget", "wugang@example.com", "--yes", "--force")
+def test_forget_a_customer(story: Story, capsys: pytest.CaptureFixture[str]) -> None:
+    # His refund waits for a person: refused, and the hint is a command that runs as given.
+    code, err = in_process(capsys, "forget", "wugang@example.com", "--yes", "--database-url", story.url)
+    assert code == 1 and story.waiting in err
+    hint = err.rsplit("python -m supportbot ", 1)[1].split()
+    assert hint == ["forget", "wugang@example.com", "--yes", "--force"]
+    report = ok_json(story.url, *hint)
     assert report["email"] == "wugang@example.com" and report["tickets"] == [story.waiting]
     assert report["rows"].get("supportbot.turns", report["rows"].get("turns")) == 3
     with SupportBot.open(story.url) as bot:
@@ -284,5 +328,6 @@ def test_forget_a_customer(story: Story) -> None:
 
 def test_reset_everything(story: Story) -> None:
     deleted = ok_json(story.url, "reset", "--yes")
-    assert sum(deleted.values()) > 0
+    assert sorted(deleted["tickets"]) == sorted([story.waiting, story.resolved])
+    assert sum(deleted["rows"].values()) > 0
     assert ok_json(story.url, "tickets") == []

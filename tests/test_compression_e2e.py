@@ -31,7 +31,7 @@ def _tokens(messages: list[dict[str, str]]) -> int:
 def test_a_bill_number_from_round_2_is_in_the_prompt_at_round_30(open_bot: OpenBot) -> None:
     llm = ScriptedLLM(summary=lambda prompt: "客户多次反映银行流水同步和报表问题。")  # lossy: drops the bill
     bot = open_bot(llm, history_budget=400, keep_last=4, summary_cap=200)
-    ticket = bot.open_ticket("wugang@example.com", "流水对不上", FILLER.format(n=1)).ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="流水对不上", body=FILLER.format(n=1)).ticket_id
     bot.send(ticket, f"补充一下,被多扣款的账单号是 {BILL},金额 ¥128.00。")
     rounds = [bot.send(ticket, FILLER.format(n=n)) for n in range(3, 31)]
 
@@ -56,7 +56,7 @@ def test_a_bill_number_from_round_2_is_in_the_prompt_at_round_30(open_bot: OpenB
 def test_compression_is_off_while_the_history_fits(open_bot: OpenBot) -> None:
     llm = ScriptedLLM()
     bot = open_bot(llm)
-    ticket = bot.open_ticket("wugang@example.com", "流水", FILLER.format(n=1)).ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="流水", body=FILLER.format(n=1)).ticket_id
     bot.send(ticket, f"账单号 {BILL}")
     state = bot.state(ticket)
     assert (state.summary, state.summarized_upto, llm.summary_calls) == ("", 0, 0)
@@ -71,7 +71,7 @@ def test_a_failing_summarizer_changes_nothing_and_the_round_goes_on(open_bot: Op
 
     llm = ScriptedLLM(summary=broken)
     bot = open_bot(llm, history_budget=100, keep_last=2)
-    ticket = bot.open_ticket("wugang@example.com", "流水", FILLER.format(n=1)).ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="流水", body=FILLER.format(n=1)).ticket_id
     result = bot.send(ticket, f"账单号 {BILL}," + FILLER.format(n=2))
     state = bot.state(ticket)
     assert result.outcome == "resolved" and llm.summary_calls >= 1
@@ -84,7 +84,7 @@ def test_a_prompt_over_the_window_folds_history_first(open_bot: OpenBot) -> None
     llm = ScriptedLLM(summary=lambda prompt: "早期:客户反映流水问题。")
     # Compression by budget is effectively off; only the model's window forces the fold.
     bot = open_bot(llm, history_budget=100_000, keep_last=2, context_window=ANSWER_RESERVE + 900)
-    ticket = bot.open_ticket("wugang@example.com", "流水", FILLER.format(n=1)).ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="流水", body=FILLER.format(n=1)).ticket_id
     results = [bot.send(ticket, FILLER.format(n=n)) for n in range(2, 12)]
     state = bot.state(ticket)
     assert all(r.outcome == "resolved" for r in results)
@@ -95,7 +95,7 @@ def test_a_prompt_over_the_window_folds_history_first(open_bot: OpenBot) -> None
 def test_a_message_that_cannot_fit_hands_off_with_the_reason(open_bot: OpenBot, database_url: str) -> None:
     bot = open_bot(ScriptedLLM(), context_window=ANSWER_RESERVE + 300)
     huge = "流水对不上," * 400
-    result = bot.open_ticket("wugang@example.com", "流水", huge)
+    result = bot.open_ticket("wugang@example.com", subject="流水", body=huge)
     state = bot.state(result.ticket_id)
     assert result.outcome == "escalated"
     assert (

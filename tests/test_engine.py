@@ -34,7 +34,7 @@ def _count(database_url: str, query: str, *params: object) -> int:
 def test_second_round_knows_the_first(open_bot: OpenBot) -> None:
     llm = ScriptedLLM()
     bot = open_bot(llm)
-    first = bot.open_ticket("wugang@example.com", "银行流水", "银行流水又同步失败了,提示 E3001")
+    first = bot.open_ticket("wugang@example.com", subject="银行流水", body="银行流水又同步失败了,提示 E3001")
     second = bot.send(first.ticket_id, "重新授权了还是不行")
 
     state = bot.state(first.ticket_id)
@@ -50,7 +50,7 @@ def test_round_fields_do_not_leak_into_the_next_round(open_bot: OpenBot) -> None
     verdicts = iter([Review(passed=False, problems=["语气生硬"]), Review(passed=True)])
     llm = ScriptedLLM(review=lambda prompt: next(verdicts, Review(passed=True)))
     bot = open_bot(llm)
-    ticket = bot.open_ticket("wugang@example.com", "", "E3001 又出现了").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", body="E3001 又出现了").ticket_id
     assert bot.state(ticket).revisions == 2
     bot.send(ticket, "好的谢谢")
     state = bot.state(ticket)
@@ -61,9 +61,9 @@ def test_round_fields_do_not_leak_into_the_next_round(open_bot: OpenBot) -> None
 def test_tickets_are_isolated(open_bot: OpenBot) -> None:
     llm = ScriptedLLM()
     bot = open_bot(llm)
-    a = bot.open_ticket("wugang@example.com", "A", "账单号 INV-A-111 的问题").ticket_id
+    a = bot.open_ticket("wugang@example.com", subject="A", body="账单号 INV-A-111 的问题").ticket_id
     llm.prompts.clear()
-    b = bot.open_ticket("lina@example.com", "B", "发票抬头写错了").ticket_id
+    b = bot.open_ticket("lina@example.com", subject="B", body="发票抬头写错了").ticket_id
     assert all("INV-A-111" not in p and "wugang" not in p for p in llm.user_prompts())
     state_b = bot.state(b)
     assert all("INV-A-111" not in t.content for t in state_b.turns)
@@ -79,7 +79,7 @@ def test_history_and_time_travel_rebuild_every_step_exactly(open_bot: OpenBot) -
             return super().chat(messages, **kw)
 
     bot = open_bot(Watching())
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败").ticket_id
     seen.append(bot.state(ticket))
     bot.send(ticket, "还是不行")
     records = bot.history(ticket)
@@ -97,7 +97,7 @@ def test_history_and_time_travel_rebuild_every_step_exactly(open_bot: OpenBot) -
 
 def test_history_grows_by_one_record_per_step(open_bot: OpenBot) -> None:
     bot = open_bot()
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     n = len(bot.history(ticket))
     bot.send(ticket, "还有一个问题")
     steps = [r.step for r in bot.history(ticket)][n:]
@@ -115,7 +115,7 @@ def test_history_grows_by_one_record_per_step(open_bot: OpenBot) -> None:
 
 def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
     bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft=cite_hits, cost=0.5))
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败").ticket_id
     bot.send(ticket, "我要申请退款 100 元")
     (waiting,) = bot.pending_approvals()
     assert waiting.request["refund_request"]["amount"] == "100.00"  # read through the tool call it refers to
@@ -123,7 +123,7 @@ def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
         database_url, "SELECT count(*) FROM supportbot.approvals WHERE request -> 'refund_request' ? '$tool'"
     )
     assert stored == 1
-    done = bot.approve(ticket, approved=True, approver="王经理")
+    done = bot.approve(ticket, approver="王经理")
     with psycopg.connect(database_url) as conn:
         rows = {
             (r, step): update
@@ -155,7 +155,7 @@ def test_state_is_served_from_memory_only_while_it_is_the_latest(
     open_bot: OpenBot, database_url: str
 ) -> None:
     one, two = open_bot(), open_bot()  # two workers on one database, each with its own copies
-    ticket = one.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
+    ticket = one.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败").ticket_id
     assert one.state(ticket) is one.state(ticket)  # nothing recorded since: this process's copy
     two.send(ticket, "还是不行")
     seen = one.state(ticket)
@@ -170,7 +170,7 @@ def test_state_is_served_from_memory_only_while_it_is_the_latest(
 
 def test_fork_copies_history_up_to_a_step_and_diverges(open_bot: OpenBot) -> None:
     bot = open_bot()
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     bot.send(ticket, "第二轮")
     cut = max(r.seq for r in bot.history(ticket) if r.round == 1)
     fork = bot.fork(ticket, cut)
@@ -186,33 +186,33 @@ def test_fork_copies_history_up_to_a_step_and_diverges(open_bot: OpenBot) -> Non
 
 def test_refund_waits_for_approval_and_is_applied_once(open_bot: OpenBot, database_url: str) -> None:
     bot = open_bot(ScriptedLLM(triage=REFUND, draft="您好,已为您提交退款申请 [KB-refund-001]。"))
-    paused = bot.open_ticket("wugang@example.com", "退款", "年付不想用了,申请退款 100 元")
+    paused = bot.open_ticket("wugang@example.com", subject="退款", body="年付不想用了,申请退款 100 元")
     assert paused.outcome == "waiting_approval" and paused.reply == ""
     assert [p.ticket_id for p in bot.pending_approvals()] == [paused.ticket_id]
     assert bot.state(paused.ticket_id).refund_request.status == "pending"  # type: ignore[union-attr]
 
-    done = bot.approve(paused.ticket_id, approved=True, approver="王经理", note="符合政策")
+    done = bot.approve(paused.ticket_id, approver="王经理", note="符合政策")
     assert done.outcome == "resolved" and "审批通过" in done.reply
     assert bot.pending_approvals() == []
     with pytest.raises(ApprovalNotPending, match="not waiting"):
-        bot.approve(paused.ticket_id, approved=False, approver="王经理")
+        bot.reject(paused.ticket_id, approver="王经理")
     assert _count(database_url, "SELECT count(*) FROM demo.refunds WHERE status = 'approved'") == 1
     assert _count(database_url, "SELECT count(*) FROM supportbot.effects WHERE kind = 'refund_decision'") == 1
 
 
 def test_rejected_refund_is_told_to_the_customer(open_bot: OpenBot) -> None:
     bot = open_bot(ScriptedLLM(triage=REFUND, draft="您好 [KB-refund-001]。"))
-    ticket = bot.open_ticket("wugang@example.com", "退款", "申请退款 50 元").ticket_id
-    done = bot.approve(ticket, approved=False, approver="王经理", note="已超过 30 天")
+    ticket = bot.open_ticket("wugang@example.com", subject="退款", body="申请退款 50 元").ticket_id
+    done = bot.reject(ticket, approver="王经理", note="已超过 30 天")
     assert "未通过审批" in done.reply and "已超过 30 天" in done.reply
 
 
 def test_message_during_approval_is_queued_then_answered(open_bot: OpenBot) -> None:
     bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft="您好 [KB-refund-001]。"))
-    ticket = bot.open_ticket("wugang@example.com", "退款", "申请退款 50 元").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="退款", body="申请退款 50 元").ticket_id
     queued = bot.send(ticket, "请问多久能审批?")
     assert queued.outcome == "queued"
-    bot.approve(ticket, approved=True, approver="王经理")
+    bot.approve(ticket, approver="王经理")
     state = bot.state(ticket)
     assert state.round == 2
     assert [t.role for t in state.turns] == ["customer", "customer", "agent", "agent"]
@@ -221,7 +221,7 @@ def test_message_during_approval_is_queued_then_answered(open_bot: OpenBot) -> N
 
 def test_needs_human_hands_off_with_a_record(open_bot: OpenBot, database_url: str) -> None:
     bot = open_bot(ScriptedLLM(triage=HUMAN))
-    result = bot.open_ticket("lina@example.com", "投诉", "我要投诉,转人工")
+    result = bot.open_ticket("lina@example.com", subject="投诉", body="我要投诉,转人工")
     assert result.outcome == "escalated" and "人工" in result.reply
     assert (
         _count(database_url, "SELECT count(*) FROM demo.escalations WHERE ticket_id = %s", result.ticket_id)
@@ -237,7 +237,7 @@ def test_model_fault_hands_off_and_keeps_the_message(open_bot: OpenBot) -> None:
             return super().chat(messages, schema=schema)
 
     bot = open_bot(Broken())
-    result = bot.open_ticket("wugang@example.com", "x", "E3001 又来了")
+    result = bot.open_ticket("wugang@example.com", subject="x", body="E3001 又来了")
     state = bot.state(result.ticket_id)
     assert result.outcome == "escalated"
     assert "503" in state.handoff_reason
@@ -246,7 +246,7 @@ def test_model_fault_hands_off_and_keeps_the_message(open_bot: OpenBot) -> None:
 
 def test_redraft_limit_then_handoff(open_bot: OpenBot) -> None:
     bot = open_bot(ScriptedLLM(review=lambda p: Review(passed=False, problems=["不对"])), max_revisions=1)
-    result = bot.open_ticket("wugang@example.com", "x", "E3001")
+    result = bot.open_ticket("wugang@example.com", subject="x", body="E3001")
     steps = [r.step for r in bot.history(result.ticket_id)]
     assert steps.count("draft") == 2 and steps[-1] == "handoff"
     assert result.outcome == "escalated"
@@ -254,7 +254,7 @@ def test_redraft_limit_then_handoff(open_bot: OpenBot) -> None:
 
 def test_message_id_makes_send_idempotent(open_bot: OpenBot, database_url: str) -> None:
     bot = open_bot()
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     first = bot.send(ticket, "还是不行", message_id="m-1")
     again = bot.send(ticket, "还是不行", message_id="m-1")
     assert again == first
@@ -289,7 +289,7 @@ def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
             return super().chat(messages, schema=schema)
 
     bot = open_bot(Slow(draft=draft))
-    first = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败")
+    first = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败")
     other.close()
     assert sent[0].outcome == "queued"  # type: ignore[attr-defined]
     state = bot.state(first.ticket_id)
@@ -315,12 +315,12 @@ def test_bad_messages_are_rejected_and_nothing_is_written(
     open_bot: OpenBot, database_url: str, message: str, error: type[Exception]
 ) -> None:
     bot = open_bot()
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     before = _count(database_url, "SELECT count(*) FROM supportbot.turns")
     with pytest.raises(error):
         bot.send(ticket, message)
     with pytest.raises(error):
-        bot.open_ticket("wugang@example.com", "x", message)
+        bot.open_ticket("wugang@example.com", subject="x", body=message)
     assert _count(database_url, "SELECT count(*) FROM supportbot.turns") == before
     assert _count(database_url, "SELECT count(*) FROM supportbot.tickets") == 1
 
@@ -332,15 +332,15 @@ def test_other_bad_input(open_bot: OpenBot, database_url: str) -> None:
     with pytest.raises(UnknownTicket):
         bot.state("T999999")
     with pytest.raises(UnknownTicket, match="T999999"):
-        bot.approve("T999999", approved=True, approver="王经理")
+        bot.approve("T999999", approver="王经理")
     for email in ["not-an-email", "", "a@b", "wu gang@example.com"]:
         with pytest.raises(InvalidEmail):
-            bot.open_ticket(email, "x", "hello")
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+            bot.open_ticket(email, subject="x", body="hello")
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     with pytest.raises(ApprovalNotPending):
-        bot.approve(ticket, approved=True, approver="王经理")
+        bot.approve(ticket, approver="王经理")
     with pytest.raises(InvalidInput, match="approver"):
-        bot.approve(ticket, approved=True, approver=" ")
+        bot.approve(ticket, approver=" ")
     assert _count(database_url, "SELECT count(*) FROM supportbot.tickets") == 1
     assert isinstance(UnknownTicket("x"), LookupError) and isinstance(EmptyMessage("x"), ValueError)
 
@@ -348,7 +348,7 @@ def test_other_bad_input(open_bot: OpenBot, database_url: str) -> None:
 def test_max_message_length_is_configurable(open_bot: OpenBot) -> None:
     bot = open_bot(max_message_chars=10)
     with pytest.raises(MessageTooLong, match="SUPPORTBOT_MAX_MESSAGE_CHARS"):
-        bot.open_ticket("wugang@example.com", "x", "这条消息超过了十个字符的限制")
+        bot.open_ticket("wugang@example.com", subject="x", body="这条消息超过了十个字符的限制")
 
 
 class _SlowDrafts(ScriptedLLM):
@@ -362,7 +362,7 @@ def test_a_round_longer_than_the_lease_renews_it_and_finishes(open_bot: OpenBot,
     bot = open_bot(
         _SlowDrafts(), lease_seconds=0.9
     )  # renewed after any step that ends 0.3 s after the last renewal
-    result = bot.open_ticket("wugang@example.com", "银行流水", "银行流水又同步失败了,提示 E3001")
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body="银行流水又同步失败了,提示 E3001")
     follow = bot.send(result.ticket_id, "还是不行")
     assert (result.outcome, follow.outcome) == ("resolved", "resolved")
     assert _count(database_url, "SELECT count(*) FROM supportbot.tickets WHERE lease_owner IS NOT NULL") == 0

@@ -40,8 +40,8 @@ MESSAGES = (
 METHODS = (
     *("open_ticket",) * 3,
     *("send",) * 6,
-    *("approve",) * 3,
-    *("resume", "profile", "pending_approvals", "state", "state_at", "history", "tickets") * 2,
+    *("approve", "reject") * 2,
+    *("resume", "profile", "pending_approvals", "state", "state_at", "history", "ticket", "tickets") * 2,
     *("fork",) * 3,
     *("prune", "pruned") * 2,
     *("forget_customer", "reset"),
@@ -124,15 +124,15 @@ def _calls(bot: SupportBot, data: st.DataObject) -> tuple[str, Callable[[], Any]
     match name:
         case "open_ticket":
             args = (draw(email), draw(_or_junk(st.text(max_size=20))), draw(message))
-            return name, lambda: bot.open_ticket(*args)
+            return name, lambda: bot.open_ticket(args[0], subject=args[1], body=args[2])
         case "send":
             t, text = draw_ticket(), draw(message)
             message_id = draw(st.none() | _or_junk(st.sampled_from(["m-1", "m-2"])))
             return name, lambda: bot.send(t(), text, message_id=message_id)
-        case "approve":
-            t, approved = draw_ticket(waiting=True), draw(_or_junk(st.booleans()))
+        case "approve" | "reject":
+            t = draw_ticket(waiting=True)
             approver, note = draw(_or_junk(st.sampled_from(["王经理", " "]))), draw(_or_junk(st.just("")))
-            return name, lambda: bot.approve(t(), approved=approved, approver=approver, note=note)
+            return name, lambda: getattr(bot, name)(t(), approver=approver, note=note)
         case "state_at" | "fork":
             t, seq = draw_ticket(), draw(step)
             return name, lambda: getattr(bot, name)(t(), seq)

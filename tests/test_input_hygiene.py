@@ -68,20 +68,20 @@ NUL = "T0\x0000001"
 def test_every_text_argument_refuses_lone_surrogates_and_nul(
     bot: SupportBot, counts: Callable[[], dict[str, int]]
 ) -> None:
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     calls: list[Callable[[], Any]] = []
     for bad in (SURROGATE, NUL):
         calls += [
-            lambda bad=bad: bot.open_ticket(bad, "x", "E3001"),
-            lambda bad=bad: bot.open_ticket("wugang@example.com", bad, "E3001"),
-            lambda bad=bad: bot.open_ticket("wugang@example.com", "x", bad),
+            lambda bad=bad: bot.open_ticket(bad, subject="x", body="E3001"),
+            lambda bad=bad: bot.open_ticket("wugang@example.com", subject=bad, body="E3001"),
+            lambda bad=bad: bot.open_ticket("wugang@example.com", subject="x", body=bad),
             lambda bad=bad: bot.send(bad, "hello"),
             lambda bad=bad: bot.send(ticket, bad),
             lambda bad=bad: bot.send(ticket, "hello", message_id=bad),
             lambda bad=bad: bot.resume(bad),
-            lambda bad=bad: bot.approve(bad, approved=True, approver="王经理"),
-            lambda bad=bad: bot.approve(ticket, approved=True, approver=bad),
-            lambda bad=bad: bot.approve(ticket, approved=True, approver="王经理", note=bad),
+            lambda bad=bad: bot.approve(bad, approver="王经理"),
+            lambda bad=bad: bot.approve(ticket, approver=bad),
+            lambda bad=bad: bot.approve(ticket, approver="王经理", note=bad),
             lambda bad=bad: bot.profile(bad),
             lambda bad=bad: bot.state(bad),
             lambda bad=bad: bot.state_at(bad, 1),
@@ -104,23 +104,23 @@ def test_every_text_argument_refuses_lone_surrogates_and_nul(
 def test_lengths_types_and_ranges_are_refused_before_the_database(
     bot: SupportBot, counts: Callable[[], dict[str, int]]
 ) -> None:
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     long = "x" * 3000
     assert isinstance(
         _refused(counts, InvalidInput, lambda: bot.send(ticket, "hi", message_id=long)), TextTooLong
     )
-    _refused(counts, InvalidEmail, lambda: bot.open_ticket(f"{long}@example.com", "x", "hi"))
-    _refused(counts, TextTooLong, lambda: bot.open_ticket("wugang@example.com", long, "hi"))
+    _refused(counts, InvalidEmail, lambda: bot.open_ticket(f"{long}@example.com", subject="x", body="hi"))
+    _refused(counts, TextTooLong, lambda: bot.open_ticket("wugang@example.com", subject=long, body="hi"))
     _refused(counts, TextTooLong, lambda: bot.state(long))
-    _refused(counts, TextTooLong, lambda: bot.approve(ticket, approved=True, approver=long))
+    _refused(counts, TextTooLong, lambda: bot.approve(ticket, approver=long))
     for step in (0, -1, 2**31, -(2**31) - 1, 10**30):
         error = _refused(counts, InvalidStepNumber, lambda step=step: bot.state_at(ticket, step))
         assert "numbered from 1" in str(error)
         _refused(counts, InvalidStepNumber, lambda step=step: bot.fork(ticket, step))
     wrong: list[Callable[[], Any]] = [
-        lambda: bot.open_ticket(None, "x", "hi"),  # type: ignore[arg-type]
-        lambda: bot.open_ticket("wugang@example.com", 3, "hi"),  # type: ignore[arg-type]
-        lambda: bot.open_ticket("wugang@example.com", "x", b"hi"),  # type: ignore[arg-type]
+        lambda: bot.open_ticket(None, subject="x", body="hi"),  # type: ignore[arg-type]
+        lambda: bot.open_ticket("wugang@example.com", subject=3, body="hi"),  # type: ignore[arg-type]
+        lambda: bot.open_ticket("wugang@example.com", subject="x", body=b"hi"),  # type: ignore[arg-type]
         lambda: bot.send(7, "hi"),  # type: ignore[arg-type]
         lambda: bot.send(ticket, "hi", message_id=7),  # type: ignore[arg-type]
         lambda: bot.state(None),  # type: ignore[arg-type]
@@ -128,8 +128,8 @@ def test_lengths_types_and_ranges_are_refused_before_the_database(
         lambda: bot.state_at(ticket, True),  # bool is an int to Python, not a step number
         lambda: bot.fork(ticket, 1.0),  # type: ignore[arg-type]
         lambda: bot.approve(ticket, approved="yes", approver="王经理"),  # type: ignore[arg-type]
-        lambda: bot.approve(ticket, approved=True, approver=None),  # type: ignore[arg-type]
-        lambda: bot.approve(ticket, approved=True, approver="王经理", note=None),  # type: ignore[arg-type]
+        lambda: bot.approve(ticket, approver=None),  # type: ignore[arg-type]
+        lambda: bot.approve(ticket, approver="王经理", note=None),  # type: ignore[arg-type]
         lambda: bot.tickets(status=1),  # type: ignore[arg-type]
         lambda: bot.forget_customer("wugang@example.com", force="no"),  # type: ignore[arg-type]
         lambda: bot.prune(closed_before="2026-01-01"),  # type: ignore[arg-type]
@@ -150,7 +150,7 @@ def test_lengths_types_and_ranges_are_refused_before_the_database(
 def test_a_reused_message_id_with_other_text_is_a_conflict(
     bot: SupportBot, counts: Callable[[], dict[str, int]]
 ) -> None:
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
     first = bot.send(ticket, "重新授权了还是不行", message_id="m-1")
     again = bot.send(ticket, "  重新授权了还是不行 ", message_id="m-1")  # a retry: same words
     assert again == first
@@ -164,7 +164,7 @@ def test_a_reused_message_id_with_other_text_is_a_conflict(
 
 
 def test_approve_says_busy_apart_from_not_waiting(bot: SupportBot, database_url: str) -> None:
-    paused = bot.open_ticket("wugang@example.com", "退款", "年付不想用了,申请退款 100 元")
+    paused = bot.open_ticket("wugang@example.com", subject="退款", body="年付不想用了,申请退款 100 元")
     assert paused.outcome == "waiting_approval"
     with psycopg.connect(database_url, autocommit=True) as conn:  # another worker holds it for 20 s
         conn.execute(
@@ -173,7 +173,7 @@ def test_approve_says_busy_apart_from_not_waiting(bot: SupportBot, database_url:
             (paused.ticket_id,),
         )
         with pytest.raises(TicketBusy) as busy:
-            bot.approve(paused.ticket_id, approved=True, approver="王经理")
+            bot.approve(paused.ticket_id, approver="王经理")
         assert not isinstance(busy.value, ApprovalNotPending)
         assert 15 < busy.value.retry_after <= 20 and "retry" in str(busy.value)
         assert bot.pending_approvals()[0].ticket_id == paused.ticket_id  # nothing was decided
@@ -181,9 +181,9 @@ def test_approve_says_busy_apart_from_not_waiting(bot: SupportBot, database_url:
             "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s",
             (paused.ticket_id,),
         )
-    assert bot.approve(paused.ticket_id, approved=True, approver="王经理").outcome == "resolved"
+    assert bot.approve(paused.ticket_id, approver="王经理").outcome == "resolved"
     with pytest.raises(ApprovalNotPending) as final:
-        bot.approve(paused.ticket_id, approved=True, approver="王经理")
+        bot.approve(paused.ticket_id, approver="王经理")
     assert not isinstance(final.value, TicketBusy)
 
 
@@ -203,7 +203,7 @@ def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot) -> No
     assert [t.content for t in bot.state(ticket.id).turns] == ["E3001", "还在吗"]
     assert bot.history(ticket.id) == []
 
-    answered = bot.open_ticket("lina@example.com", "x", "E3001").ticket_id
+    answered = bot.open_ticket("lina@example.com", subject="x", body="E3001").ticket_id
     bot.state(answered)  # this process now holds a copy of the state after the round
     with store.connection() as conn:
         repo.append_customer_message(
@@ -215,7 +215,7 @@ def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot) -> No
 
 def test_a_fork_tells_where_its_round_stands(open_bot: OpenBot, counts: Callable[[], dict[str, int]]) -> None:
     bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft=cite_hits))
-    ticket = bot.open_ticket("wugang@example.com", "x", "E3001 同步失败").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败").ticket_id
     assert bot.send(ticket, "年付不想用了,申请退款 100 元").outcome == "waiting_approval"
     steps = bot.history(ticket)
     end_of_round_1 = max(s.seq for s in steps if s.round == 1)
@@ -243,7 +243,7 @@ def _status(bot: SupportBot, ticket_id: str) -> str:
 
 def test_step_0_is_refused_the_same_way_in_the_api_and_the_cli(database_url: str) -> None:
     with SupportBot.open(database_url) as bot:
-        ticket = bot.open_ticket("wugang@example.com", "x", "E3001").ticket_id
+        ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
         with pytest.raises(InvalidStepNumber) as api:
             bot.state_at(ticket, 0)
         with pytest.raises(InvalidStepNumber):
@@ -277,8 +277,8 @@ def _cli(url: str, *args: str, tz: str = "UTC") -> subprocess.CompletedProcess[s
 
 def test_surrogates_from_the_command_line_are_refused_cleanly(database_url: str) -> None:
     # An undecodable byte in argv reaches Python as a lone surrogate (surrogateescape).
-    status = b"open\xff".decode(errors="surrogateescape")
-    argv = [sys.executable, "-m", "supportbot", "tickets", "--status", status, "--database-url", database_url]
+    ticket = b"T000001\xff".decode(errors="surrogateescape")
+    argv = [sys.executable, "-m", "supportbot", "show", ticket, "--database-url", database_url]
     proc = subprocess.run(argv, capture_output=True, timeout=180, check=False)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
     assert b"surrogate" in proc.stderr

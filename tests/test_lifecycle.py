@@ -106,13 +106,13 @@ def _tickets_in_every_state(bot: SupportBot, demo_url: str) -> dict[str, dict[st
     made: dict[str, dict[str, str]] = {}
     for customer in (c for c in CUSTOMERS if c.id in ("C0001", "C0002", "C0007")):
         email = customer.email
-        resolved = bot.open_ticket(email, "银行流水", "银行流水又同步失败了,提示 E3001")
+        resolved = bot.open_ticket(email, subject="银行流水", body="银行流水又同步失败了,提示 E3001")
         bot.send(
             resolved.ticket_id, f"我是{customer.name},手机 {customer.phone},邮箱 {email},重新授权了还是不行"
         )
-        waiting = bot.open_ticket(email, "退款", "年付不想用了,申请退款 100 元")
-        escalated = bot.open_ticket(email, "投诉", "我要投诉,转人工")
-        busy = bot.open_ticket(email, "登录", "登录以后页面一直在转圈")
+        waiting = bot.open_ticket(email, subject="退款", body="年付不想用了,申请退款 100 元")
+        escalated = bot.open_ticket(email, subject="投诉", body="我要投诉,转人工")
+        busy = bot.open_ticket(email, subject="登录", body="登录以后页面一直在转圈")
         assert (resolved.outcome, waiting.outcome, escalated.outcome) == (
             "resolved",
             "waiting_approval",
@@ -155,7 +155,7 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     with pytest.raises(UnknownCustomer):
         bot.profile("wugang@example.com")
     # 李娜's refund still waits for its human, and can be decided after his data is gone.
-    done = bot.approve(made["lina@example.com"]["waiting"], approved=True, approver="王经理")
+    done = bot.approve(made["lina@example.com"]["waiting"], approver="王经理")
     assert done.outcome == "resolved"
 
 
@@ -179,7 +179,7 @@ def test_a_busy_ticket_blocks_the_forget_and_nothing_is_deleted(bot: SupportBot,
 def test_an_expired_lease_does_not_block_and_an_unknown_email_deletes_nothing(
     bot: SupportBot, demo_url: str
 ) -> None:
-    ticket = bot.open_ticket("chenjing@example.com", "发票", "发票抬头写错了").ticket_id
+    ticket = bot.open_ticket("chenjing@example.com", subject="发票", body="发票抬头写错了").ticket_id
     with psycopg.connect(demo_url) as conn:  # a worker died mid-round long ago
         conn.execute(
             "UPDATE supportbot.tickets SET lease_owner = 'dead', lease_expires = now() - interval '1 hour'"
@@ -201,14 +201,16 @@ def _later() -> datetime:
 
 
 def _closed_and_open(bot: SupportBot, demo_url: str) -> dict[str, str]:
-    three = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+    three = bot.open_ticket(
+        "wugang@example.com", subject="银行流水", body="银行流水同步失败,提示 E3001"
+    ).ticket_id
     bot.send(three, "重新授权了还是不行")
     bot.send(three, "好了,谢谢")
-    escalated = bot.open_ticket("lina@example.com", "发票", "发票抬头写错了").ticket_id
+    escalated = bot.open_ticket("lina@example.com", subject="发票", body="发票抬头写错了").ticket_id
     bot.send(escalated, "我要投诉,转人工")
-    single = bot.open_ticket("chenjing@example.com", "发票", "发票怎么下载").ticket_id
-    waiting = bot.open_ticket("zhoujie@example.com", "退款", "申请退款 100 元").ticket_id
-    leased = bot.open_ticket("liuyang@example.com", "登录", "登录报错").ticket_id
+    single = bot.open_ticket("chenjing@example.com", subject="发票", body="发票怎么下载").ticket_id
+    waiting = bot.open_ticket("zhoujie@example.com", subject="退款", body="申请退款 100 元").ticket_id
+    leased = bot.open_ticket("liuyang@example.com", subject="登录", body="登录报错").ticket_id
     bot.send(leased, "还是登录不了")
     _hold_lease(demo_url, leased)
     return {"three": three, "escalated": escalated, "single": single, "waiting": waiting, "leased": leased}
@@ -248,7 +250,9 @@ def test_prune_keeps_every_state_and_reports_what_it_freed(bot: SupportBot, demo
 
 
 def test_a_pruned_ticket_takes_a_follow_up(bot: SupportBot) -> None:
-    ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+    ticket = bot.open_ticket(
+        "wugang@example.com", subject="银行流水", body="银行流水同步失败,提示 E3001"
+    ).ticket_id
     bot.send(ticket, "重新授权了还是不行")
     before = bot.state(ticket)
     bot.prune(closed_before=_later())
@@ -260,7 +264,9 @@ def test_a_pruned_ticket_takes_a_follow_up(bot: SupportBot) -> None:
 
 
 def test_a_resent_message_of_a_pruned_ticket_gets_its_round_s_answer(bot: SupportBot) -> None:
-    ticket = bot.open_ticket("wugang@example.com", "银行流水", "银行流水同步失败,提示 E3001").ticket_id
+    ticket = bot.open_ticket(
+        "wugang@example.com", subject="银行流水", body="银行流水同步失败,提示 E3001"
+    ).ticket_id
     first = bot.send(ticket, "重新授权了还是不行", message_id="m-2")
     bot.prune(closed_before=_later())  # the round's start record goes: its checkpoint comes after it
     assert bot.history(ticket)[0].step == "prepare_context"
@@ -296,13 +302,14 @@ def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: Support
     """Seed 000: T000153 「银行流水又同步失败了」, a reseed, and the next ticket continued the old turns."""
     with psycopg.connect(demo_url) as conn:
         conn.execute("SELECT setval('supportbot.ticket_numbers', 152)")
-    old = bot.open_ticket("wugang@example.com", "银行流水", "银行流水又同步失败了")
+    old = bot.open_ticket("wugang@example.com", subject="银行流水", body="银行流水又同步失败了")
     assert old.ticket_id == "T000153"
     bot.send(old.ticket_id, "重新授权了还是不行")
 
     cleared = bot.reset()
-    assert cleared["supportbot.turns"] == 4 and cleared["supportbot.tickets"] == 1
-    assert cleared["demo.customers"] == 9 and cleared["demo.kb_articles"] > 0
+    assert cleared.tickets == ["T000153"] and cleared.total == sum(cleared.rows.values())
+    assert cleared.rows["supportbot.turns"] == 4 and cleared.rows["supportbot.tickets"] == 1
+    assert cleared.rows["demo.customers"] == 9 and cleared.rows["demo.kb_articles"] > 0
     assert all(
         sum(rows.values()) == 0
         for table, rows in _rows(demo_url).items()
@@ -311,7 +318,7 @@ def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: Support
     with psycopg.connect(demo_url) as conn:
         load_demo_data(conn)  # the reseed
 
-    new = bot.open_ticket("wugang@example.com", "发票", "发票抬头写错了")
+    new = bot.open_ticket("wugang@example.com", subject="发票", body="发票抬头写错了")
     assert new.ticket_id == "T000154"  # numbering goes on: no id is ever handed out twice
     state = bot.state(new.ticket_id)
     assert [t.content for t in state.turns] == ["发票抬头写错了", new.reply] and state.round == 1
@@ -326,7 +333,7 @@ def test_reseed_never_splices_an_old_conversation_into_a_new_ticket(bot: Support
     bot.reset()
     with psycopg.connect(demo_url) as conn:
         load_demo_data(conn)
-    reused = bot.open_ticket("lina@example.com", "发票", "发票抬头写错了,请改成拾光文化")
+    reused = bot.open_ticket("lina@example.com", subject="发票", body="发票抬头写错了,请改成拾光文化")
     assert reused.ticket_id == "T000153"
     turns = bot.state("T000153").turns
     assert [t.content for t in turns] == ["发票抬头写错了,请改成拾光文化", reused.reply]
@@ -342,7 +349,7 @@ def test_mask_pii_setting_reaches_the_ledger_ticket_facts_and_refund_reason(
     settings = Settings(database_url=demo_url, mask_pii=mask)
     with SupportBot.open(demo_url, llm=llm, settings=settings) as bot:  # type: ignore[arg-type]
         ticket = bot.open_ticket(
-            "wugang@example.com", "退款", f"希望退款 100 元,请打 {phone} 联系我"
+            "wugang@example.com", subject="退款", body=f"希望退款 100 元,请打 {phone} 联系我"
         ).ticket_id
         state = bot.state(ticket)
     assert phone in state.turns[0].content  # raw turns keep what the customer wrote

@@ -294,8 +294,8 @@ def test_a_resolved_ticket_keeps_pii_only_in_its_raw_turns(
     secrets = ["13912345678", "6222021234561234", "zhang.san@qq.com", "11010519900307123X"]
     first = offline_bot.open_ticket(
         "wugang@example.com",
-        "银行流水",
-        f"银行流水同步失败,提示 E3001。请打 {secrets[0]} 联系我,邮箱 {secrets[2]}",
+        subject="银行流水",
+        body=f"银行流水同步失败,提示 E3001。请打 {secrets[0]} 联系我,邮箱 {secrets[2]}",
     )
     offline_bot.send(first.ticket_id, f"希望退回到卡号 {secrets[1]},身份证 {secrets[3]}。重新授权了还是不行")
     offline_bot.send(first.ticket_id, "好的,谢谢")

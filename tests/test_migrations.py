@@ -27,7 +27,7 @@ def _a_ticket(
     with psycopg.connect(database_url) as conn:
         seed_business(conn)
     with _open(database_url, llm) as bot:
-        ticket = bot.open_ticket("wugang@example.com", subject, messages[0]).ticket_id
+        ticket = bot.open_ticket("wugang@example.com", subject=subject, body=messages[0]).ticket_id
         for message in messages[1:]:
             bot.send(ticket, message)
         return ticket, {record.seq: bot.state_at(ticket, record.seq) for record in bot.history(ticket)}

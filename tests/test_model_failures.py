@@ -90,7 +90,7 @@ def test_a_healthy_endpoint_resolves_and_every_call_is_priced(
         completion(PASSED, prompt_tokens=1000, completion_tokens=20, model="small"),
     )
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
 
     assert (
         result.outcome == "resolved"
@@ -107,7 +107,7 @@ def test_a_healthy_endpoint_resolves_and_every_call_is_priced(
 def test_classify_timing_out_hands_off(open_bot: OpenBot, server: ScriptedServer, database_url: str) -> None:
     server.script(Reply(delay=2.0, json={}), Reply(delay=2.0, json={}))
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
 
     assert result.outcome == "escalated" and len(server.requests) == 2
     reason = assert_handed_off(
@@ -122,7 +122,7 @@ def test_draft_failing_with_5xx_beyond_retries_hands_off(
 ) -> None:
     server.script(completion(TRIAGE), error(503, "overloaded"), error(502, "bad gateway"))
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     assert result.outcome == "escalated"
     assert_handed_off(bot, database_url, result.ticket_id, step="draft", because="HTTP 502")
     state = bot.state(result.ticket_id)
@@ -132,7 +132,7 @@ def test_draft_failing_with_5xx_beyond_retries_hands_off(
 def test_malformed_json_twice_hands_off(open_bot: OpenBot, server: ScriptedServer, database_url: str) -> None:
     server.script(completion('{"category": "technical", '), completion("sorry, I cannot answer in JSON"))
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     assert_handed_off(
         bot, database_url, result.ticket_id, step="classify", because="does not match Triage twice"
     )
@@ -146,7 +146,7 @@ def test_malformed_json_once_is_repaired_and_the_round_goes_on(
     server.script(
         completion('{"category": "technical"'), completion(TRIAGE), completion(DRAFT), completion(PASSED)
     )
-    result = open_bot().open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = open_bot().open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     assert result.outcome == "resolved" and len(server.requests) == 4
 
 
@@ -160,7 +160,7 @@ def test_review_invalid_against_its_schema_twice_hands_off(
         completion('{"verdict": "fine"}'),
     )
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     assert_handed_off(
         bot, database_url, result.ticket_id, step="check", because="does not match Review twice"
     )
@@ -173,7 +173,7 @@ def test_a_rejected_request_hands_off_without_retrying(
 ) -> None:
     server.script(error(status, f"rejected, key {KEY}"))
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     assert len(server.requests) == 1
     assert_handed_off(bot, database_url, result.ticket_id, step="classify", because=f"HTTP {status}")
 
@@ -183,7 +183,7 @@ def test_a_fault_in_a_later_round_keeps_every_earlier_turn(
 ) -> None:
     server.script(completion(TRIAGE), completion(DRAFT), completion(PASSED))
     bot = open_bot()
-    first = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    first = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     server.script(error(500, "boom"), error(500, "boom again"))
 
     second = bot.send(first.ticket_id, "重新授权了还是不行", message_id="m-2")  # does not raise
@@ -210,7 +210,7 @@ def test_the_api_key_reaches_no_state_row_or_reply(
 ) -> None:
     server.script(error(503, f"upstream said Bearer {KEY}"), error(401, f"bad key {KEY}"))
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     assert result.outcome == "escalated" and "***" in bot.state(result.ticket_id).handoff_reason
     stored = rows(
         database_url, "SELECT coalesce(string_agg(s.update::text, ''), '') FROM supportbot.steps s"
@@ -238,7 +238,7 @@ def test_prices_from_settings_reach_the_client(database_url: str, server: Script
         completion(PASSED, prompt_tokens=0, completion_tokens=0),
     )
     with SupportBot.open(database_url, settings=settings) as bot:
-        result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+        result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
         assert result.outcome == "resolved"
         assert bot.state(result.ticket_id).round_spend.cost == pytest.approx(0.5 + 8.0)
 
@@ -251,7 +251,7 @@ def test_a_billed_failure_counts_in_the_rounds_spend(open_bot: OpenBot, server: 
         completion('{"passed": "perhaps"}', prompt_tokens=120, completion_tokens=6),
     )
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     state = bot.state(result.ticket_id)
     assert result.outcome == "escalated"
     # Triage and draft cost nothing here; the review failed twice but both answers were billed.

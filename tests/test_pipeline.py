@@ -39,7 +39,7 @@ def open_bot(demo_url: str) -> Iterator[OpenBot]:
 
 def test_bank_sync_question_is_answered_from_the_bank_sync_article(open_bot: OpenBot) -> None:
     bot = open_bot()
-    result = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
 
     assert result.outcome == "resolved"
     assert "[KB-bank-001](https://help.example.com/kb/KB-bank-001)" in result.reply
@@ -53,14 +53,14 @@ def test_bank_sync_question_is_answered_from_the_bank_sync_article(open_bot: Ope
 def test_english_question_gets_an_english_reply_citing_the_article(open_bot: OpenBot) -> None:
     bot = open_bot()
     message = "My bank sync keeps failing with error E3002, what can I do?"
-    result = bot.open_ticket("liuyang@example.com", "sync", message)
+    result = bot.open_ticket("liuyang@example.com", subject="sync", body=message)
     assert result.outcome == "resolved"
     assert result.reply.startswith("Hello!") and "[KB-bank-002](" in result.reply
 
 
 def test_refund_over_the_paid_amount_is_refused(open_bot: OpenBot, demo_url: str) -> None:
     bot = open_bot()
-    result = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 5000 元")
+    result = bot.open_ticket("sunli@example.com", subject="退款", body="年付买错了,申请退款 5000 元")
 
     assert result.outcome == "resolved"
     assert "5000" in result.reply and "3588.00" in result.reply and "不能受理" in result.reply
@@ -70,7 +70,9 @@ def test_refund_over_the_paid_amount_is_refused(open_bot: OpenBot, demo_url: str
 
 def test_refund_of_another_customers_invoice_is_refused(open_bot: OpenBot, demo_url: str) -> None:
     bot = open_bot()
-    result = bot.open_ticket("sunli@example.com", "退款", "请把账单 INV-C0001-20251103 退款 100 元")
+    result = bot.open_ticket(
+        "sunli@example.com", subject="退款", body="请把账单 INV-C0001-20251103 退款 100 元"
+    )
     assert result.outcome == "resolved" and "不在该客户名下" in result.reply
     assert rows(demo_url, "SELECT count(*) FROM demo.refunds")[0][0] == 0
 
@@ -79,14 +81,14 @@ def test_valid_refund_waits_for_a_human_and_the_reply_states_the_decision(
     open_bot: OpenBot, demo_url: str
 ) -> None:
     bot = open_bot()
-    paused = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元")
+    paused = bot.open_ticket("sunli@example.com", subject="退款", body="年付买错了,申请退款 3000 元")
 
     assert paused.outcome == "waiting_approval" and paused.reply == ""
     [pending] = bot.pending_approvals()
     assert pending.ticket_id == paused.ticket_id
     assert rows(demo_url, "SELECT amount, status FROM demo.refunds") == [(3000, "pending")]
 
-    done = bot.approve(paused.ticket_id, approved=True, approver="王经理", note="30 天内")
+    done = bot.approve(paused.ticket_id, approver="王经理", note="30 天内")
     assert done.outcome == "resolved"
     assert "审批通过" in done.reply and "3000.00 CNY" in done.reply and "[KB-refund-001](" in done.reply
     assert rows(demo_url, "SELECT status, decided_by FROM demo.refunds") == [("approved", "王经理")]
@@ -101,8 +103,8 @@ def test_asking_about_a_refund_again_files_nothing_and_refunds_never_add_up_past
     open_bot: OpenBot, demo_url: str
 ) -> None:
     bot = open_bot()
-    paused = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元")
-    bot.approve(paused.ticket_id, approved=True, approver="王经理")
+    paused = bot.open_ticket("sunli@example.com", subject="退款", body="年付买错了,申请退款 3000 元")
+    bot.approve(paused.ticket_id, approver="王经理")
     again = bot.send(paused.ticket_id, "我的退款什么时候到账?")
     assert again.outcome == "resolved"
     assert rows(demo_url, "SELECT count(*) FROM demo.refunds") == [(1,)]
@@ -122,15 +124,15 @@ def test_asking_about_a_refund_again_files_nothing_and_refunds_never_add_up_past
 
 def test_rejected_refund_is_told_with_the_reason(open_bot: OpenBot, demo_url: str) -> None:
     bot = open_bot()
-    paused = bot.open_ticket("sunli@example.com", "退款", "申请退款 1000 元")
-    done = bot.approve(paused.ticket_id, approved=False, approver="王经理", note="请先说明原因")
+    paused = bot.open_ticket("sunli@example.com", subject="退款", body="申请退款 1000 元")
+    done = bot.reject(paused.ticket_id, approver="王经理", note="请先说明原因")
     assert "未通过审批" in done.reply and "请先说明原因" in done.reply
     assert rows(demo_url, "SELECT status FROM demo.refunds") == [("rejected",)]
 
 
 def test_asking_for_a_human_hands_off_with_an_escalation(open_bot: OpenBot, demo_url: str) -> None:
     bot = open_bot()
-    result = bot.open_ticket("zhaomin@example.com", "发票", "发票又开错了,转人工")
+    result = bot.open_ticket("zhaomin@example.com", subject="发票", body="发票又开错了,转人工")
 
     assert result.outcome == "escalated" and "人工" in result.reply
     [(reason,)] = rows(demo_url, "SELECT reason FROM demo.escalations WHERE ticket_id = %s", result.ticket_id)
@@ -140,8 +142,8 @@ def test_asking_for_a_human_hands_off_with_an_escalation(open_bot: OpenBot, demo
 
 def test_same_input_gives_the_same_output(open_bot: OpenBot) -> None:
     first, second = open_bot(), open_bot()
-    a = first.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
-    b = second.open_ticket("wugang@example.com", "银行流水", BANK_SYNC)
+    a = first.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
+    b = second.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
     assert a.ticket_id != b.ticket_id and a.reply == b.reply
     state_a, state_b = first.state(a.ticket_id), second.state(b.ticket_id)
     assert (state_a.triage, state_a.hits, state_a.draft) == (state_b.triage, state_b.hits, state_b.draft)
@@ -152,13 +154,13 @@ def test_same_input_gives_the_same_output(open_bot: OpenBot) -> None:
 
 def test_tokens_and_cost_are_recorded_per_round_and_per_ticket(open_bot: OpenBot) -> None:
     offline = open_bot()
-    ticket = offline.open_ticket("wugang@example.com", "银行流水", BANK_SYNC).ticket_id
+    ticket = offline.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC).ticket_id
     spend = offline.state(ticket).round_spend
     assert spend.calls == 3 and spend.prompt_tokens > 100 and spend.completion_tokens > 10
     assert offline.state(ticket).cost == 0.0  # the offline model is free
 
     priced = open_bot(ScriptedLLM(draft=cite_hits, cost=0.01))
-    ticket = priced.open_ticket("wugang@example.com", "银行流水", BANK_SYNC).ticket_id
+    ticket = priced.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC).ticket_id
     one = priced.state(ticket)
     assert one.round_spend.calls == 3 and one.round_spend.cost == pytest.approx(0.03)
     priced.send(ticket, "重新授权之后还是不行")
@@ -172,7 +174,7 @@ def test_tokens_and_cost_are_recorded_per_round_and_per_ticket(open_bot: OpenBot
 def test_a_redraft_is_metered_too(open_bot: OpenBot) -> None:
     drafts = iter(["您好,请重新授权。", "您好,请重新授权 [KB-bank-001]。"])
     bot = open_bot(ScriptedLLM(draft=lambda prompt: next(drafts), cost=0.5))
-    state = bot.state(bot.open_ticket("wugang@example.com", "x", BANK_SYNC).ticket_id)
+    state = bot.state(bot.open_ticket("wugang@example.com", subject="x", body=BANK_SYNC).ticket_id)
     # classify, two drafts, and one review: the first draft was refused by the rules, unreviewed.
     assert state.revisions == 2 and state.round_spend.calls == 4
     assert state.round_spend.cost == pytest.approx(2.0) and state.cost == pytest.approx(2.0)
@@ -192,13 +194,13 @@ def test_injection_with_the_offline_model_only_waits_for_a_human(
     open_bot: OpenBot, demo_url: str, message: str
 ) -> None:
     bot = open_bot()
-    paused = bot.open_ticket("sunli@example.com", "refund", message)
+    paused = bot.open_ticket("sunli@example.com", subject="refund", body=message)
 
     assert paused.outcome == "waiting_approval" and approved_refunds(demo_url) == 0
     assert rows(demo_url, "SELECT status FROM demo.refunds") == [("pending",)]
     state = bot.state(paused.ticket_id)
     assert state.review is not None and state.review.passed  # the draft claims nothing
-    done = bot.approve(paused.ticket_id, approved=False, approver="王经理", note="no reason given")
+    done = bot.reject(paused.ticket_id, approver="王经理", note="no reason given")
     assert done.outcome == "resolved" and approved_refunds(demo_url) == 0
     assert bot.state(paused.ticket_id).refund_request.status == "rejected"  # type: ignore[union-attr]
 
@@ -230,7 +232,7 @@ def test_a_model_that_obeys_the_injection_cannot_approve(
     # The model triages as told and drafts the approval; its own review passes everything.
     obeying = ScriptedLLM(triage=triage, draft=draft)
     bot = open_bot(obeying, max_revisions=1)
-    result = bot.open_ticket("sunli@example.com", "refund", INJECTIONS[0])
+    result = bot.open_ticket("sunli@example.com", subject="refund", body=INJECTIONS[0])
 
     assert result.outcome == "escalated" and approved_refunds(demo_url) == 0
     state = bot.state(result.ticket_id)
@@ -246,9 +248,11 @@ def test_every_reply_stores_the_count_of_its_own_text(open_bot: OpenBot) -> None
     from supportbot.memory.tokens import MESSAGE_OVERHEAD, count_tokens
 
     bot = open_bot()
-    plain = bot.open_ticket("wugang@example.com", "银行流水", BANK_SYNC).ticket_id
-    refund = bot.open_ticket("sunli@example.com", "退款", "年付买错了,申请退款 3000 元").ticket_id
-    bot.approve(refund, approved=True, approver="王经理", note="30 天内")
+    plain = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC).ticket_id
+    refund = bot.open_ticket(
+        "sunli@example.com", subject="退款", body="年付买错了,申请退款 3000 元"
+    ).ticket_id
+    bot.approve(refund, approver="王经理", note="30 天内")
     replies = [turn for ticket in (plain, refund) for turn in bot.state(ticket).turns if turn.role == "agent"]
     assert len(replies) == 2 and "[KB-refund-001](" in replies[1].content
     assert all(turn.tokens == count_tokens(turn.content) + MESSAGE_OVERHEAD for turn in replies)

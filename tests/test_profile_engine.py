@@ -27,7 +27,9 @@ def _profile_line(prompt: str) -> str:
 
 def test_fourth_bank_sync_ticket_sees_the_first_three(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
     bot, llm = bot_and_llm
-    bot.open_ticket("wugang@example.com", "银行流水又同步失败", "招商银行流水又同步失败了,提示 E3001")
+    bot.open_ticket(
+        "wugang@example.com", subject="银行流水又同步失败", body="招商银行流水又同步失败了,提示 E3001"
+    )
     line = _profile_line(llm.user_prompts()[0])
     assert "E3001" in line and "3 次" in line and "提醒" in line
     assert "专业版" in line and "VIP" in line
@@ -39,7 +41,7 @@ def test_a_ticket_does_not_count_itself_in_its_own_profile(
 ) -> None:
     bot, llm = bot_and_llm
     ticket = bot.open_ticket(
-        "wugang@example.com", "银行流水又同步失败", "招商银行流水又同步失败了,提示 E3001"
+        "wugang@example.com", subject="银行流水又同步失败", body="招商银行流水又同步失败了,提示 E3001"
     ).ticket_id
     assert (
         "4 次" in bot.profile("wugang@example.com").text
@@ -56,7 +58,7 @@ def test_customer_without_history_gets_only_subscription_facts(
 ) -> None:
     bot, llm = bot_and_llm
     before = bot.profile("chenjing@example.com")
-    bot.open_ticket("chenjing@example.com", "发票", "发票抬头怎么改?")
+    bot.open_ticket("chenjing@example.com", subject="发票", body="发票抬头怎么改?")
     line = _profile_line(llm.user_prompts()[0])
     assert line == "客户画像:" + before.text
     assert before.ticket_count == 0 and before.recurring == ()
@@ -69,7 +71,7 @@ def test_profile_is_rebuilt_only_when_its_inputs_change(
 ) -> None:
     bot, llm = bot_and_llm
     profiles = bot._deps.profiles
-    ticket = bot.open_ticket("lina@example.com", "问题", "API 调用报错怎么办").ticket_id
+    ticket = bot.open_ticket("lina@example.com", subject="问题", body="API 调用报错怎么办").ticket_id
     first = bot.profile("lina@example.com")  # round 1's facts joined her history: rebuilt once here
     builds = profiles.builds
     assert bot.profile("lina@example.com") == first
@@ -88,7 +90,7 @@ def test_profile_is_rebuilt_only_when_its_inputs_change(
 def test_a_resolved_round_adds_its_facts_to_the_history(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
     bot, _ = bot_and_llm
     before = {i.key: i.count for i in bot.profile("wugang@example.com").recurring}
-    bot.open_ticket("wugang@example.com", "又失败了", "银行同步第四次失败,错误码 E3001")
+    bot.open_ticket("wugang@example.com", subject="又失败了", body="银行同步第四次失败,错误码 E3001")
     after = {i.key: i.count for i in bot.profile("wugang@example.com").recurring}
     assert after["E3001"] == before["E3001"] + 1
 
@@ -107,7 +109,7 @@ def test_a_closed_ticket_keeps_lasting_wishes_and_the_article_that_answered_it(d
     )
     with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:  # type: ignore[arg-type]
         ticket = bot.open_ticket(
-            "zhoujie@example.com", "银行同步", "银行流水同步失败,提示 E3001,我想先看看怎么处理"
+            "zhoujie@example.com", subject="银行同步", body="银行流水同步失败,提示 E3001,我想先看看怎么处理"
         )
         bot.send(ticket.ticket_id, "好的。另外发票抬头怎么改?希望以后授权到期前提醒我")
         first_reply = bot.state(ticket.ticket_id).turns[1].content

@@ -87,7 +87,7 @@ def test_an_obeyed_injection_hands_off_and_shows_nothing(
 ) -> None:
     llm = ObedientLLM()
     bot = open_bot(llm)
-    result = bot.open_ticket("wugang@example.com", "问题", message)
+    result = bot.open_ticket("wugang@example.com", subject="问题", body=message)
 
     state = bot.state(result.ticket_id)
     assert leaked(state.draft, SYSTEM_PROMPTS) > 0  # the model did obey
@@ -104,6 +104,6 @@ def test_an_obeyed_injection_hands_off_and_shows_nothing(
 def test_the_same_model_answers_an_ordinary_question_normally(open_bot: OpenBot) -> None:
     bot = open_bot(ObedientLLM())
     result = bot.open_ticket(
-        "wugang@example.com", "银行流水", "招商银行流水同步失败,提示 E3001,我重新授权了还是不行"
+        "wugang@example.com", subject="银行流水", body="招商银行流水同步失败,提示 E3001,我重新授权了还是不行"
     )
     assert result.outcome == "resolved" and "KB-bank-001" in result.reply

@@ -272,7 +272,7 @@ def test_no_row_reply_or_log_line_holds_the_key(
         with SupportBot.open(database_url, llm=model, small_llm=model, settings=settings) as bot:
             rounds = 3 if model is loopback else 1
             ticket = bot.open_ticket(
-                "wugang@example.com", "银行流水", "招商银行流水同步失败,提示 E3001"
+                "wugang@example.com", subject="银行流水", body="招商银行流水同步失败,提示 E3001"
             ).ticket_id
             results.append(bot.state(ticket))
             for _ in range(rounds - 1):

@@ -62,7 +62,7 @@ def main() -> None:
     result: Any
     with bot:
         if action == "open":
-            result = bot.open_ticket(args["email"], args.get("subject", ""), args["body"])
+            result = bot.open_ticket(args["email"], subject=args.get("subject", ""), body=args["body"])
         elif action == "send":
             results = [
                 bot.send(args["ticket"], m, message_id=f"{args['tag']}-{i}")
@@ -70,7 +70,8 @@ def main() -> None:
             ]
             result = results[-1]
         elif action == "approve":
-            result = bot.approve(args["ticket"], approved=args["approved"], approver=args["approver"])
+            decide = bot.approve if args["approved"] else bot.reject
+            result = decide(args["ticket"], approver=args["approver"])
         elif action == "resume":
             result = bot.resume(args["ticket"])
         else:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -18,9 +19,12 @@ from .search import BM25Index
 
 
 class DemoBackend:
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionPool, *, clock: Callable[[], datetime] | None = None) -> None:
         self._pool = pool
         self._index: BM25Index | None = None
+        # The engine's clock, so that a ticket resolved on the demo day is in the history of that
+        # day (the profile ignores tickets resolved after the day it is built for).
+        self._clock = clock or (lambda: datetime.now(UTC))
 
     def get_customer(self, email: str) -> Customer | None:
         with self._pool.connection() as conn:
@@ -167,10 +171,10 @@ class DemoBackend:
             # replaces them, so one ticket counts once in the profile.
             conn.execute(
                 "INSERT INTO demo.past_tickets (id, customer_id, subject, resolved_on, facts)"
-                " SELECT %s, c.id, t.subject, current_date, %s FROM demo.customers c, supportbot.tickets t"
+                " SELECT %s, c.id, t.subject, %s, %s FROM demo.customers c, supportbot.tickets t"
                 " WHERE lower(c.email) = lower(%s) AND t.id = %s"
                 " ON CONFLICT (id) DO UPDATE SET facts = EXCLUDED.facts, resolved_on = EXCLUDED.resolved_on",
-                (ticket_id, Jsonb(dict(facts)), customer_email, ticket_id),
+                (ticket_id, self._clock().date(), Jsonb(dict(facts)), customer_email, ticket_id),
             )
         return {"ticket_id": ticket_id, "closed": True}
 

@@ -8,9 +8,9 @@ docs/demo-data.md tells each customer's story.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -21,6 +21,7 @@ from ..records import Customer, Invoice, PastTicket, Subscription
 
 __all__ = [
     "CUSTOMERS",
+    "DEMO_START",
     "DEMO_TODAY",
     "INVOICES",
     "KB_ARTICLES",
@@ -29,11 +30,13 @@ __all__ = [
     "SUBSCRIPTIONS",
     "DemoCustomer",
     "KbArticle",
+    "demo_clock",
     "demo_profile_inputs",
     "load_demo_data",
 ]
 
 DEMO_TODAY = date(2026, 10, 15)
+DEMO_START = datetime(2026, 10, 15, 2, 0, tzinfo=UTC)  # 10:00 in Beijing on DEMO_TODAY
 HELP_CENTER = "https://help.example.com/kb/"
 
 # List prices in CNY, tax included. An annual plan costs twelve discounted months.
@@ -667,6 +670,16 @@ def demo_profile_inputs(email: str) -> tuple[Customer, list[Subscription], list[
         [s for s in SUBSCRIPTIONS if s.customer_id == customer.id],
         [t for t in PAST_TICKETS if t.customer_id == customer.id],
     )
+
+
+def demo_clock() -> Callable[[], datetime]:
+    """A clock that reads DEMO_START when made and then runs at the wall clock's pace.
+
+    The demo is played on DEMO_TODAY whatever the date: its turns, the day its ticket is resolved
+    on and the day its profiles are built for are the same on every run.
+    """
+    offset = DEMO_START - datetime.now(UTC)
+    return lambda: datetime.now(UTC) + offset
 
 
 # ON CONFLICT DO UPDATE rather than DO NOTHING: loading again also undoes a demo that changed rows.

@@ -15,7 +15,7 @@ from pydantic_core import to_json, to_jsonable_python
 
 from ..errors import IdempotencyConflict, LeaseLost, UnknownTicket
 from ..records import ToolCall
-from ..state import Fact, Ticket, Turn
+from ..state import Fact, Ticket, TicketStatus, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ class TicketRow:
     customer_email: str
     subject: str
     body: str
-    status: str
+    status: TicketStatus
     turn_count: int
     created_at: datetime
     updated_at: datetime
