@@ -150,9 +150,14 @@ def embedded_url(data_dir: Path, *, keep_running: bool = False, admin: bool = Fa
 def stop(data_dir: Path) -> None:
     """Stop the embedded server of ``data_dir`` now, if it runs (a fast shutdown)."""
     layout = Layout(Path(data_dir).expanduser().resolve())
-    with _locked(layout):
-        if _server_state(layout) != "stopped":
-            _pg_ctl(layout, _server_user(layout), ["-w", "-m", "fast", "stop"])
+    if not layout.pgdata.exists():
+        return
+    try:
+        with _locked(layout):
+            if _server_state(layout) != "stopped":
+                _pg_ctl(layout, _server_user(layout), ["-w", "-m", "fast", "stop"])
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise StoreError(f"could not stop the embedded PostgreSQL in {layout.pgdata}: {exc}") from exc
 
 
 def server_log(data_dir: Path) -> Path:
@@ -168,8 +173,8 @@ def _ensure_cluster(layout: Layout, owner: _OSUser | None) -> None:
     layout.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not layout.pgdata.exists():
         layout.pgdata.mkdir(mode=0o700)
-        if owner is not None:
-            os.chown(layout.pgdata, owner.uid, owner.gid)
+    if owner is not None and layout.pgdata.stat().st_uid != owner.uid:
+        os.chown(layout.pgdata, owner.uid, owner.gid)  # new, or empty (_server_user checked)
     if not (layout.pgdata / "PG_VERSION").exists():
         # Trust only for initdb's own bootstrap: no server listens until pg_hba.conf is replaced.
         _run(
@@ -259,9 +264,18 @@ def _server_state(layout: Layout) -> str:
         alive = Path(f"/proc/{pid}/comm").read_text().strip() == "postgres"
     except (OSError, ValueError, IndexError):
         return "stopped"
-    if not alive:
-        return "stopped"
+    if not alive or not _works_in(pid, layout.pgdata):
+        return "stopped"  # a stale postmaster.pid, maybe naming a pid reused since
     return "ours" if len(lines) > 4 and lines[4] == _SERVER_SOCKET_DIR else "foreign"
+
+
+def _works_in(pid: int, pgdata: Path) -> bool:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd")) == pgdata
+    except PermissionError:
+        return True  # root without CAP_SYS_PTRACE cannot look: the process name has to do
+    except OSError:
+        return False
 
 
 # -- running the binaries -------------------------------------------------------------------------
@@ -415,11 +429,13 @@ def _register(layout: Layout, keep_running: bool) -> None:
 def _release(layout: Layout, pid: int) -> None:
     if os.getpid() != pid:  # a forked child inherited the handler
         return
-    alias = _aliases.pop(layout.pgdata, None)
-    if alias is not None:
-        alias.unlink(missing_ok=True)
-        alias.parent.rmdir()
     try:
+        alias = _aliases.pop(layout.pgdata, None)
+        if alias is not None:
+            alias.unlink(missing_ok=True)
+            alias.parent.rmdir()
+        if not layout.data_dir.exists():  # deleted meanwhile: nothing is left to stop
+            return
         with _locked(layout):
             users = _live(_read_users(layout)) - {pid}
             _write_users(layout, users)
