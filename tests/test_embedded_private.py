@@ -13,6 +13,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -383,3 +385,24 @@ def test_a_cluster_of_an_earlier_version_is_upgraded_in_place(own_data_dir: Path
             " ON n.oid = c.relnamespace WHERE n.nspname IN ('supportbot', 'demo')"
         ).fetchall()
         assert owners == [("supportbot",)]
+
+
+def test_cli_processes_share_start_and_stop_the_server(own_data_dir: Path) -> None:
+    """Each CLI run starts the server (as the app role, migrating), the last process to exit stops
+    it, and the next run starts it again, data kept."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
+    env["SUPPORTBOT_DATA_DIR"] = str(own_data_dir)
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-m", "supportbot", "db", "status"],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert not (own_data_dir / "pgdata" / "postmaster.pid").exists()
+    with psycopg.connect(embedded.embedded_url(own_data_dir)) as conn:
+        applied = conn.execute("SELECT count(*) FROM supportbot.schema_migrations").fetchone()
+        assert applied is not None and applied[0] >= 8
