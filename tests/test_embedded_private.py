@@ -406,3 +406,15 @@ def test_cli_processes_share_start_and_stop_the_server(own_data_dir: Path) -> No
     with psycopg.connect(embedded.embedded_url(own_data_dir)) as conn:
         applied = conn.execute("SELECT count(*) FROM supportbot.schema_migrations").fetchone()
         assert applied is not None and applied[0] >= 8
+
+
+def test_a_deleted_cluster_is_made_again_with_new_passwords(own_data_dir: Path) -> None:
+    """The password file of a deleted cluster is stale: a new cluster gets new passwords."""
+    embedded.embedded_url(own_data_dir)
+    old = _passwords(own_data_dir)
+    embedded.stop(own_data_dir)
+    shutil.rmtree(own_data_dir / "pgdata")
+    with psycopg.connect(embedded.embedded_url(own_data_dir)) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == ("supportbot",)
+    new = _passwords(own_data_dir)
+    assert set(new) == set(old) and all(new[role] != old[role] for role in old)

@@ -175,26 +175,13 @@ def _ensure_cluster(layout: Layout, owner: _OSUser | None) -> None:
         layout.pgdata.mkdir(mode=0o700)
     if owner is not None and layout.pgdata.stat().st_uid != owner.uid:
         os.chown(layout.pgdata, owner.uid, owner.gid)  # new, or empty (_server_user checked)
-    if not (layout.pgdata / "PG_VERSION").exists():
+    fresh = not (layout.pgdata / "PG_VERSION").exists()
+    if fresh:
         # Trust only for initdb's own bootstrap: no server listens until pg_hba.conf is replaced.
-        _run(
-            layout,
-            owner,
-            [
-                _bin("initdb"),
-                "-D",
-                _SERVER_SOCKET_DIR,
-                "-U",
-                ADMIN_ROLE,
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--no-instructions",
-            ],
-        )
+        initdb = [_bin("initdb"), "-D", _SERVER_SOCKET_DIR, "-U", ADMIN_ROLE, "-A", "trust", "-E", "UTF8"]
+        _run(layout, owner, [*initdb, "--no-instructions"])
     _write_owned(layout.pgdata / "pg_hba.conf", _HBA, owner)
-    if not layout.passfile.exists():
+    if fresh or not layout.passfile.exists():  # a password file left from a deleted cluster is stale
         _provision(layout, owner)
 
 
@@ -213,25 +200,13 @@ def _provision(layout: Layout, owner: _OSUser | None) -> None:
     with os.fdopen(fd, "w", encoding="ascii") as out:
         out.write(embedded_roles.passfile_text(secrets_))
     script = embedded_roles.single_user_script(secrets_)
-    result = _run(
-        layout,
-        owner,
-        [
-            _bin("postgres"),
-            "--single",
-            "-D",
-            _SERVER_SOCKET_DIR,
-            "-c",
-            "log_min_error_statement=panic",
-            "postgres",
-        ],
-        stdin=script,
-    )
+    single = [_bin("postgres"), "--single", "-D", _SERVER_SOCKET_DIR, "-c", "log_min_error_statement=panic"]
+    result = _run(layout, owner, [*single, "postgres"], stdin=script)
     if "ERROR" in result.stderr:
         tmp.unlink()
         raise StoreError(
             f"could not set the passwords of the embedded PostgreSQL in {layout.pgdata}: "
-            f"{result.stderr.strip().splitlines()[-1]}"
+            f"{next(line for line in result.stderr.splitlines() if 'ERROR' in line)}"
         )
     tmp.replace(layout.passfile)
 
