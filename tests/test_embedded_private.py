@@ -339,17 +339,27 @@ def own_data_dir() -> Iterator[Path]:
     shutil.rmtree(base)
 
 
-def test_open_starts_the_server_again_after_it_stopped(own_data_dir: Path) -> None:
+@pytest.mark.parametrize("how", ["stopped", "killed"])
+def test_open_starts_the_server_again(own_data_dir: Path, how: str) -> None:
+    """In a process that had started the server, after a clean stop or a SIGKILL of the
+    postmaster (with a connection still open to it), a new SupportBot.open() starts it again."""
     settings = Settings(data_dir=own_data_dir)
     with SupportBot.open(settings=settings, llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
         assert bot.settings.data_dir == own_data_dir
     with psycopg.connect(embedded.embedded_url(own_data_dir)) as conn:
         seed_business(conn)
-    embedded.stop(own_data_dir)
-    assert not (own_data_dir / "pgdata" / "postmaster.pid").exists()
+    held = psycopg.connect(embedded.embedded_url(own_data_dir))
+    if how == "stopped":
+        held.close()
+        embedded.stop(own_data_dir)
+        assert not (own_data_dir / "pgdata" / "postmaster.pid").exists()
+    else:
+        postmaster = _server_processes(own_data_dir / "pgdata")[0]
+        postmaster.kill()
     with SupportBot.open(settings=settings, llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
         result = bot.open_ticket("lina@example.com", "", "银行同步失败 E3001 怎么办")
         assert bot.state(result.ticket_id).turns[0].content == "银行同步失败 E3001 怎么办"
+    held.close()
 
 
 def test_a_cluster_of_an_earlier_version_is_upgraded_in_place(own_data_dir: Path) -> None:

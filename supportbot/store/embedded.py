@@ -31,6 +31,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ PORT = 5432
 SYSTEM_USER = "supportbot-pg"
 # The server's own view of its socket folder: its working directory, the cluster folder.
 _SERVER_SOCKET_DIR = "/proc/self/cwd"
+# How long a start may retry while a server killed a moment ago finishes dying.
+_START_SECONDS = 15.0
 # sun_path holds 108 bytes, the last one a NUL.
 _MAX_SOCKET_PATH = 107
 
@@ -130,21 +133,43 @@ def embedded_url(data_dir: Path, *, keep_running: bool = False, admin: bool = Fa
     stopped (or was stopped) starts it again.
     """
     layout = Layout(Path(data_dir).expanduser().resolve())
-    try:
-        with _locked(layout):
-            owner = _server_user(layout)
-            _ensure_cluster(layout, owner)
-            _ensure_running(layout, owner)
-            embedded_roles.ensure_app_database(_url(layout, ADMIN_ROLE, "postgres"), DATABASE)
-            _register(layout, keep_running)
-    except (OSError, subprocess.SubprocessError, psycopg.Error) as exc:
-        raise StoreError(
-            f"could not start the embedded PostgreSQL in {layout.pgdata}: {exc}. Check the log in "
-            "that folder, or set SUPPORTBOT_DATABASE_URL to another server"
-        ) from exc
+    deadline = time.monotonic() + _START_SECONDS
+    while True:
+        try:
+            _start_and_join(layout, keep_running)
+            break
+        except (OSError, subprocess.SubprocessError, psycopg.Error, StoreError) as exc:
+            # A server killed a moment ago still looks alive, and its last backends can hold its
+            # shared memory for a while: both pass, so retry before giving up.
+            if isinstance(exc, StoreError | PermissionError) or time.monotonic() > deadline:
+                raise _start_failed(layout, exc) from exc
+        time.sleep(0.25)
     if admin:
         return _url(layout, ADMIN_ROLE, "postgres")
     return _url(layout, APP_ROLE, DATABASE)
+
+
+def _start_and_join(layout: Layout, keep_running: bool) -> None:
+    with _locked(layout):
+        owner = _server_user(layout)
+        _ensure_cluster(layout, owner)
+        _ensure_running(layout, owner)
+        embedded_roles.ensure_app_database(_url(layout, ADMIN_ROLE, "postgres"), DATABASE)
+        _register(layout, keep_running)
+
+
+def _start_failed(layout: Layout, exc: Exception) -> StoreError:
+    if isinstance(exc, StoreError):
+        return exc
+    if isinstance(exc, subprocess.CalledProcessError):
+        return StoreError(
+            f"the embedded PostgreSQL in {layout.pgdata} did not start ({Path(exc.cmd[0]).name} exit "
+            f"{exc.returncode}); see its log {layout.log}, or set SUPPORTBOT_DATABASE_URL to another server"
+        )
+    return StoreError(
+        f"could not start the embedded PostgreSQL in {layout.pgdata}: {exc}. Check the log in "
+        "that folder, or set SUPPORTBOT_DATABASE_URL to another server"
+    )
 
 
 def stop(data_dir: Path) -> None:
@@ -218,13 +243,7 @@ def _ensure_running(layout: Layout, owner: _OSUser | None) -> None:
     if state == "foreign":
         _pg_ctl(layout, owner, ["-w", "-m", "fast", "stop"])
     options = " ".join(f"-c {name}={value}" for name, value in _SERVER_OPTIONS.items())
-    try:
-        _pg_ctl(layout, owner, ["-w", "-t", "60", "-l", f"{_SERVER_SOCKET_DIR}/log", "-o", options, "start"])
-    except subprocess.CalledProcessError as exc:
-        raise StoreError(
-            f"the embedded PostgreSQL in {layout.pgdata} did not start (pg_ctl exit {exc.returncode}); "
-            f"see its log {layout.log}, or set SUPPORTBOT_DATABASE_URL to another server"
-        ) from exc
+    _pg_ctl(layout, owner, ["-w", "-t", "60", "-l", f"{_SERVER_SOCKET_DIR}/log", "-o", options, "start"])
 
 
 def _server_state(layout: Layout) -> str:
@@ -236,7 +255,12 @@ def _server_state(layout: Layout) -> str:
     try:
         lines = (layout.pgdata / "postmaster.pid").read_text().splitlines()
         pid = int(lines[0])
-        alive = Path(f"/proc/{pid}/comm").read_text().strip() == "postgres"
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        # "pid (comm) state ...": a zombie (Z) or dead (X) postmaster is stopped.
+        alive = (
+            stat[stat.index("(") + 1 : stat.rindex(")")] == "postgres"
+            and stat[stat.rindex(")") + 2] not in "ZX"
+        )
     except (OSError, ValueError, IndexError):
         return "stopped"
     if not alive or not _works_in(pid, layout.pgdata):
