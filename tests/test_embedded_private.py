@@ -391,8 +391,13 @@ def test_a_cluster_of_an_earlier_version_is_upgraded_in_place(own_data_dir: Path
         psycopg.connect(old_url, connect_timeout=5)
     with psycopg.connect(embedded.embedded_url(own_data_dir, admin=True), dbname="supportbot") as conn:
         owners = conn.execute(
-            "SELECT DISTINCT pg_get_userbyid(c.relowner) FROM pg_class c JOIN pg_namespace n"
-            " ON n.oid = c.relnamespace WHERE n.nspname IN ('supportbot', 'demo')"
+            "SELECT pg_get_userbyid(c.relowner) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname IN ('supportbot', 'demo')"
+            " UNION SELECT pg_get_userbyid(p.proowner) FROM pg_proc p JOIN pg_namespace n"
+            " ON n.oid = p.pronamespace WHERE n.nspname IN ('supportbot', 'demo')"
+            " UNION SELECT pg_get_userbyid(nspowner) FROM pg_namespace"
+            " WHERE nspname IN ('supportbot', 'demo')"
+            " UNION SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'supportbot'"
         ).fetchall()
         assert owners == [("supportbot",)]
 

@@ -18,6 +18,8 @@ Private by construction:
   ``postgres``) are converted in place on first open.
 - The server log never holds statements, parameters, rows or error messages (see _SERVER_OPTIONS).
 
+Linux only: the server reaches its folder through /proc.
+
 We drive initdb, postgres and pg_ctl ourselves instead of the wheel's ``get_server``: as root it
 adds o+rx to every parent of the data folder and of its binaries, opens its fallback socket folder
 to 0777, and initialises with trust authentication; none of that can be turned off.
