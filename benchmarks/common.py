@@ -26,7 +26,7 @@ def fresh_database(name: str) -> Iterator[str]:
         from supportbot.store.embedded import embedded_url
 
         tmp = tempfile.TemporaryDirectory(prefix="supportbot-bench-")
-        admin = embedded_url(Path(tmp.name))
+        admin = embedded_url(Path(tmp.name), admin=True)
     params = conninfo_to_dict(admin)
     params["dbname"] = "postgres"
     admin = make_conninfo(**params)

@@ -49,7 +49,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from supportbot.store.embedded import embedded_url
 
     data_dir = tmp_path_factory.mktemp("pg")
-    yield _with_dbname(embedded_url(data_dir), "postgres")
+    yield embedded_url(data_dir, admin=True)  # the superuser: the fixtures create databases
 
 
 @pytest.fixture(scope="session")
