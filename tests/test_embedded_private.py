@@ -357,7 +357,7 @@ def test_open_starts_the_server_again(own_data_dir: Path, how: str) -> None:
         postmaster = _server_processes(own_data_dir / "pgdata")[0]
         postmaster.kill()
     with SupportBot.open(settings=settings, llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
-        result = bot.open_ticket("lina@example.com", "", "银行同步失败 E3001 怎么办")
+        result = bot.open_ticket("lina@example.com", body="银行同步失败 E3001 怎么办")
         assert bot.state(result.ticket_id).turns[0].content == "银行同步失败 E3001 怎么办"
     held.close()
 
@@ -379,7 +379,7 @@ def test_a_cluster_of_an_earlier_version_is_upgraded_in_place(own_data_dir: Path
         migrate(conn)
         seed_business(conn)
     with SupportBot.open(old_db, llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
-        ticket = bot.open_ticket("wugang@example.com", "", "E3001 银行同步又失败了").ticket_id
+        ticket = bot.open_ticket("wugang@example.com", body="E3001 银行同步又失败了").ticket_id
         turns_before = [t.content for t in bot.state(ticket).turns]
 
     with SupportBot.open(settings=Settings(data_dir=own_data_dir), llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
