@@ -24,7 +24,7 @@ from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .cli_text import HelpFormatter, columns, email_argument
 from .config import Settings
 from .engine import RoundResult
-from .errors import CustomerBusy, InvalidStepNumber, SupportbotError
+from .errors import ApprovalNotPending, CustomerBusy, InvalidStepNumber, SupportbotError, UnknownTicket
 from .lifecycle import KEEP_MODES
 from .memory.facts import FACT_LABELS_ZH
 from .memory.profile import Profile
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _open_bot(args, settings, **_demo_options(args)) as bot:
             return int(args.handler(bot, args))
     except SupportbotError as exc:
-        return _fail(args, exc, str(exc))
+        return _fail(args, exc, f"{exc}{_hint(exc)}")
     except KeyboardInterrupt:
         print("\n已中断", file=sys.stderr)
         return 130
@@ -84,6 +84,15 @@ def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
     from .backend.demo_data import demo_clock
 
     return {"clock": demo_clock()}  # the demo is played on its own day, whatever today's date
+
+
+def _hint(exc: SupportbotError) -> str:
+    """The CLI's way to the next step; the library's messages name API calls, not commands."""
+    if isinstance(exc, UnknownTicket):
+        return f"({PROG} tickets 列出工单)"
+    if isinstance(exc, ApprovalNotPending):
+        return f"({PROG} approvals 列出等待审批的工单)"
+    return ""
 
 
 def _fail(args: argparse.Namespace, exc: BaseException, message: str) -> int:

@@ -169,7 +169,7 @@ class Engine:
                 if loaded.next_step != "approval" or loaded.state.approval is not None:
                     raise ApprovalNotPending(
                         f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
-                        "see `python -m supportbot approvals` for the tickets that are",
+                        "pending_approvals() lists the tickets that are",
                         ticket_id=ticket_id,
                     )
                 now = self.deps.clock()

@@ -132,7 +132,7 @@ _TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx"
 
 def no_ticket(ticket_id: str) -> UnknownTicket:
     return UnknownTicket(
-        f"no ticket {ticket_id!r}; list tickets with `python -m supportbot tickets`", ticket_id=ticket_id
+        f"no ticket {ticket_id!r}; tickets() lists the tickets there are", ticket_id=ticket_id
     )
 
 
