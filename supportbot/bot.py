@@ -276,7 +276,12 @@ class SupportBot:
             outcome = "queued"
         reply = state.reply if loaded.next_step is None else ""
         return RoundResult(
-            ticket_id=ticket_id, round=round_, outcome=outcome, reply=reply, handled_upto=state.handled_upto
+            ticket_id=ticket_id,
+            round=round_,
+            outcome=outcome,
+            reply=reply,
+            handled_upto=state.handled_upto,
+            approval=state.approval,
         )
 
     def _check_message(self, message: str) -> str:

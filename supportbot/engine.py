@@ -96,6 +96,9 @@ class RoundResult:
     outcome: Outcome
     reply: str = ""
     handled_upto: int = 0  # customer messages before this turn index were answered by this round
+    # The decision on the round's refund as recorded: an approval the business system could not
+    # apply (nothing left to refund on the invoice) is a rejection whose note says why.
+    approval: ApprovalDecision | None = None
 
 
 class Engine:
@@ -211,19 +214,23 @@ class Engine:
                 now = self.deps.clock()
                 decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
                 with self.store.transaction(conn) as tx:
+                    # The business system applies the decision in this transaction, so a refund is
+                    # approved if and only if the decision recorded here says so.
+                    update = steps.decide(loaded.state, self._decision_deps(tx, loaded), decision)
+                    decision = update["approval"]
                     if not repo.decide_approval(
                         tx,
                         ticket_id,
                         loaded.state.round,
-                        approved=approved,
+                        approved=decision.approved,
                         approver=approver,
-                        note=note,
+                        note=decision.note,
                         now=now,
                     ):
                         raise ApprovalNotPending(
                             f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
                         )
-                    decided, write, _ = self._record(loaded, DECISION, {"approval": decision}, "approval")
+                    decided, write, _ = self._record(loaded, DECISION, update, "approval")
                     self._flush(tx, [write], ticket_id, owner)
                     self._seen[ticket_id] = decided
             except BaseException:
@@ -231,6 +238,11 @@ class Engine:
                 raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
         return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
+
+    def _decision_deps(self, tx: psycopg.Connection, loaded: Loaded) -> Deps:
+        round_ = loaded.state.round
+        effects = Effects(tx, loaded.state.ticket.id, round_, DECISION)
+        return dataclasses.replace(self.deps, round=round_, step=DECISION, effects=effects)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -457,6 +469,7 @@ class Engine:
             outcome=outcome,
             reply=state.reply if outcome != "waiting_approval" else "",
             handled_upto=state.handled_upto,
+            approval=state.approval,
         )
 
 

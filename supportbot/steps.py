@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from . import context, guardrails
+from .backend.refund_policy import CENT
 from .deps import Deps, ToolRecorder
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion, Spend
@@ -24,7 +25,7 @@ from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
-from .records import ApprovalDecision, Invoice, RefundRequest
+from .records import ApprovalDecision, Invoice, RefundQuote, RefundRequest, RefundStatus
 from .state import Review, SupportState, Triage, Turn, reduce
 
 Update = dict[str, Any]
@@ -192,10 +193,11 @@ def act(state: SupportState, deps: Deps) -> Update:
 def _request_refund(
     state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder
 ) -> tuple[RefundRequest | None, str]:
-    """Open a refund request only for this customer's paid invoice and at most what was paid.
+    """Open a refund request only for this customer's paid invoice, within what the business's
+    refund policy still allows on it (``Backend.quote_refund``), and say how that was computed.
 
     Nothing here approves anything: the request waits for a human (``approval``), whatever the
-    customer's message says.
+    customer's message says. An unusable amount is refused before anything is written.
     """
     latest = _latest(state)
     invoice, refusal = _refund_invoice(latest, invoices)
@@ -207,24 +209,27 @@ def _request_refund(
         # "When does my refund arrive?" is triaged as a refund too; it asks about one, not for one.
         ids = "、".join(refund_id for refund_id, _ in earlier)
         return None, f"本工单已为账单 {invoice.id} 提交过退款申请 {ids},不重复提交;审批结果以系统通知为准。"
-    asked = asked or invoice.amount
-    already = sum((amount for _, amount in earlier), Decimal(0))
-    if earlier and asked + already > invoice.amount:
-        return None, (
-            f"客户申请退款 {asked} 元,加上本工单已申请的 {already} 元,超过账单 {invoice.id} 的实付金额 "
-            f"{invoice.amount} 元,不能受理。"
-        )
-    if asked > invoice.amount:
-        return (
-            None,
-            f"客户申请退款 {asked} 元,超过账单 {invoice.id} 的实付金额 {invoice.amount} 元,不能受理。",
-        )
-    if asked <= 0:
-        return None, f"客户申请的退款金额 {asked} 元无效,不能受理。"
+    if asked is not None and (asked < CENT or asked != asked.quantize(CENT)):
+        return None, f"退款申请不能受理:申请的金额 {asked} 元无效,退款金额至少 0.01 元,且最多两位小数。"
     assert state.customer is not None
-    args = {
+    customer_id = state.customer.id
+    quote: RefundQuote | None = tools.call(
+        "quote_refund", deps.backend.quote_refund, customer_id=customer_id, invoice_id=invoice.id
+    )
+    if quote is None:
+        return None, f"账单 {invoice.id} 不在该客户名下或未支付,不能受理退款。"
+    basis = "退款计算:" + quote.basis + _committed_text(quote)
+    if quote.refundable < CENT:
+        return None, f"{basis}\n退款申请不能受理:账单 {invoice.id} 没有可退的金额。"
+    asked = asked or quote.refundable
+    if asked > quote.refundable:
+        return None, (
+            f"{basis}\n退款申请不能受理:申请的 {asked:.2f} 元超过账单 {invoice.id} 可退的 "
+            f"{quote.refundable:.2f} 元。"
+        )
+    args: dict[str, Any] = {
         "ticket_id": state.ticket.id,
-        "customer_id": state.customer.id,
+        "customer_id": customer_id,
         "invoice_id": invoice.id,
         "amount": asked,
         "reason": (mask_text(latest) if deps.settings.mask_pii else latest)[:200],
@@ -236,7 +241,20 @@ def _request_refund(
         ),
     )
     refund = _REFUND_ADAPTER.validate_python(result)
-    return refund, f"已创建退款申请 {refund.id}:{refund.amount} {refund.currency},等待人工审批。"
+    # The reply goes out only after a person decided, and finalize states that decision: the
+    # draft must not announce a pending request (the line in parentheses is for the model only).
+    return refund, (
+        f"{basis}\n(已提交退款申请 {refund.id}:{refund.amount} {refund.currency},待人工审批;"
+        "审批结果由系统附在回复末尾,回复中不要提及审批状态。)"
+    )
+
+
+def _committed_text(quote: RefundQuote) -> str:
+    if not quote.committed:
+        return ""
+    return (
+        f"该账单此前的退款申请合计 {quote.committed:.2f} 元(含待审批的),尚可申请 {quote.refundable:.2f} 元。"
+    )
 
 
 def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, Decimal]]:
@@ -328,10 +346,47 @@ def _evidence(state: SupportState) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) -> Update:
+    """Apply a human's decision to the paused round's refund; the engine runs it inside the
+    transaction that records the decision.
+
+    The business system may turn an approval into a rejection (the invoice has nothing left to
+    refund, say, because another ticket's refund of it was approved first). The decision then
+    recorded, returned to the approver and stated to the customer is that rejection, with its
+    reason as the note.
+    """
+    refund = state.refund_request
+    assert refund is not None
+    tools = deps.tools()
+    result = _apply_decision(deps, tools, refund, decision)
+    outcome = result if isinstance(result, dict) else {}
+    if decision.approved and outcome.get("status") != "approved":
+        reason = outcome.get("reason") or f"退款申请 {refund.id} 的状态是 {outcome.get('status')},无法批准"
+        decision = dataclasses.replace(decision, approved=False, note=str(reason))
+    return {"approval": decision, "tool_log": tools.calls}
+
+
+def _apply_decision(
+    deps: Deps, tools: ToolRecorder, refund: RefundRequest, decision: ApprovalDecision
+) -> Any:
+    return deps.require_effects().run(
+        "refund_decision",
+        lambda key, tx: tools.call(
+            "decide_refund",
+            partial(deps.backend.decide_refund, tx=tx),
+            refund_id=refund.id,
+            approved=decision.approved,
+            approver=decision.approver,
+            note=decision.note,
+            key=key,
+        ),
+    )
+
+
 def approval(state: SupportState, deps: Deps) -> Update:
     """Runs only once a human decided (the engine pauses the round until then)."""
     assert state.approval is not None and state.refund_request is not None
-    status = "approved" if state.approval.approved else "rejected"
+    status: RefundStatus = "approved" if state.approval.approved else "rejected"
     return {"refund_request": dataclasses.replace(state.refund_request, status=status)}
 
 
@@ -342,18 +397,9 @@ def finalize(state: SupportState, deps: Deps) -> Update:
     refund = state.refund_request
     if refund is not None and refund.status in ("approved", "rejected"):
         decision = state.approval or ApprovalDecision(approved=False, approver="system")
-        effects.run(
-            "refund_decision",
-            lambda key, tx: tools.call(
-                "decide_refund",
-                partial(deps.backend.decide_refund, tx=tx),
-                refund_id=refund.id,
-                approved=decision.approved,
-                approver=decision.approver,
-                note=decision.note,
-                key=key,
-            ),
-        )
+        if not any(call.name == "decide_refund" for call in state.round_calls):
+            # Decided before decide() applied decisions itself (an older version's paused round).
+            _apply_decision(deps, tools, refund, decision)
         reply += "\n\n" + _decision_text(refund, decision, english=is_english(_latest(state)))
     facts = ticket_facts(state, mask=deps.settings.mask_pii)
     # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
