@@ -12,7 +12,7 @@ from .backend.base import Backend
 from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
-from .engine import INTERRUPTS, Engine, RoundResult
+from .engine import INTERRUPTS, Engine, RoundResult, decision_fields
 from .errors import EmptyMessage, InvalidEmail, InvalidInput, MessageTooLong, UnknownCustomer
 from .lifecycle import DeletionReport, Pruned, PruneReport
 from .llm.base import LLM
@@ -281,7 +281,7 @@ class SupportBot:
             outcome=outcome,
             reply=reply,
             handled_upto=state.handled_upto,
-            approval=state.approval,
+            **decision_fields(state.approval),
         )
 
     def _check_message(self, message: str) -> str:

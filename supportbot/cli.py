@@ -340,8 +340,8 @@ def approve(bot: SupportBot, args: argparse.Namespace) -> int:
         emit_json(result)
         return 0
     print(f"已{'批准' if args.approved else '驳回'}工单 {args.ticket} 的退款(审批人 {args.by})")
-    if args.approved and result.approval is not None and not result.approval.approved:
-        print(f"未能批准,已记为驳回:{result.approval.note}")
+    if args.approved and result.approved is False:
+        print(f"未能批准,已记为驳回:{result.decision_note}")
     _print_result(result)
     return 0
 

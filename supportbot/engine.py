@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from . import steps
+from . import refunds, steps
 from .deps import Deps, Effects
 from .errors import (
     ApprovalNotPending,
@@ -96,9 +96,11 @@ class RoundResult:
     outcome: Outcome
     reply: str = ""
     handled_upto: int = 0  # customer messages before this turn index were answered by this round
-    # The decision on the round's refund as recorded: an approval the business system could not
-    # apply (nothing left to refund on the invoice) is a rejection whose note says why.
-    approval: ApprovalDecision | None = None
+    # The decision on the round's refund as recorded (None: none in this round). An approval the
+    # business system could not apply (nothing left to refund on the invoice) is recorded as a
+    # rejection, and decision_note says why.
+    approved: bool | None = None
+    decision_note: str = ""
 
 
 class Engine:
@@ -216,7 +218,7 @@ class Engine:
                 with self.store.transaction(conn) as tx:
                     # The business system applies the decision in this transaction, so a refund is
                     # approved if and only if the decision recorded here says so.
-                    update = steps.decide(loaded.state, self._decision_deps(tx, loaded), decision)
+                    update = refunds.decide(loaded.state, self._decision_deps(tx, loaded), decision)
                     decision = update["approval"]
                     if not repo.decide_approval(
                         tx,
@@ -469,13 +471,18 @@ class Engine:
             outcome=outcome,
             reply=state.reply if outcome != "waiting_approval" else "",
             handled_upto=state.handled_upto,
-            approval=state.approval,
+            **decision_fields(state.approval),
         )
 
 
 # What _call returns as the next step when the route is to be read off the state after the step,
 # which _record computes anyway (routes read no append-only field, so one reduce serves both).
 _ROUTED_BY_STATE: Any = object()
+
+
+def decision_fields(approval: ApprovalDecision | None) -> dict[str, Any]:
+    """RoundResult's view of the round's decision."""
+    return {} if approval is None else {"approved": approval.approved, "decision_note": approval.note}
 
 
 def _unanswered(state: SupportState, turn_count: int) -> bool:
