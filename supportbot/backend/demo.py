@@ -132,8 +132,10 @@ class DemoBackend:
             raise InvalidInput(f"a refund is a whole number of cents, at least 0.01; got {amount}")
         with self._writer(tx) as conn:
             conn.execute(
-                "INSERT INTO demo.refunds (id, ticket_id, customer_id, invoice_id, amount, currency, reason, request_key)"
-                " SELECT 'R' || lpad(nextval('demo.refund_numbers')::text, 6, '0'), %s, %s, i.id, %s, i.currency, %s, %s"
+                "INSERT INTO demo.refunds"
+                " (id, ticket_id, customer_id, invoice_id, amount, currency, reason, request_key)"
+                " SELECT 'R' || lpad(nextval('demo.refund_numbers')::text, 6, '0'),"
+                " %s, %s, i.id, %s, i.currency, %s, %s"
                 " FROM demo.invoices i WHERE i.id = %s AND i.customer_id = %s AND %s <= i.amount"
                 " ON CONFLICT (request_key) DO NOTHING",
                 (ticket_id, customer_id, amount, reason, key, invoice_id, customer_id, amount),
@@ -141,7 +143,8 @@ class DemoBackend:
             refund = (
                 conn.cursor(row_factory=class_row(RefundRequest))
                 .execute(
-                    "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds WHERE request_key = %s",
+                    "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds"
+                    " WHERE request_key = %s",
                     (key,),
                 )
                 .fetchone()
@@ -199,6 +202,7 @@ class DemoBackend:
             "refund_id": refund_id,
             "status": row[0] if row else "missing",
             "decision_key": row[1] if row else None,
+            "note": row[2] if row else "",
             "reason": reason,
         }
 
