@@ -38,7 +38,7 @@ def entitlement(
     if billing_cycle not in REFUNDABLE_CYCLES:
         return Entitlement(
             Decimal(0),
-            f"{head},是{billing_cycle}账单;按退款政策只有年付套餐可以退款,月付套餐可以随时取消自动续费。",
+            f"{head},不是年付套餐的账单;按退款政策只有年付套餐可以退款,月付套餐可以随时取消自动续费。",
         )
     used = max(0, (as_of - paid_on).days)
     if used > REFUND_WINDOW_DAYS:

@@ -385,7 +385,7 @@ _REFUND_IN_ENGLISH: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "so the {6} unused days come to {7} CNY.",
         ),
         (
-            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,是\S+账单;",
+            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,不是年付套餐的账单;",
             "Refund computation: invoice {0} ({2} CNY, paid on {1}) is not for an annual plan; only annual "
             "plans are refundable, and a monthly plan can be cancelled at any time.",
         ),
