@@ -99,8 +99,12 @@ def seed(url: str) -> None:
             "INSERT INTO demo.customers (id, name, email, is_vip, created_at)"
             " VALUES ('C1', '吴刚', 'wugang@example.com', true, '2025-01-01')"
         )
+        conn.execute(  # an annual plan paid inside the demo's 30-day refund window, so refunds wait
+            "INSERT INTO demo.subscriptions VALUES"
+            " ('S1', 'C1', '专业版', '年付', 'active', '2026-10-01', '2027-10-01', 3588.00)"
+        )
         conn.execute(
-            "INSERT INTO demo.invoices VALUES ('INV-1', 'C1', NULL, 3588.00, 'CNY', '2026-10-01', 'paid')"
+            "INSERT INTO demo.invoices VALUES ('INV-1', 'C1', 'S1', 3588.00, 'CNY', '2026-10-01', 'paid')"
         )
         conn.execute(
             "INSERT INTO demo.kb_articles VALUES"

@@ -15,7 +15,7 @@ from .backend.base import Backend
 from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
-from .engine import Engine, RoundResult
+from .engine import Engine, RoundResult, decision_fields
 from .errors import (
     EmptyMessage,
     ForkRefused,
@@ -340,7 +340,12 @@ class SupportBot:
             outcome = "queued"
         reply = state.reply if loaded.next_step is None else ""
         return RoundResult(
-            ticket_id=ticket_id, round=round_, outcome=outcome, reply=reply, handled_upto=state.handled_upto
+            ticket_id=ticket_id,
+            round=round_,
+            outcome=outcome,
+            reply=reply,
+            handled_upto=state.handled_upto,
+            **decision_fields(state.approval),
         )
 
     def _check_message(self, message: str) -> str:

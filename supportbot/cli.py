@@ -380,7 +380,10 @@ def approve(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
         return 0
-    print(f"已{'批准' if args.approved else '驳回'}工单 {args.ticket} 的退款(审批人 {args.by})")
+    if args.approved and result.approved is False:  # the business system could not apply it
+        print(f"未能批准工单 {args.ticket} 的退款,已记为驳回(审批人 {args.by}):{result.decision_note}")
+    else:
+        print(f"已{'批准' if args.approved else '驳回'}工单 {args.ticket} 的退款(审批人 {args.by})")
     _print_result(result)
     return 0
 

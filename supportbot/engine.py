@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 
-from . import steps
+from . import refunds, steps
 from .deps import Deps, Effects
 from .errors import (
     ApprovalNotPending,
@@ -48,6 +48,11 @@ class RoundResult:
     outcome: Outcome
     reply: str = ""
     handled_upto: int = 0  # customer messages before this turn index were answered by this round
+    # The decision on the round's refund as recorded (None: none in this round). An approval the
+    # business system could not apply (nothing left to refund on the invoice) is recorded as a
+    # rejection, and decision_note says why.
+    approved: bool | None = None
+    decision_note: str = ""
 
 
 class Engine:
@@ -175,19 +180,23 @@ class Engine:
                 now = self.deps.clock()
                 decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
                 with self.store.transaction(conn) as tx:
+                    # The business system applies the decision in this transaction, so a refund is
+                    # approved if and only if the decision recorded here says so.
+                    update = refunds.decide(loaded.state, self._decision_deps(tx, loaded), decision)
+                    decision = update["approval"]
                     if not repo.decide_approval(
                         tx,
                         ticket_id,
                         loaded.state.round,
-                        approved=approved,
+                        approved=decision.approved,
                         approver=approver,
-                        note=note,
+                        note=decision.note,
                         now=now,
                     ):
                         raise ApprovalNotPending(
                             f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
                         )
-                    decided, write, _ = self._record(loaded, DECISION, {"approval": decision}, "approval")
+                    decided, write, _ = self._record(loaded, DECISION, update, "approval")
                     self._flush(tx, [write], ticket_id, owner)
                     self._seen[ticket_id] = decided
             except BaseException:
@@ -195,6 +204,11 @@ class Engine:
                 raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
         return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
+
+    def _decision_deps(self, tx: psycopg.Connection, loaded: Loaded) -> Deps:
+        round_ = loaded.state.round
+        effects = Effects(tx, loaded.state.ticket.id, round_, DECISION)
+        return dataclasses.replace(self.deps, round=round_, step=DECISION, effects=effects)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -421,12 +435,18 @@ class Engine:
             outcome=outcome,
             reply=state.reply if outcome != "waiting_approval" else "",
             handled_upto=state.handled_upto,
+            **decision_fields(state.approval),
         )
 
 
 # What _call returns as the next step when the route is to be read off the state after the step,
 # which _record computes anyway (routes read no append-only field, so one reduce serves both).
 _ROUTED_BY_STATE: Any = object()
+
+
+def decision_fields(approval: ApprovalDecision | None) -> dict[str, Any]:
+    """RoundResult's view of the round's decision."""
+    return {} if approval is None else {"approved": approval.approved, "decision_note": approval.note}
 
 
 def _unanswered(state: SupportState, turn_count: int) -> bool:

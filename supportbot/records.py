@@ -84,6 +84,28 @@ class RefundRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class RefundQuote:
+    """What the business system would refund on one invoice now, and how it got there.
+
+    ``entitled`` is what the refund policy allows on the invoice (never more than ``paid``);
+    ``committed`` the refunds of that invoice already approved or waiting for approval, in every
+    ticket; ``basis`` the computation in the customer's words, quoted in the reply.
+    """
+
+    invoice_id: str
+    currency: str
+    paid: Decimal
+    entitled: Decimal
+    committed: Decimal
+    basis: str
+
+    @property
+    def refundable(self) -> Decimal:
+        """What a new request on this invoice may still ask for."""
+        return max(Decimal(0), min(self.entitled, self.paid) - self.committed)
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalDecision:
     approved: bool
     approver: str

@@ -8,14 +8,13 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from decimal import Decimal
 from functools import lru_cache, partial
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
-from . import context, guardrails
-from .deps import Deps, ToolRecorder
+from . import context, guardrails, refunds
+from .deps import Deps
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion, Spend
 from .llm.offline import is_english
@@ -24,27 +23,19 @@ from .memory.compress import SUMMARY_PROMPT, compress, summary_messages
 from .memory.facts import update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
-from .records import ApprovalDecision, Invoice, RefundRequest
+from .records import ApprovalDecision, RefundStatus
 from .state import Review, SupportState, Triage, Turn, reduce
 
 Update = dict[str, Any]
 log = logging.getLogger(__name__)
 
 _CITATION = guardrails.CITATION
-_INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
-_REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
-# Asking for a refund, as opposed to asking about one.
-_REFUND_ASK = re.compile(
-    r"申请|要求|想退|要退|退给我|给我退|帮我退|\brefund me\b|\b(?:request|want|need|like) a refund\b",
-    re.IGNORECASE,
-)
 # The look-ahead names every character a match can start with (case-folded like the rest): it
 # changes no match, but lets the scan skip the CJK text in between (see memory/facts.py).
 _LASTING_WISH = re.compile(
     r"(?=[希提以今下到rin])(?:希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b)",
     re.IGNORECASE,
 )
-_REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 # The instructions of a round's prompts, which a reply must never repeat to the customer.
 SYSTEM_PROMPTS = (context.CLASSIFY_PROMPT, context.DRAFT_PROMPT, context.REVIEW_PROMPT, SUMMARY_PROMPT)
 
@@ -182,99 +173,13 @@ def act(state: SupportState, deps: Deps) -> Update:
     lines += [f"账单 {i.id}:{i.amount} {i.currency},{i.issued_on},{i.status}" for i in invoices[:3]]
     update: Update = {}
     if state.triage.category == "refund":
-        refund, note = _request_refund(state, deps, invoices, tools)
+        refund, note = refunds.request(state, deps, invoices, tools, latest=_latest(state))
         lines.append(note)
         if refund is not None:
             update["refund_request"] = refund
     update["findings"] = "\n".join(lines)
     update["tool_log"] = tools.calls
     return update
-
-
-def _request_refund(
-    state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder
-) -> tuple[RefundRequest | None, str]:
-    """Open a refund request only for this customer's paid invoice and at most what was paid.
-
-    Nothing here approves anything: the request waits for a human (``approval``), whatever the
-    customer's message says.
-    """
-    latest = _latest(state)
-    invoice, refusal = _refund_invoice(latest, invoices)
-    if invoice is None:
-        return None, refusal
-    earlier = _earlier_refunds(state, invoice.id)
-    asked = _asked_amount(latest)
-    if earlier and asked is None and not _REFUND_ASK.search(latest):
-        # "When does my refund arrive?" is triaged as a refund too; it asks about one, not for one.
-        ids = "、".join(refund_id for refund_id, _ in earlier)
-        return None, f"本工单已为账单 {invoice.id} 提交过退款申请 {ids},不重复提交;审批结果以系统通知为准。"
-    asked = asked or invoice.amount
-    already = sum((amount for _, amount in earlier), Decimal(0))
-    if earlier and asked + already > invoice.amount:
-        return None, (
-            f"客户申请退款 {asked} 元,加上本工单已申请的 {already} 元,超过账单 {invoice.id} 的实付金额 "
-            f"{invoice.amount} 元,不能受理。"
-        )
-    if asked > invoice.amount:
-        return (
-            None,
-            f"客户申请退款 {asked} 元,超过账单 {invoice.id} 的实付金额 {invoice.amount} 元,不能受理。",
-        )
-    if asked <= 0:
-        return None, f"客户申请的退款金额 {asked} 元无效,不能受理。"
-    assert state.customer is not None
-    args = {
-        "ticket_id": state.ticket.id,
-        "customer_id": state.customer.id,
-        "invoice_id": invoice.id,
-        "amount": asked,
-        "reason": (mask_text(latest) if deps.settings.mask_pii else latest)[:200],
-    }
-    result = deps.require_effects().run(
-        "refund_request",
-        lambda key, tx: tools.call(
-            "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key
-        ),
-    )
-    refund = _REFUND_ADAPTER.validate_python(result)
-    return refund, f"已创建退款申请 {refund.id}:{refund.amount} {refund.currency},等待人工审批。"
-
-
-def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, Decimal]]:
-    """The refunds this ticket already requested for the invoice (id, amount), from its tool log."""
-    found = []
-    for call in state.tool_log:
-        if (
-            call.name == "create_refund_request"
-            and call.error is None
-            and call.args.get("invoice_id") == invoice_id
-        ):
-            result = call.result if isinstance(call.result, dict) else {}
-            found.append((str(result.get("id") or "?"), Decimal(str(call.args.get("amount") or 0))))
-    return found
-
-
-def _refund_invoice(message: str, invoices: list[Invoice]) -> tuple[Invoice | None, str]:
-    """The invoice the customer names (it must be theirs and paid), else their latest paid one."""
-    named = list(dict.fromkeys(_INVOICE_ID.findall(message)))
-    if named:
-        own = [i for i in invoices if i.id in named]
-        if not own:
-            return None, f"账单 {'、'.join(named)} 不在该客户名下,不能受理退款。"
-        if own[0].status != "paid":
-            return None, f"账单 {own[0].id} 的状态是 {own[0].status},不能退款。"
-        return own[0], ""
-    paid = [i for i in invoices if i.status == "paid"]
-    return (paid[0], "") if paid else (None, "没有可退款的已支付账单。")
-
-
-def _asked_amount(message: str) -> Decimal | None:
-    """The amount after the first mention of a refund ("付了 3588 元,想退 1000 元" asks 1000)."""
-    word = _REFUND_WORD.search(message)
-    after = guardrails.money(message[word.start() :]) if word else []
-    found = after or guardrails.money(message)
-    return found[0] if found else None
 
 
 def draft(state: SupportState, deps: Deps) -> Update:
@@ -353,7 +258,7 @@ def _evidence(state: SupportState) -> str:
 def approval(state: SupportState, deps: Deps) -> Update:
     """Runs only once a human decided (the engine pauses the round until then)."""
     assert state.approval is not None and state.refund_request is not None
-    status = "approved" if state.approval.approved else "rejected"
+    status: RefundStatus = "approved" if state.approval.approved else "rejected"
     return {"refund_request": dataclasses.replace(state.refund_request, status=status)}
 
 
@@ -364,19 +269,10 @@ def finalize(state: SupportState, deps: Deps) -> Update:
     refund = state.refund_request
     if refund is not None and refund.status in ("approved", "rejected"):
         decision = state.approval or ApprovalDecision(approved=False, approver="system")
-        effects.run(
-            "refund_decision",
-            lambda key, tx: tools.call(
-                "decide_refund",
-                partial(deps.backend.decide_refund, tx=tx),
-                refund_id=refund.id,
-                approved=decision.approved,
-                approver=decision.approver,
-                note=decision.note,
-                key=key,
-            ),
-        )
-        reply += "\n\n" + _decision_text(refund, decision, english=is_english(_latest(state)))
+        if not any(call.name == "decide_refund" for call in state.round_calls):
+            # Decided before decide() applied decisions itself (an older version's paused round).
+            refunds.apply_decision(deps, tools, refund, decision)
+        reply += "\n\n" + refunds.decision_text(refund, decision, english=is_english(_latest(state)))
     facts = ticket_facts(state, mask=deps.settings.mask_pii)
     # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
     # their counts: otherwise every round would store the whole ledger once more.
@@ -395,24 +291,6 @@ def finalize(state: SupportState, deps: Deps) -> Update:
         ),
     )
     return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
-
-
-def _decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english: bool) -> str:
-    """The human's decision, stated by the system (never by a draft: see guardrails)."""
-    if english:
-        if refund.status == "approved":
-            return (
-                f"Your refund request {refund.id} ({refund.amount} {refund.currency}) has been approved; "
-                "the money goes back to your original payment method."
-            )
-        return f"Sorry, your refund request {refund.id} was not approved." + (
-            f" Reason: {decision.note}" if decision.note else ""
-        )
-    if refund.status == "approved":
-        return f"您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"
-    return f"很抱歉,您的退款申请 {refund.id} 未通过审批。" + (
-        f"原因:{decision.note}" if decision.note else ""
-    )
 
 
 def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits
 from psycopg import sql
 
 from supportbot import Settings, SupportBot, guardrails
-from supportbot.backend.demo_data import CUSTOMERS, load_demo_data
+from supportbot.backend.demo_data import CUSTOMERS, DEMO_TODAY, load_demo_data
 from supportbot.errors import (
     CustomerBusy,
     InvalidInput,
@@ -104,6 +104,15 @@ def _hold_lease(url: str, ticket_id: str, owner: str = "worker-elsewhere") -> No
 def _tickets_in_every_state(bot: SupportBot, demo_url: str) -> dict[str, dict[str, str]]:
     """吴刚, 李娜 and 周杰 with resolved, waiting, escalated and mid-round tickets."""
     made: dict[str, dict[str, str]] = {}
+    # Refunds follow the 30-day policy: 李娜 and 周杰 renew their annual plans inside the window.
+    with psycopg.connect(demo_url) as conn:
+        conn.execute(
+            "INSERT INTO demo.invoices"
+            " (id, customer_id, subscription_id, amount, currency, issued_on, status)"
+            " SELECT 'INV-RENEWAL-' || customer_id, customer_id, id, amount, 'CNY', %s, 'paid'"
+            " FROM demo.subscriptions WHERE customer_id IN ('C0002', 'C0007') AND status = 'active'",
+            (DEMO_TODAY - timedelta(days=5),),
+        )
     for customer in (c for c in CUSTOMERS if c.id in ("C0001", "C0002", "C0007")):
         email = customer.email
         resolved = bot.open_ticket(email, subject="银行流水", body="银行流水又同步失败了,提示 E3001")
@@ -209,7 +218,7 @@ def _closed_and_open(bot: SupportBot, demo_url: str) -> dict[str, str]:
     escalated = bot.open_ticket("lina@example.com", subject="发票", body="发票抬头写错了").ticket_id
     bot.send(escalated, "我要投诉,转人工")
     single = bot.open_ticket("chenjing@example.com", subject="发票", body="发票怎么下载").ticket_id
-    waiting = bot.open_ticket("zhoujie@example.com", subject="退款", body="申请退款 100 元").ticket_id
+    waiting = bot.open_ticket("sunli@example.com", subject="退款", body="申请退款 100 元").ticket_id
     leased = bot.open_ticket("liuyang@example.com", subject="登录", body="登录报错").ticket_id
     bot.send(leased, "还是登录不了")
     _hold_lease(demo_url, leased)

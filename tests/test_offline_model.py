@@ -78,10 +78,16 @@ def test_a_title_with_a_colon_is_kept_whole() -> None:
 
 
 def test_english_question_gets_english_framing_and_account_findings() -> None:
-    findings = "账户查询结果:\n订阅:专业版年付,状态 active\n已创建退款申请 R000007:100.00 CNY,等待人工审批。"
+    findings = (
+        "账户查询结果:\n订阅:专业版年付,状态 active\n"
+        "退款计算:账单 INV-1 于 2026-10-02 实付 3588.00 元,年付按 365 天计,至 2026-10-15 已使用 13 天,"
+        "按未使用的 352 天折算可退 3460.21 元。\n"
+        "(已提交退款申请 R000007:100.00 CNY,待人工审批;审批结果由系统附在回复末尾,回复中不要提及审批状态。)"
+    )
     reply = compose_reply(ask("I would like a refund of 100 CNY please", ARTICLES, findings))
     assert reply.startswith("Hello!") and "Your account:" in reply
-    assert "Refund request R000007 for 100.00 CNY has been created" in reply
+    assert "13 of its 365 days were used by 2026-10-15, so the 352 unused days come to 3460.21 CNY" in reply
+    assert "R000007" not in reply  # the decision, stated by the system, replaces the pending request
     assert claims_approval(reply) is None
 
 

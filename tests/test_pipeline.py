@@ -111,14 +111,15 @@ def test_asking_about_a_refund_again_files_nothing_and_refunds_never_add_up_past
     assert bot.pending_approvals() == []
     assert "不重复提交" in again.reply and "R000001" in again.reply
 
-    over = bot.send(paused.ticket_id, "再申请退款 600 元")  # 3000 + 600 is more than the 3588 paid
-    assert over.outcome == "resolved" and "不能受理" in over.reply
+    # The policy refunds 3460.21 of the 3588 paid (13 of 365 days used); 3000 are taken.
+    over = bot.send(paused.ticket_id, "再申请退款 600 元")
+    assert over.outcome == "resolved" and "不能受理" in over.reply and "尚可申请 460.21 元" in over.reply
     assert rows(demo_url, "SELECT count(*) FROM demo.refunds") == [(1,)]
-    within = bot.send(paused.ticket_id, "那再申请退款 500 元")
+    within = bot.send(paused.ticket_id, "那再申请退款 400 元")
     assert within.outcome == "waiting_approval"
     assert rows(demo_url, "SELECT amount, status FROM demo.refunds ORDER BY id") == [
         (3000, "approved"),
-        (500, "pending"),
+        (400, "pending"),
     ]
 
 

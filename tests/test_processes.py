@@ -93,12 +93,14 @@ def test_sigkill_inside_the_refund_decision_applies_it_exactly_once(db: str) -> 
         db, "approve", ticket=paused["ticket_id"], approved=True, approver="王经理", crash_at="decide_refund"
     )
     assert crashed.returncode == -9
-    # The decision, its effect record and the step were one transaction: none of it is there.
+    # The decision is applied in the transaction that records it: none of it is there, and the
+    # refund still waits for its human, whose call failed.
     assert rows(db, "SELECT status FROM demo.refunds") == [("pending",)]
     assert rows(db, "SELECT count(*) FROM supportbot.effects WHERE kind = 'refund_decision'") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM supportbot.approvals WHERE decided_at IS NULL") == [(1,)]
 
     time.sleep(LEASE + 0.2)
-    done = ok(db, "resume", ticket=paused["ticket_id"])
+    done = ok(db, "approve", ticket=paused["ticket_id"], approved=True, approver="王经理")
     assert done["outcome"] == "resolved" and "审批通过" in done["reply"]
     assert rows(db, "SELECT status FROM demo.refunds") == [("approved",)]
     assert rows(db, "SELECT count(*) FROM supportbot.effects WHERE kind = 'refund_decision'") == [(1,)]

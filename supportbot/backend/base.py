@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import psycopg
 
-from ..records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
+from ..records import Customer, Hit, Invoice, PastTicket, RefundQuote, RefundRequest, Subscription
 
 
 @runtime_checkable
@@ -31,6 +31,12 @@ class Backend(Protocol):
         """Resolved tickets with their structured facts; the profile is built from these."""
         ...
 
+    def quote_refund(self, *, customer_id: str, invoice_id: str) -> RefundQuote | None:
+        """What a new refund request on the customer's invoice may ask for, by the business's
+        refund policy, net of the refunds of that invoice approved or pending in any ticket.
+        None if the invoice is not the customer's."""
+        ...
+
     def create_refund_request(
         self,
         *,
@@ -41,7 +47,9 @@ class Backend(Protocol):
         reason: str,
         key: str,
         tx: psycopg.Connection | None,
-    ) -> RefundRequest: ...
+    ) -> RefundRequest:
+        """File a request for a human to decide; ``amount`` is at least 0.01 and within the quote."""
+        ...
 
     def decide_refund(
         self,
@@ -52,7 +60,13 @@ class Backend(Protocol):
         note: str,
         key: str,
         tx: psycopg.Connection | None,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Record the human's decision; the engine calls it inside the transaction that records
+        the decision on its side. Returns ``status`` ("approved" or "rejected") and, when an
+        approval could not be applied, ``reason``: e.g. the approved refunds of the invoice would
+        add up past what was paid. Such an approval must become a rejection atomically, and hold
+        against approvals racing in other tickets (the demo locks the invoice row)."""
+        ...
 
     def escalate(
         self, *, ticket_id: str, customer_email: str, reason: str, key: str, tx: psycopg.Connection | None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -14,13 +14,27 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from ..records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
+from ..errors import InvalidInput
+from ..records import Customer, Hit, Invoice, PastTicket, RefundQuote, RefundRequest, Subscription
+from . import refund_policy
+from .demo_data import DEMO_TODAY
 from .search import BM25Index
 
 
 class DemoBackend:
-    def __init__(self, pool: ConnectionPool, *, clock: Callable[[], datetime] | None = None) -> None:
+    """``today``: the day refunds are quoted on. The demo business lives on its demo day
+    (DEMO_TODAY), so its 30-day refund window tells the same story whenever the demo runs.
+    ``clock``: the engine's clock, which dates the tickets it resolves."""
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        today: Callable[[], date] = lambda: DEMO_TODAY,
+    ) -> None:
         self._pool = pool
+        self._today = today
         self._index: BM25Index | None = None
         # The engine's clock, so that a ticket resolved on the demo day is in the history of that
         # day (the profile ignores tickets resolved after the day it is built for).
@@ -87,6 +101,31 @@ class DemoBackend:
             self._index = BM25Index(articles)
         return self._index.search(query, limit=limit)
 
+    def quote_refund(self, *, customer_id: str, invoice_id: str) -> RefundQuote | None:
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT i.amount, i.currency, i.issued_on, coalesce(s.billing_cycle, ''),"
+                " (SELECT coalesce(sum(r.amount), 0) FROM demo.refunds r"
+                "  WHERE r.invoice_id = i.id AND r.status IN ('approved', 'pending'))"
+                " FROM demo.invoices i LEFT JOIN demo.subscriptions s ON s.id = i.subscription_id"
+                " WHERE i.id = %s AND i.customer_id = %s AND i.status = 'paid'",
+                (invoice_id, customer_id),
+            ).fetchone()
+        if row is None:
+            return None
+        paid, currency, paid_on, cycle, committed = row
+        policy = refund_policy.entitlement(
+            invoice_id=invoice_id, paid=paid, paid_on=paid_on, billing_cycle=cycle, as_of=self._today()
+        )
+        return RefundQuote(
+            invoice_id=invoice_id,
+            currency=currency,
+            paid=paid,
+            entitled=policy.amount,
+            committed=committed,
+            basis=policy.basis,
+        )
+
     def create_refund_request(
         self,
         *,
@@ -98,21 +137,30 @@ class DemoBackend:
         key: str,
         tx: psycopg.Connection | None,
     ) -> RefundRequest:
+        if amount < refund_policy.CENT or amount != amount.quantize(refund_policy.CENT):
+            raise InvalidInput(f"a refund is a whole number of cents, at least 0.01; got {amount}")
         with self._writer(tx) as conn:
             conn.execute(
-                "INSERT INTO demo.refunds (id, ticket_id, customer_id, invoice_id, amount, currency, reason, request_key)"
-                " SELECT 'R' || lpad(nextval('demo.refund_numbers')::text, 6, '0'), %s, %s, i.id, %s, i.currency, %s, %s"
-                " FROM demo.invoices i WHERE i.id = %s ON CONFLICT (request_key) DO NOTHING",
-                (ticket_id, customer_id, amount, reason, key, invoice_id),
+                "INSERT INTO demo.refunds"
+                " (id, ticket_id, customer_id, invoice_id, amount, currency, reason, request_key)"
+                " SELECT 'R' || lpad(nextval('demo.refund_numbers')::text, 6, '0'),"
+                " %s, %s, i.id, %s, i.currency, %s, %s"
+                " FROM demo.invoices i WHERE i.id = %s AND i.customer_id = %s AND %s <= i.amount"
+                " ON CONFLICT (request_key) DO NOTHING",
+                (ticket_id, customer_id, amount, reason, key, invoice_id, customer_id, amount),
             )
-            return (
+            refund = (
                 conn.cursor(row_factory=class_row(RefundRequest))
                 .execute(
-                    "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds WHERE request_key = %s",
+                    "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds"
+                    " WHERE request_key = %s",
                     (key,),
                 )
                 .fetchone()
             )
+        if refund is None:
+            raise InvalidInput(f"invoice {invoice_id} is not the customer's, or paid less than {amount}")
+        return refund
 
     def decide_refund(
         self,
@@ -124,19 +172,47 @@ class DemoBackend:
         key: str,
         tx: psycopg.Connection | None,
     ) -> dict[str, Any]:
+        """Decide a pending refund; an approval that would take the invoice's approved refunds
+        past what it paid is recorded as a rejection, with the reason.
+
+        The invoice row is locked first, so a decision on another refund of the same invoice
+        waits for this transaction and then sees its outcome (the trigger of
+        sql/010_refund_invariants.sql would refuse the update anyway; this turns it into a
+        rejection instead of an error)."""
         with self._writer(tx) as conn:
+            found = conn.execute(
+                "SELECT r.amount, r.currency, i.id, i.amount FROM demo.refunds r"
+                " JOIN demo.invoices i ON i.id = r.invoice_id WHERE r.id = %s FOR UPDATE OF i, r",
+                (refund_id,),
+            ).fetchone()
+            reason = ""
+            if found is not None and approved:
+                amount, currency, invoice_id, paid = found
+                already = conn.execute(
+                    "SELECT coalesce(sum(amount), 0) FROM demo.refunds"
+                    " WHERE invoice_id = %s AND status = 'approved' AND id <> %s",
+                    (invoice_id, refund_id),
+                ).fetchone()[0]  # type: ignore[index]
+                if already + amount > paid:
+                    approved = False
+                    reason = (
+                        f"账单 {invoice_id} 实付 {paid:.2f} {currency},已批准退款 {already:.2f} {currency},"
+                        f"剩余可退 {max(paid - already, 0):.2f} {currency},不足本次的 {amount:.2f} {currency}"
+                    )
             conn.execute(
-                "UPDATE demo.refunds SET status = %s, decided_by = %s, decided_at = now(), decision_key = %s"
-                " WHERE id = %s AND status = 'pending'",
-                ("approved" if approved else "rejected", approver, key, refund_id),
+                "UPDATE demo.refunds SET status = %s, decided_by = %s, decided_at = now(), decision_key = %s,"
+                " decision_note = %s WHERE id = %s AND status = 'pending'",
+                ("approved" if approved else "rejected", approver, key, reason or note, refund_id),
             )
             row = conn.execute(
-                "SELECT status, decision_key FROM demo.refunds WHERE id = %s", (refund_id,)
+                "SELECT status, decision_key, decision_note FROM demo.refunds WHERE id = %s", (refund_id,)
             ).fetchone()
         return {
             "refund_id": refund_id,
             "status": row[0] if row else "missing",
             "decision_key": row[1] if row else None,
+            "note": row[2] if row else "",
+            "reason": reason,
         }
 
     def escalate(

@@ -404,7 +404,8 @@ def _sub(
 # A cancelled subscription has no renewal date; the table has no end date either, so the end of
 # a cancelled one is told by its last invoice (and by the start of the plan that replaced it).
 SUBSCRIPTIONS: tuple[Subscription, ...] = (
-    _sub("C0001", 1, "专业版", "年付", "active", date(2025, 11, 3), date(2026, 11, 3)),
+    _sub("C0001", 1, "专业版", "月付", "cancelled", date(2025, 11, 3), None),
+    _sub("C0001", 2, "专业版", "年付", "active", date(2026, 10, 3), date(2027, 10, 3)),
     _sub("C0002", 1, "基础版", "月付", "cancelled", date(2026, 1, 5), None),
     _sub("C0002", 2, "专业版", "年付", "active", date(2026, 6, 5), date(2027, 6, 5)),
     _sub("C0003", 1, "基础版", "月付", "active", date(2026, 9, 20), date(2026, 10, 20)),
@@ -443,7 +444,8 @@ def _invoices(subscription_id: str, periods: int, *, status: str = "paid") -> tu
 
 
 INVOICES: tuple[Invoice, ...] = (
-    *_invoices("SUB-C0001-1", 1),
+    *_invoices("SUB-C0001-1", 11),  # November to September; the annual plan began on the next renewal day
+    *_invoices("SUB-C0001-2", 1),  # inside the 30-day refund window on the demo day
     *_invoices("SUB-C0002-1", 5),  # January to May; the upgrade came on the June renewal day
     *_invoices("SUB-C0002-2", 1),
     *_invoices("SUB-C0003-1", 1),

@@ -164,8 +164,8 @@ _ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|pl
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _REFUND_NOTE = re.compile(
-    r"^(?:已创建退款申请|客户申请|没有可退款)|不能受理|不能退款|不重复提交"
-)  # act's refund outcomes
+    r"^(?:退款计算|退款申请不能受理|没有可退款)|不能受理|不能退款|不重复提交"
+)  # act's refund outcomes; its note of a filed request is in parentheses, for the model only
 
 LATEST_LABEL = "客户最新消息:"
 HITS_LABEL = "帮助中心文章:"
@@ -375,16 +375,59 @@ def _account_lines(findings: str, latest: str, *, english: bool) -> list[str]:
     return lines
 
 
+_REFUND_IN_ENGLISH: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), english)
+    for pattern, english in (
+        (
+            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,年付按 (\d+) 天计,至 (\S+) 已使用 (\d+) 天,"
+            r"按未使用的 (\d+) 天折算可退 (\S+) 元。",
+            "Refund computation: invoice {0} was paid {2} CNY on {1}; {5} of its {3} days were used by {4}, "
+            "so the {6} unused days come to {7} CNY.",
+        ),
+        (
+            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,不是年付套餐的账单;",
+            "Refund computation: invoice {0} ({2} CNY, paid on {1}) is not for an annual plan; only annual "
+            "plans are refundable, and a monthly plan can be cancelled at any time.",
+        ),
+        (
+            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,至 (\S+) 已过 (\d+) 天,超过付款后 (\d+) 天",
+            "Refund computation: invoice {0} was paid {2} CNY on {1}, {4} days before {3}: past the {5} days "
+            "after payment in which a refund can be asked for.",
+        ),
+        (
+            r"该账单此前的退款申请合计 (\S+) 元(含待审批的),尚可申请 (\S+) 元。",
+            " Refunds requested earlier on it add up to {0} CNY (pending ones included), so {1} CNY can "
+            "still be requested.",
+        ),
+        (
+            r"退款申请不能受理:申请的 (\S+) 元超过账单 (\S+) 可退的 (\S+) 元。",
+            "The refund you asked for ({0} CNY) is more than the {2} CNY refundable on invoice {1}, so it "
+            "cannot be accepted.",
+        ),
+        (
+            r"退款申请不能受理:账单 (\S+) 没有可退的金额。",
+            "Nothing can be refunded on invoice {0}, so the request cannot be accepted.",
+        ),
+        (
+            r"退款申请不能受理:申请的金额 (\S+) 元无效",
+            "{0} CNY is not an amount that can be refunded: a refund is at least 0.01 CNY, in whole cents.",
+        ),
+        (
+            r"本工单已为账单 (\S+) 提交过退款申请 ([^,]+),",
+            "A refund request ({1}) for invoice {0} was already submitted in this ticket; it is not "
+            "submitted twice.",
+        ),
+    )
+)
+
+
 def _refund_note_in_english(line: str) -> str:
-    if m := re.match(r"已创建退款申请 (\S+):(\S+) (\S+),", line):
-        return f"Refund request {m[1]} for {m[2]} {m[3]} has been created and is waiting for a person to review it."
-    if m := re.match(r"客户申请退款 (\S+) 元,超过账单 (\S+) 的实付金额 (\S+) 元", line):
-        return (
-            f"The refund you asked for ({m[1]} CNY) is more than the {m[3]} CNY paid on invoice {m[2]}, "
-            "so it cannot be accepted."
-        )
-    if m := re.match(r"本工单已为账单 (\S+) 提交过退款申请 ([^,]+),", line):
-        return f"A refund request ({m[2]}) for invoice {m[1]} was already submitted in this ticket; it is not submitted twice."
+    """The parts of a refund note the offline model knows, in English; the rest as written."""
+    parts = [
+        english.format(*m.groups()) for pattern, english in _REFUND_IN_ENGLISH if (m := pattern.search(line))
+    ]
+    if parts:
+        return "".join(parts)
     return "There is no paid invoice that could be refunded." if line.startswith("没有可退款") else line
 
 
