@@ -38,7 +38,8 @@ TICKET_STATUSES: tuple[TicketStatus, ...] = get_args(TicketStatus)
 # Where each kind of memory lives, so `show` can say it and operators can find it with psql.
 STORAGE: dict[str, str] = {
     "turns": "supportbot.turns:每条消息一行,只追加、从不改写",
-    "summary": "state.summary:每轮 prepare_context 之后存入 supportbot.checkpoints,之后每步的改动存入 supportbot.steps",
+    "summary": "state.summary:每轮 prepare_context 之后存入 supportbot.checkpoints,之后每步的改动存入 "
+    "supportbot.steps",
     "facts": "supportbot.facts:每条事实一行,只追加;原样钉住,不经过摘要,压缩不会丢",
     "profile": "state.profile:load_customer 时从 supportbot.customer_profiles(跨工单的画像缓存)取来",
     "context_usage": "state.context_usage:draft 每轮计算的回复提示词 token 用量",
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings.from_env()
         if args.handler is run_chat:
-            return run_chat(args, settings, lambda **models: _open_bot(args, settings, **models))
+            return int(run_chat(args, settings, lambda **models: _open_bot(args, settings, **models)))
         with _open_bot(args, settings, **_demo_options(args)) as bot:
             return int(args.handler(bot, args))
     except SupportbotError as exc:
@@ -74,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # devnull so the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except Exception as exc:  # unexpected: still one line, the traceback is behind --debug
+    except Exception as exc:  # noqa: BLE001 - unexpected: still one line, the traceback is behind --debug
         return _fail(args, exc, f"{type(exc).__name__}: {exc} (加 --debug 查看调用栈)")
 
 
@@ -152,7 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         parents=[_global_options(on_subcommand=False)],
         formatter_class=HelpFormatter,
-        description="supportbot:客服智能体的记忆(工单状态、压缩、客户画像)。环境变量 SUPPORTBOT_* 设置默认值。",
+        description=(
+            "supportbot:客服智能体的记忆(工单状态、压缩、客户画像)。环境变量 SUPPORTBOT_* 设置默认值。"
+        ),
     )
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(title="命令", metavar="COMMAND")
@@ -364,7 +367,8 @@ def approvals(bot: SupportBot, args: argparse.Namespace) -> int:
         refund = p.request.get("refund_request") or {}
         print(
             f"{p.ticket_id}  第 {p.round} 轮  {p.customer_email}  {clip(p.subject, 20)}  "
-            f"退款 {refund.get('amount', '?')} {refund.get('currency', '')}(账单 {refund.get('invoice_id', '?')})"
+            f"退款 {refund.get('amount', '?')} {refund.get('currency', '')}(账单 "
+            f"{refund.get('invoice_id', '?')})"
             f"  申请于 {when(p.requested_at)}"
         )
     if pending:
@@ -499,7 +503,8 @@ def _print_memory(state: SupportState) -> None:
     for turn in state.turns:
         folded = "(已折叠进摘要)" if turn.idx is not None and turn.idx < state.summarized_upto else ""
         print(
-            f"  #{turn.idx} 第{turn.round}轮 {ROLE_LABELS.get(turn.role, turn.role)}{folded}  {when(turn.created_at)}"
+            f"  #{turn.idx} 第{turn.round}轮 {ROLE_LABELS.get(turn.role, turn.role)}{folded}  "
+            f"{when(turn.created_at)}"
         )
         print(indented(turn.content))
     _section(f"摘要(覆盖前 {state.summarized_upto} 条)", STORAGE["summary"])
@@ -560,7 +565,8 @@ def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
     )
     print(
         f"    分诊 {state.triage.category if state.triage else '—'} · "
-        f"检索到 {', '.join(h.id for h in state.hits) or '—'} · 草稿 {len(state.draft)} 字,第 {state.revisions} 稿 · "
+        f"检索到 {', '.join(h.id for h in state.hits) or '—'} · "
+        f"草稿 {len(state.draft)} 字,第 {state.revisions} 稿 · "
         f"质检 {'—' if state.review is None else ('通过' if state.review.passed else '未通过')} · "
         f"结果 {state.outcome or '—'}"
     )
@@ -627,7 +633,7 @@ def db(bot: SupportBot, args: argparse.Namespace) -> int:
         return 0
     if args.action == "migrate":
         print(f"本次执行了 {len(done)} 个迁移")
-    width = max((len(r["name"]) for r in rows), default=0)
+    width = max((len(m.name) for m in available()), default=0)
     for r in rows:
         print(f"{r['version']:03d} {r['name']:{width}s}  {'已执行' if r['applied'] else '待执行'}")
     return 0

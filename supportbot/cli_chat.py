@@ -12,7 +12,8 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TextIO
+from functools import partial
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel
 
@@ -23,6 +24,8 @@ from .errors import InvalidInput
 from .llm.base import LLM, Completion, Message
 from .llm.factory import models_from_settings
 from .state import SupportState, Turn
+
+T = TypeVar("T")
 
 ROLE_LABELS = {"customer": "客户", "agent": "客服"}
 OUTCOME_LABELS = {
@@ -226,7 +229,7 @@ class ChatSession:
                 continue
             ticket_id = self.ticket_id
             try:
-                result = self._round(lambda: self.bot.send(ticket_id, message))
+                result = self._round(partial(self.bot.send, ticket_id, message))
             except InvalidInput as exc:  # nothing was stored: say why and let the operator retype
                 print(f"error: {exc}", file=sys.stderr, flush=True)
                 continue
@@ -238,7 +241,7 @@ class ChatSession:
         self._print_result(result)
         self.say(dim(memory_line(self.bot.state(result.ticket_id)), self.out))
 
-    def _round(self, run: Callable[[], Any]) -> Any:
+    def _round(self, run: Callable[[], T]) -> T:
         self.stream.new_round()
         self.progress.show()
         try:

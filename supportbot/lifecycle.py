@@ -133,8 +133,8 @@ def forget_customer(store: Store, backend: Backend, email: str, *, force: bool) 
         rows[f"{SCHEMA}.customer_profiles"] = _count(
             tx,
             sql.SQL(
-                "WITH gone AS (DELETE FROM supportbot.customer_profiles WHERE customer_id = ANY(%(c)s) RETURNING 1)"
-                " SELECT count(*) FROM gone"
+                "WITH gone AS (DELETE FROM supportbot.customer_profiles"
+                " WHERE customer_id = ANY(%(c)s) RETURNING 1) SELECT count(*) FROM gone"
             ),
             {"c": customer_ids},
         )
@@ -193,14 +193,16 @@ def _delete_tickets(tx: psycopg.Connection, ids: Sequence[str]) -> dict[str, int
         rows[f"{SCHEMA}.{table}"] = _count(
             tx,
             sql.SQL(
-                "WITH gone AS (DELETE FROM {} WHERE ticket_id = ANY(%(t)s) RETURNING 1) SELECT count(*) FROM gone"
+                "WITH gone AS (DELETE FROM {} WHERE ticket_id = ANY(%(t)s) RETURNING 1)"
+                " SELECT count(*) FROM gone"
             ).format(sql.Identifier(SCHEMA, table)),
             {"t": list(ids)},
         )
     rows[f"{SCHEMA}.tickets"] = _count(
         tx,
         sql.SQL(
-            "WITH gone AS (DELETE FROM supportbot.tickets WHERE id = ANY(%(t)s) RETURNING 1) SELECT count(*) FROM gone"
+            "WITH gone AS (DELETE FROM supportbot.tickets WHERE id = ANY(%(t)s) RETURNING 1)"
+            " SELECT count(*) FROM gone"
         ),
         {"t": list(ids)},
     )
@@ -221,7 +223,9 @@ def _ticket_tables(tx: psycopg.Connection) -> list[str]:
     return sorted(found - set(known)) + known
 
 
-def _count(tx: psycopg.Connection, query: sql.Composable, params: dict[str, object] | None = None) -> int:
+def _count(
+    tx: psycopg.Connection, query: sql.SQL | sql.Composed, params: dict[str, object] | None = None
+) -> int:
     row = tx.execute(query, params).fetchone()
     return int(row[0]) if row else 0
 
@@ -267,7 +271,8 @@ def prune(store: Store, *, closed_before: datetime, keep: KeepMode = "last") -> 
         added = _checkpoint_final_states(store, tx, ids) if keep == "final" and ids else 0
         kept_from = dict(
             tx.execute(
-                "SELECT ticket_id, max(seq) FROM supportbot.checkpoints WHERE ticket_id = ANY(%s) GROUP BY ticket_id",
+                "SELECT ticket_id, max(seq) FROM supportbot.checkpoints WHERE ticket_id = ANY(%s) GROUP BY "
+                "ticket_id",
                 (ids,),
             ).fetchall()
         )
@@ -310,7 +315,8 @@ def _record_prunes(
         return
     with tx.cursor() as cur:
         cur.executemany(
-            "INSERT INTO supportbot.prunes (ticket_id, kept_from, steps, checkpoints, bytes) VALUES (%s, %s, %s, %s, %s)"
+            "INSERT INTO supportbot.prunes (ticket_id, kept_from, steps, checkpoints, bytes) VALUES (%s, "
+            "%s, %s, %s, %s)"
             " ON CONFLICT (ticket_id, kept_from) DO UPDATE SET steps = prunes.steps + EXCLUDED.steps,"
             " checkpoints = prunes.checkpoints + EXCLUDED.checkpoints, bytes = prunes.bytes + EXCLUDED.bytes",
             [(t, kept_from[t], s, c, b) for t, (s, c, b) in sorted(per_ticket.items())],

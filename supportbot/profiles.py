@@ -71,7 +71,8 @@ class Profiles:
                 self.builds += 1
             conn.execute(
                 "INSERT INTO supportbot.customer_profiles (customer_id, fingerprint, profile, text)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (customer_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (customer_id) DO UPDATE SET fingerprint = "
+                "EXCLUDED.fingerprint,"
                 " profile = EXCLUDED.profile, text = EXCLUDED.text, built_at = now()",
                 (customer.id, key, Jsonb(_PROFILE.dump_python(profile, mode="json")), profile.text),
             )

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
-from typing import get_args
+from typing import TypeVar, get_args
 
 from .errors import (
     InvalidChoice,
@@ -30,6 +30,7 @@ from .errors import (
 )
 from .state import TicketStatus
 
+C = TypeVar("C", bound=str)
 INT32_MAX = 2**31 - 1
 TICKET_ID_CHARS = 64
 EMAIL_CHARS = 254  # the longest address SMTP carries (RFC 5321)
@@ -37,7 +38,7 @@ MESSAGE_ID_CHARS = 255
 NAME_CHARS = 200
 SUBJECT_CHARS = 500
 NOTE_CHARS = 4_000
-STATUSES: tuple[str, ...] = get_args(TicketStatus)
+STATUSES: tuple[TicketStatus, ...] = get_args(TicketStatus)
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -121,10 +122,12 @@ def moment(name: str, value: object) -> datetime:
     return value
 
 
-def choice(name: str, value: object, choices: Sequence[str]) -> str:
+def choice(name: str, value: object, choices: Sequence[C]) -> C:
+    """``value`` as the member of ``choices`` it equals, typed as that choice."""
     if not isinstance(value, str):
         raise WrongType(f"{name} must be one of {tuple(choices)}, not {type(value).__name__}")
-    if text(name, value, limit=200) not in choices:
-        shown = repr(value[:40]) + ("…" if len(value) > 40 else "")
-        raise InvalidChoice(f"{name} must be one of {tuple(choices)}, not {shown}")
-    return value
+    for member in choices:
+        if member == text(name, value, limit=200):
+            return member
+    shown = repr(value[:40]) + ("…" if len(value) > 40 else "")
+    raise InvalidChoice(f"{name} must be one of {tuple(choices)}, not {shown}")

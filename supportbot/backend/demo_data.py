@@ -94,7 +94,8 @@ KB_ARTICLES: tuple[KbArticle, ...] = (
         "bank",
         1,
         "银行流水同步失败,提示 E3001 怎么办",
-        "E3001 表示您为本产品开通的银行授权已经过期。出于安全要求,银行授权的有效期为 90 天,到期后系统无法再读取流水。"
+        "E3001 表示您为本产品开通的银行授权已经过期。"
+        "出于安全要求,银行授权的有效期为 90 天,到期后系统无法再读取流水。"
         "请在「设置 → 银行账户」中点击「重新授权」,按银行页面的提示完成验证即可恢复同步。"
         "重新授权后,授权过期期间缺失的流水会在下一次同步时自动补齐。",
     ),
@@ -103,7 +104,8 @@ KB_ARTICLES: tuple[KbArticle, ...] = (
         2,
         "同步失败提示 E3002:银行系统维护或接口限流",
         "E3002 表示银行端暂时无法响应,常见原因是银行系统维护或银行对查询频率的限制。"
-        "这类问题无需重新授权,您的授权仍然有效。请等待 30 分钟到 2 小时后,在「银行账户」页面点击「立即同步」重试。"
+        "这类问题无需重新授权,您的授权仍然有效。"
+        "请等待 30 分钟到 2 小时后,在「银行账户」页面点击「立即同步」重试。"
         "多数银行的维护安排在夜间 23:00 至次日 6:00,期间同步失败属于正常现象。"
         "如果连续 24 小时仍提示 E3002,请联系客服并提供银行名称和报错时间。",
     ),
@@ -694,10 +696,12 @@ _UPSERT_CUSTOMER = (
     "INSERT INTO demo.customers (id, name, company, email, phone, is_vip, created_at)"
     " VALUES (%s, %s, %s, %s, %s, %s, %s)"
     " ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, company = EXCLUDED.company,"
-    " email = EXCLUDED.email, phone = EXCLUDED.phone, is_vip = EXCLUDED.is_vip, created_at = EXCLUDED.created_at"
+    " email = EXCLUDED.email, phone = EXCLUDED.phone, is_vip = EXCLUDED.is_vip, created_at = "
+    "EXCLUDED.created_at"
 )
 _UPSERT_SUBSCRIPTION = (
-    "INSERT INTO demo.subscriptions (id, customer_id, plan, billing_cycle, status, started_on, renews_on, amount)"
+    "INSERT INTO demo.subscriptions (id, customer_id, plan, billing_cycle, status, started_on, renews_on, "
+    "amount)"
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
     " ON CONFLICT (id) DO UPDATE SET customer_id = EXCLUDED.customer_id, plan = EXCLUDED.plan,"
     " billing_cycle = EXCLUDED.billing_cycle, status = EXCLUDED.status, started_on = EXCLUDED.started_on,"
