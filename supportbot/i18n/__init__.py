@@ -1,0 +1,84 @@
+"""One language per screen: the message catalogs of the operator-facing texts (CLI, console).
+
+A catalog is a JSON object ``{key: text}`` per domain and language, in this folder, named
+``DOMAIN.LANG.json`` (``cli.zh.json``, ``cli.en.json``, ``console.en.json``…). Texts are
+``str.format`` templates with named fields. Every language of a domain has the same keys and the
+same fields in each text (tests/test_i18n.py checks it), so a screen built in one language never
+falls back to another.
+
+Why not gettext: its catalogs are compiled ``.mo`` files, which need a toolchain (msgfmt) at
+build time and binaries in the repository; JSON is read by the standard library as it is, and
+a key is a stable name rather than the English sentence.
+
+The customer-facing replies are not here: they follow the customer's language (llm/offline.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Literal, Protocol, get_args
+
+Language = Literal["zh", "en"]
+LANGUAGES: tuple[Language, ...] = get_args(Language)
+DEFAULT: Language = "zh"  # the demo's language, and the fallback when the locale says nothing usable
+
+_HERE = Path(__file__).resolve().parent
+
+
+class Translate(Protocol):
+    language: Language
+
+    def __call__(self, key: str, /, **fields: object) -> str: ...
+
+
+def language(env: Mapping[str, str] | None = None) -> Language:
+    """SUPPORTBOT_LANG (``zh``/``en``), else the locale (LC_ALL, LC_MESSAGES, LANG), else ``zh``."""
+    env = os.environ if env is None else env
+    chosen = env.get("SUPPORTBOT_LANG", "").strip().lower()
+    if chosen:
+        return _match(chosen) or DEFAULT
+    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(variable, "").strip().lower()
+        if value and value not in ("c", "posix", "c.utf-8"):
+            return _match(value) or DEFAULT
+    return DEFAULT
+
+
+def _match(value: str) -> Language | None:
+    for lang in LANGUAGES:
+        if value == lang or value.startswith((f"{lang}_", f"{lang}-", f"{lang}.")):
+            return lang
+    return None
+
+
+@cache
+def catalog(domain: str, lang: Language) -> Mapping[str, str]:
+    """The texts of ``domain`` in ``lang``; read once per process."""
+    path = _HERE / f"{domain}.{lang}.json"
+    with path.open(encoding="utf-8") as file:
+        texts: dict[str, str] = json.load(file)
+    return texts
+
+
+def domains() -> list[str]:
+    return sorted({p.name.split(".")[0] for p in _HERE.glob("*.json")})
+
+
+class _Translator:
+    def __init__(self, domain: str, lang: Language) -> None:
+        self.domain = domain
+        self.language = lang
+        self._texts = catalog(domain, lang)
+
+    def __call__(self, key: str, /, **fields: object) -> str:
+        return self._texts[key].format(**fields)
+
+
+def translator(domain: str, lang: Language | None = None) -> Translate:
+    """``tr = translator("cli"); tr("approved", ticket="T000002")``; a missing key is a KeyError,
+    which the catalog test catches before any user could."""
+    return _Translator(domain, lang or language())
