@@ -45,7 +45,12 @@ def _utcnow() -> datetime:
 
 
 class SupportBot:
-    """A support agent's memory and state engine over one PostgreSQL database."""
+    """A support agent's memory and state engine over one PostgreSQL database.
+
+    One instance is safe to share between threads: rounds of different tickets run side by side,
+    rounds of one ticket take turns (the ticket's lease), and a round holds a pooled connection
+    only while it talks to the database, never while it waits on a model.
+    """
 
     def __init__(self, store: Store, deps: Deps) -> None:
         self._store = store
@@ -65,7 +70,13 @@ class SupportBot:
     ) -> SupportBot:
         """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate."""
         settings = settings or Settings.from_env()
-        store = Store(_database_url(database_url, settings), max_size=settings.pool_max_size)
+        store = Store(
+            _database_url(database_url, settings),
+            max_size=settings.pool_max_size,
+            pool_timeout=settings.pool_timeout,
+            db_timeout=settings.db_timeout,
+            prepared_statements=settings.prepared_statements,
+        )
         if llm is None:
             llm, default_small = models_from_settings(settings)
             small_llm = small_llm or default_small

@@ -107,37 +107,38 @@ class Engine:
         """
         results: list[RoundResult] = []
         owner = owner or self.new_owner()
-        with self.store.connection() as conn:
-            while True:
-                acquired = self._acquire(conn, ticket_id, owner, taken)
-                taken = None
-                if acquired is None:
-                    return results or None
-                loaded, turn_count = acquired
-                released: list[int | None] = []  # the release done by the round's last record, if it was
-                try:
-                    loaded = self._run(conn, loaded, owner, results, turn_count, released)
-                except LeaseLost:
-                    log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
-                    self._seen.pop(ticket_id, None)
-                    return results or None
-                except BaseException:
-                    self._seen.pop(ticket_id, None)
-                    raise
-                finally:
-                    turn_count = released[0] if released else self._release(conn, ticket_id, owner)
-                # Checked after releasing: a message stored while we held the lease saw the lease
-                # taken and left its round to us, so look once more before leaving.
-                if turn_count is None or _ends_round(loaded, turn_count):
-                    return results
+        # No connection is held across the loop: each database call takes one from the pool and
+        # gives it back, so a round waiting on a model holds none (see Store).
+        while True:
+            acquired = self._acquire(ticket_id, owner, taken)
+            taken = None
+            if acquired is None:
+                return results or None
+            loaded, turn_count = acquired
+            released: list[int | None] = []  # the release done by the round's last record, if it was
+            try:
+                loaded = self._run(loaded, owner, results, turn_count, released)
+            except LeaseLost:
+                log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
+                self._seen.pop(ticket_id, None)
+                return results or None
+            except BaseException:
+                self._seen.pop(ticket_id, None)
+                raise
+            finally:
+                turn_count = released[0] if released else self._release(ticket_id, owner)
+            # Checked after releasing: a message stored while we held the lease saw the lease
+            # taken and left its round to us, so look once more before leaving.
+            if turn_count is None or _ends_round(loaded, turn_count):
+                return results
 
     # Lease changes commit without waiting for the disk: after a database crash a lost
     # acquire is simply not held, and a lost release expires after lease_seconds.
     def _acquire(
-        self, conn: psycopg.Connection, ticket_id: str, owner: str, taken: tuple[int, int] | None = None
+        self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
-            with self.store.transaction(conn, durable=False) as tx:
+            with self.store.transaction(durable=False) as tx:
                 cur = repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
             taken = repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
         if taken is None:
@@ -146,10 +147,11 @@ class Engine:
         seen = self._seen.get(ticket_id)
         if seen is not None and seen.seq == latest:
             return seen, turn_count
-        return self.store.load(conn, ticket_id), turn_count
+        with self.store.connection() as conn:
+            return self.store.load(conn, ticket_id), turn_count
 
-    def _release(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> int | None:
-        with self.store.transaction(conn, durable=False) as tx:
+    def _release(self, ticket_id: str, owner: str) -> int | None:
+        with self.store.transaction(durable=False) as tx:
             cur = repo.queue_release_lease(tx, ticket_id, owner)
         return repo.released(cur)
 
@@ -158,50 +160,50 @@ class Engine:
     ) -> tuple[int, list[RoundResult]]:
         """Record the decision on the paused round and run on: (that round, the rounds' results)."""
         owner = self.new_owner()
-        with self.store.connection() as conn:
-            acquired = self._acquire(conn, ticket_id, owner)
-            if acquired is None:
+        acquired = self._acquire(ticket_id, owner)
+        if acquired is None:
+            with self.store.connection() as conn:
                 wait = repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
-                raise TicketBusy(
-                    f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
-                    f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
-                    "lease ends)",
+            raise TicketBusy(
+                f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
+                f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
+                "lease ends)",
+                ticket_id=ticket_id,
+                retry_after=wait,
+            )
+        loaded, turn_count = acquired
+        try:
+            if loaded.next_step != "approval" or loaded.state.approval is not None:
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
+                    "pending_approvals() lists the tickets that are",
                     ticket_id=ticket_id,
-                    retry_after=wait,
                 )
-            loaded, turn_count = acquired
-            try:
-                if loaded.next_step != "approval" or loaded.state.approval is not None:
+            now = self.deps.clock()
+            decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
+            with self.store.transaction() as tx:
+                # The business system applies the decision in this transaction, so a refund is
+                # approved if and only if the decision recorded here says so.
+                update = refunds.decide(loaded.state, self._decision_deps(tx, loaded), decision)
+                decision = update["approval"]
+                if not repo.decide_approval(
+                    tx,
+                    ticket_id,
+                    loaded.state.round,
+                    approved=decision.approved,
+                    approver=approver,
+                    note=decision.note,
+                    now=now,
+                ):
                     raise ApprovalNotPending(
-                        f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
-                        "pending_approvals() lists the tickets that are",
-                        ticket_id=ticket_id,
+                        f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
                     )
-                now = self.deps.clock()
-                decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
-                with self.store.transaction(conn) as tx:
-                    # The business system applies the decision in this transaction, so a refund is
-                    # approved if and only if the decision recorded here says so.
-                    update = refunds.decide(loaded.state, self._decision_deps(tx, loaded), decision)
-                    decision = update["approval"]
-                    if not repo.decide_approval(
-                        tx,
-                        ticket_id,
-                        loaded.state.round,
-                        approved=decision.approved,
-                        approver=approver,
-                        note=decision.note,
-                        now=now,
-                    ):
-                        raise ApprovalNotPending(
-                            f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
-                        )
-                    decided, write, _ = self._record(loaded, DECISION, update, "approval")
-                    self._flush(tx, [write], ticket_id, owner)
-                    self._seen[ticket_id] = decided
-            except BaseException:
-                self._release(conn, ticket_id, owner)
-                raise
+                decided, write, _ = self._record(loaded, DECISION, update, "approval")
+                self._flush(tx, [write], ticket_id, owner)
+                self._seen[ticket_id] = decided
+        except BaseException:
+            self._release(ticket_id, owner)
+            raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
         return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
 
@@ -214,7 +216,6 @@ class Engine:
 
     def _run(
         self,
-        conn: psycopg.Connection,
         loaded: Loaded,
         owner: str,
         results: list[RoundResult],
@@ -241,7 +242,7 @@ class Engine:
             if interrupt is not None and not interrupt(loaded.state):
                 results.append(self._result(loaded.state, "waiting_approval"))
                 return loaded
-            loaded = self._execute(conn, loaded, step, owner, pending, turn_count, released)
+            loaded = self._execute(loaded, step, owner, pending, turn_count, released)
             self._seen[ticket_id] = loaded
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
@@ -250,13 +251,12 @@ class Engine:
                     results.append(self._result(loaded.state, "waiting_approval"))
                 return loaded
             if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
-                with self.store.transaction(conn, durable=False) as tx:
+                with self.store.transaction(durable=False) as tx:
                     repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
                 renewed = time.monotonic()
 
     def _execute(
         self,
-        conn: psycopg.Connection,
         loaded: Loaded,
         step: str,
         owner: str,
@@ -271,10 +271,13 @@ class Engine:
         (an effect, a reply, a pause; every round ends with one). A crash before that loses only
         steps that are re-run from the customer's message, which was committed before the round
         began; nothing the customer or the business system saw is ever lost or repeated.
+
+        Only a step that acts on the business system holds a connection while it runs (its
+        transaction); those steps call no model.
         """
         state = loaded.state
         if step == START:
-            loaded, write = self._start_round(conn, loaded, turn_count)
+            loaded, write = self._start_round(loaded, turn_count)
             pending.append(write)
             return loaded
         deps = dataclasses.replace(self.deps, round=state.round, step=step)
@@ -284,14 +287,14 @@ class Engine:
             pending.append(write)
             if must_commit:
                 release = _ends_round(loaded, turn_count)  # a pause frees the ticket with its record
-                with self.store.transaction(conn) as tx:
+                with self.store.transaction() as tx:
                     cur = self._flush(tx, pending, state.ticket.id, owner, release=release)
                 if release:
                     released.append(repo.released(cur))  # read after the commit: no round trip of its own
             return loaded
         release = False
         # A reply always commits durably, so its transaction starts that way (no switch at the end).
-        with self.store.transaction(conn, durable=step in REPLY_STEPS) as tx:
+        with self.store.transaction(durable=step in REPLY_STEPS) as tx:
             # Steps that reply lock the ticket row first: its result comes back with the step's
             # first read instead of costing a round trip of its own.
             lock_cur = repo.queue_lock_turn_count(tx, state.ticket.id) if step in REPLY_STEPS else None
@@ -354,15 +357,13 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, _ROUTED_BY_STATE
 
-    def _start_round(
-        self, conn: psycopg.Connection, loaded: Loaded, turn_count: int
-    ) -> tuple[Loaded, repo.StepWrite]:
+    def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, repo.StepWrite]:
         state = loaded.state
         # The round takes up every message stored when the lease was taken, and any that arrived
         # during the last round (already in state.turns). Those are committed (send() stores them
         # first) and never change, so they come from the store's cache, without a lock.
         count = max(turn_count, len(state.turns))
-        new_turns = self.store.turns(conn, state.ticket.id, count)[len(state.turns) :]
+        new_turns = self.store.turns(None, state.ticket.id, count)[len(state.turns) :]
         update: dict[str, Any] = {
             "round": state.round + 1,
             "handled_upto": count,

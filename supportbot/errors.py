@@ -28,6 +28,8 @@
     ├── CustomerBusy                          forget_customer() while a ticket is mid-round or waiting
     ├── LeaseLost                             another worker took the ticket over mid-round
     ├── StoreError                            the database could not be reached or set up
+    │   ├── StoreUnavailable                  the connection to PostgreSQL was lost or refused
+    │   └── StoreBusy                         no pooled connection, lock or answer within its timeout
     ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
     └── ModelError                            the model failed after retries
 
@@ -125,6 +127,19 @@ class LeaseLost(SupportbotError):
 
 class StoreError(SupportbotError):
     pass
+
+
+class StoreUnavailable(StoreError):
+    """The database could not be reached, or the connection broke mid-call (the cause is chained).
+
+    A write whose commit was in flight may or may not have landed: retry it (``send`` with a
+    ``message_id`` stores a message once, and a round's effects run once whatever happens).
+    """
+
+
+class StoreBusy(StoreError):
+    """No pooled connection came free within ``pool_timeout``, or a statement waited past
+    ``db_timeout``; the database is up, so trying again later is safe."""
 
 
 class ContextBudgetExceeded(SupportbotError):
