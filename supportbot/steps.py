@@ -85,6 +85,7 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         facts=state.facts,
         facts_upto=state.facts_upto,
         mask=settings.mask_pii,
+        facts_allowance=context.facts_allowance(settings),
     )
     update: Update = {}
     if result.facts != state.facts:
@@ -120,6 +121,7 @@ def _prompt(
 ) -> tuple[context.Prompt, Update]:
     """The step's prompt, degraded until it fits; folds more history before giving up."""
     budget = context.prompt_budget(deps.settings)
+    build = partial(build, facts_allowance=context.facts_allowance(deps.settings))
     prompt = context.fit(build, state, budget)
     update: Update = {}
     if prompt is None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..errors import InvalidInput
 from ..state import Fact, Turn
 from .facts import clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
-from .tokens import MESSAGE_OVERHEAD, count_tokens, covered_chars, turn_tokens
+from .tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
 
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
@@ -81,6 +81,7 @@ def compress(
     facts: tuple[Fact, ...] = (),
     facts_upto: int = 0,
     mask: bool = True,
+    facts_allowance: int | None = None,
 ) -> Compression:
     """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
 
@@ -93,6 +94,11 @@ def compress(
     The new summary is held to ``summary_cap`` tokens: if the first summary is longer, the
     summarizer is asked once more to condense it alone, as ``summarize(long_summary, ())``; if that
     is still too long, it is cut at the last sentence end that fits.
+
+    With ``facts_allowance`` the pinned facts share ``budget``: the tokens they take in the prompt
+    (at most the allowance) are held back from it, so facts + summary + pending turns fit the
+    budget, and the summary is capped to what the facts and the kept turns leave (but never below
+    a quarter of ``summary_cap``: the last turns are kept whole even when they alone are too long).
     """
     _check_options(
         turns,
@@ -106,6 +112,9 @@ def compress(
     )
     # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
     ledger = update_ledger(facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask)
+    if facts_allowance is not None:
+        reserve = min(facts_allowance, ledger_tokens(ledger, len(turns), facts_allowance))
+        budget = max(budget - reserve, 0)
     pending_counts = [count(turn) for turn in turns[summarized_upto:]]
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last
@@ -132,6 +141,9 @@ def compress(
         return unchanged
     counted = _CountingSummarizer(summarize or extractive_summarize)
     upto = summarized_upto + foldable
+    if facts_allowance is not None:
+        left = budget - sum(pending_counts[foldable:])
+        summary_cap = max(min(summary_cap, left), summary_cap // 4)
     try:
         new_summary = _capped_summary(
             summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=summary_cap
@@ -150,6 +162,18 @@ def compress(
         summarizer_calls=counted.calls,
         triggered_by=reason,
     )
+
+
+def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int) -> int:
+    """Tokens the pinned facts take in a prompt (label included) under ``allowance``."""
+    from .ledger import view  # ledger.py renders; compress only needs its size
+
+    pieces = view(ledger, summarized_upto=summarized_upto, allowance=allowance).pieces
+    return count_joined(pieces) + (FACTS_LABEL_TOKENS if pieces else 0)
+
+
+# The facts section's label in the prompt (context.LABELS["facts"]) is about this long.
+FACTS_LABEL_TOKENS = 40
 
 
 def text_tokens(text: str, count: TurnCounter) -> int:
