@@ -81,10 +81,12 @@ _SURNAMES = (
 _ROLE = (
     r"财务|会计|出纳|经理|主管|总监|负责人|联系人|对接人|同事|老板|行政|采购|法务|技术|运维|管理员|助理|客服"
 )
+_TITLE = r"经理|总监|主管|老师|会计|总(?![监部公结共额计价])"
 _PERSON = re.compile(
     rf"(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客])(?:"
-    rf"(?P<role>{_ROLE})(?:是|叫|为)?(?P<name>[小老][{_SURNAMES}]|[{_SURNAMES}][\u4e00-\u9fff](?:[\u4e00-\u9fff](?=[,，。、;；!！?？\s]|$))?)"
-    rf"|(?P<name2>[{_SURNAMES}])(?P<title>经理|总监|主管|总|老师|工|会计)(?![\u4e00-\u9fff]{{0,1}}[理监管])"
+    rf"(?P<role>{_ROLE})(?:是|叫|为)?(?P<name>[{_SURNAMES}](?:{_TITLE})|[小老][{_SURNAMES}]"
+    rf"|[{_SURNAMES}][\u4e00-\u9fff](?:[\u4e00-\u9fff](?=[,，。、;；!！?？\s]|$))?)"
+    rf"|(?P<name2>[{_SURNAMES}])(?P<title>{_TITLE})"
     r")"
 )
 # Words that follow a role word but are not names ("财务报表", "技术支持").
@@ -172,7 +174,7 @@ _CLAUSE = re.compile(r"[^,，。！？!?；;\n]++")
 
 
 def statuses(text: str) -> Iterator[Hit]:
-    """Yes/no facts: ``还没有收到退款`` (收到退款 = 否), ``退款我已经收到了`` (收到退款 = 是)."""
+    """Yes/no facts: ``还没有收到退款`` (key ``收到退款=否``), ``退款我已经收到了`` (``收到退款=是``)."""
     if not _STATUS.search(text):
         return
     for clause in _CLAUSE.finditer(text):
@@ -186,7 +188,8 @@ def statuses(text: str) -> Iterator[Hit]:
                 continue
             subject = _VERBS[m.group("verb")] + obj
             start = clause.start() + m.start()
-            yield Hit(start, clause.start() + m.end(), part.strip(), "否" if negative else "是", subject)
+            answer = "否" if negative else "是"
+            yield Hit(start, clause.start() + m.end(), part.strip(), f"{subject}={answer}", subject)
 
 
 def _object_near(part: str, start: int, end: int) -> str | None:
@@ -197,6 +200,7 @@ def _object_near(part: str, start: int, end: int) -> str | None:
     return _OBJECTS[before[-1]] if before else None
 
 
-def status_text(subject: str, key: str) -> str:
-    """``已收到退款`` / ``未收到退款``: how a status reads in the prompt."""
-    return ("已" if key == "是" else "未") + subject
+def status_text(key: str) -> str:
+    """``已收到退款`` / ``未收到退款`` for the keys ``收到退款=是`` / ``收到退款=否``."""
+    subject, _, answer = key.rpartition("=")
+    return ("已" if answer == "是" else "未") + subject

@@ -150,6 +150,9 @@ _SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
         ("开票日", "开票日"),
     ),
 }
+# Subjects a ticket holds many of ("扣了 ¥7" on one bill, "扣了 ¥14" on the next): a later value
+# replaces an earlier one only when written as a correction.
+_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访"})
 _SUBJECT_PATTERNS = {
     kind: re.compile("|".join(re.escape(w) for w, _ in sorted(pairs, key=lambda p: -len(p[0]))))
     for kind, pairs in _SUBJECTS.items()
@@ -287,8 +290,9 @@ class _Book:
         self._latest[fact.kind] = i
 
     def add(self, fact: Fact, correction: bool) -> None:
-        target = self._by_subject.get((fact.kind, fact.subject)) if fact.subject else None
-        if target is None and correction and fact.kind not in SENTENCE_KINDS:
+        by_subject = fact.subject and (correction or fact.subject not in _PLURAL_SUBJECTS)
+        target = self._by_subject.get((fact.kind, fact.subject)) if by_subject else None
+        if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
             target = self._latest.get(fact.kind)
         if target is not None and self._all[target].key == fact.key:
             return  # the current value, said again
@@ -342,8 +346,8 @@ def _scan(text: str, role: Role, when: datetime | None, plans: Sequence[str]) ->
     if _has_digit(text):
         yield from _error_codes(text)
         yield from _ids(text)
-        yield from _amounts(text)
         yield from _phones(text)
+    yield from _amounts(text)  # "三千五百元" holds no digit
     yield from _dates(text, when)
     yield from _contacts(text, plans)
     if role == "agent":
@@ -444,14 +448,25 @@ def _sentences(text: str, kind: str, marker: re.Pattern[str]) -> Iterator[_Found
         start = text.find(piece, offset)
         offset = start + len(piece)
         sentence = piece.strip()
-        if sentence and marker.search(sentence):
-            value = clip(sentence)
+        if sentence and (found := marker.search(sentence)):
+            value = _clip_around(sentence, found.start())
             yield _Found(start, kind, value, normalize_sentence(value))
+
+
+def _clip_around(sentence: str, at: int) -> str:
+    """A long sentence cut to ``MAX_SENTENCE_CHARS`` from a little before its marker: in a pasted
+    log without punctuation the promise may come last, and a cut from the start would lose it."""
+    begin = max(0, at - _BEFORE_MARKER) if len(sentence) > MAX_SENTENCE_CHARS else 0
+    return clip(sentence) if begin == 0 else "…" + clip(sentence[begin:], MAX_SENTENCE_CHARS - 1)
+
+
+_BEFORE_MARKER = 24
 
 
 def _requests(text: str) -> Iterator[_Found]:
     for found in _sentences(text, "request", _REQUEST):
-        if is_request(found.value):
+        # "之前你们经理承诺过给我们开专票" reports a promise; its "给我" asks for nothing.
+        if is_request(found.value) and not _REPORTED_PROMISE.search(found.value):
             yield found
 
 

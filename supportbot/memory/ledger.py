@@ -17,6 +17,7 @@ Requests and promises are shown only from folded turns: newer ones are in the hi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from .contacts import status_text
 from .facts import FACT_KINDS, FACT_LABELS_ZH, SENTENCE_KINDS, current_facts
 from .tokens import count_joined, count_tokens
 
+_ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
 _EXACT = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
 _TIERS: Mapping[str, int] = {**dict.fromkeys(_EXACT, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
 _OTHER_TIER = 2
@@ -55,12 +57,14 @@ class View:
 def display(fact: Fact) -> str:
     """A fact's value as the prompt shows it."""
     if fact.kind == "status":
-        text = status_text(fact.subject, fact.key)
+        text = status_text(fact.key)
     elif fact.kind == "date":
         if fact.key.startswith(("rel:", "--")):  # unresolved or yearless: as written
             text = fact.value
         else:
-            text = fact.key if fact.value.replace("/", "-") == fact.key else f"{fact.key}({fact.value})"
+            # Written with its digits (2026年3月5日, 3/25): the ISO form says it all; a phrase
+            # resolved against the turn's day (下周五) keeps the phrase beside it.
+            text = fact.key if _ABSOLUTE.fullmatch(fact.value) else f"{fact.key}({fact.value})"
     elif fact.kind in ("amount", "id", "error_code", "phone", "email", "plan"):
         text = fact.key
     else:
