@@ -101,7 +101,7 @@ _PREFIXED_ID = re.compile(
 _ID_AFTER_LABEL = re.compile(
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
     r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
-    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:是|为|is)?\s*[:：#]?\s*"
+    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|是|为|is)?\s*[:：#]?\s*"
     r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+)(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
@@ -275,6 +275,8 @@ class _Book:
         self._current_keys: dict[tuple[str, str], int] = {}
         self._by_subject: dict[tuple[str, str], int] = {}
         self._latest: dict[str, int] = {}
+        # A turn scanned again states what it stated before: that is no correction of a later value.
+        self._said = {(f.kind, f.key, f.turn) for f in ledger}
         for i, fact in enumerate(ledger):
             if i not in superseded:
                 self._note(i, fact)
@@ -290,6 +292,9 @@ class _Book:
         self._latest[fact.kind] = i
 
     def add(self, fact: Fact, correction: bool) -> None:
+        if (fact.kind, fact.key, fact.turn) in self._said:
+            return
+        self._said.add((fact.kind, fact.key, fact.turn))
         by_subject = fact.subject and (correction or fact.subject not in _PLURAL_SUBJECTS)
         target = self._by_subject.get((fact.kind, fact.subject)) if by_subject else None
         if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:

@@ -124,6 +124,8 @@ def canonical_amount(key: str) -> str:
 
 def _read(m: re.Match[str]) -> tuple[str, Decimal] | None:
     if m.group("cn"):
+        if len(m.group("cn")) > _MAX_NUMERAL_CHARS:  # a run that long is not one number
+            return None
         value = parse_chinese(m.group("cn"))
         currency = "USD" if m.group("cpost") == "美元" else "EUR" if m.group("cpost") == "欧元" else "CNY"
         return None if value is None or value == 0 else (currency, value)
@@ -146,6 +148,9 @@ def _read(m: re.Match[str]) -> tuple[str, Decimal] | None:
     return currency, value * _multiplier(mult)
 
 
+_MAX_NUMERAL_CHARS = 16
+
+
 def _multiplier(mult: str | None) -> int:
     if not mult:
         return 1
@@ -163,6 +168,8 @@ def parse_chinese(numeral: str) -> Decimal | None:
             digit = _CN_DIGITS[ch]
         elif ch in _CN_UNITS:
             unit = _CN_UNITS[ch]
+            if section and unit >= last_unit:  # "五百三千": units must fall within a section
+                return None
             section += (1 if digit is None else digit) * unit
             digit, last_unit = None, unit
         else:
