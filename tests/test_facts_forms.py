@@ -269,3 +269,33 @@ def test_the_allowance_degrades_by_rank_and_counts_what_it_leaves_out() -> None:
 @pytest.mark.parametrize("filler", FACT_FREE)
 def test_each_fact_free_sentence_alone_yields_nothing(filler: str) -> None:
     assert extract(Turn("customer", filler), 0) == []
+
+
+# -- the offline summary -------------------------------------------------------------------------
+
+
+def test_the_summary_never_states_a_replaced_value_as_current() -> None:
+    from supportbot.memory.compress import extractive_summarize
+
+    earlier = extractive_summarize("", [Turn("customer", "升级费是 1680 元。还没有收到退款。")])
+    assert "1680" in earlier and "还没有收到退款" in earlier
+    later = extractive_summarize(
+        earlier, [Turn("customer", "说错了,升级费应该是 1860 元。退款我已经收到了。")]
+    )
+    assert "1680 元。" not in later and "还没有收到退款" not in later
+    assert "1860" in later and "退款我已经收到了" in later
+
+
+def test_a_short_summary_drops_what_the_ledger_pins_before_context() -> None:
+    from supportbot.memory.compress import extractive_summarize
+
+    turns = [
+        Turn("customer", "我们的年度对账一直卡在导入那一步"),
+        Turn("customer", "账单 INV-2026-0001 扣了 ¥129"),
+        Turn("customer", "请把发票寄到公司前台"),
+    ]
+    full = extractive_summarize("", turns)
+    assert full.count("\n") == 2
+    short = extractive_summarize("", turns, max_chars=len(full) - 5)
+    assert "INV-2026-0001" not in short  # pinned in the ledger: the cheapest line to lose
+    assert "年度对账" in short and "请把发票寄到公司前台" in short

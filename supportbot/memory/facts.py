@@ -79,6 +79,8 @@ FACT_LABELS_EN: Mapping[str, str] = {
     "request": "Customer asked",
 }
 SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request"})
+# Exact values: the ledger's first rank, never left out while anything else could go instead.
+EXACT_KINDS: frozenset[str] = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
 
 # A promise or request is kept as its sentence; customers paste whole logs without punctuation,
 # and one "sentence" must not be allowed to fill the prompt.

@@ -23,12 +23,11 @@ from dataclasses import dataclass
 
 from ..state import Fact
 from .contacts import status_text
-from .facts import FACT_KINDS, FACT_LABELS_ZH, SENTENCE_KINDS, current_facts
+from .facts import EXACT_KINDS, FACT_KINDS, FACT_LABELS_ZH, SENTENCE_KINDS, current_facts
 from .tokens import count_joined, count_tokens
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
-_EXACT = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
-_TIERS: Mapping[str, int] = {**dict.fromkeys(_EXACT, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
+_TIERS: Mapping[str, int] = {**dict.fromkeys(EXACT_KINDS, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
 _OTHER_TIER = 2
 _NOTE_TIER = 3  # "(原为 …)": what a corrected fact replaced
 AGENT_MARK = "[客服]"

@@ -110,10 +110,10 @@ def amounts(text: str) -> Iterator[Amount]:
 def _bare_count(m: re.Match[str], text: str) -> bool:
     # "1.2万用户", "8k分辨率": a multiplier with no currency, then a noun, counts things, not money.
     bare = m.group("n2") and not (m.group("post") or m.group("kuai"))
-    return bool(bare) and _NOUN_NEXT.match(text, m.end()) is not None
+    return bool(bare) and _NOUN_NEXT.match(text, m.end("mult") if m.group("mult") else m.end()) is not None
 
 
-_NOUN_NEXT = re.compile(r"\s*+[\u4e00-\u9fffA-Za-z](?<![了吧啊呀呢的吗左多])")
+_NOUN_NEXT = re.compile(r"[\u4e00-\u9fffA-Za-z](?<![了吧啊呀呢的吗左多])")
 
 
 def canonical_amount(key: str) -> str:
