@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
-from ..state import Fact, Turn
+from ..state import Fact, Role, Turn
 from .facts import EXACT_KINDS, clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
 from .tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
 
@@ -214,12 +214,12 @@ def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_ch
     for turn in turns:
         label = SPEAKER_LABELS.get(turn.role, turn.role)
         for position, sentence in enumerate(split_sentences(turn.content)):
-            if position == 0 and turn.role == "customer" or mentions_fact(sentence, role=turn.role):
+            if (position == 0 and turn.role == "customer") or mentions_fact(sentence, role=turn.role):
                 lines.append(f"{label}:{clip(sentence)}")
     return "\n".join(_fit(_classify(_dedup(lines)), max_chars))
 
 
-_ROLES_BY_LABEL = {label: role for role, label in SPEAKER_LABELS.items()}
+_ROLES_BY_LABEL: dict[str, Role] = {"客户": "customer", "客服": "agent"}
 # What a summary line holds, in the order lines are dropped when the summary is too long.
 _EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
 
@@ -227,14 +227,11 @@ _EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
 def _classify(lines: list[str]) -> list[tuple[str, int]]:
     """Each line with its drop class; lines whose values later lines supersede are left out."""
     turns = [
-        Turn(
-            role=_ROLES_BY_LABEL.get(line.partition(":")[0], "customer"),
-            content=line.partition(":")[2] or line,
-        )  # type: ignore[arg-type]
-        for line in lines
+        Turn(role=_ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
     ]
     ledger = update_ledger((), turns, 0, mask=False)
-    replaced = {f.turn for i, f in enumerate(ledger) if i in _superseded(ledger)}
+    superseded = _superseded(ledger)
+    replaced = {f.turn for i, f in enumerate(ledger) if i in superseded}
     kinds: dict[int, set[str]] = {}
     for fact in ledger:
         kinds.setdefault(fact.turn, set()).add(fact.kind)
