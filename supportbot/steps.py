@@ -18,14 +18,14 @@ from . import context, guardrails
 from .deps import Deps, ToolRecorder
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion, Spend
-from .llm.offline import is_english
-from .memory import tokens
+from .llm.offline import OfflineModel, is_english
+from .memory import assist, tokens
 from .memory.compress import compress, summary_messages
 from .memory.facts import update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from .records import ApprovalDecision, Invoice, RefundRequest
-from .state import Review, SupportState, Triage, Turn, reduce
+from .state import Fact, Review, SupportState, Triage, Turn, reduce
 
 Update = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -88,6 +88,11 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         facts_allowance=context.facts_allowance(settings),
     )
     update: Update = {}
+    spend = summarizer.spend
+    if settings.fact_assist and state.facts_upto < len(state.turns):
+        assisted, assist_spend = _assisted_facts(state, deps, result.facts)
+        result = dataclasses.replace(result, facts=result.facts + tuple(assisted))
+        spend += assist_spend
     if result.facts != state.facts:
         update["facts"] = result.facts[len(state.facts) :]  # the ledger only grows; send the new ones
     if state.facts_upto != len(state.turns):
@@ -98,9 +103,30 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         # The round goes on with the old summary and the full pending history (seed 001).
         log.warning("compression of %s skipped: %s", state.ticket.id, result.error)
         update["summary_error"] = result.error
-    if summarizer.spend.calls:
-        update.update(spent(summarizer.spend))
+    if spend.calls:
+        update.update(spent(spend))
     return update
+
+
+def _assisted_facts(
+    state: SupportState, deps: Deps, ledger: tuple[Fact, ...]
+) -> tuple[list[Fact], Spend]:
+    """Facts the small model adds for the newly scanned turns; none from the offline model, whose
+    extraction is the rules', and none when the call fails (the rule facts stand)."""
+    if isinstance(deps.small_llm, OfflineModel):
+        return [], Spend()
+    start = min(state.facts_upto, len(state.turns))
+    messages = assist.assist_messages(state.turns, start, ledger)
+    try:
+        completion = deps.small_llm.chat(messages, schema=assist.ProposedFacts)
+    except ModelError as exc:
+        log.warning("fact assist for %s skipped: %s", state.ticket.id, exc)
+        return [], Spend()
+    proposed = completion.parsed if isinstance(completion.parsed, assist.ProposedFacts) else None
+    if proposed is None:
+        return [], Spend.of(completion)
+    accepted = assist.accept(proposed, state.turns, start, ledger, mask=deps.settings.mask_pii)
+    return accepted, Spend.of(completion)
 
 
 class _Summarizer:
