@@ -101,7 +101,7 @@ def test_009_keeps_subjects_roles_and_supersession(database_url: str) -> None:
     corrected = [f for f in facts if f.supersedes is not None]
     assert {(f.kind, f.key, facts[f.supersedes].key) for f in corrected} == {
         ("amount", "CNY 1860.00", "CNY 1680.00"),
-        ("status", "是", "否"),
+        ("status", "收到退款=是", "收到退款=否"),
     }
     assert {f.role for f in corrected} == {"customer"} and {f.role for f in facts} <= {"customer", "agent"}
     with _open(database_url) as bot:
