@@ -21,7 +21,7 @@ from .llm.base import Completion, Spend
 from .llm.offline import OfflineModel, is_english
 from .memory import assist, tokens
 from .memory.compress import compress, summary_messages
-from .memory.facts import update_ledger
+from .memory.facts import current_facts, update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from .records import ApprovalDecision, Invoice, RefundRequest
@@ -429,7 +429,8 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
     """
     by_kind: dict[str, list[str]] = {}
     # The ledger already covers the turns prepare_context saw; only later ones are scanned.
-    for fact in update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask):
+    ledger = update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask)
+    for _, fact in current_facts(ledger):  # a corrected value is not the ticket's fact any more
         by_kind.setdefault(fact.kind, []).append(fact.value)
     # The article that answered the ticket's first question, like its topic: the profile says how
     # the customer's issue was handled, and a later refund round must not replace the fix before it.

@@ -299,3 +299,13 @@ def test_a_short_summary_drops_what_the_ledger_pins_before_context() -> None:
     short = extractive_summarize("", turns, max_chars=len(full) - 5)
     assert "INV-2026-0001" not in short  # pinned in the ledger: the cheapest line to lose
     assert "年度对账" in short and "请把发票寄到公司前台" in short
+
+
+def test_the_resolved_ticket_record_keeps_only_current_values() -> None:
+    from supportbot.state import SupportState, Ticket
+    from supportbot.steps import ticket_facts
+
+    turns = tuple(Turn("customer", m) for m in ("升级费是 1680 元", "说错了,升级费应该是 1860 元"))
+    ticket = Ticket("T1", "a@example.com", "升级", turns[0].content, datetime(2026, 3, 18, tzinfo=UTC))
+    state = SupportState(ticket=ticket, turns=turns, facts=update_ledger((), turns, 0), facts_upto=2)
+    assert ticket_facts(state)["amounts"] == ["1860 元"]
