@@ -309,3 +309,13 @@ def test_the_resolved_ticket_record_keeps_only_current_values() -> None:
     ticket = Ticket("T1", "a@example.com", "升级", turns[0].content, datetime(2026, 3, 18, tzinfo=UTC))
     state = SupportState(ticket=ticket, turns=turns, facts=update_ledger((), turns, 0), facts_upto=2)
     assert ticket_facts(state)["amounts"] == ["1860 元"]
+
+
+def test_compress_reserves_at_least_what_the_prompt_s_labels_cost() -> None:
+    from supportbot import context
+    from supportbot.memory.compress import PROMPT_LABEL_TOKENS
+    from supportbot.memory.tokens import count_tokens
+
+    names = ("facts", "summary", "history", "latest")
+    labels = sum(count_tokens(context.LABELS[name] + "\n") for name in names)
+    assert labels + len(names) <= PROMPT_LABEL_TOKENS <= labels + len(names) + 10

@@ -113,8 +113,7 @@ def compress(
     # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
     ledger = update_ledger(facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask)
     if facts_allowance is not None:
-        reserve = min(facts_allowance, ledger_tokens(ledger, len(turns), facts_allowance))
-        budget = max(budget - reserve, 0)
+        budget = max(budget - ledger_tokens(ledger, len(turns), facts_allowance) - PROMPT_LABEL_TOKENS, 0)
     pending_counts = [count(turn) for turn in turns[summarized_upto:]]
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last
@@ -165,15 +164,16 @@ def compress(
 
 
 def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int) -> int:
-    """Tokens the pinned facts take in a prompt (label included) under ``allowance``."""
+    """Tokens the pinned facts take in a prompt under ``allowance`` (their label not included)."""
     from .ledger import view  # ledger.py renders; compress only needs its size
 
-    pieces = view(ledger, summarized_upto=summarized_upto, allowance=allowance).pieces
-    return count_joined(pieces) + (FACTS_LABEL_TOKENS if pieces else 0)
+    return count_joined(view(ledger, summarized_upto=summarized_upto, allowance=allowance).pieces)
 
 
-# The facts section's label in the prompt (context.LABELS["facts"]) is about this long.
-FACTS_LABEL_TOKENS = 40
+# What the labels of the facts, summary, history and latest-message sections and the blank lines
+# between them cost in a prompt (context.LABELS; a test keeps the two in step): with the facts
+# inside the budget, the labels are too.
+PROMPT_LABEL_TOKENS = 75
 
 
 def text_tokens(text: str, count: TurnCounter) -> int:
