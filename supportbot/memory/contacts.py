@@ -11,6 +11,7 @@ with ``Settings.mask_pii`` the text is masked before it is scanned, and the ledg
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
@@ -112,11 +113,16 @@ _PLAN = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=8)
+def _catalogue_pattern(catalogue: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest names first, so "专业版年付" wins over "专业版".
+    return re.compile("|".join(re.escape(p) for p in sorted(catalogue, key=len, reverse=True)))
+
+
 def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
     """Plan names: the backend's catalogue when given (exact names), else the ``X版`` family."""
     if catalogue:
-        pattern = re.compile("|".join(re.escape(p) for p in sorted(catalogue, key=len, reverse=True)))
-        for m in pattern.finditer(text):
+        for m in _catalogue_pattern(tuple(catalogue)).finditer(text):
             yield Hit(m.start(), m.end(), m.group(), m.group(), "")
         return
     for m in _PLAN.finditer(text):
