@@ -325,7 +325,7 @@ def _prompt(
 def _clip_tokens(text: str, limit: int) -> str:
     if count_tokens(text) <= limit:
         return text
-    lines, kept = text.splitlines(), []
+    lines, kept = text.splitlines(), list[str]()
     for line in lines:
         if count_tokens("\n".join([*kept, line])) > limit:
             break
