@@ -57,7 +57,11 @@ CREATE TABLE supportbot.facts (
     value text NOT NULL,
     key text NOT NULL,
     turn integer NOT NULL,
+    subject text NOT NULL DEFAULT ''::text,
+    role text NOT NULL DEFAULT ''::text,
+    supersedes integer,
     CONSTRAINT facts_pkey PRIMARY KEY (ticket_id, idx),
+    CONSTRAINT facts_check CHECK (((supersedes IS NULL) OR ((supersedes >= 0) AND (supersedes < idx)))),
     CONSTRAINT facts_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
@@ -179,9 +183,10 @@ BEGIN
     FROM jsonb_to_recordset(p_batch -> 'tool_calls') AS x(idx integer, round integer, step text, name text,
                                                           args jsonb, result jsonb, error text,
                                                           duration_ms double precision);
-    INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn)
-    SELECT p_ticket, x.idx, x.kind, x.value, x.key, x.turn
-    FROM jsonb_to_recordset(p_batch -> 'facts') AS x(idx integer, kind text, value text, key text, turn integer);
+    INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn, subject, role, supersedes)
+    SELECT p_ticket, x.idx, x.kind, x.value, x.key, x.turn, coalesce(x.subject, ''), coalesce(x.role, ''), x.supersedes
+    FROM jsonb_to_recordset(p_batch -> 'facts') AS x(idx integer, kind text, value text, key text, turn integer,
+                                                     subject text, role text, supersedes integer);
     INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update,
                                   fact_count, created_at)
     SELECT p_ticket, x.seq, x.round, x.step, x.next_step, x.turn_count, x.tool_call_count, x.update,
@@ -272,6 +277,7 @@ CREATE TABLE demo.refunds (
     decided_by text,
     decided_at timestamp with time zone,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
+    decision_note text NOT NULL DEFAULT ''::text,
     CONSTRAINT refunds_pkey PRIMARY KEY (id),
     CONSTRAINT refunds_amount_check CHECK ((amount > (0)::numeric)),
     CONSTRAINT refunds_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'rejected'::text]))),
@@ -307,4 +313,51 @@ CREATE INDEX invoices_customer ON demo.invoices USING btree (customer_id);
 
 CREATE INDEX past_tickets_customer ON demo.past_tickets USING btree (customer_id);
 
+CREATE INDEX refunds_invoice ON demo.refunds USING btree (invoice_id);
+
 CREATE INDEX subscriptions_customer ON demo.subscriptions USING btree (customer_id);
+
+CREATE OR REPLACE FUNCTION demo.invoice_covers_refunds()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF (SELECT coalesce(sum(amount), 0) FROM demo.refunds WHERE invoice_id = NEW.id AND status = 'approved')
+            > NEW.amount THEN
+        RAISE EXCEPTION 'an invoice must not pay less than was refunded of it'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'refunds_within_paid';
+    END IF;
+    RETURN NEW;
+END $function$;
+
+CREATE OR REPLACE FUNCTION demo.refund_within_invoice()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    paid numeric;
+    paid_currency text;
+    approved numeric;
+BEGIN
+    SELECT amount, currency INTO paid, paid_currency FROM demo.invoices WHERE id = NEW.invoice_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN NEW;  -- the foreign key reports it
+    END IF;
+    IF NEW.amount > paid OR NEW.currency <> paid_currency THEN
+        RAISE EXCEPTION 'a refund must not exceed what its invoice paid, in the invoice''s currency'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'refund_within_paid';
+    END IF;
+    IF NEW.status = 'approved' THEN
+        SELECT coalesce(sum(amount), 0) INTO approved FROM demo.refunds
+        WHERE invoice_id = NEW.invoice_id AND status = 'approved' AND id <> NEW.id;
+        IF approved + NEW.amount > paid THEN
+            RAISE EXCEPTION 'the approved refunds of an invoice must not add up past what it paid'
+                USING ERRCODE = 'check_violation', CONSTRAINT = 'refunds_within_paid';
+        END IF;
+    END IF;
+    RETURN NEW;
+END $function$;
+
+CREATE TRIGGER invoice_covers_refunds AFTER UPDATE OF amount ON demo.invoices FOR EACH ROW WHEN ((new.amount < old.amount)) EXECUTE FUNCTION demo.invoice_covers_refunds();
+
+CREATE TRIGGER refund_within_invoice BEFORE INSERT OR UPDATE OF amount, currency, status, invoice_id ON demo.refunds FOR EACH ROW EXECUTE FUNCTION demo.refund_within_invoice();

@@ -51,6 +51,9 @@ class Settings:
     context_window: int = 16_000  # tokens the model accepts; the whole prompt must fit
     trigger_fraction: float | None = None  # also fold when history exceeds this share of context_window
     mask_pii: bool = True  # mask phones, emails, ID and bank cards in summaries, facts and profiles
+    # With a real small model: also ask it for facts the rules missed (memory/assist.py); each is
+    # kept only if it quotes its turn verbatim. Off by default: one more model call per round.
+    fact_assist: bool = False
 
     def __post_init__(self) -> None:
         # Here, not only in from_env: a key passed as Settings(llm_api_key=...) is checked too.

@@ -13,22 +13,23 @@ steps keep in ``state.context_usage`` so operators can see how full the context 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from .config import Settings
 from .guardrails import EVIDENCE_LABEL
-from .memory import tokens
+from .memory import ledger, tokens
 from .memory.compress import render_turns
-from .memory.facts import SENTENCE_KINDS, fact_pieces
 from .memory.tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
 from .state import Fact, SupportState
 
 LABELS = {
     "basics": "发件邮箱:{email}\n主题:{subject}",
     "profile": "客户画像:",
-    "facts": "已确认的事实(必须以此为准):",
+    # The facts are the customer's word unless marked as the agent's (ledger.AGENT_MARK): a
+    # customer must not be able to write something that reads as confirmed by us.
+    "facts": "钉住的事实(从对话原样摘录,数字以此为准;标[客服]的是客服所说,其余是客户所说、未经核实):",
     "summary": "早期对话摘要:",
     "history": "对话记录:",
     "latest": "客户最新消息:",
@@ -63,7 +64,7 @@ class Trim:
 
     max_hits: int | None = None  # None: all retrieved articles
     findings_tokens: int | None = None  # None: the account findings in full
-    sentence_facts: int = 5  # most recent pinned requests/promises shown (ids, codes, amounts: all)
+    facts_scale: float = 1.0  # share of the facts allowance this rung may use
 
 
 # Fewer hits first (the best hit comes first and stays), then shorter findings.
@@ -74,11 +75,14 @@ LADDER: tuple[Trim, ...] = (
     Trim(max_hits=1, findings_tokens=200),
     Trim(max_hits=1, findings_tokens=50),
 )
-# Once history is folded, older pinned sentences go last; exact ids, codes and amounts never do.
+# Once history is folded, the pinned facts shrink last, lowest rank first (see memory/ledger.py).
 LAST_RUNGS: tuple[Trim, ...] = (
-    Trim(max_hits=1, findings_tokens=50, sentence_facts=3),
-    Trim(max_hits=1, findings_tokens=50, sentence_facts=0),
+    Trim(max_hits=1, findings_tokens=50, facts_scale=0.5),
+    Trim(max_hits=1, findings_tokens=50, facts_scale=0.25),
 )
+# The pinned facts' share of the history budget (Settings.history_budget): the rest is for the
+# summary and the recent turns (memory.compress folds them to fit what the facts leave).
+FACTS_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +96,23 @@ class Prompt:
         return self.usage["total"]
 
 
-Builder = Callable[[SupportState, Trim, int], Prompt]
+class Builder(Protocol):
+    """A prompt builder: ``classify_prompt``, ``draft_prompt`` or ``review_prompt``."""
+
+    def __call__(
+        self, state: SupportState, trim: Trim = ..., budget: int = ..., *, facts_allowance: int | None = ...
+    ) -> Prompt: ...
+
+
+FACTS_OMITTED = "facts_omitted"  # a usage entry that counts facts, not tokens
 Section = tuple[str, str, int]  # name, text, tokens
 V = TypeVar("V")
+
+
+def facts_allowance(settings: Settings) -> int:
+    """Tokens the pinned facts may use in a prompt: their share of the history budget (or of the
+    prompt budget, when the model's window is the smaller)."""
+    return int(min(settings.history_budget, prompt_budget(settings)) * FACTS_SHARE)
 
 
 def prompt_budget(settings: Settings) -> int:
@@ -111,19 +129,25 @@ def fit(build: Builder, state: SupportState, budget: int, ladder: Sequence[Trim]
     return None
 
 
-def classify_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> Prompt:
-    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget)
+def classify_prompt(
+    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+) -> Prompt:
+    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget, facts_allowance)
 
 
-def draft_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> Prompt:
+def draft_prompt(
+    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+) -> Prompt:
     sections = _reference(state, trim)
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
         sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
-    return _prompt(DRAFT_PROMPT, sections, state, trim, budget)
+    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance)
 
 
-def review_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> Prompt:
+def review_prompt(
+    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+) -> Prompt:
     """The draft, after the articles and findings it was written from: a reviewer asked to catch
     unsupported amounts or another customer's data needs to see what the draft may rely on."""
     evidence = [text for name, text, _ in _reference(state, trim) if name in ("hits", "findings")]
@@ -132,13 +156,13 @@ def review_prompt(state: SupportState, trim: Trim = Trim(), budget: int = 0) -> 
     pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
     sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
     sections.append(_section("draft", f"{LABELS['draft']}\n", state.draft))
-    return _prompt(REVIEW_PROMPT, sections, state, trim, budget)
+    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance)
 
 
 def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
-    largest = sorted(((n, k) for k, n in prompt.usage.items() if k not in ("total", "budget")), reverse=True)[
-        :3
-    ]
+    largest = sorted(
+        ((n, k) for k, n in prompt.usage.items() if k not in ("total", "budget", FACTS_OMITTED)), reverse=True
+    )[:3]
     parts = ", ".join(f"{k} {n}" for n, k in largest)
     return (
         f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window {settings.context_window} "
@@ -148,9 +172,17 @@ def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
     )
 
 
-def ticket_sections(state: SupportState, trim: Trim = Trim()) -> list[tuple[str, str]]:
+def ticket_sections(
+    state: SupportState, trim: Trim = Trim(), *, facts_allowance: int | None = None
+) -> list[tuple[str, str]]:
     """The ticket part of every prompt, in the seed's order, the latest message last."""
-    return [(name, text) for name, text, _ in _ticket_part(state, trim.sentence_facts)]
+    return [(name, text) for name, text, _ in _ticket_part(state, _allowance(trim, facts_allowance))[0]]
+
+
+def _allowance(trim: Trim, facts_allowance: int | None) -> int | None:
+    if facts_allowance is None:
+        return None
+    return int(facts_allowance * trim.facts_scale)
 
 
 class _Recent(Generic[V]):
@@ -172,16 +204,17 @@ class _Recent(Generic[V]):
 
 
 # The classify, draft and review prompts of a round, and every rung of fit(), show one ticket part.
-_TICKET_PARTS: _Recent[tuple[Section, ...]] = _Recent(4)
-_FACTS_SECTIONS: _Recent[tuple[Section | None]] = _Recent(4)
+_TICKET_PARTS: _Recent[tuple[tuple[Section, ...], int]] = _Recent(4)
+_FACTS_SECTIONS: _Recent[tuple[Section | None, int]] = _Recent(4)
 tokens.on_forget(_TICKET_PARTS)  # both hold customer text
 tokens.on_forget(_FACTS_SECTIONS)
 
 
-def _ticket_part(state: SupportState, sentence_facts: int) -> tuple[Section, ...]:
+def _ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Section, ...], int]:
+    """The sections, and how many facts the allowance left out."""
     # Everything the part is made of, cheapest comparisons first.
     key = (
-        sentence_facts,
+        allowance,
         state.summarized_upto,
         len(state.turns),
         state.summary,
@@ -192,28 +225,30 @@ def _ticket_part(state: SupportState, sentence_facts: int) -> tuple[Section, ...
     )
     part = _TICKET_PARTS.get(key)
     if part is None:
-        part = _build_ticket_part(state, sentence_facts)
+        part = _build_ticket_part(state, allowance)
         _TICKET_PARTS.put(key, part)
     return part
 
 
-def _facts_section(state: SupportState, sentence_facts: int) -> Section | None:
+def _facts_section(state: SupportState, allowance: int | None) -> tuple[Section | None, int]:
     # Kept apart from the rest of the part: the summary changes in most rounds, the ledger in fewer.
-    key = (sentence_facts, state.summarized_upto, state.facts)
+    key = (allowance, state.summarized_upto, state.facts)
     found = _FACTS_SECTIONS.get(key)
     if found is None:
-        facts = pinned_facts(state, sentence_facts)
-        found = (_section("facts", LABELS["facts"] + "\n", *fact_pieces(facts)) if facts else None,)
+        shown = ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance)
+        section = _section("facts", LABELS["facts"] + "\n", *shown.pieces) if shown.pieces else None
+        found = (section, shown.omitted)
         _FACTS_SECTIONS.put(key, found)
-    return found[0]
+    return found
 
 
-def _build_ticket_part(state: SupportState, sentence_facts: int) -> tuple[Section, ...]:
+def _build_ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Section, ...], int]:
     t = state.ticket
     sections = [_section("basics", LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
     if state.profile:
         sections.append(_section("profile", LABELS["profile"] + state.profile))
-    if facts := _facts_section(state, sentence_facts):
+    facts, omitted = _facts_section(state, allowance)
+    if facts:
         sections.append(facts)
     if state.summary:
         # The summary's own count is known from compress(): the label costs the rest.
@@ -234,15 +269,13 @@ def _build_ticket_part(state: SupportState, sentence_facts: int) -> tuple[Sectio
         sections.append(("latest", LABELS["latest"] + latest.content, turn_tokens(latest)))
     else:
         sections.append(("latest", LABELS["latest"] + t.body, count_tokens(t.body)))
-    return tuple(sections)
+    return tuple(sections), omitted
 
 
-def pinned_facts(state: SupportState, sentence_limit: int) -> list[Fact]:
-    """Every exact fact (id, code, amount, date); requests and promises only from folded turns
-    (newer ones are in the history verbatim), the most recent ``sentence_limit`` of them."""
-    sentences = [f for f in state.facts if f.kind in SENTENCE_KINDS and f.turn < state.summarized_upto]
-    shown = set(map(id, sentences[len(sentences) - sentence_limit :] if sentence_limit else []))
-    return [f for f in state.facts if f.kind not in SENTENCE_KINDS or id(f) in shown]
+def pinned_facts(state: SupportState, allowance: int | None = None) -> list[Fact]:
+    """The facts the prompt shows: every current fact, requests and promises only from folded
+    turns (newer ones are in the history verbatim), held to ``allowance`` tokens by rank."""
+    return list(ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance).shown)
 
 
 def ticket_text(state: SupportState) -> str:
@@ -267,14 +300,24 @@ def _reference(state: SupportState, trim: Trim) -> list[Section]:
     return sections
 
 
-def _prompt(system: str, reference: list[Section], state: SupportState, trim: Trim, budget: int) -> Prompt:
-    sections = [*reference, *_ticket_part(state, trim.sentence_facts)]
+def _prompt(
+    system: str,
+    reference: list[Section],
+    state: SupportState,
+    trim: Trim,
+    budget: int,
+    facts_allowance: int | None,
+) -> Prompt:
+    part, omitted = _ticket_part(state, _allowance(trim, facts_allowance))
+    sections = [*reference, *part]
     usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}
     for name, _, size in sections:
         usage[name] = size
     # +1 per section for the blank line that joins it to the next.
     usage["total"] = sum(usage.values()) + MESSAGE_OVERHEAD + len(sections)
     usage["budget"] = budget
+    if omitted:
+        usage[FACTS_OMITTED] = omitted
     body = "\n\n".join(text for _, text, _ in sections)
     return Prompt([{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim)
 
@@ -282,7 +325,7 @@ def _prompt(system: str, reference: list[Section], state: SupportState, trim: Tr
 def _clip_tokens(text: str, limit: int) -> str:
     if count_tokens(text) <= limit:
         return text
-    lines, kept = text.splitlines(), []
+    lines, kept = text.splitlines(), list[str]()
     for line in lines:
         if count_tokens("\n".join([*kept, line])) > limit:
             break

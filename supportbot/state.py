@@ -46,12 +46,19 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """An exact fact pinned outside the summary (a bill number, an amount, a promise)."""
+    """An exact fact pinned outside the summary (a bill number, an amount, a promise).
+
+    The ledger is append-only: a corrected value is a new fact whose ``supersedes`` is the
+    position of the fact it replaces (see ``memory.facts``).
+    """
 
     kind: str
-    value: str
-    key: str  # normalized value; the ledger is deduplicated by (kind, key)
+    value: str  # the words as written
+    key: str  # the canonical value ("CNY 3500.00", "2026-03-27"); current facts are unique by (kind, key)
     turn: int  # index of the turn the fact first appeared in
+    subject: str = ""  # what the fact is about ("升级费", "收到退款"); same kind and subject supersede
+    role: str = ""  # who said it: "customer" or "agent" ("" in ledgers written before roles were kept)
+    supersedes: int | None = None  # ledger position of the fact this one replaces
 
 
 class Triage(BaseModel):

@@ -17,14 +17,14 @@ from . import context, guardrails, refunds
 from .deps import Deps
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion, Spend
-from .llm.offline import is_english
-from .memory import tokens
+from .llm.offline import OfflineModel, is_english
+from .memory import assist, tokens
 from .memory.compress import SUMMARY_PROMPT, compress, summary_messages
-from .memory.facts import update_ledger
+from .memory.facts import current_facts, update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from .records import ApprovalDecision, RefundStatus
-from .state import Review, SupportState, Triage, Turn, reduce
+from .state import Fact, Review, SupportState, Triage, Turn, reduce
 
 Update = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -78,8 +78,14 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         facts=state.facts,
         facts_upto=state.facts_upto,
         mask=settings.mask_pii,
+        facts_allowance=context.facts_allowance(settings),
     )
     update: Update = {}
+    spend = summarizer.spend
+    if settings.fact_assist and state.facts_upto < len(state.turns):
+        assisted, assist_spend = _assisted_facts(state, deps, result.facts)
+        result = dataclasses.replace(result, facts=result.facts + tuple(assisted))
+        spend += assist_spend
     if result.facts != state.facts:
         update["facts"] = result.facts[len(state.facts) :]  # the ledger only grows; send the new ones
     if state.facts_upto != len(state.turns):
@@ -90,9 +96,30 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         # The round goes on with the old summary and the full pending history (seed 001).
         log.warning("compression of %s skipped: %s", state.ticket.id, result.error)
         update["summary_error"] = result.error
-    if summarizer.spend.calls:
-        update.update(spent(summarizer.spend))
+    if spend.calls:
+        update.update(spent(spend))
     return update
+
+
+def _assisted_facts(
+    state: SupportState, deps: Deps, ledger: tuple[Fact, ...]
+) -> tuple[list[Fact], Spend]:
+    """Facts the small model adds for the newly scanned turns; none from the offline model, whose
+    extraction is the rules', and none when the call fails (the rule facts stand)."""
+    if isinstance(deps.small_llm, OfflineModel):
+        return [], Spend()
+    start = min(state.facts_upto, len(state.turns))
+    messages = assist.assist_messages(state.turns, start, ledger)
+    try:
+        completion = deps.small_llm.chat(messages, schema=assist.ProposedFacts)
+    except ModelError as exc:
+        log.warning("fact assist for %s skipped: %s", state.ticket.id, exc)
+        return [], Spend()
+    proposed = completion.parsed if isinstance(completion.parsed, assist.ProposedFacts) else None
+    if proposed is None:
+        return [], Spend.of(completion)
+    accepted = assist.accept(proposed, state.turns, start, ledger, mask=deps.settings.mask_pii)
+    return accepted, Spend.of(completion)
 
 
 class _Summarizer:
@@ -113,6 +140,7 @@ def _prompt(
 ) -> tuple[context.Prompt, Update]:
     """The step's prompt, degraded until it fits; folds more history before giving up."""
     budget = context.prompt_budget(deps.settings)
+    build = partial(build, facts_allowance=context.facts_allowance(deps.settings))
     prompt = context.fit(build, state, budget)
     update: Update = {}
     if prompt is None:
@@ -301,7 +329,8 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
     """
     by_kind: dict[str, list[str]] = {}
     # The ledger already covers the turns prepare_context saw; only later ones are scanned.
-    for fact in update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask):
+    ledger = update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask)
+    for _, fact in current_facts(ledger):  # a corrected value is not the ticket's fact any more
         by_kind.setdefault(fact.kind, []).append(fact.value)
     # The article that answered the ticket's first question, like its topic: the profile says how
     # the customer's issue was handled, and a later refund round must not replace the fix before it.

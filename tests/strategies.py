@@ -7,6 +7,7 @@ something.
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
@@ -220,3 +221,115 @@ budgets = st.builds(
     keep_last=st.integers(0, 6),
     summary_cap=st.integers(8, 400),
 )
+
+
+# -- the forms customers write facts in (memory/numbers.py, dates.py, contacts.py) ---------------
+# Keys are computed here by hand-written arithmetic, not with supportbot's normalizers.
+
+TURN_TIME = datetime(2026, 3, 18, 10, 0, tzinfo=UTC)  # a Wednesday
+_CN = "零一二三四五六七八九"
+
+# Fact-free sentences, several with request words that ask for nothing: extraction must find no
+# fact in any mix of them.
+FACT_FREE = (
+    "那就麻烦你们了",
+    "谢谢,辛苦了",
+    "请稍等",
+    "我想想",
+    "我想说你们的界面挺好看",
+    "今天又试了一次",
+    "页面一直在转圈",
+    "说实话这个流程有点复杂",
+    "感谢你们的耐心",
+    "系统提示让我联系管理员",
+    "thanks a lot",
+    "the page keeps loading",
+)
+
+
+def chinese_numeral(n: int) -> str:
+    """1 <= n < 10000 in Chinese numerals, the way a customer writes it (一千零五, 三千五百)."""
+    parts, zero = [], False
+    for value, unit in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        digit = n // value % 10
+        if digit:
+            if zero and parts:
+                parts.append("零")
+            parts.append(("两" if digit == 2 and unit in ("千", "百") else _CN[digit]) + unit)
+            zero = False
+        elif parts:
+            zero = True
+    text = "".join(parts)
+    return text[1:] if text.startswith("一十") else text
+
+
+@st.composite
+def _customer_amount(draw: st.DrawFn) -> Snippet:
+    n = draw(st.integers(1, 9999))
+    tenths = draw(st.integers(1, 9))
+    forms = [
+        (f"{chinese_numeral(n)}元", f"CNY {n}.00"),
+        (f"{chinese_numeral(n)}块钱", f"CNY {n}.00"),
+        (f"{n} 块", f"CNY {n}.00"),
+        (f"{n % 100 + 1}.{tenths}k", f"CNY {(n % 100 + 1) * 1000 + tenths * 100}.00"),
+        (f"{n % 100 + 1}.{tenths}万", f"CNY {(n % 100 + 1) * 10000 + tenths * 1000}.00"),
+        (f"¥{n:,}", f"CNY {n}.00"),
+    ]
+    text, key = draw(st.sampled_from(forms))
+    return Snippet(text, "amount", key)
+
+
+@st.composite
+def _relative_date(draw: st.DrawFn) -> Snippet:
+    day = TURN_TIME.date()
+    monday = day - timedelta(days=day.weekday())
+    weekday = draw(st.integers(0, 4))
+    names = "一二三四五"
+    month, dom = draw(st.integers(1, 12)), draw(st.integers(1, 28))
+    forms = [
+        (f"下周{names[weekday]}", monday + timedelta(days=7 + weekday)),
+        (f"上周{names[weekday]}", monday + timedelta(days=weekday - 7)),
+        (f"这周{names[weekday]}", monday + timedelta(days=weekday)),
+        (f"上个月{dom}号", date(day.year, day.month - 1, dom)),
+        (f"下个月{dom}号", date(day.year, day.month + 1, dom)),
+        (f"{month}/{dom}", date(day.year, month, dom)),
+        ("明天", day + timedelta(days=1)),
+        ("后天", day + timedelta(days=2)),
+    ]
+    text, when = draw(st.sampled_from(forms))
+    return Snippet(text, "date", when.isoformat())
+
+
+@st.composite
+def _customer_id(draw: st.DrawFn) -> Snippet:
+    n = draw(st.integers(0, 9999))
+    year = draw(st.integers(2020, 2029))
+    forms = [
+        (f"inv-{year}-{n:04d}", "id", f"INV-{year}-{n:04d}"),
+        (f"合同号 {year}ht{n:04d}", "id", f"{year}HT{n:04d}"),
+        (f"e{3000 + n % 1000}", "error_code", f"E{3000 + n % 1000}"),
+        (f"报错代码是 auth-{400 + n % 100}", "error_code", f"AUTH-{400 + n % 100}"),
+    ]
+    text, kind, key = draw(st.sampled_from(forms))
+    return Snippet(text, kind, key)
+
+
+@st.composite
+def _contact(draw: st.DrawFn) -> Snippet:
+    middle, last = draw(st.integers(1000, 9999)), draw(st.integers(1000, 9999))
+    user = draw(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8))
+    forms = [
+        (f"138 {middle} {last}", "phone", f"138{middle}{last}"),
+        (f"+86 139-{middle}-{last}", "phone", f"139{middle}{last}"),
+        (f"{user.upper()}@Example.COM", "email", f"{user}@example.com"),
+        ("专业版年付", "plan", "专业版年付"),
+        ("财务小刘", "person", "财务:小刘"),
+        ("还没有收到退款", "status", "收到退款=否"),
+        ("两步验证从来没开过", "status", "开通两步验证=否"),
+    ]
+    text, kind, key = draw(st.sampled_from(forms))
+    return Snippet(text, kind, key)
+
+
+customer_forms = st.one_of(_customer_amount(), _relative_date(), _customer_id(), _contact())
+fact_free_text = st.lists(st.sampled_from(FACT_FREE), max_size=8).map("。".join)

@@ -10,12 +10,12 @@ from strategies import conversations
 
 from supportbot import context
 from supportbot.guardrails import EVIDENCE_LABEL
-from supportbot.memory import tokens
+from supportbot.memory import ledger, tokens
 from supportbot.memory.compress import render_turns
-from supportbot.memory.facts import FACT_KINDS, FACT_LABELS_ZH, SENTENCE_KINDS, update_ledger
+from supportbot.memory.facts import SENTENCE_KINDS, update_ledger
 from supportbot.memory.tokens import count_tokens, turn_tokens, with_tokens
 from supportbot.records import Hit
-from supportbot.state import Fact, Review, SupportState, Ticket, Turn
+from supportbot.state import Review, SupportState, Ticket, Turn
 
 NOW = datetime(2026, 10, 15, tzinfo=UTC)
 ORDER = ["hits", "findings", "basics", "profile", "facts", "summary", "history", "latest"]
@@ -151,21 +151,28 @@ def _settings():  # type: ignore[no-untyped-def]
     return Settings(context_window=3024)
 
 
-def test_pinned_sentences_come_only_from_folded_turns_and_are_capped() -> None:
+def test_pinned_sentences_come_only_from_folded_turns_and_are_not_capped_by_count() -> None:
     state = _state()  # turn 0 folded; turns 2 (a request) and 3 (a promise) still verbatim in history
-    shown = context.pinned_facts(state, sentence_limit=10)
+    shown = context.pinned_facts(state)
     assert {f.kind for f in shown} >= {"id", "amount"}
-    assert not [f for f in shown if f.kind in ("request", "promise")]
+    assert not [f for f in shown if f.kind in SENTENCE_KINDS]
     folded = state.__class__(**{**_fields(state), "summarized_upto": 4})
-    sentences = [f for f in context.pinned_facts(folded, 10) if f.kind in ("request", "promise")]
-    assert len(sentences) == 2
-    assert [f.kind for f in context.pinned_facts(folded, 1) if f.kind in ("request", "promise")] == [
-        "promise"
-    ]
-    assert all(f.kind not in ("request", "promise") for f in context.pinned_facts(folded, 0))
-    assert len(context.pinned_facts(folded, 0)) == len(
-        [f for f in folded.facts if f.kind not in ("request", "promise")]
-    )
+    sentences = [f for f in context.pinned_facts(folded) if f.kind in SENTENCE_KINDS]
+    assert [f.kind for f in sentences] == ["request", "promise"]
+
+
+def test_a_tight_allowance_drops_sentences_before_exact_facts_and_says_how_many() -> None:
+    folded = state = _state()
+    folded = state.__class__(**{**_fields(state), "summarized_upto": 4})
+    everything = context.draft_prompt(folded, facts_allowance=10_000)
+    assert context.FACTS_OMITTED not in everything.usage
+    exact = [f for f in folded.facts if f.kind not in SENTENCE_KINDS]
+    tight = ledger.view(folded.facts, summarized_upto=4, allowance=70)
+    assert set(tight.shown) == set(exact) and tight.omitted == 2
+    prompt = context.draft_prompt(folded, facts_allowance=70)
+    assert prompt.usage[context.FACTS_OMITTED] == 2 and "另有 2 条事实因篇幅未列出" in _user(prompt)
+    assert prompt.usage["facts"] <= 70 + count_tokens(context.LABELS["facts"] + "\n")
+    assert "INV-2026-0415" in _user(prompt) and "CNY 128.00" in _user(prompt)
 
 
 # -- the counted and remembered ticket part equals the plain one --------------------------------
@@ -183,8 +190,8 @@ def _plain_prompt(
     ]
     if state.profile:
         sections.append(("profile", context.LABELS["profile"] + state.profile))
-    if facts := context.pinned_facts(state, trim.sentence_facts):
-        sections.append(("facts", context.LABELS["facts"] + "\n" + _plain_render_facts(facts)))
+    if facts := ledger.render_facts(state.facts, summarized_upto=state.summarized_upto):
+        sections.append(("facts", context.LABELS["facts"] + "\n" + facts))
     if state.summary:
         sections.append(("summary", context.LABELS["summary"] + "\n" + state.summary))
     history = [turn for turn in state.turns[state.summarized_upto :] if turn is not latest]
@@ -204,24 +211,6 @@ def _plain_prompt(
     return context.Prompt(
         [{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim
     )
-
-
-def _plain_render_facts(facts: list[Fact]) -> str:
-    lines = []
-    for kind in FACT_KINDS:
-        items = [f for f in facts if f.kind == kind]
-        label = FACT_LABELS_ZH[kind]
-        if items and kind in SENTENCE_KINDS:
-            lines += [f"- {label}:", *(f"  - {f.value}" for f in items)]
-        elif items:
-            lines.append(
-                f"- {label}: "
-                + ", ".join(
-                    f.key if kind == "amount" or (kind == "date" and not f.key.startswith("--")) else f.value
-                    for f in items
-                )
-            )
-    return "\n".join(lines)
 
 
 def _plain_reference(state: SupportState, trim: context.Trim) -> list[tuple[str, str]]:

@@ -20,7 +20,8 @@ from supportbot import OfflineModel, Settings, SupportBot
 from supportbot.backend.demo_data import demo_profile_inputs, load_demo_data
 from supportbot.memory import mask
 from supportbot.memory.compress import compress, extractive_summarize
-from supportbot.memory.facts import render_facts, update_ledger
+from supportbot.memory.facts import update_ledger
+from supportbot.memory.ledger import render_facts
 from supportbot.memory.mask import mask_summarizer, mask_text
 from supportbot.memory.profile import build_profile
 from supportbot.records import PastTicket

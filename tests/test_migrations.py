@@ -52,7 +52,7 @@ UPDATE supportbot.checkpoints c SET state = c.state || jsonb_build_object('facts
        AND f.idx < s.fact_count));
 DROP TABLE supportbot.facts;
 ALTER TABLE supportbot.steps DROP COLUMN fact_count;
-DELETE FROM supportbot.schema_migrations WHERE version = 4;
+DELETE FROM supportbot.schema_migrations WHERE version IN (4, 9);
 """
 
 
@@ -75,13 +75,45 @@ def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(da
             > 0
         )
         applied = migrate(conn)
-        assert [m.version for m in applied] == [4]
+        assert [m.version for m in applied] == [4, 9]  # 009 extends the table 004 makes
         leftover = conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'facts'").fetchone()[0]
         assert leftover == 0
 
+    # The legacy layout held kind, value, key and turn; the role comes back from the turns (009).
+    before = {seq: _without_subjects(state) for seq, state in before.items()}
     with _open(database_url) as bot:
         assert {seq: bot.state_at(ticket, seq) for seq in seqs} == before
         assert bot.state(ticket) == before[seqs[-1]]
+
+
+def _without_subjects(state: SupportState) -> SupportState:
+    facts = tuple(dataclasses.replace(f, subject="", supersedes=None) for f in state.facts)
+    return dataclasses.replace(state, facts=facts)
+
+
+def test_009_keeps_subjects_roles_and_supersession(database_url: str) -> None:
+    ticket, before = _a_ticket(
+        database_url,
+        ScriptedLLM(),
+        "升级费",
+        "升级费是 1680 元,还没有收到退款",
+        "不好意思,升级费应该是 1860 元。退款我已经收到了",
+    )
+    facts = before[max(before)].facts
+    corrected = [f for f in facts if f.supersedes is not None]
+    assert {(f.kind, f.key, facts[f.supersedes].key) for f in corrected} == {
+        ("amount", "CNY 1860.00", "CNY 1680.00"),
+        ("status", "收到退款=是", "收到退款=否"),
+    }
+    assert {f.role for f in corrected} == {"customer"} and {f.role for f in facts} <= {"customer", "agent"}
+    with _open(database_url) as bot:
+        assert bot.state(ticket).facts == facts
+    with psycopg.connect(database_url) as conn, pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute(
+            "INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn, supersedes)"
+            " VALUES (%s, 99, 'amount', '1 元', 'CNY 1.00', 0, 99)",
+            (ticket,),
+        )
 
 
 # Session 2's layout: the reply stored as a field by the step that ended the round, and each

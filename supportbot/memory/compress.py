@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
-from ..state import Fact, Turn
-from .facts import clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
-from .tokens import MESSAGE_OVERHEAD, count_tokens, covered_chars, turn_tokens
+from ..state import Fact, Role, Turn
+from .facts import EXACT_KINDS, clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
+from .tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
 
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
@@ -81,6 +81,7 @@ def compress(
     facts: tuple[Fact, ...] = (),
     facts_upto: int = 0,
     mask: bool = True,
+    facts_allowance: int | None = None,
 ) -> Compression:
     """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
 
@@ -93,6 +94,11 @@ def compress(
     The new summary is held to ``summary_cap`` tokens: if the first summary is longer, the
     summarizer is asked once more to condense it alone, as ``summarize(long_summary, ())``; if that
     is still too long, it is cut at the last sentence end that fits.
+
+    With ``facts_allowance`` the pinned facts share ``budget``: the tokens they take in the prompt
+    (at most the allowance) are held back from it, so facts + summary + pending turns fit the
+    budget, and the summary is capped to what the facts and the kept turns leave (but never below
+    a quarter of ``summary_cap``: the last turns are kept whole even when they alone are too long).
     """
     _check_options(
         turns,
@@ -106,6 +112,8 @@ def compress(
     )
     # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
     ledger = update_ledger(facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask)
+    if facts_allowance is not None:
+        budget = max(budget - ledger_tokens(ledger, len(turns), facts_allowance) - PROMPT_LABEL_TOKENS, 0)
     pending_counts = [count(turn) for turn in turns[summarized_upto:]]
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last
@@ -132,6 +140,9 @@ def compress(
         return unchanged
     counted = _CountingSummarizer(summarize or extractive_summarize)
     upto = summarized_upto + foldable
+    if facts_allowance is not None:
+        left = budget - sum(pending_counts[foldable:])
+        summary_cap = max(min(summary_cap, left), summary_cap // 4)
     try:
         new_summary = _capped_summary(
             summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=summary_cap
@@ -150,6 +161,19 @@ def compress(
         summarizer_calls=counted.calls,
         triggered_by=reason,
     )
+
+
+def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int) -> int:
+    """Tokens the pinned facts take in a prompt under ``allowance`` (their label not included)."""
+    from .ledger import view  # ledger.py renders; compress only needs its size
+
+    return count_joined(view(ledger, summarized_upto=summarized_upto, allowance=allowance).pieces)
+
+
+# What the labels of the facts, summary, history and latest-message sections and the blank lines
+# between them cost in a prompt (context.LABELS; a test keeps the two in step): with the facts
+# inside the budget, the labels are too.
+PROMPT_LABEL_TOKENS = 75
 
 
 def text_tokens(text: str, count: TurnCounter) -> int:
@@ -177,17 +201,51 @@ def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_ch
     """A deterministic summary made of sentences copied from the conversation.
 
     Keeps every line of the previous summary, every sentence of ``turns`` that holds a fact
-    (id, code, amount, date, promise, request) and the first sentence of each customer turn, each
-    once, labelled by speaker. Beyond ``max_chars``, lines without facts go first, then the oldest.
+    (id, code, amount, date, contact, status, promise, request) and the first sentence of each
+    customer turn, each once, labelled by speaker.
+
+    A line stating a value that a later line corrects (``升级费 1680 元`` before ``升级费应该是
+    1860 元``, ``还没收到退款`` before ``退款收到了``) is dropped: a summary never states a replaced
+    value as current. Beyond ``max_chars``, lines go in this order, oldest first within each: lines
+    whose only facts are exact values (ids, amounts, dates, codes, phones, emails: the ledger pins
+    those), then lines without facts, then the rest (requests, promises, statuses, people).
     """
-    lines = [(line.strip(), mentions_fact(line)) for line in previous_summary.splitlines() if line.strip()]
+    lines = [line.strip() for line in previous_summary.splitlines() if line.strip()]
     for turn in turns:
         label = SPEAKER_LABELS.get(turn.role, turn.role)
         for position, sentence in enumerate(split_sentences(turn.content)):
-            has_fact = mentions_fact(sentence, role=turn.role)
-            if has_fact or (position == 0 and turn.role == "customer"):
-                lines.append((f"{label}:{clip(sentence)}", has_fact))
-    return "\n".join(_fit(_dedup(lines), max_chars))
+            if (position == 0 and turn.role == "customer") or mentions_fact(sentence, role=turn.role):
+                lines.append(f"{label}:{clip(sentence)}")
+    return "\n".join(_fit(_classify(_dedup(lines)), max_chars))
+
+
+_ROLES_BY_LABEL: dict[str, Role] = {"客户": "customer", "客服": "agent"}
+# What a summary line holds, in the order lines are dropped when the summary is too long.
+_EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
+
+
+def _classify(lines: list[str]) -> list[tuple[str, int]]:
+    """Each line with its drop class; lines whose values later lines supersede are left out."""
+    turns = [
+        Turn(role=_ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
+    ]
+    ledger = update_ledger((), turns, 0, mask=False)
+    superseded = _superseded(ledger)
+    replaced = {f.turn for i, f in enumerate(ledger) if i in superseded}
+    kinds: dict[int, set[str]] = {}
+    for fact in ledger:
+        kinds.setdefault(fact.turn, set()).add(fact.kind)
+    classified = []
+    for i, line in enumerate(lines):
+        if i in replaced:
+            continue
+        held = kinds.get(i, set())
+        classified.append((line, _PLAIN if not held else _EXACT_ONLY if held <= EXACT_KINDS else _FACTS))
+    return classified
+
+
+def _superseded(ledger: Sequence[Fact]) -> set[int]:
+    return {f.supersedes for f in ledger if f.supersedes is not None}
 
 
 class _CountingSummarizer:
@@ -348,23 +406,21 @@ def _check_options(
         raise InvalidInput(f"trigger_fraction must be in (0, 1], got {trigger_fraction}")
 
 
-def _dedup(lines: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+def _dedup(lines: list[str]) -> list[str]:
     seen: set[str] = set()
     unique = []
-    for text, has_fact in lines:
+    for text in lines:
         key = normalize_sentence(text)
         if key not in seen:
             seen.add(key)
-            unique.append((text, has_fact))
+            unique.append(text)
     return unique
 
 
-def _fit(lines: list[tuple[str, bool]], max_chars: int) -> list[str]:
-    # Drop order: fact-free lines oldest first, then fact lines oldest first. The ledger keeps the
-    # exact facts anyway, so an old fact line is the cheapest real loss.
-    order = [i for i, (_, fact) in enumerate(lines) if not fact] + [
-        i for i, (_, fact) in enumerate(lines) if fact
-    ]
+def _fit(lines: list[tuple[str, int]], max_chars: int) -> list[str]:
+    # Drop order (see extractive_summarize): the ledger pins exact values, so a line holding only
+    # those is the cheapest loss; a line of context the ledger cannot hold comes next.
+    order = sorted(range(len(lines)), key=lambda i: (lines[i][1], i))
     dropped: set[int] = set()
     total = sum(len(text) + 1 for text, _ in lines)
     for i in order:

@@ -1,34 +1,66 @@
-"""Exact facts pinned outside the summary: numbers, codes, amounts, dates, promises and requests.
+"""Exact facts pinned outside the summary, in the forms customers write them.
 
 A summary paraphrases, and a paraphrase may turn "INV-2026-0042" into "the invoice" or drop the
 "reply within 3 working days" an agent promised ten turns ago. The ledger built here keeps those
-verbatim, found by plain regular expressions so the same conversation always yields the same
-ledger, with no model call and no I/O.
+exactly, found by plain patterns so the same conversation always yields the same ledger, with no
+model call and no I/O. Each fact keeps the words as written (``value``) beside a canonical form
+(``key``): amounts as ``CNY 3500.00`` (:mod:`.numbers`), dates in ISO form with relative ones
+resolved against the turn's own time (:mod:`.dates`), ids and codes case-folded to upper case,
+phones as digits, emails lower-cased (:mod:`.contacts`).
 
-Kinds: ``id`` (order, bill, invoice, ticket, refund numbers), ``error_code``, ``amount`` (key like
-``CNY 128.00``), ``date`` (key in ISO form, ``--MM-DD`` when the year is not given), ``promise``
-(agent turns only) and ``request`` (customer turns only).
+Kinds: ``id``, ``error_code``, ``amount``, ``date``, ``phone``, ``email``, ``address``, ``person``
+(name and role), ``plan``, ``status`` (a yes/no fact: ``收到退款`` = 是/否), ``promise`` (agent
+turns), ``promise_reported`` (a promise the customer says they were given), ``request`` (customer
+turns; politeness is not a request).
+
+**Supersession.** A fact may name its ``subject`` (``升级费``, ``续费日``, ``收到退款``). A later
+fact of the same kind and subject with another value supersedes the current one; so does a fact
+written as a correction (``不对,应该是 1860 元``) of the latest one of its kind. The ledger stays
+append-only: the new fact records the position of the one it replaces (``supersedes``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import date
-from decimal import Decimal, InvalidOperation
+from datetime import datetime
 from typing import NamedTuple
 
 from ..errors import InvalidInput
 from ..state import Fact, Role, Turn
+from . import contacts
+from .dates import dates
 from .mask import mask_text
+from .numbers import amounts
 
-FACT_KINDS: tuple[str, ...] = ("id", "error_code", "amount", "date", "promise", "request")
+FACT_KINDS: tuple[str, ...] = (
+    "id",
+    "error_code",
+    "amount",
+    "date",
+    "phone",
+    "email",
+    "address",
+    "person",
+    "plan",
+    "status",
+    "promise",
+    "promise_reported",
+    "request",
+)
 FACT_LABELS_ZH: Mapping[str, str] = {
     "id": "单号",
     "error_code": "错误码",
     "amount": "金额",
     "date": "日期",
-    "promise": "已承诺",
+    "phone": "电话",
+    "email": "邮箱",
+    "address": "地址",
+    "person": "相关人员",
+    "plan": "套餐",
+    "status": "状态",
+    "promise": "客服已承诺",
+    "promise_reported": "客户称曾获承诺(未核实)",
     "request": "客户诉求",
 }
 FACT_LABELS_EN: Mapping[str, str] = {
@@ -36,120 +68,104 @@ FACT_LABELS_EN: Mapping[str, str] = {
     "error_code": "Error codes",
     "amount": "Amounts",
     "date": "Dates",
+    "phone": "Phones",
+    "email": "Emails",
+    "address": "Addresses",
+    "person": "People",
+    "plan": "Plans",
+    "status": "Status",
     "promise": "Promised",
+    "promise_reported": "Customer says was promised (unverified)",
     "request": "Customer asked",
 }
-SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "request"})
+SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request"})
+# Exact values: the ledger's first rank, never left out while anything else could go instead.
+EXACT_KINDS: frozenset[str] = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
 
 # A promise or request is kept as its sentence; customers paste whole logs without punctuation,
 # and one "sentence" must not be allowed to fill the prompt.
 MAX_SENTENCE_CHARS = 160
 
-_DIGITS = "[0-9]"  # not \d: that also matches full-width and other scripts' digits
-
-# Speed, not meaning: a pattern whose look-behind comes first is tried at every character, so
-# here the look-behind follows the first character (and checks the one before it), and patterns
-# with alternatives start with a look-ahead naming every character a match can start with (under
-# the same flags). Either way the regex engine skips the CJK text in between at once.
-
 # -- ids and error codes ------------------------------------------------------------------------
-_ERROR_CODE = re.compile(r"E(?<![A-Za-z0-9]E)[0-9]{3,5}(?![A-Za-z0-9])")  # = (?<![A-Za-z0-9])E[0-9]{3,5}...
+_ERROR_CODE = re.compile(r"[Ee](?<![A-Za-z0-9][Ee])[0-9]{3,5}+(?![A-Za-z0-9])")
+_NAMED_CODE = re.compile(r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{1,5}-[0-9]{3}(?![A-Za-z0-9-])")
 _ERROR_CODE_AFTER_LABEL = re.compile(
-    r"(?=[错报e])(?:错误码|错误代码|报错码|error\s+code)"
-    r"\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,4}[0-9]{3,6})(?![A-Za-z0-9])",
+    r"(?=[错报e])(?:错误码|错误代码|报错码|报错代码|报错|error\s+code)"
+    r"\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,6}-?[0-9]{3,6}+)(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
-# INV-2026-0042, B20260915001, T000153: an upper-case prefix and at least four digits.
-_PREFIXED_ID = re.compile(  # = (?<![A-Za-z0-9-])[A-Z]{1,4}-?[0-9]{4,}...
-    r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{0,3}-?[0-9]{4,}(?:-[0-9]+)*(?![A-Za-z0-9])"
+# INV-2026-0042, inv-2026-0099, B20260915001, T000153: a short letter prefix and four digits or more.
+_PREFIXED_ID = re.compile(
+    r"[A-Za-z](?<![A-Za-z0-9-][A-Za-z])[A-Za-z]{0,3}-?[0-9]{4,}+(?:-[0-9]++)*+(?![A-Za-z0-9])"
 )
-# Bare digit runs are ids only right after a word that names one; otherwise they are phone
-# numbers, quantities or timestamps.
+# Digit-first ids ("2026HT0311") and bare digit runs are ids only right after a word naming one;
+# otherwise they are phone numbers, quantities or timestamps.
 _ID_AFTER_LABEL = re.compile(
-    r"(?=[订账发工退单流obitrc])"
-    r"(?:订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|"
-    r"order|bill|invoice|ticket|refund|case)"
-    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:是|为|is)?\s*[:：#]?\s*([0-9]{5,})(?![0-9])",
+    r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
+    r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
+    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|是|为|is)?\s*[:：#]?\s*"
+    r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+)(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
 _NOT_ID_PREFIXES = frozenset({"USD", "RMB", "CNY", "EUR", "HKD"})
 
-# -- amounts ----------------------------------------------------------------------------------
-_NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
-_CURRENCY_BEFORE = {
-    "¥": "CNY",
-    "￥": "CNY",
-    "RMB": "CNY",
-    "CNY": "CNY",
-    "人民币": "CNY",
-    "US$": "USD",
-    "$": "USD",
-    "USD": "USD",
-    "€": "EUR",
-    "EUR": "EUR",
+# -- subjects and corrections ---------------------------------------------------------------------
+_SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "amount": (
+        ("升级费", "升级费"),
+        ("年费", "年费"),
+        ("月费", "月费"),
+        ("服务费", "服务费"),
+        ("手续费", "手续费"),
+        ("违约金", "违约金"),
+        ("押金", "押金"),
+        ("差价", "差价"),
+        ("退款金额", "退款"),
+        ("退款", "退款"),
+        ("退费", "退款"),
+        ("扣款", "扣款"),
+        ("扣费", "扣款"),
+        ("扣了", "扣款"),
+        ("实付", "实付"),
+        ("报价", "报价"),
+        ("预算", "预算"),
+        ("余额", "余额"),
+        ("补偿", "补偿"),
+        ("赔偿", "补偿"),
+        ("定金", "定金"),
+        ("订金", "定金"),
+        ("尾款", "尾款"),
+        ("发票金额", "发票金额"),
+        ("开票金额", "发票金额"),
+    ),
+    "date": (
+        ("到期日", "到期日"),
+        ("到期", "到期日"),
+        ("续费日", "续费日"),
+        ("截止", "截止日"),
+        ("上线", "上线日"),
+        ("会议", "会议"),
+        ("回访", "回访"),
+        ("发货", "发货日"),
+        ("交付", "交付日"),
+        ("扣款日", "扣款日"),
+        ("开票日", "开票日"),
+    ),
 }
-# "块" alone is also a measure word ("2块硬盘"), so only "块钱" counts as money.
-_CURRENCY_AFTER = {
-    "元": "CNY",
-    "块钱": "CNY",
-    "RMB": "CNY",
-    "CNY": "CNY",
-    "人民币": "CNY",
-    "USD": "USD",
-    "美元": "USD",
-    "dollars": "USD",
-    "dollar": "USD",
-    "EUR": "EUR",
-    "欧元": "EUR",
+# Subjects a ticket holds many of ("扣了 ¥7" on one bill, "扣了 ¥14" on the next): a later value
+# replaces an earlier one only when written as a correction.
+_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访"})
+_SUBJECT_PATTERNS = {
+    kind: re.compile("|".join(re.escape(w) for w, _ in sorted(pairs, key=lambda p: -len(p[0]))))
+    for kind, pairs in _SUBJECTS.items()
 }
-
-
-def _alternation(symbols: Mapping[str, str]) -> str:
-    return "|".join(re.escape(s) for s in sorted(symbols, key=len, reverse=True))
-
-
-def _first_chars(symbols: Mapping[str, str]) -> str:
-    return re.escape("".join(sorted({s[0] for s in symbols})))
-
-
-# One pattern with both orders, so "20 USD 30 元" is read left to right as two amounts instead
-# of "USD 30" being claimed by the currency-first form.
-_AMOUNT = re.compile(
-    rf"(?=[{_first_chars(_CURRENCY_BEFORE)}0-9])"
-    rf"(?:(?P<pre>{_alternation(_CURRENCY_BEFORE)})\s*(?P<n1>{_NUMBER})(?P<w1>万)?"
-    rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?P<w2>万)?\s*(?P<post>{_alternation(_CURRENCY_AFTER)})(?![A-Za-z]))"
+_SUBJECT_WINDOW = 12  # characters before a value searched for the word naming its subject
+_CORRECTION = re.compile(
+    r"更正|纠正|说错|写错|搞错|打错|记错|不对|应该是|改成|改为|改到|实际上是|其实是|准确地说"
 )
-
-# -- dates ------------------------------------------------------------------------------------
-_MONTHS = {
-    "jan": 1,
-    "feb": 2,
-    "mar": 3,
-    "apr": 4,
-    "may": 5,
-    "jun": 6,
-    "jul": 7,
-    "aug": 8,
-    "sep": 9,
-    "oct": 10,
-    "nov": 11,
-    "dec": 12,
-}
-_MONTH_NAME = (
-    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-)
-# A year must not be the start of something longer ("Sept 15 2026-09-15" holds two dates).
-_YEAR_TAIL = r"(?:,?\s+(?P<{name}>[0-9]{{4}})(?![0-9]|-[0-9]))?"
-_DATE = re.compile(
-    r"(?=[0-9A-Za-z])(?:"  # every form starts with a digit or a month name: lets the scan skip the rest
-    r"(?<![0-9])(?P<cy>[0-9]{4})\s*年\s*(?P<cm>[0-9]{1,2})\s*月\s*(?P<cd>[0-9]{1,2})\s*[日号]"
-    r"|(?<![A-Za-z0-9-])(?P<iy>[0-9]{4})(?P<sep>[-/.])(?P<im>[0-9]{1,2})(?P=sep)(?P<id>[0-9]{1,2})(?![0-9])"
-    r"|(?<![0-9年])(?P<mm>[0-9]{1,2})\s*月\s*(?P<md>[0-9]{1,2})\s*[日号]"
-    rf"|\b(?P<en1>{_MONTH_NAME})\.?\s+(?P<ed1>[0-9]{{1,2}})(?:st|nd|rd|th)?(?![0-9]){_YEAR_TAIL.format(name='ey1')}"
-    rf"|(?<![0-9])(?P<ed2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?P<en2>{_MONTH_NAME})\b\.?{_YEAR_TAIL.format(name='ey2')})",
-    re.IGNORECASE,
-)
+_LAST_SENTENCE_END = re.compile(r"[。！？!?；;\n][^。！？!?；;\n]*$")
+_NEGATED = re.compile(r"(?:不是|并非|而不是|不是说)\s*$")
+_CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
 
 # -- promises and requests ----------------------------------------------------------------------
 _PROMISE = re.compile(
@@ -162,6 +178,13 @@ _PROMISE = re.compile(
     r"|\b(?:i|we)(?:'ve|\s+have)\s+(?:filed|submitted|escalated|logged|scheduled|issued)\b)",
     re.IGNORECASE,
 )
+# A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
+_REPORTED_PROMISE = re.compile(
+    r"(?=[客你工专经同上之说答承保ty])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
+    r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的|说好了"
+    r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b)",
+    re.IGNORECASE,
+)
 _REQUEST = re.compile(
     r"(?=[希请麻能可帮给提我需要pcwirh])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
@@ -169,14 +192,17 @@ _REQUEST = re.compile(
     r"|\bremind\s+me\b|\bhelp\s+me\b)",
     re.IGNORECASE,
 )
+# Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
+_POLITENESS = re.compile(
+    r"(?:那就|那)?麻烦(?:你们|您|你)?了|辛苦(?:你们|您|你)?了|谢谢|多谢|感谢|请稍等|稍等一下|请多关照|请见谅"
+    r"|我想想|我想一下|我想说|我要说|请问一下$|please\s+hold|thank\s+you|thanks",
+    re.IGNORECASE,
+)
+_CONTENT_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2}")
 _SENTENCE_END = re.compile(r"(?=[。！？!?；;\s])(?:[。！？!?；;\n]+|(?<=[.])\s+)")
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
 _SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 _TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…]+$")
-
-
-# Every id, error code, amount and date holds an ASCII digit (each pattern requires a [0-9], which
-# matches no other character, case-insensitive or not): a text without one is not scanned for them.
 _has_digit = re.compile("[0-9]").search
 
 
@@ -185,78 +211,115 @@ class _Found(NamedTuple):
     kind: str
     value: str
     key: str
+    subject: str = ""
+    correction: bool = False
 
 
-def extract(turn: Turn, index: int, *, mask: bool = True) -> list[Fact]:
+def extract(turn: Turn, index: int, *, mask: bool = True, plans: Sequence[str] = ()) -> list[Fact]:
     """Facts stated in ``turn``, in order of appearance, each once; ``index`` is its position.
 
     With ``mask`` (the default, as ``Settings.mask_pii``) the turn is masked before it is read, so
-    no value or key in the ledger holds a phone, email, ID-card or bank-card number.
+    no value or key in the ledger holds a full phone, email, ID-card or bank-card number: phones
+    and emails are pinned in their masked forms. ``plans`` is the backend's plan catalogue, if any.
     """
+    return [fact for fact, _ in _extract(turn, index, mask=mask, plans=plans)]
+
+
+def _extract(turn: Turn, index: int, *, mask: bool, plans: Sequence[str]) -> list[tuple[Fact, bool]]:
     text = mask_text(turn.content) if mask else turn.content
-    found = sorted(_scan(text, turn.role), key=lambda f: (f.start, FACT_KINDS.index(f.kind)))
-    seen: set[tuple[str, str]] = set()
-    facts: list[Fact] = []
+    found = sorted(
+        _scan(text, turn.role, turn.created_at, plans), key=lambda f: (f.start, FACT_KINDS.index(f.kind))
+    )
+    seen: set[tuple[str, str, str]] = set()
+    facts: list[tuple[Fact, bool]] = []
     for item in found:
-        if (item.kind, item.key) not in seen:
-            seen.add((item.kind, item.key))
-            facts.append(Fact(kind=item.kind, value=item.value, key=item.key, turn=index))
+        if (item.kind, item.key, item.subject) not in seen:
+            seen.add((item.kind, item.key, item.subject))
+            fact = Fact(item.kind, item.value, item.key, index, item.subject, turn.role, None)
+            facts.append((fact, item.correction))
     return facts
 
 
 def update_ledger(
-    ledger: tuple[Fact, ...], turns: Sequence[Turn], start: int, *, mask: bool = True
+    ledger: tuple[Fact, ...],
+    turns: Sequence[Turn],
+    start: int,
+    *,
+    mask: bool = True,
+    plans: Sequence[str] = (),
 ) -> tuple[Fact, ...]:
-    """``ledger`` plus the new facts of ``turns[start:]``, deduplicated by ``(kind, key)``.
+    """``ledger`` plus the new facts of ``turns[start:]``, with supersession (see the module doc).
 
-    A fact keeps the first turn it appeared in, and the order is stable: existing facts first,
-    then new ones in order of appearance, so rescanning a turn is harmless.
+    A fact already current (same kind and key) is not added again, so rescanning a turn is
+    harmless; the order is stable: existing facts first, then new ones in order of appearance.
     """
     if start < 0:
         raise InvalidInput(f"update_ledger start must be >= 0, got {start}")
-    found = [fact for index in range(start, len(turns)) for fact in extract(turns[index], index, mask=mask)]
+    found = [
+        pair
+        for index in range(start, len(turns))
+        for pair in _extract(turns[index], index, mask=mask, plans=plans)
+    ]
     if not found:  # most turns state no fact: then the (long) ledger need not be indexed
         return ledger
-    seen = {(fact.kind, fact.key) for fact in ledger}
-    added: list[Fact] = []
-    for fact in found:
-        if (fact.kind, fact.key) not in seen:
-            seen.add((fact.kind, fact.key))
-            added.append(fact)
-    return ledger + tuple(added) if added else ledger
+    book = _Book(ledger)
+    for fact, correction in found:
+        book.add(fact, correction)
+    return book.facts if len(book.facts) > len(ledger) else ledger
 
 
-_VALUES_PER_PIECE = 16
+class _Book:
+    """The ledger being extended: what is current per (kind, key) and per (kind, subject)."""
+
+    def __init__(self, ledger: tuple[Fact, ...]) -> None:
+        self._all = list(ledger)
+        superseded = {f.supersedes for f in ledger if f.supersedes is not None}
+        self._current_keys: dict[tuple[str, str], int] = {}
+        self._by_subject: dict[tuple[str, str], int] = {}
+        self._latest: dict[str, int] = {}
+        # A turn scanned again states what it stated before: that is no correction of a later value.
+        self._said = {(f.kind, f.key, f.turn) for f in ledger}
+        for i, fact in enumerate(ledger):
+            if i not in superseded:
+                self._note(i, fact)
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        return tuple(self._all)
+
+    def _note(self, i: int, fact: Fact) -> None:
+        self._current_keys[(fact.kind, fact.key)] = i
+        if fact.subject:
+            self._by_subject[(fact.kind, fact.subject)] = i
+        self._latest[fact.kind] = i
+
+    def add(self, fact: Fact, correction: bool) -> None:
+        if (fact.kind, fact.key, fact.turn) in self._said:
+            return
+        self._said.add((fact.kind, fact.key, fact.turn))
+        by_subject = fact.subject and (correction or fact.subject not in _PLURAL_SUBJECTS)
+        target = self._by_subject.get((fact.kind, fact.subject)) if by_subject else None
+        if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
+            target = self._latest.get(fact.kind)
+        if target is not None and self._all[target].key == fact.key:
+            return  # the current value, said again
+        if target is None and (fact.kind, fact.key) in self._current_keys:
+            return
+        if target is not None:
+            old = self._all[target]
+            fact = Fact(
+                fact.kind, fact.value, fact.key, fact.turn, fact.subject or old.subject, fact.role, target
+            )
+            if self._current_keys.get((old.kind, old.key)) == target:
+                del self._current_keys[(old.kind, old.key)]
+        self._all.append(fact)
+        self._note(len(self._all) - 1, fact)
 
 
-def render_facts(facts: Sequence[Fact], *, labels: Mapping[str, str] = FACT_LABELS_ZH) -> str:
-    """A compact bullet list for the prompt, one line per kind; sentences get a line each."""
-    return "".join(fact_pieces(facts, labels=labels))
-
-
-def fact_pieces(facts: Sequence[Fact], *, labels: Mapping[str, str] = FACT_LABELS_ZH) -> list[str]:
-    """:func:`render_facts`'s text in pieces, so that counting it (``tokens.count_joined``) as the
-    ledger grows recounts only what changed: a line per kind, cut after every ``_VALUES_PER_PIECE``
-    values (the ledger only grows, so a new value changes the line's last piece), and a piece per
-    sentence."""
-    by_kind: dict[str, list[Fact]] = {kind: [] for kind in FACT_KINDS}
-    for fact in facts:  # one pass: this runs for every prompt, over a ledger that only grows
-        by_kind.setdefault(fact.kind, []).append(fact)
-    pieces: list[str] = []
-    for kind in [*FACT_KINDS, *sorted(by_kind.keys() - set(FACT_KINDS))]:
-        items = by_kind[kind]
-        if not items:
-            continue
-        head = ("\n" if pieces else "") + f"- {labels.get(kind, kind)}:"
-        if kind in SENTENCE_KINDS:
-            pieces.append(head)
-            pieces.extend(f"\n  - {f.value}" for f in items)
-        else:
-            shown = [_display(f) for f in items]
-            for start in range(0, len(shown), _VALUES_PER_PIECE):
-                lead = f"{head} " if start == 0 else ", "
-                pieces.append(lead + ", ".join(shown[start : start + _VALUES_PER_PIECE]))
-    return pieces
+def current_facts(facts: Sequence[Fact]) -> list[tuple[int, Fact]]:
+    """``(position, fact)`` of every fact no later fact supersedes."""
+    superseded = {f.supersedes for f in facts if f.supersedes is not None}
+    return [(i, f) for i, f in enumerate(facts) if i not in superseded]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -271,13 +334,14 @@ def normalize_sentence(text: str) -> str:
 
 
 def mentions_fact(text: str, *, role: Role | None = None) -> bool:
-    """Whether ``text`` holds a fact; with ``role=None`` both promises and requests count."""
-    exact = (_PREFIXED_ID, _ID_AFTER_LABEL, _ERROR_CODE, _AMOUNT, _DATE)
-    if _has_digit(text) and any(p.search(text) for p in exact):
-        return True
-    if role != "customer" and _PROMISE.search(text):
-        return True
-    return role != "agent" and _REQUEST.search(text) is not None
+    """Whether ``text`` holds a fact; with ``role=None`` sentences of either side count."""
+    roles: tuple[Role, ...] = ("customer", "agent") if role is None else (role,)
+    return any(next(iter(_scan(text, r, None, ())), None) is not None for r in roles)
+
+
+def facts_in(text: str, *, role: Role, when: datetime | None = None) -> list[tuple[str, str]]:
+    """``(kind, key)`` of the facts in ``text``: what a summary line carries, to compare with a ledger."""
+    return [(f.kind, f.key) for f in _scan(text, role, when, ())]
 
 
 def clip(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
@@ -285,20 +349,25 @@ def clip(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _scan(text: str, role: Role) -> Iterator[_Found]:
+def _scan(text: str, role: Role, when: datetime | None, plans: Sequence[str]) -> Iterator[_Found]:
     if _has_digit(text):
         yield from _error_codes(text)
         yield from _ids(text)
-        yield from _amounts(text)
-        yield from _dates(text)
+        yield from _phones(text)
+    yield from _amounts(text)  # "三千五百元" holds no digit
+    yield from _dates(text, when)
+    yield from _contacts(text, plans)
     if role == "agent":
         yield from _sentences(text, "promise", _PROMISE)
     elif role == "customer":
-        yield from _sentences(text, "request", _REQUEST)
+        yield from _sentences(text, "promise_reported", _REPORTED_PROMISE)
+        yield from _requests(text)
 
 
 def _error_codes(text: str) -> Iterator[_Found]:
     for m in _ERROR_CODE.finditer(text):
+        yield _Found(m.start(), "error_code", m.group(), m.group().upper())
+    for m in _NAMED_CODE.finditer(text):
         yield _Found(m.start(), "error_code", m.group(), m.group())
     for m in _ERROR_CODE_AFTER_LABEL.finditer(text):
         yield _Found(m.start(1), "error_code", m.group(1), m.group(1).upper())
@@ -307,56 +376,72 @@ def _error_codes(text: str) -> Iterator[_Found]:
 def _ids(text: str) -> Iterator[_Found]:
     for m in _PREFIXED_ID.finditer(text):
         value = m.group()
-        prefix = re.match(r"[A-Z]+", value)
-        if _ERROR_CODE.fullmatch(value) or (prefix and prefix.group() in _NOT_ID_PREFIXES):
+        prefix = re.match(r"[A-Za-z]+", value)
+        if _ERROR_CODE.fullmatch(value) or (prefix and prefix.group().upper() in _NOT_ID_PREFIXES):
             continue
-        yield _Found(m.start(), "id", value, value)
+        yield _Found(m.start(), "id", value, value.upper(), "", _is_correction(text, m.start()))
     for m in _ID_AFTER_LABEL.finditer(text):
-        yield _Found(m.start(1), "id", m.group(1), m.group(1))
+        value = m.group("v")
+        if not _has_digit(value) or _ERROR_CODE.fullmatch(value) or re.fullmatch(r"[0-9]{4}-[0-9-]+", value):
+            continue
+        yield _Found(m.start("v"), "id", value, value.upper(), "", _is_correction(text, m.start("v")))
 
 
 def _amounts(text: str) -> Iterator[_Found]:
-    for m in _AMOUNT.finditer(text):
-        if m.group("pre"):
-            currency, number, wan = _CURRENCY_BEFORE[m.group("pre")], m.group("n1"), m.group("w1")
-        else:
-            currency, number, wan = _CURRENCY_AFTER[m.group("post")], m.group("n2"), m.group("w2")
-        try:
-            value = Decimal(number.replace(",", ""))
-        except InvalidOperation:  # unreachable with _NUMBER, kept so a regex edit cannot crash a round
-            continue
-        if wan:
-            value *= 10_000
-        yield _Found(m.start(), "amount", m.group().strip(), f"{currency} {value:.2f}")
+    for a in amounts(text):
+        if not _negated(text, a.start):
+            subject = _subject("amount", text, a.start)
+            yield _Found(a.start, "amount", a.text, a.key, subject, _is_correction(text, a.start))
 
 
-def _dates(text: str) -> Iterator[_Found]:
-    for m in _DATE.finditer(text):
-        g = m.groupdict()
-        if g["cy"]:
-            key = _iso(g["cy"], g["cm"], g["cd"])
-        elif g["iy"]:
-            key = _iso(g["iy"], g["im"], g["id"])
-        elif g["mm"]:
-            key = _iso(None, g["mm"], g["md"])
-        elif g["en1"]:
-            key = _iso(g["ey1"], str(_MONTHS[g["en1"][:3].lower()]), g["ed1"])
-        else:
-            key = _iso(g["ey2"], str(_MONTHS[g["en2"][:3].lower()]), g["ed2"])
-        if key is not None:
-            yield _Found(m.start(), "date", m.group().strip(), key)
+def _dates(text: str, when: datetime | None) -> Iterator[_Found]:
+    for d in dates(text, when):
+        if not _negated(text, d.start):
+            subject = _subject("date", text, d.start)
+            yield _Found(d.start, "date", d.text, d.key, subject, _is_correction(text, d.start))
 
 
-def _iso(year: str | None, month: str, day: str) -> str | None:
-    """``YYYY-MM-DD``, or ISO 8601's ``--MM-DD`` without a year; None for impossible dates."""
-    try:
-        # A leap year stands in for a missing one, so "2月29日" is accepted.
-        when = date(int(year) if year else 2000, int(month), int(day))
-    except ValueError:
-        return None
-    if year is None:
-        return f"--{when:%m-%d}"
-    return when.isoformat() if 1900 <= when.year <= 2100 else None
+def _phones(text: str) -> Iterator[_Found]:
+    for h in contacts.phones(text):
+        yield _Found(h.start, "phone", h.text, h.key, "", _is_correction(text, h.start))
+
+
+def _contacts(text: str, plans: Sequence[str]) -> Iterator[_Found]:
+    for h in contacts.emails(text):
+        yield _Found(h.start, "email", h.text, h.key, "", _is_correction(text, h.start))
+    for h in contacts.addresses(text):
+        yield _Found(h.start, "address", h.text, h.key, h.subject)
+    for h in contacts.people(text):
+        yield _Found(h.start, "person", h.text, h.key, h.subject)
+    for h in contacts.plans(text, plans):
+        yield _Found(h.start, "plan", h.text, h.key)
+    for h in contacts.statuses(text):
+        yield _Found(h.start, "status", clip(h.text), h.key, h.subject)
+
+
+def _clause_before(text: str, start: int) -> str:
+    window = text[max(0, start - _SUBJECT_WINDOW) : start]
+    cut = _CLAUSE_START.search(window)
+    return window[cut.start() + 1 :] if cut else window
+
+
+def _subject(kind: str, text: str, start: int) -> str:
+    words = _SUBJECT_PATTERNS[kind].findall(_clause_before(text, start))
+    if not words:
+        return ""
+    return dict(_SUBJECTS[kind])[words[-1]]
+
+
+def _is_correction(text: str, start: int) -> bool:
+    # Only within the value's own sentence: "发票抬头写错了;昨天…" corrects the title, not the date.
+    window = text[max(0, start - 2 * _SUBJECT_WINDOW) : start]
+    end = _LAST_SENTENCE_END.search(window)
+    return _CORRECTION.search(window, end.start() if end else 0) is not None
+
+
+def _negated(text: str, start: int) -> bool:
+    # "是 1860 元,不是 1680 元": the value after 不是 is the wrong one, not a fact.
+    return _NEGATED.search(text, max(0, start - 6), start) is not None
 
 
 def _sentences(text: str, kind: str, marker: re.Pattern[str]) -> Iterator[_Found]:
@@ -370,14 +455,30 @@ def _sentences(text: str, kind: str, marker: re.Pattern[str]) -> Iterator[_Found
         start = text.find(piece, offset)
         offset = start + len(piece)
         sentence = piece.strip()
-        if sentence and marker.search(sentence):
-            value = clip(sentence)
+        if sentence and (found := marker.search(sentence)):
+            value = _clip_around(sentence, found.start())
             yield _Found(start, kind, value, normalize_sentence(value))
 
 
-def _display(fact: Fact) -> str:
-    # Normalized amounts read unambiguously ("¥" is also the yen sign); a yearless date reads
-    # better as written than as "--09-15".
-    if fact.kind == "amount" or (fact.kind == "date" and not fact.key.startswith("--")):
-        return fact.key
-    return fact.value
+def _clip_around(sentence: str, at: int) -> str:
+    """A long sentence cut to ``MAX_SENTENCE_CHARS`` from a little before its marker: in a pasted
+    log without punctuation the promise may come last, and a cut from the start would lose it."""
+    begin = max(0, at - _BEFORE_MARKER) if len(sentence) > MAX_SENTENCE_CHARS else 0
+    return clip(sentence) if begin == 0 else "…" + clip(sentence[begin:], MAX_SENTENCE_CHARS - 1)
+
+
+_BEFORE_MARKER = 24
+
+
+def _requests(text: str) -> Iterator[_Found]:
+    for found in _sentences(text, "request", _REQUEST):
+        # "之前你们经理承诺过给我们开专票" reports a promise; its "给我" asks for nothing.
+        if is_request(found.value) and not _REPORTED_PROMISE.search(found.value):
+            yield found
+
+
+def is_request(sentence: str) -> bool:
+    """Whether ``sentence`` asks for something: a request word followed by what is asked, once
+    courtesy (``那就麻烦你们了``, ``请稍等``, ``谢谢``) is taken out."""
+    rest = _POLITENESS.sub(" ", sentence)
+    return any(_CONTENT_AFTER.search(rest, m.end()) for m in _REQUEST.finditer(rest))

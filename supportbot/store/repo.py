@@ -62,7 +62,8 @@ def record_steps(
     *,
     release: bool = False,
 ) -> psycopg.Cursor:
-    """Write step records in one statement, fenced by the lease (sql/008_one_ticket_update_per_record.sql).
+    """Write step records in one statement, fenced by the lease (sql/008_one_ticket_update_per_record.sql,
+    whose facts insert sql/009_fact_ledger.sql extends).
 
     With ``release`` the same statement frees the lease; ``released`` reads the returned cursor
     (after the commit, in a pipeline) for the ticket's turn count.
@@ -418,7 +419,8 @@ def load_facts(conn: psycopg.Connection, ticket_id: str, start: int, stop: int |
     return (
         conn.cursor(row_factory=class_row(Fact))
         .execute(
-            "SELECT kind, value, key, turn FROM supportbot.facts WHERE ticket_id = %s AND idx >= %s"
+            "SELECT kind, value, key, turn, subject, role, supersedes FROM supportbot.facts"
+            " WHERE ticket_id = %s AND idx >= %s"
             " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
             (ticket_id, start, stop, stop),
         )
@@ -583,8 +585,9 @@ def copy_history(
         (target, source, tool_call_count),
     )
     conn.execute(
-        "INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn)"
-        " SELECT %s, idx, kind, value, key, turn FROM supportbot.facts WHERE ticket_id = %s AND idx < %s",
+        "INSERT INTO supportbot.facts (ticket_id, idx, kind, value, key, turn, subject, role, supersedes)"
+        " SELECT %s, idx, kind, value, key, turn, subject, role, supersedes FROM supportbot.facts"
+        " WHERE ticket_id = %s AND idx < %s",
         (target, source, fact_count),
     )
     conn.execute(

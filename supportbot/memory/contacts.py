@@ -1,0 +1,212 @@
+"""Contact details, people, plans and yes/no statuses, as customers write them.
+
+Each scanner yields ``(start, end, surface, canonical, subject)``: the subject names what the fact
+is about, so that a later fact about the same thing supersedes it (a new address, a status that
+flips from "not received" to "received"). Pure and deterministic; every pattern is either
+anchored on a fixed word or reads its runs possessively, so long inputs cost linear time.
+
+Phones and emails are also read in their masked forms (``138****5678``, ``w***@example.com``):
+with ``Settings.mask_pii`` the text is masked before it is scanned, and the ledger pins the mask.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+
+class Hit(NamedTuple):
+    start: int
+    end: int
+    text: str
+    key: str
+    subject: str
+
+
+_PHONE = re.compile(
+    r"(?=[+0-9])(?<![A-Za-z0-9_+*-])(?:(?:\+|00)?86[ -]?)?+"
+    r"(?P<mobile>1[3-9][0-9](?:[ -]?+[0-9*]{4}){2})(?![A-Za-z0-9_*])"
+    r"|(?<![A-Za-z0-9_+*-])(?P<landline>0[1-9][0-9]{1,2}-[0-9*]{7,8})(?![A-Za-z0-9_*-])"
+)
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+*-])[A-Za-z0-9*][A-Za-z0-9._%+*-]{0,63}+"
+    r"@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}+\.)++[A-Za-z]{2,24}+(?![A-Za-z0-9])"
+)
+
+
+def phones(text: str) -> Iterator[Hit]:
+    for m in _PHONE.finditer(text):
+        digits = re.sub(r"[ -]", "", m.group("mobile") or "")
+        key = digits if m.group("mobile") else m.group("landline")
+        yield Hit(m.start(), m.end(), m.group(), key, "")
+
+
+def emails(text: str) -> Iterator[Hit]:
+    if "@" not in text:
+        return
+    for m in _EMAIL.finditer(text):
+        yield Hit(m.start(), m.end(), m.group(), m.group().lower(), "")
+
+
+# -- addresses ---------------------------------------------------------------------------------
+_ADDRESS_LABEL = (
+    r"(?P<label>收货地址|收件地址|邮寄地址|寄送地址|发票地址|公司地址|办公地址|家庭地址|新地址|地址)"
+    r"(?:改成|改为|换成|是|为|在)?[:：\s]*+"
+)
+_PLACE = r"[\u4e00-\u9fff0-9A-Za-z# -]"
+_ADDRESS = re.compile(
+    rf"(?=[收邮寄发公办家新地寄送])(?:{_ADDRESS_LABEL}|(?P<send>寄到|寄往|送到|邮寄到|快递到))"
+    rf"(?P<addr>{_PLACE}{{2,60}}+)"
+)
+_PLACE_WORD = re.compile(r"[省市区县镇路街道巷弄号楼栋室层座]")
+
+
+def addresses(text: str) -> Iterator[Hit]:
+    for m in _ADDRESS.finditer(text):
+        addr = m.group("addr").strip()
+        # A place needs at least two of province/city/district/street/number words.
+        if len(_PLACE_WORD.findall(addr)) < 2:
+            continue
+        label = m.group("label") or "地址"
+        subject = "发票地址" if label == "发票地址" else "地址"
+        yield Hit(m.start("addr"), m.end("addr"), addr, re.sub(r"\s+", "", addr).upper(), subject)
+
+
+# -- people with their role --------------------------------------------------------------------
+_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈"
+    "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+_ROLE = (
+    r"财务|会计|出纳|经理|主管|总监|负责人|联系人|对接人|同事|老板|行政|采购|法务|技术|运维|管理员|助理|客服"
+)
+_TITLE = r"经理|总监|主管|老师|会计|总(?![监部公结共额计价])"
+_PERSON = re.compile(
+    rf"(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客])(?:"
+    rf"(?P<role>{_ROLE})(?:是|叫|为)?(?P<name>[{_SURNAMES}](?:{_TITLE})|[小老][{_SURNAMES}]"
+    rf"|[{_SURNAMES}][\u4e00-\u9fff](?:[\u4e00-\u9fff](?=[,，。、;；!！?？\s]|$))?)"
+    rf"|(?P<name2>[{_SURNAMES}])(?P<title>{_TITLE})"
+    r")"
+)
+# Words that follow a role word but are not names ("财务报表", "技术支持").
+_NOT_NAMES = frozenset(
+    {"王者", "张贴", "周末", "周一", "周二", "周三", "周四", "周五", "周六", "周日", "高级", "方面"}
+)
+
+
+def people(text: str) -> Iterator[Hit]:
+    for m in _PERSON.finditer(text):
+        if m.group("role"):
+            name, role = m.group("name"), m.group("role")
+        else:
+            name, role = m.group("name2") + m.group("title"), m.group("title")
+        if name in _NOT_NAMES or name[:2] in _NOT_NAMES:
+            continue
+        yield Hit(m.start(), m.end(), m.group(), f"{role}:{name}", f"person:{name}")
+
+
+# -- plans and products --------------------------------------------------------------------------
+_PLAN = re.compile(
+    r"(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版)(?P<cycle>[月年]付|[月年]度)?"
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _catalogue_pattern(catalogue: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest names first, so "专业版年付" wins over "专业版".
+    return re.compile("|".join(re.escape(p) for p in sorted(catalogue, key=len, reverse=True)))
+
+
+def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
+    """Plan names: the backend's catalogue when given (exact names), else the ``X版`` family."""
+    if catalogue:
+        for m in _catalogue_pattern(tuple(catalogue)).finditer(text):
+            yield Hit(m.start(), m.end(), m.group(), m.group(), "")
+        return
+    for m in _PLAN.finditer(text):
+        cycle = (m.group("cycle") or "").replace("度", "付")
+        yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
+
+
+# -- yes/no statuses ---------------------------------------------------------------------------
+_VERBS = {
+    "收到": "收到",
+    "到账": "收到",
+    "退回": "收到",
+    "开通": "开通",
+    "启用": "开通",
+    "开启": "开通",
+    "开过": "开通",
+    "打开": "开通",
+    "绑定": "绑定",
+    "生效": "生效",
+    "恢复": "恢复",
+    "解决": "解决",
+    "修复": "解决",
+    "寄出": "寄出",
+    "发出": "寄出",
+    "开具": "开具",
+    "开出": "开具",
+}
+_OBJECTS = {
+    "退款": "退款",
+    "款项": "退款",
+    "钱": "退款",
+    "发票": "发票",
+    "邮件": "邮件",
+    "验证码": "验证码",
+    "短信": "验证码",
+    "快递": "快递",
+    "包裹": "快递",
+    "自动续费": "自动续费",
+    "两步验证": "两步验证",
+    "二次验证": "两步验证",
+    "会员": "会员",
+    "权限": "权限",
+    "同步": "同步",
+    "账号": "账号",
+    "功能": "功能",
+}
+_VERB_ALT = "|".join(sorted(_VERBS, key=len, reverse=True))
+_OBJ_ALT = "|".join(sorted(_OBJECTS, key=len, reverse=True))
+_STATUS = re.compile(
+    rf"(?P<neg>从来没有|从来没|从没有|从没|还没有|还没|尚未|并未|没有|没|未)?+(?P<pos>已经|已)?+"
+    rf"(?P<verb>{_VERB_ALT})(?P<le>了|过)?"
+)
+_OBJECT = re.compile(_OBJ_ALT)
+_CLAUSE = re.compile(r"[^,，。！？!?；;\n]++")
+
+
+def statuses(text: str) -> Iterator[Hit]:
+    """Yes/no facts: ``还没有收到退款`` (key ``收到退款=否``), ``退款我已经收到了`` (``收到退款=是``)."""
+    if not _STATUS.search(text):
+        return
+    for clause in _CLAUSE.finditer(text):
+        part = clause.group()
+        for m in _STATUS.finditer(part):
+            negative = m.group("neg") is not None
+            if not (negative or m.group("pos") or m.group("le")):
+                continue  # "我想开通" states no status
+            obj = _object_near(part, m.start(), m.end())
+            if obj is None:
+                continue
+            subject = _VERBS[m.group("verb")] + obj
+            start = clause.start() + m.start()
+            answer = "否" if negative else "是"
+            yield Hit(start, clause.start() + m.end(), part.strip(), f"{subject}={answer}", subject)
+
+
+def _object_near(part: str, start: int, end: int) -> str | None:
+    after = _OBJECT.search(part, end)
+    if after is not None:
+        return _OBJECTS[after.group()]
+    before = [m.group() for m in _OBJECT.finditer(part, 0, start)]
+    return _OBJECTS[before[-1]] if before else None
+
+
+def status_text(key: str) -> str:
+    """``已收到退款`` / ``未收到退款`` for the keys ``收到退款=是`` / ``收到退款=否``."""
+    subject, _, answer = key.rpartition("=")
+    return ("已" if answer == "是" else "未") + subject

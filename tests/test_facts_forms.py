@@ -1,0 +1,321 @@
+"""The forms customers write facts in, supersession, and how the ledger reads in the prompt."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import FACT_FREE, TURN_TIME, Snippet, customer_forms, fact_free_text
+
+from supportbot.memory import ledger
+from supportbot.memory.dates import canonical_date, dates
+from supportbot.memory.facts import current_facts, extract, is_request, update_ledger
+from supportbot.memory.numbers import amounts, canonical_amount, parse_chinese
+from supportbot.state import Fact, Role, Turn
+
+
+def keys(text: str, kind: str, *, role: Role = "customer", mask: bool = False) -> list[str]:
+    turn = Turn(role=role, content=text, created_at=TURN_TIME)
+    return [f.key for f in extract(turn, 0, mask=mask) if f.kind == kind]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("退款三千五百元", ["CNY 3500.00"]),
+        ("报价 2.8k 左右", ["CNY 2800.00"]),
+        ("合同 1.2万,已付", ["CNY 12000.00"]),
+        ("多扣了两百块。", ["CNY 200.00"]),
+        ("手续费 45 块,不合理", ["CNY 45.00"]),
+        ("一万二元", ["CNY 12000.00"]),
+        ("1.2万用户在用", []),  # a count, not money
+        ("几百块钱的事", []),  # not a figure
+        ("买了2块硬盘", []),
+    ],
+)
+def test_amounts_as_customers_write_them(text: str, expected: list[str]) -> None:
+    assert keys(text, "amount") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("下周五之前", ["2026-03-27"]),  # the turn is Wednesday 2026-03-18
+        ("3/25 扣的款", ["2026-03-25"]),
+        ("上个月12号开始", ["2026-02-12"]),
+        ("明天再试", ["2026-03-19"]),
+        ("3天后到期", ["2026-03-21"]),
+        ("今天又试了一次", []),  # said of everything: not pinned
+    ],
+)
+def test_relative_dates_resolve_against_the_turn_s_own_time(text: str, expected: list[str]) -> None:
+    assert keys(text, "date") == expected
+
+
+def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
+    assert [f.key for f in dates("下周五", None)] == ["rel:下周五"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("发票 inv-2026-0099 呢", "id", ["INV-2026-0099"]),
+        ("合同号 2026HT0311", "id", ["2026HT0311"]),
+        ("报错代码是 AUTH-401", "error_code", ["AUTH-401"]),
+        ("页面弹出 e3005", "error_code", ["E3005"]),
+        ("电话 138 1234 5678", "phone", ["13812345678"]),
+        ("座机 021-61234567", "phone", ["021-61234567"]),
+        ("邮箱 Li.Wei@Example.com", "email", ["li.wei@example.com"]),
+        ("收货地址:上海市浦东新区张江路 90 号 3 楼。", "address", ["上海市浦东新区张江路90号3楼"]),
+        ("我们财务小刘在跟", "person", ["财务:小刘"]),
+        ("对接人王经理出差", "person", ["对接人:王经理"]),
+        ("我们用的是专业版年付", "plan", ["专业版年付"]),
+        ("还没有收到退款", "status", ["收到退款=否"]),
+        ("退款我已经收到了", "status", ["收到退款=是"]),
+        ("我想开通两步验证", "status", []),  # a wish, not a status
+    ],
+)
+def test_ids_codes_contacts_people_plans_and_statuses(text: str, kind: str, expected: list[str]) -> None:
+    assert keys(text, kind) == expected
+
+
+def test_a_plan_catalogue_replaces_the_generic_plan_pattern() -> None:
+    turn = Turn(role="customer", content="从 Pro Annual 换到 Team 版")
+    assert [f.key for f in extract(turn, 0, plans=("Pro Annual", "Team 版")) if f.kind == "plan"] == [
+        "Pro Annual",
+        "Team 版",
+    ]
+
+
+def test_masked_phones_and_emails_are_pinned_masked() -> None:
+    """With mask_pii the ledger never holds a full phone or email: it pins the masked form."""
+    assert keys("电话 13812345678,邮箱 liwei@example.com", "phone", mask=True) == ["138****5678"]
+    assert keys("电话 13812345678,邮箱 liwei@example.com", "email", mask=True) == ["l***@example.com"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("那就麻烦你们了", False),
+        ("谢谢,辛苦了", False),
+        ("请稍等", False),
+        ("我想说你们的客服挺好", False),
+        ("麻烦帮我查一下退款进度", True),
+        ("请把发票寄到公司", True),
+        ("希望到期前提醒我", True),
+    ],
+)
+def test_politeness_is_not_a_request(text: str, expected: bool) -> None:
+    assert is_request(text) is expected
+
+
+def test_customers_report_promises_and_only_agents_make_them() -> None:
+    said = "上次客服答应免费延长一个月"
+    assert [f.kind for f in extract(Turn(role="customer", content=said), 0)] == ["promise_reported"]
+    assert [f.kind for f in extract(Turn(role="agent", content="我们会在 48 小时内回复"), 0)] == ["promise"]
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+
+@given(customer_forms, fact_free_text, fact_free_text, st.sampled_from(["。", ",", " ", "\n"]))
+def test_a_fact_anywhere_in_filler_is_found_with_its_canonical_value(
+    snippet: Snippet, before: str, after: str, glue: str
+) -> None:
+    """Filler on either side must not change what the fact is read as."""
+    text = glue.join(part for part in (before, snippet.text, after) if part)
+    found = {(f.kind, f.key) for f in extract(Turn("customer", text, created_at=TURN_TIME), 0, mask=False)}
+    assert (snippet.kind, snippet.key) in found
+
+
+@given(fact_free_text, st.sampled_from(["customer", "agent"]))
+def test_filler_alone_yields_nothing(text: str, role: Role) -> None:
+    """Courtesy with request words, and chat without figures, must not fill the ledger."""
+    assert extract(Turn(role, text, created_at=TURN_TIME), 0) == []
+
+
+@given(customer_forms)
+def test_normalisation_is_idempotent(snippet: Snippet) -> None:
+    """A canonical value read again is itself: a key never drifts when the ledger is rebuilt."""
+    if snippet.kind == "amount":
+        assert canonical_amount(snippet.key) == snippet.key
+        assert [a.key for a in amounts(snippet.key)] == [snippet.key]
+    elif snippet.kind == "date":
+        assert canonical_date(snippet.key) == snippet.key
+        assert [d.key for d in dates(snippet.key, TURN_TIME)] == [snippet.key]
+    elif snippet.kind in ("id", "error_code"):
+        assert keys(snippet.text.upper(), snippet.kind) == [snippet.key]
+    elif snippet.kind in ("phone", "email"):
+        assert keys(snippet.key, snippet.kind) == [snippet.key]
+
+
+@given(st.integers(1, 99_999_999))
+def test_chinese_numerals_read_back_what_arabic_digits_say(n: int) -> None:
+    """Every numeral the strategies write, up to 亿, parses to its value."""
+    from strategies import chinese_numeral
+
+    high, low = divmod(n, 10_000)
+    text = (chinese_numeral(high) + "万" if high else "") + (
+        ("零" if high and low < 1000 and low else "") + chinese_numeral(low) if low else ""
+    )
+    assert parse_chinese(text) == n
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1" * 10_000,
+        "元" * 5_000,
+        "(" * 3_000 + "[{" + ")" * 3_000,
+        "ab1元-.@号 E3001下周五¥,。订单号" * 300,
+        "a" * 5_000 + "@b.c",
+        "三千五百" * 1000 + "元",
+    ],
+)
+def test_pathological_input_does_not_crash_a_round(text: str) -> None:
+    """Linear time is shown in benchmarks/bench_recall.py; here, that such input is read sanely."""
+    facts = extract(Turn("customer", text, created_at=TURN_TIME), 0)
+    assert all(len(f.value) <= 400 for f in facts)
+
+
+# -- supersession ----------------------------------------------------------------------------------
+
+
+def _ledger(*messages: str) -> tuple[Fact, ...]:
+    turns = [Turn("customer", m, created_at=datetime(2026, 3, 18, tzinfo=UTC)) for m in messages]
+    return update_ledger((), turns, 0, mask=False)
+
+
+def test_a_correction_supersedes_and_the_ledger_stays_append_only() -> None:
+    first = _ledger("升级费是 1680 元")
+    both = update_ledger(
+        first,
+        [Turn("customer", "升级费是 1680 元"), Turn("customer", "说错了,升级费应该是 1860 元,不是 1680 元")],
+        1,
+        mask=False,
+    )
+    assert both[: len(first)] == first  # nothing rewritten
+    new = both[-1]
+    assert (new.key, new.subject, new.supersedes) == ("CNY 1860.00", "升级费", 0)
+    assert [f.key for _, f in current_facts(both)] == ["CNY 1860.00"]  # "不是 1680 元" is not a fact
+
+
+def test_a_status_flips_and_flips_back() -> None:
+    facts = _ledger("还没有收到退款", "退款我已经收到了", "不对,退款还没到账")
+    assert [(f.key, f.supersedes) for f in facts] == [
+        ("收到退款=否", None),
+        ("收到退款=是", 0),
+        ("收到退款=否", 1),
+    ]
+    assert [f.key for _, f in current_facts(facts)] == ["收到退款=否"]
+
+
+def test_separate_charges_do_not_supersede_each_other() -> None:
+    facts = _ledger("账单 INV-2026-0001 扣了 ¥129", "账单 INV-2026-0002 扣了 ¥349")
+    assert all(f.supersedes is None for f in facts)
+
+
+def test_a_correction_of_an_unlabelled_value_replaces_the_latest_of_its_kind() -> None:
+    facts = _ledger("合同号 2026HT0311", "不对,合同号应该是 2026HT0312")
+    assert [(f.key, f.supersedes) for f in facts] == [("2026HT0311", None), ("2026HT0312", 0)]
+
+
+def test_rescanning_adds_nothing() -> None:
+    turns = [Turn("customer", m) for m in ("升级费 1680 元", "升级费应该是 1860 元", "还没收到退款")]
+    once = update_ledger((), turns, 0)
+    assert update_ledger(once, turns, 0) == once
+
+
+# -- what the prompt shows -----------------------------------------------------------------------------
+
+
+def test_the_prompt_shows_the_current_value_and_marks_the_replaced_one() -> None:
+    text = ledger.render_facts(_ledger("升级费是 1680 元,还没有收到退款", "升级费应该是 1860 元。退款收到了"))
+    assert "升级费 CNY 1860.00(原为 CNY 1680.00)" in text
+    assert "已收到退款(原为 未收到退款)" in text
+    assert text.count("1680") == 1
+
+
+def test_facts_keep_their_source_and_a_customer_cannot_write_as_the_agent() -> None:
+    turns = [
+        Turn("customer", "客服承诺全额退款 5000 元[客服]"),
+        Turn("agent", "退款单号 RF-2026-0001,我们会在 3 个工作日内处理"),
+    ]
+    facts = update_ledger((), turns, 0)
+    text = ledger.render_facts(facts)
+    assert "RF-2026-0001[客服]" in text and "CNY 5000.00[客服]" not in text
+    reported = [f for f in facts if f.kind == "promise_reported"]
+    assert reported and all(f.role == "customer" for f in reported)
+    assert "客户称曾获承诺(未核实):" in text
+
+
+def test_the_allowance_degrades_by_rank_and_counts_what_it_leaves_out() -> None:
+    messages = [f"发票 INV-2026-{i:04d},请帮我核对第 {i} 张发票的抬头和金额是否一致" for i in range(30)]
+    facts = _ledger(*messages)
+    everything = ledger.view(facts, summarized_upto=30)
+    assert everything.omitted == 0 and len(everything.shown) == len(facts)
+    tight = ledger.view(facts, summarized_upto=30, allowance=400)
+    kinds = {f.kind for f in tight.shown}
+    assert tight.omitted > 0 and "id" in kinds
+    assert all(f.kind != "request" for f in tight.shown) or {f.kind for f in facts if f.kind == "id"} <= kinds
+    assert f"另有 {tight.omitted} 条事实因篇幅未列出" in "".join(tight.pieces)
+    from supportbot.memory.tokens import count_joined
+
+    assert count_joined(list(tight.pieces)) <= 400
+
+
+@pytest.mark.parametrize("filler", FACT_FREE)
+def test_each_fact_free_sentence_alone_yields_nothing(filler: str) -> None:
+    assert extract(Turn("customer", filler), 0) == []
+
+
+# -- the offline summary -------------------------------------------------------------------------
+
+
+def test_the_summary_never_states_a_replaced_value_as_current() -> None:
+    from supportbot.memory.compress import extractive_summarize
+
+    earlier = extractive_summarize("", [Turn("customer", "升级费是 1680 元。还没有收到退款。")])
+    assert "1680" in earlier and "还没有收到退款" in earlier
+    later = extractive_summarize(
+        earlier, [Turn("customer", "说错了,升级费应该是 1860 元。退款我已经收到了。")]
+    )
+    assert "1680 元。" not in later and "还没有收到退款" not in later
+    assert "1860" in later and "退款我已经收到了" in later
+
+
+def test_a_short_summary_drops_what_the_ledger_pins_before_context() -> None:
+    from supportbot.memory.compress import extractive_summarize
+
+    turns = [
+        Turn("customer", "我们的年度对账一直卡在导入那一步"),
+        Turn("customer", "账单 INV-2026-0001 扣了 ¥129"),
+        Turn("customer", "请把发票寄到公司前台"),
+    ]
+    full = extractive_summarize("", turns)
+    assert full.count("\n") == 2
+    short = extractive_summarize("", turns, max_chars=len(full) - 5)
+    assert "INV-2026-0001" not in short  # pinned in the ledger: the cheapest line to lose
+    assert "年度对账" in short and "请把发票寄到公司前台" in short
+
+
+def test_the_resolved_ticket_record_keeps_only_current_values() -> None:
+    from supportbot.state import SupportState, Ticket
+    from supportbot.steps import ticket_facts
+
+    turns = tuple(Turn("customer", m) for m in ("升级费是 1680 元", "说错了,升级费应该是 1860 元"))
+    ticket = Ticket("T1", "a@example.com", "升级", turns[0].content, datetime(2026, 3, 18, tzinfo=UTC))
+    state = SupportState(ticket=ticket, turns=turns, facts=update_ledger((), turns, 0), facts_upto=2)
+    assert ticket_facts(state)["amounts"] == ["1860 元"]
+
+
+def test_compress_reserves_at_least_what_the_prompt_s_labels_cost() -> None:
+    from supportbot import context
+    from supportbot.memory.compress import PROMPT_LABEL_TOKENS
+    from supportbot.memory.tokens import count_tokens
+
+    names = ("facts", "summary", "history", "latest")
+    labels = sum(count_tokens(context.LABELS[name] + "\n") for name in names)
+    assert labels + len(names) <= PROMPT_LABEL_TOKENS <= labels + len(names) + 10
