@@ -98,7 +98,7 @@ def run(url: str, rounds: int, *, compressed: bool) -> tuple[Model, SupportState
         if compressed
         else Settings(database_url=url, history_budget=10**9, context_window=10**9)
     )
-    with SupportBot.open(url, llm=model, settings=settings) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:  # type: ignore[arg-type]
         model.round = 1
         ticket = bot.open_ticket("wugang@example.com", subject="流水", body=message(model.text, 1)).ticket_id
         for n in range(2, rounds + 1):

@@ -195,7 +195,7 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
     text = ChineseText(seed=rounds)
     model = BenchModel(text)
     settings = Settings(database_url=url)
-    with SupportBot.open(url, llm=model, settings=settings) as bot, StepClock() as clock:
+    with SupportBot.open(url, llm=model, settings=settings, backend="demo") as bot, StepClock() as clock:
         in_steps: list[float] = []
         times, produced, size_at = [], [], {}
         cpu: list[float] = []  # this process's CPU time in the round; the rest is the server and waiting
@@ -264,7 +264,7 @@ def _worker(url: str, tickets: int, rounds: int, out: multiprocessing.Queue) -> 
     model = BenchModel(ChineseText(seed=len(url) + tickets))
     model.make(tickets * rounds)
     messages = [model.text(60, 150) for _ in range(tickets * rounds)]
-    with SupportBot.open(url, llm=model, settings=Settings(database_url=url)) as bot:
+    with SupportBot.open(url, llm=model, settings=Settings(database_url=url), backend="demo") as bot:
         started = time.perf_counter()
         done = 0
         for _ in range(tickets):

@@ -273,7 +273,7 @@ def run(url: str, ticket: Ticket, budget: int | None) -> tuple[SupportState, str
         else Settings(database_url=url, history_budget=10**9, context_window=10**9)
     )
     model = Model(ticket.replies)
-    with SupportBot.open(url, llm=model, small_llm=OfflineModel(), settings=settings) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(url, llm=model, small_llm=OfflineModel(), settings=settings, backend="demo") as bot:  # type: ignore[arg-type]
         model.round = 0
         ticket_id = bot.open_ticket(EMAIL, subject="账单和发票问题", body=ticket.messages[0]).ticket_id
         for r, message in enumerate(ticket.messages[1:], start=1):

@@ -36,7 +36,7 @@ def fresh_database(name: str) -> Iterator[str]:
     params["dbname"] = name
     url = make_conninfo(**params)
     with psycopg.connect(url) as conn:
-        migrate(conn)
+        migrate(conn, demo=True)
     try:
         yield url
     finally:

@@ -34,7 +34,7 @@ def main() -> int:
             admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         try:
             with psycopg.connect(make_conninfo(**{**conninfo_to_dict(url), "dbname": name})) as conn:
-                migrate(conn)
+                migrate(conn, demo=True)  # the demo business system is documented here too
                 OUT.write_text(dump_schema(conn), encoding="utf-8")
         finally:
             with psycopg.connect(url, autocommit=True) as admin:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import Literal, TypeVar
 
 import psycopg
 
@@ -17,6 +19,7 @@ from .config import Settings
 from .deps import Deps
 from .engine import Engine, RoundResult, decision_fields
 from .errors import (
+    ConfigError,
     EmptyMessage,
     ForkRefused,
     InvalidInput,
@@ -36,8 +39,11 @@ from .state import SupportState, TicketStatus, Turn
 from .store import repo
 from .store.migrate import Migration
 from .store.migrate import migrate as apply_migrations
+from .store.migrate import status as migrations_applied
 from .store.repo import PendingApproval, StepRecord, TicketRow
 from .store.store import Loaded, Store
+
+T = TypeVar("T")
 
 
 def _utcnow() -> datetime:
@@ -64,24 +70,33 @@ class SupportBot:
         *,
         llm: LLM | None = None,
         small_llm: LLM | None = None,
-        backend: Backend | None = None,
+        backend: Backend | str | None = None,
         settings: Settings | None = None,
         clock: Callable[[], datetime] = _utcnow,
     ) -> SupportBot:
-        """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate."""
+        """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate.
+
+        ``backend`` is the business system: your implementation of :class:`Backend`, ``"demo"``
+        for the demo business system that lives in the same database (its tables are created
+        then, and only then), or ``"package.module:factory"`` (``factory(settings)`` returns a
+        Backend). Without it, ``SUPPORTBOT_BACKEND`` names one; with neither, ConfigError.
+        """
         settings = settings or Settings.from_env()
+        backend = _backend(backend, settings)
         store = Store(
             _database_url(database_url, settings),
             max_size=settings.pool_max_size,
             pool_timeout=settings.pool_timeout,
             db_timeout=settings.db_timeout,
             prepared_statements=settings.prepared_statements,
+            demo=backend == "demo",
         )
         if llm is None:
             llm, default_small = models_from_settings(settings)
             small_llm = small_llm or default_small
         model = llm
-        backend = backend or DemoBackend(store.pool, clock=clock)
+        if backend == "demo":
+            backend = DemoBackend(store.pool, clock=clock)
         profiles = Profiles(store, backend, clock=clock, mask=settings.mask_pii)
         deps = Deps(
             llm=model,
@@ -103,6 +118,11 @@ class SupportBot:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    @property
+    def backend(self) -> Backend:
+        """The business system this bot reads and acts on."""
+        return self._deps.backend
 
     @property
     def settings(self) -> Settings:
@@ -373,23 +393,67 @@ class SupportBot:
         return stripped
 
 
-def migrate(database_url: str | None = None, *, settings: Settings | None = None) -> list[Migration]:
+def migrate(
+    database_url: str | None = None, *, demo: bool = False, settings: Settings | None = None
+) -> list[Migration]:
     """Apply the migrations the database lacks; returns those applied now (none when up to date).
+
+    ``demo``: also create the demo business system's tables (a database that has them keeps them
+    current either way).
 
     ``SupportBot.open()`` migrates too. Call this where a deployment migrates once, before its
     workers start, or to migrate without a business system at hand. The URL is resolved as in
     ``open()``: the argument, else ``SUPPORTBOT_DATABASE_URL``, else the embedded PostgreSQL.
     """
+    return _with_connection(database_url, settings, lambda conn: apply_migrations(conn, demo=demo))
+
+
+def migration_status(
+    database_url: str | None = None, *, settings: Settings | None = None
+) -> list[tuple[Migration, bool]]:
+    """Every migration this version has, and whether the database applied it; changes nothing."""
+    return _with_connection(database_url, settings, migrations_applied)
+
+
+def _with_connection(
+    database_url: str | None, settings: Settings | None, use: Callable[[psycopg.Connection], T]
+) -> T:
     url = _database_url(database_url, settings or Settings.from_env())
     try:
         with psycopg.connect(url) as conn:
-            return apply_migrations(conn)
+            return use(conn)
     except psycopg.OperationalError as exc:
         raise StoreError(f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL") from exc
     except psycopg.Error as exc:
         raise StoreError(
             f"migrating the database failed: {exc}; nothing of that migration was applied"
         ) from exc
+
+
+def _backend(given: Backend | str | None, settings: Settings) -> Backend | Literal["demo"]:
+    """The business system open() was given, else the one SUPPORTBOT_BACKEND names."""
+    chosen = given if given is not None else settings.backend
+    if chosen is None:
+        raise ConfigError(
+            "SupportBot.open() needs a business system: backend=<your supportbot.Backend>, "
+            "backend='demo' for the demo business system, or SUPPORTBOT_BACKEND=demo|package.module:factory"
+        )
+    if not isinstance(chosen, str):
+        return chosen
+    if chosen == "demo":
+        return "demo"
+    module_name, _, attribute = chosen.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+        made = factory(settings)
+    except Exception as exc:
+        raise ConfigError(
+            f"backend {chosen!r} could not be made ({type(exc).__name__}); it must name "
+            "package.module:factory where factory(settings) returns a supportbot.Backend"
+        ) from exc
+    if not isinstance(made, Backend):
+        raise ConfigError(f"backend {chosen!r} returned {type(made).__name__}, not a supportbot.Backend")
+    return made
 
 
 def _database_url(database_url: str | None, settings: Settings) -> str:

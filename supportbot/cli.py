@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 from pydantic_core import to_jsonable_python
 
-from .bot import SupportBot
+from .bot import SupportBot, migrate, migration_status
 from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .cli_text import HelpFormatter, columns, email_argument
 from .config import Settings
@@ -61,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.validate(args)
     try:
         settings = Settings.from_env()
+        if args.handler is db:
+            return int(db(args, settings))
         if args.handler is run_chat:
             return int(run_chat(args, settings, lambda **models: _open_bot(args, settings, **models)))
         with _open_bot(args, settings, **_demo_options(args)) as bot:
@@ -103,6 +105,12 @@ def _fail(args: argparse.Namespace, exc: BaseException, message: str) -> int:
     return 1
 
 
+def _backend(args: argparse.Namespace, settings: Settings) -> str:
+    # The CLI is the demo business system's console unless SUPPORTBOT_BACKEND names the host's;
+    # `demo` always plays on the demo.
+    return "demo" if args.handler is demo else settings.backend or "demo"
+
+
 @contextmanager
 def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> Iterator[SupportBot]:
     embedded = not (args.database_url or settings.database_url)
@@ -110,7 +118,11 @@ def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> It
         # The first start runs initdb, which takes a few seconds: say why nothing happens.
         print("启动内置 PostgreSQL …", end="", file=sys.stderr, flush=True)
     try:
-        bot = SupportBot.open(args.database_url, settings=settings, **models)
+        # The CLI is the demo business system's console: a host application's own Backend is
+        # reached through the library, where it is passed to SupportBot.open().
+        bot = SupportBot.open(
+            args.database_url, backend=_backend(args, settings), settings=settings, **models
+        )
     finally:
         if embedded and sys.stderr.isatty():
             print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -246,6 +258,7 @@ def _add_memory_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
 def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     p = command("db", db, "数据库迁移:status 查看,migrate 执行")
     p.add_argument("action", choices=["status", "migrate"])
+    p.add_argument("--demo", action="store_true", help="migrate 时也建立演示业务系统的表(schema demo)")
 
     p = command(
         "forget",
@@ -403,11 +416,12 @@ def demo(bot: SupportBot, args: argparse.Namespace) -> int:
     Playing it again would add a fifth E3001 ticket to his history and change his profile, so a
     database keeps one played demo ticket until it is forgotten or reset.
     """
-    from .backend.demo_data import DEMO_TODAY, load_demo_data
+    from .backend.demo import DemoBackend
+    from .backend.demo_data import DEMO_TODAY
 
     print("加载演示数据 …", file=sys.stderr, flush=True)
-    with bot._store.transaction() as tx:
-        counts = load_demo_data(tx)
+    assert isinstance(bot.backend, DemoBackend)  # _open_bot opens every CLI bot on the demo
+    counts = bot.backend.load_demo_data()
     print("演示数据:" + ",".join(f"{table} {n}" for table, n in counts.items()))
     played = [t for t in bot.tickets(email=DEMO_EMAIL) if t.subject == DEMO_SUBJECT]
     if played:
@@ -621,19 +635,18 @@ def profile(bot: SupportBot, args: argparse.Namespace) -> int:
 # -- administration --------------------------------------------------------------------------
 
 
-def db(bot: SupportBot, args: argparse.Namespace) -> int:
-    from .store.migrate import applied, available, migrate
-
-    with bot._store.connection() as conn:
-        done = migrate(conn) if args.action == "migrate" else []
-        have = applied(conn)
-    rows = [{"version": m.version, "name": m.name, "applied": m.version in have} for m in available()]
+def db(args: argparse.Namespace, settings: Settings) -> int:
+    """Runs without opening a bot, which would migrate first: status reports what is pending."""
+    url = args.database_url
+    done = migrate(url, demo=args.demo, settings=settings) if args.action == "migrate" else []
+    states = migration_status(url, settings=settings)
+    rows = [{"version": m.version, "name": m.name, "applied": done_ or m in done} for m, done_ in states]
     if args.json:
         emit_json({"applied_now": len(done), "migrations": rows})
         return 0
     if args.action == "migrate":
         print(f"本次执行了 {len(done)} 个迁移")
-    width = max((len(m.name) for m in available()), default=0)
+    width = max((len(str(r["name"])) for r in rows), default=0)
     for r in rows:
         print(f"{r['version']:03d} {r['name']:{width}s}  {'已执行' if r['applied'] else '待执行'}")
     return 0

@@ -54,6 +54,9 @@ class Settings:
     # With a real small model: also ask it for facts the rules missed (memory/assist.py); each is
     # kept only if it quotes its turn verbatim. Off by default: one more model call per round.
     fact_assist: bool = False
+    # The business system when open() is given none: "demo", or "package.module:factory" where
+    # factory(settings) returns a supportbot.Backend. The CLI uses "demo" when this is unset.
+    backend: str | None = None
 
     def __post_init__(self) -> None:
         # Here, not only in from_env: a key passed as Settings(llm_api_key=...) is checked too.

@@ -126,10 +126,10 @@ class Engine:
                 self._seen.pop(ticket_id, None)
                 raise
             finally:
-                turn_count = released[0] if released else self._release(ticket_id, owner)
+                stored = released[0] if released else self._release(ticket_id, owner)
             # Checked after releasing: a message stored while we held the lease saw the lease
             # taken and left its round to us, so look once more before leaving.
-            if turn_count is None or _ends_round(loaded, turn_count):
+            if stored is None or _ends_round(loaded, stored):
                 return results
 
     # Lease changes commit without waiting for the disk: after a database crash a lost
@@ -348,11 +348,11 @@ class Engine:
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
             what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
-            update: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
+            handoff: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
             billed = getattr(exc, "spent", None)  # a failed call the provider still billed
             if isinstance(billed, Completion):
-                update.update(steps.spent(billed))
-            return update, "handoff"
+                handoff.update(steps.spent(billed))
+            return handoff, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, _ROUTED_BY_STATE

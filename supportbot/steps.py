@@ -101,9 +101,7 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     return update
 
 
-def _assisted_facts(
-    state: SupportState, deps: Deps, ledger: tuple[Fact, ...]
-) -> tuple[list[Fact], Spend]:
+def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -> tuple[list[Fact], Spend]:
     """Facts the small model adds for the newly scanned turns; none from the offline model, whose
     extraction is the rules', and none when the call fails (the rule facts stand)."""
     if isinstance(deps.small_llm, OfflineModel):

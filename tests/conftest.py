@@ -59,7 +59,7 @@ def template_db(server_url: str) -> Iterator[str]:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     with psycopg.connect(_with_dbname(server_url, name)) as conn:
-        migrate(conn)
+        migrate(conn, demo=True)
     yield name
     with psycopg.connect(server_url, autocommit=True) as admin:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
@@ -103,6 +103,7 @@ def open_bot(database_url: str) -> Iterator[Callable[..., SupportBot]]:
             database_url,
             llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
             settings=Settings(database_url=database_url, **overrides),
+            backend="demo",
         )  # type: ignore[arg-type]
         bots.append(bot)
         return bot

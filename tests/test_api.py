@@ -19,12 +19,13 @@ from supportbot import (
     KeepMode,
     Outcome,
     ResetReport,
+    Settings,
     SupportBot,
     TicketRow,
     TicketStatus,
     migrate,
 )
-from supportbot.errors import InvalidInput, StoreError, UnknownTicket
+from supportbot.errors import ConfigError, InvalidInput, StoreError, UnknownTicket
 from supportbot.store.migrate import available
 
 OpenBot = Callable[..., SupportBot]
@@ -135,14 +136,27 @@ def test_migrate_brings_an_empty_database_up_to_date(server_url: str) -> None:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     url = psycopg.conninfo.make_conninfo(server_url, dbname=name)
     try:
-        applied = migrate(url)
-        assert [m.version for m in applied] == [m.version for m in available()]
+        applied = migrate(url)  # the engine's migrations only: a host's database gets no demo tables
+        assert [m.version for m in applied] == [m.version for m in available() if not m.demo]
+        assert rows(url, "SELECT to_regclass('demo.customers') IS NULL") == [(True,)]
         assert migrate(url) == []  # up to date: nothing to do, nothing fails
+        demo = migrate(url, demo=True)  # asked for: the demo business system's tables too
+        assert [m.version for m in demo] == [m.version for m in available() if m.demo]
         versions = [v for (v,) in rows(url, "SELECT version FROM supportbot.schema_migrations ORDER BY 1")]
         assert versions == [m.version for m in available()]
     finally:
         with psycopg.connect(server_url, autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_open_without_a_business_system_refuses_clearly(database_url: str) -> None:
+    """No silent demo: a host application names its Backend, or asks for the demo by name."""
+    with pytest.raises(ConfigError, match="backend='demo'"):
+        SupportBot.open(database_url, settings=Settings(database_url=database_url))
+    with pytest.raises(ConfigError, match=r"package\.module:factory"):
+        SupportBot.open(
+            database_url, settings=Settings(database_url=database_url, backend="nosuch.module:make")
+        )
 
 
 def test_migrate_reports_an_unreachable_server_as_a_store_error() -> None:

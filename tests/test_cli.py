@@ -50,7 +50,7 @@ class Story:
 
 @pytest.fixture
 def story(database_url: str) -> Story:
-    with SupportBot.open(database_url) as bot:
+    with SupportBot.open(database_url, backend="demo") as bot:
         with bot._store.transaction() as tx:
             load_demo_data(tx)
         first = bot.open_ticket("wugang@example.com", body="招商银行的流水又同步失败了,提示 E3001")
@@ -216,7 +216,7 @@ def test_fork_copies_history_up_to_a_step(story: Story) -> None:
         story.waiting,
         story.resolved,
     )
-    with SupportBot.open(story.url) as bot:
+    with SupportBot.open(story.url, backend="demo") as bot:
         state = bot.state(forked["ticket_id"])
         assert [t.role for t in state.turns] == ["customer", "agent"]
         assert len(bot.history(forked["ticket_id"])) == end_of_round_1
@@ -275,7 +275,7 @@ def test_demo_replays_the_story(database_url: str, capsys: pytest.CaptureFixture
     assert "等待审批" in proc.stdout and "已审批通过" in proc.stdout
     # Played on the demo day whatever today is: his fourth E3001 ticket is dated October.
     assert "E3001 已出现 4 次(2026-04/07/09/10)" in proc.stdout
-    with SupportBot.open(database_url) as bot:
+    with SupportBot.open(database_url, backend="demo") as bot:
         (ticket,) = bot.tickets()
         assert (ticket.customer_email, ticket.status) == ("wugang@example.com", "resolved")
         assert {t.created_at.date() for t in bot.state(ticket.id).turns} == {DEMO_TODAY}
@@ -286,7 +286,7 @@ def test_demo_replays_the_story(database_url: str, capsys: pytest.CaptureFixture
     code = main(["demo", "--database-url", database_url])
     again = capsys.readouterr().out
     assert code == 0 and f"演示工单 {ticket.id} 已经在演示日" in again and profile in again
-    with SupportBot.open(database_url) as bot:
+    with SupportBot.open(database_url, backend="demo") as bot:
         assert bot.tickets() == [ticket]
         assert bot.profile("wugang@example.com").text == profile
         assert len(bot.history(ticket.id)) == steps
@@ -308,7 +308,7 @@ def test_prune_closed_tickets(story: Story) -> None:
     assert report["bytes_freed"] > 0 and sum(report["rows"].values()) > 0
     history = ok(story.url, "history", story.resolved)
     assert "清理(prune)" in history.splitlines()[0]
-    with SupportBot.open(story.url) as bot:
+    with SupportBot.open(story.url, backend="demo") as bot:
         assert [t.role for t in bot.state(story.resolved).turns] == ["customer", "agent"]  # memory unchanged
 
 
@@ -321,7 +321,7 @@ def test_forget_a_customer(story: Story, capsys: pytest.CaptureFixture[str]) -> 
     report = ok_json(story.url, *hint)
     assert report["email"] == "wugang@example.com" and report["tickets"] == [story.waiting]
     assert report["rows"].get("supportbot.turns", report["rows"].get("turns")) == 3
-    with SupportBot.open(story.url) as bot:
+    with SupportBot.open(story.url, backend="demo") as bot:
         assert bot.tickets(email="wugang@example.com") == []
         assert [t.id for t in bot.tickets()] == [story.resolved]  # nobody else's
 

@@ -344,7 +344,7 @@ def test_open_starts_the_server_again(own_data_dir: Path, how: str) -> None:
     """In a process that had started the server, after a clean stop or a SIGKILL of the
     postmaster (with a connection still open to it), a new SupportBot.open() starts it again."""
     settings = Settings(data_dir=own_data_dir)
-    with SupportBot.open(settings=settings, llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(settings=settings, llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
         assert bot.settings.data_dir == own_data_dir
     with psycopg.connect(embedded.embedded_url(own_data_dir)) as conn:
         seed_business(conn)
@@ -356,7 +356,7 @@ def test_open_starts_the_server_again(own_data_dir: Path, how: str) -> None:
     else:
         postmaster = _server_processes(own_data_dir / "pgdata")[0]
         postmaster.kill()
-    with SupportBot.open(settings=settings, llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(settings=settings, llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
         result = bot.open_ticket("lina@example.com", body="银行同步失败 E3001 怎么办")
         assert bot.state(result.ticket_id).turns[0].content == "银行同步失败 E3001 怎么办"
     held.close()
@@ -376,13 +376,13 @@ def test_a_cluster_of_an_earlier_version_is_upgraded_in_place(own_data_dir: Path
         conn.execute("CREATE DATABASE supportbot")
     old_db = make_conninfo(**{**conninfo_to_dict(old_url), "dbname": "supportbot"})
     with psycopg.connect(old_db) as conn:
-        migrate(conn)
+        migrate(conn, demo=True)
         seed_business(conn)
-    with SupportBot.open(old_db, llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(old_db, llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
         ticket = bot.open_ticket("wugang@example.com", body="E3001 银行同步又失败了").ticket_id
         turns_before = [t.content for t in bot.state(ticket).turns]
 
-    with SupportBot.open(settings=Settings(data_dir=own_data_dir), llm=ScriptedLLM()) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(settings=Settings(data_dir=own_data_dir), llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
         assert [t.content for t in bot.state(ticket).turns] == turns_before
         bot.send(ticket, "谢谢,已经好了")  # the application role can write to the upgraded tables
         assert bot.state(ticket).turns[-2].content == "谢谢,已经好了"
@@ -403,13 +403,13 @@ def test_a_cluster_of_an_earlier_version_is_upgraded_in_place(own_data_dir: Path
 
 
 def test_cli_processes_share_start_and_stop_the_server(own_data_dir: Path) -> None:
-    """Each CLI run starts the server (as the app role, migrating), the last process to exit stops
+    """Each CLI run starts the server (as the app role), the last process to exit stops
     it, and the next run starts it again, data kept."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
     env["SUPPORTBOT_DATA_DIR"] = str(own_data_dir)
     for _ in range(2):
         proc = subprocess.run(
-            [sys.executable, "-m", "supportbot", "db", "status"],
+            [sys.executable, "-m", "supportbot", "db", "migrate"],
             check=False,
             env=env,
             capture_output=True,

@@ -272,7 +272,7 @@ def test_message_id_makes_send_idempotent(open_bot: OpenBot, database_url: str) 
 def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
     open_bot: OpenBot, database_url: str
 ) -> None:
-    other = SupportBot.open(database_url, settings=Settings(database_url=database_url))
+    other = SupportBot.open(database_url, settings=Settings(database_url=database_url), backend="demo")
     sent: list[object] = []
 
     def draft(prompt: str) -> str:

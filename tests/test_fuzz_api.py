@@ -84,7 +84,9 @@ def _or_junk(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 @pytest.fixture
 def fuzz_bot(demo_url: str) -> Iterator[tuple[SupportBot, psycopg.Connection]]:
     with (
-        SupportBot.open(demo_url, llm=OfflineModel(), settings=Settings(database_url=demo_url)) as bot,
+        SupportBot.open(
+            demo_url, llm=OfflineModel(), settings=Settings(database_url=demo_url), backend="demo"
+        ) as bot,
         psycopg.connect(demo_url, autocommit=True) as conn,
     ):
         yield bot, conn

@@ -242,7 +242,7 @@ def _status(bot: SupportBot, ticket_id: str) -> str:
 
 
 def test_step_0_is_refused_the_same_way_in_the_api_and_the_cli(database_url: str) -> None:
-    with SupportBot.open(database_url) as bot:
+    with SupportBot.open(database_url, backend="demo") as bot:
         ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
         with pytest.raises(InvalidStepNumber) as api:
             bot.state_at(ticket, 0)
@@ -256,7 +256,7 @@ def test_step_0_is_refused_the_same_way_in_the_api_and_the_cli(database_url: str
         assert " ".join(str(api.value).split()) in proc.stderr
     proc = _cli(database_url, "state", ticket, "--at", str(2**40))
     assert proc.returncode == 1 and "numbered from 1" in proc.stderr
-    with SupportBot.open(database_url) as bot:
+    with SupportBot.open(database_url, backend="demo") as bot:
         assert len(bot.tickets()) == tickets_before
 
 

@@ -41,7 +41,9 @@ def _route(prompt: str) -> Triage:
 @pytest.fixture
 def bot(demo_url: str) -> Iterator[SupportBot]:
     llm = ScriptedLLM(triage=_route, draft=cite_hits)
-    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as opened:  # type: ignore[arg-type]
+    with SupportBot.open(
+        demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo"
+    ) as opened:  # type: ignore[arg-type]
         yield opened
 
 
@@ -356,7 +358,7 @@ def test_mask_pii_setting_reaches_the_ledger_ticket_facts_and_refund_reason(
     phone = "13912345678"
     llm = ScriptedLLM(triage=_route, draft=cite_hits)
     settings = Settings(database_url=demo_url, mask_pii=mask)
-    with SupportBot.open(demo_url, llm=llm, settings=settings) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(demo_url, llm=llm, settings=settings, backend="demo") as bot:  # type: ignore[arg-type]
         ticket = bot.open_ticket(
             "wugang@example.com", subject="退款", body=f"希望退款 100 元,请打 {phone} 联系我"
         ).ticket_id

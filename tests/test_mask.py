@@ -285,7 +285,7 @@ def offline_bot(database_url: str) -> Iterator[SupportBot]:
     with psycopg.connect(database_url) as conn:
         load_demo_data(conn)
     settings = Settings(database_url=database_url, history_budget=60, keep_last=2)
-    with SupportBot.open(database_url, llm=OfflineModel(), settings=settings) as bot:
+    with SupportBot.open(database_url, llm=OfflineModel(), settings=settings, backend="demo") as bot:
         yield bot
 
 

@@ -17,6 +17,7 @@ def _open(database_url: str, llm: ScriptedLLM | None = None) -> SupportBot:
         database_url,
         llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
         settings=Settings(database_url=database_url),
+        backend="demo",
     )
 
 

@@ -61,7 +61,11 @@ def open_bot(database_url: str, server: ScriptedServer) -> Iterator[OpenBot]:
         }
         big, small = OpenAICompatible(model="big", **common), OpenAICompatible(model="small", **common)
         bot = SupportBot.open(
-            database_url, llm=big, small_llm=small, settings=Settings(database_url=database_url, **settings)
+            database_url,
+            llm=big,
+            small_llm=small,
+            settings=Settings(database_url=database_url, **settings),
+            backend="demo",
         )
         opened.extend([bot, big, small])
         return bot
@@ -237,7 +241,7 @@ def test_prices_from_settings_reach_the_client(database_url: str, server: Script
         completion(DRAFT, prompt_tokens=0, completion_tokens=1_000_000),
         completion(PASSED, prompt_tokens=0, completion_tokens=0),
     )
-    with SupportBot.open(database_url, settings=settings) as bot:
+    with SupportBot.open(database_url, settings=settings, backend="demo") as bot:
         result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
         assert result.outcome == "resolved"
         assert bot.state(result.ticket_id).round_spend.cost == pytest.approx(0.5 + 8.0)

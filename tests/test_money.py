@@ -39,7 +39,9 @@ def open_bot(demo_url: str) -> Iterator[OpenBot]:
 
     def make() -> SupportBot:
         model = OfflineModel()
-        bot = SupportBot.open(demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url))
+        bot = SupportBot.open(
+            demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url), backend="demo"
+        )
         bots.append(bot)
         return bot
 

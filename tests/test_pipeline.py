@@ -27,7 +27,11 @@ def open_bot(demo_url: str) -> Iterator[OpenBot]:
     def make(llm: Any = None, **settings: Any) -> SupportBot:
         model = llm or OfflineModel()
         bot = SupportBot.open(
-            demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url, **settings)
+            demo_url,
+            llm=model,
+            small_llm=model,
+            settings=Settings(database_url=demo_url, **settings),
+            backend="demo",
         )
         bots.append(bot)
         return bot

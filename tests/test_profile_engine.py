@@ -17,7 +17,7 @@ from supportbot.state import Triage
 @pytest.fixture
 def bot_and_llm(demo_url: str) -> Iterator[tuple[SupportBot, ScriptedLLM]]:
     llm = ScriptedLLM(draft=cite_hits)
-    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:
+    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo") as bot:
         yield bot, llm
 
 
@@ -107,7 +107,7 @@ def test_a_closed_ticket_keeps_lasting_wishes_and_the_article_that_answered_it(d
         draft=cite_hits,
         triage=lambda prompt: invoice if "发票" in prompt[prompt.rfind("客户最新消息") :] else TECH,
     )
-    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:  # type: ignore[arg-type]
+    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo") as bot:  # type: ignore[arg-type]
         ticket = bot.open_ticket(
             "zhoujie@example.com", subject="银行同步", body="银行流水同步失败,提示 E3001,我想先看看怎么处理"
         )

@@ -269,7 +269,9 @@ def test_no_row_reply_or_log_line_holds_the_key(
     caplog.set_level(logging.DEBUG)
     settings = Settings(database_url=database_url, llm_api_key=KEY)
     for model in models:
-        with SupportBot.open(database_url, llm=model, small_llm=model, settings=settings) as bot:
+        with SupportBot.open(
+            database_url, llm=model, small_llm=model, settings=settings, backend="demo"
+        ) as bot:
             rounds = 3 if model is loopback else 1
             ticket = bot.open_ticket(
                 "wugang@example.com", subject="银行流水", body="招商银行流水同步失败,提示 E3001"

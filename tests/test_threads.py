@@ -22,7 +22,9 @@ MESSAGES = ["招商银行流水同步失败,提示 E3001", "我的订阅什么�
 @pytest.fixture
 def bot(demo_url: str) -> Iterator[SupportBot]:
     model = OfflineModel()
-    bot = SupportBot.open(demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url))
+    bot = SupportBot.open(
+        demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url), backend="demo"
+    )
     yield bot
     bot.close()
 
@@ -67,7 +69,7 @@ def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
     model = OfflineModel()
     settings = Settings(database_url=demo_url, pool_max_size=1)
     with (
-        SupportBot.open(demo_url, llm=model, small_llm=model, settings=settings) as bot,
+        SupportBot.open(demo_url, llm=model, small_llm=model, settings=settings, backend="demo") as bot,
         ThreadPoolExecutor(max_workers=6) as threads,
     ):
         outcomes = list(threads.map(lambda n: _conversation(bot, n), range(12)))
@@ -76,7 +78,7 @@ def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
 
 def test_an_exhausted_pool_raises_store_busy_within_its_timeout(demo_url: str) -> None:
     settings = Settings(database_url=demo_url, pool_max_size=1, pool_timeout=0.3)
-    with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings) as bot:
+    with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings, backend="demo") as bot:
         taken, done = threading.Event(), threading.Event()
 
         def hold() -> None:

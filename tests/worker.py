@@ -55,7 +55,7 @@ def main() -> None:
     action, args = sys.argv[1], json.loads(sys.argv[2])
     url = os.environ["SUPPORTBOT_DATABASE_URL"]
     settings = Settings.from_env()
-    bot = SupportBot.open(url, llm=CrashingLLM(args.get("crash_at")), settings=settings)
+    bot = SupportBot.open(url, llm=CrashingLLM(args.get("crash_at")), settings=settings, backend="demo")
     backend = CrashingBackend(bot._store.pool)
     backend.crash_at = args.get("crash_at")
     bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})

@@ -17,7 +17,7 @@ from psycopg_pool import ConnectionPool
 from ..errors import InvalidInput
 from ..records import Customer, Hit, Invoice, PastTicket, RefundQuote, RefundRequest, Subscription
 from . import refund_policy
-from .demo_data import DEMO_TODAY
+from .demo_data import DEMO_TODAY, load_demo_data
 from .search import BM25Index
 
 
@@ -39,6 +39,11 @@ class DemoBackend:
         # The engine's clock, so that a ticket resolved on the demo day is in the history of that
         # day (the profile ignores tickets resolved after the day it is built for).
         self._clock = clock or (lambda: datetime.now(UTC))
+
+    def load_demo_data(self) -> dict[str, int]:
+        """(Re)load the demo rows (docs/demo-data.md) in one transaction; rows per table."""
+        with self._pool.connection() as conn, conn.transaction():
+            return load_demo_data(conn)
 
     def get_customer(self, email: str) -> Customer | None:
         with self._pool.connection() as conn:
@@ -282,7 +287,7 @@ class DemoBackend:
             for table, where in statements:
                 query = sql.SQL(
                     "WITH gone AS (DELETE FROM {} WHERE {} RETURNING 1) SELECT count(*) FROM gone"
-                ).format(sql.Identifier("demo", table), sql.SQL(where))  # type: ignore[arg-type]
+                ).format(sql.Identifier("demo", table), sql.SQL(where))
                 counts[f"demo.{table}"] = int(conn.execute(query, by).fetchone()[0])  # type: ignore[index]
         return counts
 

@@ -1,4 +1,11 @@
-"""A tiny migrator: numbered SQL files applied in order, each with its version row."""
+"""A tiny migrator: numbered SQL files applied in order, each with its version row.
+
+The engine's migrations always apply. Those of the demo business system (file names
+``NNN_demo*.sql``: its schema ``demo`` and its rules) apply only where the demo is wanted: when
+asked (``demo=True``: ``SupportBot.open(backend="demo")``, ``python -m supportbot demo``,
+``db migrate --demo``) or where a demo migration was applied before, so a database that has the
+demo keeps it current. A host application's database never gets the demo tables.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +24,11 @@ class Migration:
     version: int
     name: str
     path: Path
+
+    @property
+    def demo(self) -> bool:
+        """Part of the demo business system rather than of the engine."""
+        return self.name.startswith("demo")
 
 
 def migrations_dir() -> Path:
@@ -43,8 +55,15 @@ def applied(conn: psycopg.Connection) -> dict[int, str]:
     return {version: name for version, name in rows}
 
 
-def migrate(conn: psycopg.Connection) -> list[Migration]:
-    """Apply every migration not yet applied; return those applied now.
+def status(conn: psycopg.Connection) -> list[tuple[Migration, bool]]:
+    """Every migration this version has, and whether ``conn``'s database applied it."""
+    have = applied(conn)
+    return [(m, m.version in have) for m in available()]
+
+
+def migrate(conn: psycopg.Connection, *, demo: bool = False) -> list[Migration]:
+    """Apply every migration not yet applied (the demo's too with ``demo``, or once the database
+    has any of them); return those applied now.
 
     Each file runs in the same transaction as its version row, under an advisory lock, so two
     processes starting at once apply each migration exactly once.
@@ -59,11 +78,13 @@ def migrate(conn: psycopg.Connection) -> list[Migration]:
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
         have = applied(conn)
-        for migration in available():
-            if migration.version in have:
+        migrations = available()
+        demo = demo or any(m.demo and m.version in have for m in migrations)
+        for migration in migrations:
+            if migration.version in have or (migration.demo and not demo):
                 continue
             with conn.transaction():
-                conn.execute(migration.path.read_text(encoding="utf-8"))  # type: ignore[call-overload]
+                conn.execute(migration.path.read_text(encoding="utf-8"))
                 conn.execute(
                     "INSERT INTO supportbot.schema_migrations (version, name) VALUES (%s, %s)",
                     (migration.version, migration.name),

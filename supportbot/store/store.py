@@ -59,6 +59,7 @@ class Store:
         pool_timeout: float = 5.0,
         db_timeout: float = 10.0,
         prepared_statements: bool = True,
+        demo: bool = False,
     ) -> None:
         kwargs: dict[str, Any] = {"autocommit": True}
         if db_timeout > 0:
@@ -67,7 +68,7 @@ class Store:
             kwargs["prepare_threshold"] = None
         try:
             with psycopg.connect(url, **kwargs) as conn:
-                migrate(conn)
+                migrate(conn, demo=demo)
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(
                 f"cannot connect to PostgreSQL: {_first_line(exc)}. Check SUPPORTBOT_DATABASE_URL"
