@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from conftest import bot_settings
 from fakes import rows
 
-from supportbot import OfflineModel, Settings, SupportBot
+from supportbot import OfflineModel, SupportBot
 from supportbot.errors import StoreBusy
 
 EMAILS = ["wugang@example.com", "lina@example.com", "chenjing@example.com", "liuyang@example.com"]
@@ -22,7 +23,7 @@ MESSAGES = ["招商银行流水同步失败,提示 E3001", "我的订阅什么�
 @pytest.fixture
 def bot(demo_url: str) -> Iterator[SupportBot]:
     model = OfflineModel()
-    bot = SupportBot.open(demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url))
+    bot = SupportBot.open(demo_url, llm=model, small_llm=model, settings=bot_settings(demo_url))
     yield bot
     bot.close()
 
@@ -65,7 +66,7 @@ def test_a_thread_gets_its_own_connection_again_instead_of_waiting_for_a_second(
 
 def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
     model = OfflineModel()
-    settings = Settings(database_url=demo_url, pool_max_size=1)
+    settings = bot_settings(demo_url, pool_max_size=1)
     with (
         SupportBot.open(demo_url, llm=model, small_llm=model, settings=settings) as bot,
         ThreadPoolExecutor(max_workers=6) as threads,
@@ -75,7 +76,7 @@ def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
 
 
 def test_an_exhausted_pool_raises_store_busy_within_its_timeout(demo_url: str) -> None:
-    settings = Settings(database_url=demo_url, pool_max_size=1, pool_timeout=0.3)
+    settings = bot_settings(demo_url, pool_max_size=1, pool_timeout=0.3)
     with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings) as bot:
         taken, done = threading.Event(), threading.Event()
 

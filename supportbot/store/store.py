@@ -258,10 +258,9 @@ class RoundPool(ConnectionPool):
     def __init__(self, conninfo: str, *, db_timeout: float, **kwargs: Any) -> None:
         super().__init__(conninfo, open=True, **kwargs)
         self.db_timeout = db_timeout
-        self._probe_args: tuple[str, dict[str, Any]] = (
-            conninfo,
-            {**kwargs.get("kwargs", {}), "connect_timeout": 2},
-        )
+        # Connecting may take what the pool's wait left of db_timeout (libpq's least useful value is 2 s).
+        probe = {**kwargs.get("kwargs", {}), "connect_timeout": max(2, math.ceil(db_timeout - self.timeout))}
+        self._probe_args: tuple[str, dict[str, Any]] = (conninfo, probe)
         self._held = threading.local()
 
     @contextmanager
@@ -324,6 +323,12 @@ def _translated(exc: psycopg.Error, db_timeout: float) -> SupportbotError:
         return StoreUnavailable(
             f"lost the connection to PostgreSQL ({_first_line(exc)}); the call may not have completed. "
             "Try it again once the server is back: the pool reconnects by itself"
+        )
+    if isinstance(exc, psycopg.errors.DuplicatePreparedStatement | psycopg.errors.InvalidSqlStatementName):
+        return StoreError(
+            f"a prepared statement went missing between transactions ({exc.sqlstate}: {_first_line(exc)}): "
+            "a pooler in transaction mode (PgBouncer) sits in front of the database. Set "
+            "SUPPORTBOT_PREPARED_STATEMENTS=off (Settings.prepared_statements=False)"
         )
     return StoreError(
         f"the database refused a statement ({exc.sqlstate}: {_first_line(exc)}). This is a bug, or the "
