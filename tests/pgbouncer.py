@@ -65,8 +65,7 @@ def pgbouncer(server_url: str) -> Iterator[str]:
         with _running(server_url, workdir) as url:
             yield url
     finally:
-        if not os.environ.get("KEEP_PGB"):
-            shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @contextmanager
