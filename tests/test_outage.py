@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -177,3 +178,17 @@ def test_every_database_error_reaching_a_caller_is_a_supportbot_error(data_dir: 
             assert isinstance(raised.value, StoreUnavailable), raised.value
     finally:
         bot.close()
+
+
+def test_a_lock_held_past_db_timeout_raises_store_busy(open_bot: Any, database_url: str) -> None:
+    bot = open_bot(ScriptedLLM(draft=cite_hits), db_timeout=1.0)
+    ticket = bot.open_ticket("wugang@example.com", "", "E3001 同步失败").ticket_id
+    with psycopg.connect(database_url) as other:  # another session keeps the ticket row locked
+        other.execute("SELECT 1 FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket,))
+        started = time.monotonic()
+        with pytest.raises(StoreBusy, match="SUPPORTBOT_DB_TIMEOUT") as raised:
+            bot.resume(ticket)
+        waited = time.monotonic() - started
+    assert isinstance(raised.value.__cause__, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled)
+    assert waited < 5, waited  # without the limit it would wait for the other session forever
+    assert bot.resume(ticket) is None  # the lock gone, the ticket works (nothing was pending)

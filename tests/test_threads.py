@@ -6,10 +6,12 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
+import psycopg
 import pytest
 from conftest import bot_settings
-from fakes import rows
+from fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import OfflineModel, SupportBot
 from supportbot.errors import StoreBusy
@@ -100,3 +102,41 @@ def test_an_exhausted_pool_raises_store_busy_within_its_timeout(demo_url: str) -
         assert waited < 5, waited
         assert raised.value.__cause__ is not None
         assert bot.tickets() == []  # and the pool serves again once the connection is back
+
+
+class PeekingLLM(ScriptedLLM):
+    """While answering, asks another thread to use the pool's only connection: it can only if
+    the round waiting on this model holds none."""
+
+    def __init__(self) -> None:
+        super().__init__(draft=cite_hits)
+        self.bot: SupportBot | None = None
+        self.peeks: list[str] = []
+
+    def chat(self, messages: Any, **kw: Any) -> Any:
+        assert self.bot is not None
+        bot = self.bot
+
+        def peek() -> None:
+            try:
+                bot.pending_approvals()
+                self.peeks.append("free")
+            except StoreBusy:
+                self.peeks.append("held")
+
+        other = threading.Thread(target=peek)
+        other.start()
+        other.join()
+        return super().chat(messages, **kw)
+
+
+def test_a_round_holds_no_connection_while_it_waits_on_the_model(database_url: str) -> None:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    llm = PeekingLLM()
+    settings = bot_settings(database_url, pool_max_size=1, pool_timeout=0.5)
+    with SupportBot.open(database_url, llm=llm, settings=settings) as bot:
+        llm.bot = bot
+        result = bot.open_ticket("wugang@example.com", "", "E3001 同步失败")
+        assert result.outcome == "resolved"
+    assert len(llm.peeks) >= 3 and set(llm.peeks) == {"free"}, llm.peeks
