@@ -22,7 +22,8 @@ import pytest
 from fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import Settings, SupportBot
-from supportbot.errors import StoreBusy, StoreUnavailable, SupportbotError
+from supportbot.errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError
+from supportbot.store.store import _translated
 
 THREADS = 4
 LEASE = 1.0
@@ -192,3 +193,32 @@ def test_a_lock_held_past_db_timeout_raises_store_busy(open_bot: Any, database_u
     assert isinstance(raised.value.__cause__, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled)
     assert waited < 5, waited  # without the limit it would wait for the other session forever
     assert bot.resume(ticket) is None  # the lock gone, the ticket works (nothing was pending)
+
+
+@pytest.mark.parametrize(
+    ("raised", "becomes"),
+    [
+        (psycopg.OperationalError("consuming input failed: server closed the connection"), StoreUnavailable),
+        (
+            psycopg.errors.AdminShutdown("terminating connection due to administrator command"),
+            StoreUnavailable,
+        ),
+        (psycopg.errors.DeadlockDetected("deadlock detected"), StoreBusy),
+        (psycopg.errors.LockNotAvailable("canceling statement due to lock timeout"), StoreBusy),
+        (psycopg.errors.TooManyConnections("sorry, too many clients already"), StoreBusy),
+        (
+            psycopg.errors.UniqueViolation(
+                'duplicate key value violates unique constraint "x"\n'
+                "DETAIL:  Key (email)=(li@example.com) exists."
+            ),
+            StoreError,
+        ),
+    ],
+)
+def test_driver_errors_become_store_errors_without_row_data(
+    raised: psycopg.Error, becomes: type[StoreError]
+) -> None:
+    translated = _translated(raised, 10.0)
+    assert type(translated) is becomes
+    assert "li@example.com" not in str(translated)  # a DETAIL line may quote customer data
+    assert ("SUPPORTBOT_DB_TIMEOUT" in str(translated)) == (becomes is StoreBusy)  # says what to do next

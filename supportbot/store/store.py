@@ -305,19 +305,27 @@ class RoundPool(ConnectionPool):
         )
 
 
+# Server errors that mean the session is gone: connection exceptions (class 08, also what PgBouncer
+# sends when it cannot reach the server) and the server shutting down or not yet accepting (57P).
+_LOST = ("08", "57P")
+# Errors on a session that still works, where trying again later is the answer: a timeout, a lock
+# wait, a deadlock or serialization failure, too many connections.
+_RETRYABLE = ("57014", "55P03", "40", "53300")
+
+
 def _connection_lost(exc: psycopg.Error) -> bool:
-    # A statement cut short by a timeout is an OperationalError on a connection that still works.
-    if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+    if not isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
         return False
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+    state = exc.sqlstate or ""
+    return not state or state.startswith(_LOST)  # no SQLSTATE: the driver found the connection broken
 
 
 def _translated(exc: psycopg.Error, db_timeout: float) -> SupportbotError:
     """The supportbot error for a driver error that left the store (its message holds no row data)."""
-    if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+    if (exc.sqlstate or "").startswith(_RETRYABLE):
         return StoreBusy(
-            f"the database did not finish within {db_timeout:g} s ({exc.sqlstate}: {_first_line(exc)}); "
-            "try again, or raise SUPPORTBOT_DB_TIMEOUT"
+            f"the database could not finish the call ({exc.sqlstate}: {_first_line(exc)}; the limit for a "
+            f"statement or lock wait is {db_timeout:g} s); try again, or raise SUPPORTBOT_DB_TIMEOUT"
         )
     if _connection_lost(exc):
         return StoreUnavailable(
