@@ -256,3 +256,36 @@ def test_the_readme_takeover_snippet_runs_as_pasted(
     assert lines[:2] == ["with_human", "None"]
     assert [line.split()[3] for line in lines[2:]] == ["take_over", "human_reply", "hand_back"]
     assert rows(database_url, "SELECT author FROM supportbot.turns WHERE author IS NOT NULL") == [("王芳",)]
+
+
+def test_takeover_racing_customer_messages_leaves_no_bot_reply_after_it(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot(ScriptedLLM())
+    tid = bot.open_ticket(EMAIL, body="E3001 同步失败").ticket_id
+    outcomes: list[str] = []
+
+    def customer() -> None:
+        for n in range(12):
+            outcomes.append(bot.send(tid, f"第 {n} 条:还是 E3001").outcome)
+
+    sender = threading.Thread(target=customer)
+    sender.start()
+    while True:  # an agent clicking "take over" until no round runs
+        try:
+            bot.take_over(tid, agent="王芳")
+            break
+        except TicketBusy as busy:
+            time.sleep(min(busy.retry_after, 0.05))
+    sender.join(60)
+    assert len(outcomes) == 12 and set(outcomes) <= {"resolved", "queued", "with_human"}
+    (taken_at,) = rows(
+        database_url,
+        "SELECT turn_count FROM supportbot.steps WHERE ticket_id = %s AND step = 'human_takeover'",
+        tid,
+    )[0]
+    after = rows(
+        database_url, "SELECT role FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s", tid, taken_at
+    )
+    assert ("agent",) not in after  # every turn after the takeover is the customer's
+    assert bot.ticket(tid).status == "with_human"
