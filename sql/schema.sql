@@ -29,6 +29,27 @@ CREATE TABLE supportbot.checkpoints (
     CONSTRAINT checkpoints_ticket_id_seq_fkey FOREIGN KEY (ticket_id, seq) REFERENCES supportbot.steps(ticket_id, seq) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.console_claims (
+    ticket_id text NOT NULL,
+    round integer NOT NULL,
+    reviewer text NOT NULL,
+    claimed_at timestamp with time zone NOT NULL DEFAULT now(),
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT console_claims_pkey PRIMARY KEY (ticket_id),
+    CONSTRAINT console_claims_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
+);
+
+CREATE TABLE supportbot.console_notes (
+    ticket_id text NOT NULL,
+    idx integer NOT NULL,
+    author text NOT NULL,
+    body text NOT NULL,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT console_notes_pkey PRIMARY KEY (ticket_id, idx),
+    CONSTRAINT console_notes_body_check CHECK (((length(body) >= 1) AND (length(body) <= 4000))),
+    CONSTRAINT console_notes_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
+);
+
 CREATE TABLE supportbot.customer_profiles (
     customer_id text NOT NULL,
     fingerprint text NOT NULL,
@@ -272,6 +293,7 @@ CREATE TABLE demo.refunds (
     decided_by text,
     decided_at timestamp with time zone,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
+    decision_note text NOT NULL DEFAULT ''::text,
     CONSTRAINT refunds_pkey PRIMARY KEY (id),
     CONSTRAINT refunds_amount_check CHECK ((amount > (0)::numeric)),
     CONSTRAINT refunds_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'rejected'::text]))),
@@ -307,4 +329,51 @@ CREATE INDEX invoices_customer ON demo.invoices USING btree (customer_id);
 
 CREATE INDEX past_tickets_customer ON demo.past_tickets USING btree (customer_id);
 
+CREATE INDEX refunds_invoice ON demo.refunds USING btree (invoice_id);
+
 CREATE INDEX subscriptions_customer ON demo.subscriptions USING btree (customer_id);
+
+CREATE OR REPLACE FUNCTION demo.invoice_covers_refunds()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF (SELECT coalesce(sum(amount), 0) FROM demo.refunds WHERE invoice_id = NEW.id AND status = 'approved')
+            > NEW.amount THEN
+        RAISE EXCEPTION 'an invoice must not pay less than was refunded of it'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'refunds_within_paid';
+    END IF;
+    RETURN NEW;
+END $function$;
+
+CREATE OR REPLACE FUNCTION demo.refund_within_invoice()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    paid numeric;
+    paid_currency text;
+    approved numeric;
+BEGIN
+    SELECT amount, currency INTO paid, paid_currency FROM demo.invoices WHERE id = NEW.invoice_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN NEW;  -- the foreign key reports it
+    END IF;
+    IF NEW.amount > paid OR NEW.currency <> paid_currency THEN
+        RAISE EXCEPTION 'a refund must not exceed what its invoice paid, in the invoice''s currency'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'refund_within_paid';
+    END IF;
+    IF NEW.status = 'approved' THEN
+        SELECT coalesce(sum(amount), 0) INTO approved FROM demo.refunds
+        WHERE invoice_id = NEW.invoice_id AND status = 'approved' AND id <> NEW.id;
+        IF approved + NEW.amount > paid THEN
+            RAISE EXCEPTION 'the approved refunds of an invoice must not add up past what it paid'
+                USING ERRCODE = 'check_violation', CONSTRAINT = 'refunds_within_paid';
+        END IF;
+    END IF;
+    RETURN NEW;
+END $function$;
+
+CREATE TRIGGER invoice_covers_refunds AFTER UPDATE OF amount ON demo.invoices FOR EACH ROW WHEN ((new.amount < old.amount)) EXECUTE FUNCTION demo.invoice_covers_refunds();
+
+CREATE TRIGGER refund_within_invoice BEFORE INSERT OR UPDATE OF amount, currency, status, invoice_id ON demo.refunds FOR EACH ROW EXECUTE FUNCTION demo.refund_within_invoice();

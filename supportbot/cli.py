@@ -24,7 +24,14 @@ from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .cli_text import HelpFormatter, columns, email_argument
 from .config import Settings
 from .engine import RoundResult
-from .errors import ApprovalNotPending, CustomerBusy, InvalidStepNumber, SupportbotError, UnknownTicket
+from .errors import (
+    ApprovalNotPending,
+    ConfigError,
+    CustomerBusy,
+    InvalidStepNumber,
+    SupportbotError,
+    UnknownTicket,
+)
 from .lifecycle import KEEP_MODES
 from .memory.facts import FACT_LABELS_ZH
 from .memory.profile import Profile
@@ -61,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.validate(args)
     try:
         settings = Settings.from_env()
+        if getattr(args, "standalone", False):  # opens what it needs itself (console)
+            return int(args.handler(args, settings))
         if args.handler is run_chat:
             return int(run_chat(args, settings, lambda **models: _open_bot(args, settings, **models)))
         with _open_bot(args, settings, **_demo_options(args)) as bot:
@@ -178,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conversation_commands(command)
     _add_memory_commands(command)
     _add_admin_commands(command)
+    _add_console_command(command)
     return parser
 
 
@@ -286,6 +296,28 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
         validate=_needs_yes("reset 会删除所有工单、历史和画像;确认请加 --yes"),
     )
     p.add_argument("--yes", action="store_true", help="确认清空")
+
+
+def _add_console_command(command: Callable[..., argparse.ArgumentParser]) -> None:
+    # The console is an optional extra (supportbot[console]): imported only when it runs.
+    p = command("console", console, "网页控制台:审批退款、处理转人工的工单(需先 --add-user 添加操作员)")
+    p.add_argument("--host", default="127.0.0.1", help="监听地址(默认 127.0.0.1,只有本机能访问)")
+    p.add_argument("--port", type=int, default=8088, help="端口(默认 8088)")
+    p.add_argument(
+        "--add-user", metavar="NAME", help="添加或更新一位操作员(密码从终端或标准输入读取),然后退出"
+    )
+    p.add_argument("--role", choices=["agent", "approver"], default="agent", help="--add-user 的角色")
+    p.set_defaults(standalone=True)
+
+
+def console(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        from .console import run
+    except ImportError as exc:  # the extra is not installed
+        raise ConfigError(
+            f"the console needs its extra: pip install 'supportbot[console]' ({exc.name} is missing)"
+        ) from exc
+    return run(args, settings)
 
 
 def _check_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:

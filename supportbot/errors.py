@@ -2,6 +2,7 @@
 
     SupportbotError
     ├── ConfigError (ValueError)              a setting is missing or malformed
+    │   └── ConsoleConfigError                the console has no usable operators file
     ├── InvalidInput (ValueError)             the caller passed something unusable
     │   ├── EmptyMessage
     │   ├── TextTooLong                       a text argument is longer than its limit
@@ -29,7 +30,9 @@
     ├── LeaseLost                             another worker took the ticket over mid-round
     ├── StoreError                            the database could not be reached or set up
     ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
-    └── ModelError                            the model failed after retries
+    ├── ModelError                            the model failed after retries
+    └── ClaimConflict                         the console: another reviewer holds the approval, or
+                                              the reviewer's own claim lapsed
 
 Each carries the ticket id and step when they are known, and its message says what to do next.
 """
@@ -174,3 +177,20 @@ class TicketBusy(SupportbotError):
     def __init__(self, message: str, *, ticket_id: str | None = None, retry_after: float) -> None:
         super().__init__(message, ticket_id=ticket_id)
         self.retry_after = retry_after
+
+
+# -- operator console ---------------------------------------------------------------------------
+# Raised by supportbot.console (an optional extra); the core never raises them.
+
+
+class ConsoleConfigError(ConfigError):
+    pass
+
+
+class ClaimConflict(SupportbotError):
+    """Another reviewer holds the approval's claim (``holder``), or the caller's own claim lapsed
+    (``holder`` is None): claim it again before deciding."""
+
+    def __init__(self, message: str, *, ticket_id: str, holder: str | None) -> None:
+        super().__init__(message, ticket_id=ticket_id)
+        self.holder = holder
