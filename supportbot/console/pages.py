@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from .. import validate
 from .app import Ctx, context, describe, operator_of, render, set_session_cookie
-from .security import COOKIE, CSRF_FIELD, approver, check_csrf
+from .security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
 from .service import KINDS, Console, Kind
 from .users import NAME_CHARS, Throttle, Users
 
@@ -22,7 +22,10 @@ async def form_of(request: Request) -> dict[str, str]:
     """The posted form's text fields, after its CSRF token is checked against the session."""
     form = await request.form()
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
-    check_csrf(context(request).session, fields.get(CSRF_FIELD))
+    ctx = context(request)
+    if ctx.session is None:  # signed out or expired: say so before speaking of tokens
+        raise NeedSignIn(expired=ctx.expired)
+    check_csrf(ctx.session, fields.get(CSRF_FIELD))
     return fields
 
 

@@ -15,6 +15,7 @@ import hmac
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .users import Operator
@@ -50,13 +51,19 @@ class BadCsrf(Exception):
 
 
 class Sessions:
-    def __init__(self, *, idle: float = 30 * 60, lifetime: float = 12 * 3600) -> None:
-        self.idle, self.lifetime = idle, lifetime
+    def __init__(
+        self,
+        *,
+        idle: float = 30 * 60,
+        lifetime: float = 12 * 3600,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.idle, self.lifetime, self._clock = idle, lifetime, clock
         self._by_id: dict[str, Session] = {}
         self._lock = threading.Lock()
 
     def new(self, operator: Operator | None = None) -> Session:
-        now = time.monotonic()
+        now = self._clock()
         session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32), operator, now, now)
         with self._lock:
             self._by_id[session.id] = session
@@ -66,7 +73,7 @@ class Sessions:
         """(the live session, False), or (None, True) when ``session_id`` named one that ended."""
         if not session_id:
             return None, False
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             session = self._by_id.get(session_id)
             if session is None:
