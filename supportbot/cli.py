@@ -300,13 +300,14 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
 
 def _add_console_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     # The console is an optional extra (supportbot[console]): imported only when it runs.
-    p = command("console", console, "网页控制台:审批退款、处理转人工的工单(需先 --add-user 添加操作员)")
-    p.add_argument("--host", default="127.0.0.1", help="监听地址(默认 127.0.0.1,只有本机能访问)")
-    p.add_argument("--port", type=int, default=8088, help="端口(默认 8088)")
-    p.add_argument(
-        "--add-user", metavar="NAME", help="添加或更新一位操作员(密码从终端或标准输入读取),然后退出"
-    )
-    p.add_argument("--role", choices=["agent", "approver"], default="agent", help="--add-user 的角色")
+    from . import i18n
+
+    tr = i18n.translator("console")
+    p = command("console", console, tr("cli.help_command"))
+    p.add_argument("--host", default="127.0.0.1", help=tr("cli.help_host"))
+    p.add_argument("--port", type=int, default=8088, help=tr("cli.help_port"))
+    p.add_argument("--add-user", metavar="NAME", help=tr("cli.help_add_user"))
+    p.add_argument("--role", choices=["agent", "approver"], default="agent", help=tr("cli.help_role"))
     p.set_defaults(standalone=True)
 
 
