@@ -7,6 +7,7 @@ import os
 import stat
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from fastapi.testclient import TestClient
 
 from supportbot import SupportBot
 from supportbot.cli import main
+from supportbot.console.app import create_app
+from supportbot.console.security import MAX_SESSIONS, Sessions
 from supportbot.console.service import Console
 from supportbot.console.users import Operator, Users, add_user
 from supportbot.errors import ClaimConflict, ConsoleConfigError
@@ -197,3 +200,22 @@ class _Lines:
 
     def readline(self) -> str:
         return self._text
+
+
+def test_a_loopback_console_answers_only_loopback_host_names(setup: Setup) -> None:
+    """A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) is refused."""
+    app = create_app(setup[0], setup[2], secure_cookies=False, allowed_hosts=["127.0.0.1", "localhost"])
+    assert TestClient(app, base_url="http://127.0.0.1:8088").get("/login").status_code == 200
+    assert TestClient(app, base_url="http://attacker.example:8088").get("/login").status_code == 400
+
+
+def test_sessions_stay_bounded_and_signed_in_ones_survive() -> None:
+    now = [0.0]
+    sessions = Sessions(clock=lambda: now[0])
+    kept = sessions.new(Operator("wang", "approver"))
+    for _ in range(MAX_SESSIONS + 10):
+        sessions.new()
+    assert len(sessions) <= MAX_SESSIONS
+    assert sessions.get(kept.id)[0] == replace(kept, seen=0.0)
+    now[0] += 31 * 60
+    assert sessions.get(kept.id) == (None, True)  # idle too long: "expired", not "never signed in"

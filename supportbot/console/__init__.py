@@ -71,7 +71,8 @@ def _serve(args: argparse.Namespace, settings: Settings, users: object, tr: i18n
     try:
         console = Console(bot, store, backend)
         loopback = is_loopback(args.host)
-        app = create_app(console, users, secure_cookies=not loopback)
+        hosts = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+        app = create_app(console, users, secure_cookies=not loopback, allowed_hosts=hosts)
         print(tr("cli.serving", url=f"http://{args.host}:{args.port}/", n=len(users.names())), flush=True)
         if not loopback:
             print(tr("cli.needs_tls"), flush=True)

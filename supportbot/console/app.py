@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from .. import i18n
 from ..errors import (
@@ -63,6 +64,7 @@ def create_app(
     lang: i18n.Language | None = None,
     sessions: Sessions | None = None,
     throttle: Throttle | None = None,
+    allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
     # The OpenAPI description is served by an authenticated route in api.py, not the public default.
     app = FastAPI(title="supportbot console", docs_url=None, redoc_url=None, openapi_url=None)
@@ -83,6 +85,8 @@ def create_app(
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_headers)
+    if allowed_hosts:  # a page on another site resolving its name to 127.0.0.1 gets nothing (DNS rebinding)
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     _handle_errors(app)
     from . import api, pages
 
@@ -219,7 +223,7 @@ def _error(request: Request, status: int, key: str, fields: dict[str, Any]) -> R
     if _is_api(request):
         return JSONResponse({"error": key.removeprefix("error."), "message": message}, status)
     ctx = context(request)
-    return render(request, "error.html", ctx, status, message=message, back=request.headers.get("referer"))
+    return render(request, "error.html", ctx, status, message=message)
 
 
 def operator_of(request: Request) -> tuple[Ctx, Operator]:

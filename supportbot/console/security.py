@@ -23,6 +23,7 @@ from .users import Operator
 COOKIE = "supportbot_console"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
+MAX_SESSIONS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +67,18 @@ class Sessions:
         now = self._clock()
         session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32), operator, now, now)
         with self._lock:
+            if len(self._by_id) >= MAX_SESSIONS:  # every visit to /login makes one: keep memory bounded
+                self._drop_stale(now)
             self._by_id[session.id] = session
         return session
+
+    def _drop_stale(self, now: float) -> None:
+        for key, old in list(self._by_id.items()):
+            if now - old.seen > self.idle or now - old.started > self.lifetime:
+                del self._by_id[key]
+        anonymous = sorted((s.seen, k) for k, s in self._by_id.items() if s.operator is None)
+        for _, key in anonymous[: max(0, len(self._by_id) - MAX_SESSIONS // 2)]:
+            del self._by_id[key]
 
     def get(self, session_id: str | None) -> tuple[Session | None, bool]:
         """(the live session, False), or (None, True) when ``session_id`` named one that ended."""
@@ -84,6 +95,9 @@ class Sessions:
             session = replace(session, seen=now)
             self._by_id[session_id] = session
             return session, False
+
+    def __len__(self) -> int:
+        return len(self._by_id)
 
     def end(self, session_id: str) -> None:
         with self._lock:
