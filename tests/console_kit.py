@@ -8,19 +8,22 @@ which hands her ticket off.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi.testclient import TestClient
+from pydantic import BaseModel
 
-from supportbot import Settings, SupportBot
+from supportbot import Completion, OfflineModel, Settings, SupportBot
 from supportbot.backend.demo import DemoBackend
 from supportbot.backend.demo_data import demo_clock
 from supportbot.console.app import create_app
 from supportbot.console.service import Console
 from supportbot.console.users import Users, add_user
+from supportbot.llm.base import Message
 from supportbot.store.store import Store
 
 DEMO_EMAIL = "wugang@example.com"
@@ -42,12 +45,30 @@ def make_users(folder: Path) -> Users:
     return Users.load(path)
 
 
+class RecordingModel:
+    """The offline model, keeping every prompt it was given (joined into one text per call)."""
+
+    def __init__(self) -> None:
+        self.inner = OfflineModel()
+        self.prompts: list[str] = []
+        self._lock = threading.Lock()
+
+    def chat(
+        self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
+    ) -> Completion:
+        with self._lock:
+            self.prompts.append("\n".join(m["content"] for m in messages))
+        return self.inner.chat(messages, schema=schema, temperature=temperature)
+
+
 @contextmanager
-def open_console(url: str, folder: Path, **options: object) -> Iterator[tuple[Console, SupportBot]]:
+def open_console(
+    url: str, folder: Path, *, llm: RecordingModel | None = None, **options: object
+) -> Iterator[tuple[Console, SupportBot]]:
     store = Store(url, max_size=4)
     clock = demo_clock()
     backend = DemoBackend(store.pool, clock=clock)
-    bot = SupportBot.open(url, backend=backend, settings=Settings(database_url=url), clock=clock)
+    bot = SupportBot.open(url, backend=backend, settings=Settings(database_url=url), clock=clock, llm=llm)
     try:
         yield Console(bot, store, backend, **options), bot  # type: ignore[arg-type]
     finally:
