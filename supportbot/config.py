@@ -27,6 +27,13 @@ class Settings:
     max_revisions: int = 2
     lease_seconds: float = 30.0  # a worker that dies mid-round blocks its ticket at most this long
     pool_max_size: int = 4
+    # Database connections (store/store.py). A round holds a connection only while it talks to the
+    # database, so a pool far smaller than the number of threads serves them all.
+    pool_timeout: float = 5.0  # seconds to wait for a free pooled connection, then StoreBusy
+    db_timeout: float = 10.0  # seconds: connect, statement and lock timeout; 0 turns the last two off
+    # Off behind a pooler in transaction mode (PgBouncer): a prepared statement lives in one server
+    # session, and the pooler hands the next transaction to another one.
+    prepared_statements: bool = True
     llm_base_url: str | None = None
     llm_api_key: str | None = dataclasses.field(default=None, repr=False)
     llm_model: str = "gpt-4o-mini"

@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -107,37 +108,38 @@ class Engine:
         """
         results: list[RoundResult] = []
         owner = owner or self.new_owner()
-        with self.store.connection() as conn:
-            while True:
-                acquired = self._acquire(conn, ticket_id, owner, taken)
-                taken = None
-                if acquired is None:
-                    return results or None
-                loaded, turn_count = acquired
-                released: list[int | None] = []  # the release done by the round's last record, if it was
-                try:
-                    loaded = self._run(conn, loaded, owner, results, turn_count, released)
-                except LeaseLost:
-                    log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
-                    self._seen.pop(ticket_id, None)
-                    return results or None
-                except BaseException:
-                    self._seen.pop(ticket_id, None)
-                    raise
-                finally:
-                    turn_count = released[0] if released else self._release(conn, ticket_id, owner)
-                # Checked after releasing: a message stored while we held the lease saw the lease
-                # taken and left its round to us, so look once more before leaving.
-                if turn_count is None or _ends_round(loaded, turn_count):
-                    return results
+        # No connection is held across the loop: each database call takes one from the pool and
+        # gives it back, so a round waiting on a model holds none (see Store).
+        while True:
+            acquired = self._acquire(ticket_id, owner, taken)
+            taken = None
+            if acquired is None:
+                return results or None
+            loaded, turn_count = acquired
+            released: list[int | None] = []  # the release done by the round's last record, if it was
+            try:
+                loaded = self._run(loaded, owner, results, turn_count, released)
+            except LeaseLost:
+                log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
+                self._seen.pop(ticket_id, None)
+                return results or None
+            except BaseException:
+                self._seen.pop(ticket_id, None)
+                raise
+            finally:
+                turn_count = released[0] if released else self._release(ticket_id, owner)
+            # Checked after releasing: a message stored while we held the lease saw the lease
+            # taken and left its round to us, so look once more before leaving.
+            if turn_count is None or _ends_round(loaded, turn_count):
+                return results
 
     # Lease changes commit without waiting for the disk: after a database crash a lost
     # acquire is simply not held, and a lost release expires after lease_seconds.
     def _acquire(
-        self, conn: psycopg.Connection, ticket_id: str, owner: str, taken: tuple[int, int] | None = None
+        self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
-            with self.store.transaction(conn, durable=False) as tx:
+            with self.store.transaction(durable=False) as tx:
                 cur = repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
             taken = repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
         if taken is None:
@@ -146,64 +148,124 @@ class Engine:
         seen = self._seen.get(ticket_id)
         if seen is not None and seen.seq == latest:
             return seen, turn_count
-        return self.store.load(conn, ticket_id), turn_count
+        with self.store.connection() as conn:
+            return self.store.load(conn, ticket_id), turn_count
 
-    def _release(self, conn: psycopg.Connection, ticket_id: str, owner: str) -> int | None:
-        with self.store.transaction(conn, durable=False) as tx:
+    def _release(self, ticket_id: str, owner: str) -> int | None:
+        with self.store.transaction(durable=False) as tx:
             cur = repo.queue_release_lease(tx, ticket_id, owner)
         return repo.released(cur)
 
     def decide(
-        self, ticket_id: str, *, approved: bool, approver: str, note: str
+        self,
+        ticket_id: str,
+        *,
+        approved: bool,
+        approver: str,
+        note: str,
+        audit: Callable[[psycopg.Connection, SupportState, ApprovalDecision], None] | None = None,
     ) -> tuple[int, list[RoundResult]]:
-        """Record the decision on the paused round and run on: (that round, the rounds' results)."""
+        """Record the decision on the paused round and run on: (that round, the rounds' results).
+
+        ``audit`` writes the decision's audit row in the transaction that records it.
+        """
         owner = self.new_owner()
-        with self.store.connection() as conn:
-            acquired = self._acquire(conn, ticket_id, owner)
-            if acquired is None:
-                wait = repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
-                raise TicketBusy(
-                    f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
-                    f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
-                    "lease ends)",
+        acquired = self._acquire(ticket_id, owner)
+        if acquired is None:
+            with self.store.connection() as conn:
+                person = repo.human_agent(conn, ticket_id)  # an unknown ticket says so
+            if person is not None:
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is not waiting for approval: {person} has taken it over",
                     ticket_id=ticket_id,
-                    retry_after=wait,
                 )
-            loaded, turn_count = acquired
-            try:
-                if loaded.next_step != "approval" or loaded.state.approval is not None:
+            raise self._busy(ticket_id)
+        loaded, turn_count = acquired
+        try:
+            if loaded.next_step != "approval" or loaded.state.approval is not None:
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
+                    "pending_approvals() lists the tickets that are",
+                    ticket_id=ticket_id,
+                )
+            now = self.deps.clock()
+            decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
+            with self.store.transaction() as tx:
+                # The business system applies the decision in this transaction, so a refund is
+                # approved if and only if the decision recorded here says so.
+                update = refunds.decide(loaded.state, self._decision_deps(tx, loaded), decision)
+                decision = update["approval"]
+                if not repo.decide_approval(
+                    tx,
+                    ticket_id,
+                    loaded.state.round,
+                    approved=decision.approved,
+                    approver=approver,
+                    note=decision.note,
+                    now=now,
+                ):
                     raise ApprovalNotPending(
-                        f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
-                        "pending_approvals() lists the tickets that are",
-                        ticket_id=ticket_id,
+                        f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
                     )
-                now = self.deps.clock()
-                decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
-                with self.store.transaction(conn) as tx:
-                    # The business system applies the decision in this transaction, so a refund is
-                    # approved if and only if the decision recorded here says so.
-                    update = refunds.decide(loaded.state, self._decision_deps(tx, loaded), decision)
-                    decision = update["approval"]
-                    if not repo.decide_approval(
-                        tx,
-                        ticket_id,
-                        loaded.state.round,
-                        approved=decision.approved,
-                        approver=approver,
-                        note=decision.note,
-                        now=now,
-                    ):
-                        raise ApprovalNotPending(
-                            f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
-                        )
-                    decided, write, _ = self._record(loaded, DECISION, update, "approval")
-                    self._flush(tx, [write], ticket_id, owner)
-                    self._seen[ticket_id] = decided
-            except BaseException:
-                self._release(conn, ticket_id, owner)
-                raise
+                if audit is not None:
+                    audit(tx, loaded.state, decision)
+                decided, write, _ = self._record(loaded, DECISION, update, "approval")
+                self._flush(tx, [write], ticket_id, owner)
+                self._seen[ticket_id] = decided
+        except BaseException:
+            self._release(ticket_id, owner)
+            raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
         return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
+
+    def _busy(self, ticket_id: str) -> TicketBusy:
+        with self.store.connection() as conn:
+            wait = repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
+        return TicketBusy(
+            f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
+            f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
+            "lease ends)",
+            ticket_id=ticket_id,
+            retry_after=wait,
+        )
+
+    # -- a person's actions between rounds (takeover.py) ---------------------------------
+
+    def hold(self, ticket_id: str) -> tuple[str, Loaded, int]:
+        """Take the ticket's lease for a person's action: (owner, latest state, stored turn count).
+
+        Raises TicketBusy while a round runs: a person's action never waits on a model call.
+        """
+        owner = self.new_owner()
+        with self.store.transaction(durable=False) as tx:
+            cur = repo.queue_acquire_lease(
+                tx, ticket_id, owner, self.deps.settings.lease_seconds, person=True
+            )
+        taken = repo.acquired(cur)
+        if taken is None:
+            raise self._busy(ticket_id)
+        acquired = self._acquire(ticket_id, owner, taken)
+        assert acquired is not None
+        return owner, *acquired
+
+    def record_action(
+        self,
+        tx: psycopg.Connection,
+        loaded: Loaded,
+        owner: str,
+        step: str,
+        update: dict[str, Any],
+        *,
+        stored_turns: int | None = None,
+    ) -> Loaded:
+        """Record a person's action as a step between rounds (next step None), in ``tx``."""
+        after, write, _ = self._record(loaded, step, update, None, stored_turns=stored_turns)
+        self._flush(tx, [write], loaded.state.ticket.id, owner)
+        self._seen[loaded.state.ticket.id] = after
+        return after
+
+    def release(self, ticket_id: str, owner: str) -> None:
+        self._release(ticket_id, owner)
 
     def _decision_deps(self, tx: psycopg.Connection, loaded: Loaded) -> Deps:
         round_ = loaded.state.round
@@ -214,7 +276,6 @@ class Engine:
 
     def _run(
         self,
-        conn: psycopg.Connection,
         loaded: Loaded,
         owner: str,
         results: list[RoundResult],
@@ -241,7 +302,7 @@ class Engine:
             if interrupt is not None and not interrupt(loaded.state):
                 results.append(self._result(loaded.state, "waiting_approval"))
                 return loaded
-            loaded = self._execute(conn, loaded, step, owner, pending, turn_count, released)
+            loaded = self._execute(loaded, step, owner, pending, turn_count, released)
             self._seen[ticket_id] = loaded
             if loaded.next_step is None:
                 results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
@@ -250,13 +311,12 @@ class Engine:
                     results.append(self._result(loaded.state, "waiting_approval"))
                 return loaded
             if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
-                with self.store.transaction(conn, durable=False) as tx:
+                with self.store.transaction(durable=False) as tx:
                     repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
                 renewed = time.monotonic()
 
     def _execute(
         self,
-        conn: psycopg.Connection,
         loaded: Loaded,
         step: str,
         owner: str,
@@ -271,10 +331,13 @@ class Engine:
         (an effect, a reply, a pause; every round ends with one). A crash before that loses only
         steps that are re-run from the customer's message, which was committed before the round
         began; nothing the customer or the business system saw is ever lost or repeated.
+
+        Only a step that acts on the business system holds a connection while it runs (its
+        transaction); those steps call no model.
         """
         state = loaded.state
         if step == START:
-            loaded, write = self._start_round(conn, loaded, turn_count)
+            loaded, write = self._start_round(loaded, turn_count)
             pending.append(write)
             return loaded
         deps = dataclasses.replace(self.deps, round=state.round, step=step)
@@ -284,14 +347,14 @@ class Engine:
             pending.append(write)
             if must_commit:
                 release = _ends_round(loaded, turn_count)  # a pause frees the ticket with its record
-                with self.store.transaction(conn) as tx:
+                with self.store.transaction() as tx:
                     cur = self._flush(tx, pending, state.ticket.id, owner, release=release)
                 if release:
                     released.append(repo.released(cur))  # read after the commit: no round trip of its own
             return loaded
         release = False
         # A reply always commits durably, so its transaction starts that way (no switch at the end).
-        with self.store.transaction(conn, durable=step in REPLY_STEPS) as tx:
+        with self.store.transaction(durable=step in REPLY_STEPS) as tx:
             # Steps that reply lock the ticket row first: its result comes back with the step's
             # first read instead of costing a round trip of its own.
             lock_cur = repo.queue_lock_turn_count(tx, state.ticket.id) if step in REPLY_STEPS else None
@@ -354,15 +417,13 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, _ROUTED_BY_STATE
 
-    def _start_round(
-        self, conn: psycopg.Connection, loaded: Loaded, turn_count: int
-    ) -> tuple[Loaded, repo.StepWrite]:
+    def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, repo.StepWrite]:
         state = loaded.state
         # The round takes up every message stored when the lease was taken, and any that arrived
         # during the last round (already in state.turns). Those are committed (send() stores them
         # first) and never change, so they come from the store's cache, without a lock.
         count = max(turn_count, len(state.turns))
-        new_turns = self.store.turns(conn, state.ticket.id, count)[len(state.turns) :]
+        new_turns = self.store.turns(None, state.ticket.id, count)[len(state.turns) :]
         update: dict[str, Any] = {
             "round": state.round + 1,
             "handled_upto": count,
@@ -470,6 +531,8 @@ def _ends_round(loaded: Loaded, turn_count: int) -> bool:
 
 
 def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:
+    if state.human_agent:
+        return "with_human"
     if pausing:
         return "waiting_approval"
     if next_step is None:

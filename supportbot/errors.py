@@ -27,8 +27,12 @@
     ├── ApprovalNotPending                    approve() on a ticket that is not waiting (final)
     ├── TicketBusy                            another worker runs a round of it: retry after ``retry_after`` s
     ├── CustomerBusy                          forget_customer() while a ticket is mid-round or waiting
+    ├── TakeoverRefused                       take_over() on a ticket inside a round or another person's
+    ├── NotTakenOver                          reply_as_human()/hand_back() by someone who does not own it
     ├── LeaseLost                             another worker took the ticket over mid-round
     ├── StoreError                            the database could not be reached or set up
+    │   ├── StoreUnavailable                  the connection to PostgreSQL was lost or refused
+    │   └── StoreBusy                         no pooled connection, lock or answer within its timeout
     ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
     ├── ModelError                            the model failed after retries
     └── ClaimConflict                         the console: another reviewer holds the approval, or
@@ -130,6 +134,19 @@ class StoreError(SupportbotError):
     pass
 
 
+class StoreUnavailable(StoreError):
+    """The database could not be reached, or the connection broke mid-call (the cause is chained).
+
+    A write whose commit was in flight may or may not have landed: retry it (``send`` with a
+    ``message_id`` stores a message once, and a round's effects run once whatever happens).
+    """
+
+
+class StoreBusy(StoreError):
+    """No pooled connection came free within ``pool_timeout``, or a statement waited past
+    ``db_timeout``; the database is up, so trying again later is safe."""
+
+
 class ContextBudgetExceeded(SupportbotError):
     pass
 
@@ -177,6 +194,15 @@ class TicketBusy(SupportbotError):
     def __init__(self, message: str, *, ticket_id: str | None = None, retry_after: float) -> None:
         super().__init__(message, ticket_id=ticket_id)
         self.retry_after = retry_after
+
+
+class TakeoverRefused(SupportbotError):
+    """take_over() refused: another person owns the ticket, or it is inside a round (paused for an
+    approval, or a round a crashed worker left unfinished). Nothing was recorded."""
+
+
+class NotTakenOver(SupportbotError):
+    """reply_as_human() or hand_back() by someone who does not own the ticket. Nothing was recorded."""
 
 
 # -- operator console ---------------------------------------------------------------------------

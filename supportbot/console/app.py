@@ -71,8 +71,8 @@ def create_app(
     tr = i18n.translator("console", lang)
     app.state.console = console
     app.state.users = users
-    app.state.sessions = sessions or Sessions()
-    app.state.throttle = throttle or Throttle()
+    app.state.sessions = sessions if sessions is not None else Sessions()
+    app.state.throttle = throttle if throttle is not None else Throttle()
     app.state.secure_cookies = secure_cookies
     app.state.tr = tr
     templates = Jinja2Templates(directory=str(HERE / "templates"))

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import LeaseLost, ReplayMismatch, StepPruned, StoreError, SupportbotError, UnknownStep
+from ..errors import (
+    LeaseLost,
+    ReplayMismatch,
+    StepPruned,
+    StoreBusy,
+    StoreError,
+    StoreUnavailable,
+    SupportbotError,
+    UnknownStep,
+)
 from ..records import ToolCall
 from ..state import ROUND_START, Fact, SupportState, Turn, new_round, reduce
 from . import repo
@@ -34,13 +44,47 @@ class Loaded:
 
 
 class Store:
-    def __init__(self, url: str, *, max_size: int = 4) -> None:
+    """Connections, transactions and the caches of append-only rows; safe to share between threads.
+
+    ``pool_timeout``: seconds to wait for a free connection before StoreBusy. ``db_timeout``:
+    seconds a connection attempt, a statement or a lock wait may take (0: no statement or lock
+    limit). ``prepared_statements=False`` for a pooler in transaction mode (PgBouncer).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_size: int = 4,
+        pool_timeout: float = 5.0,
+        db_timeout: float = 10.0,
+        prepared_statements: bool = True,
+    ) -> None:
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if db_timeout > 0:
+            kwargs["connect_timeout"] = max(2, math.ceil(db_timeout))  # libpq's least useful value is 2
+        if not prepared_statements:
+            kwargs["prepare_threshold"] = None
         try:
-            with psycopg.connect(url) as conn:
+            with psycopg.connect(url, **kwargs) as conn:
                 migrate(conn)
         except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL") from exc
-        self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True, kwargs={"autocommit": True})
+            raise StoreUnavailable(
+                f"cannot connect to PostgreSQL: {_first_line(exc)}. Check SUPPORTBOT_DATABASE_URL"
+            ) from exc
+        except psycopg.Error as exc:
+            raise _translated(exc, db_timeout) from exc
+        self.pool = RoundPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            timeout=pool_timeout,
+            db_timeout=db_timeout,
+            kwargs=kwargs,
+        )
+        # Each transaction bounds its own statements and lock waits: SET LOCAL ends with the
+        # transaction, so it also holds behind a pooler that hands sessions from client to client.
+        self._limits = f"{round(db_timeout * 1000)}ms" if db_timeout > 0 else None
         self._lock = threading.Lock()
         # Turns and tool calls never change once written, so a copy read once stays valid:
         # loading a 500-round ticket reads only what was added since the last load.
@@ -53,6 +97,7 @@ class Store:
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection (the one this thread already holds, if it holds one)."""
         with self.pool.connection() as conn:
             yield conn
 
@@ -72,18 +117,22 @@ class Store:
             with self.pool.connection() as own, self.transaction(own, durable=durable) as tx:
                 yield tx
             return
+        outermost = conn.pgconn.transaction_status == TransactionStatus.IDLE
         try:
             try:
                 # One pipeline around a plain Transaction: BEGIN, the statements and COMMIT go out
                 # together and cost one round trip at the pipeline's exit (conn.transaction() in a
                 # pipeline nests two more pipelines, whose exits sync before and after COMMIT).
                 with conn.pipeline(), psycopg.Transaction(conn):
-                    if not durable:
-                        conn.execute("SET LOCAL synchronous_commit = off")
+                    self._set_local(conn, durable)
                     yield conn
             except BaseException:
                 # A statement that failed in the pipeline leaves the transaction aborted, not ended.
-                if conn.pgconn.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+                # (Nested in a caller's transaction, that caller's own exit rolls it all back.)
+                if outermost and conn.pgconn.transaction_status in (
+                    TransactionStatus.INTRANS,
+                    TransactionStatus.INERROR,
+                ):
                     conn.rollback()
                 raise
         except psycopg.Error as reported:
@@ -94,22 +143,35 @@ class Store:
                 raise failed from None  # the statement's own error, as a transaction without a pipeline raises
             raise
 
+    def _set_local(self, conn: psycopg.Connection, durable: bool) -> None:
+        """The transaction's timeouts and commit mode, in one statement of the pipeline."""
+        if self._limits is None:
+            if not durable:
+                conn.execute("SET LOCAL synchronous_commit = off")
+            return
+        conn.execute(
+            "SELECT set_config('statement_timeout', %(t)s, true), set_config('lock_timeout', %(t)s, true),"
+            " set_config('synchronous_commit', %(c)s, true)",
+            {"t": self._limits, "c": "on" if durable else "off"},
+        )
+
     # -- reading back ----------------------------------------------------------------------
 
-    def turns(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[Turn, ...]:
+    # ``conn`` None: a connection is taken only if the cache lacks rows.
+    def turns(self, conn: psycopg.Connection | None, ticket_id: str, count: int) -> tuple[Turn, ...]:
         return self._prefix(self._turns, repo.load_turns, conn, ticket_id, count)
 
-    def tool_calls(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[ToolCall, ...]:
+    def tool_calls(self, conn: psycopg.Connection | None, ticket_id: str, count: int) -> tuple[ToolCall, ...]:
         return self._prefix(self._tools, repo.load_tool_calls, conn, ticket_id, count)
 
-    def facts(self, conn: psycopg.Connection, ticket_id: str, count: int) -> tuple[Fact, ...]:
+    def facts(self, conn: psycopg.Connection | None, ticket_id: str, count: int) -> tuple[Fact, ...]:
         return self._prefix(self._facts, repo.load_facts, conn, ticket_id, count)
 
     def _prefix(
         self,
         cache: dict[str, tuple[T, ...]],
         load: Callable[..., list[T]],
-        conn: psycopg.Connection,
+        conn: psycopg.Connection | None,
         ticket_id: str,
         count: int,
     ) -> tuple[T, ...]:
@@ -117,7 +179,11 @@ class Store:
         with self._lock:
             cached = cache.get(ticket_id, ())
         if len(cached) < count:
-            cached = cached + tuple(load(conn, ticket_id, len(cached), count))
+            if conn is None:
+                with self.connection() as own:
+                    cached = cached + tuple(load(own, ticket_id, len(cached), count))
+            else:
+                cached = cached + tuple(load(conn, ticket_id, len(cached), count))
             with self._lock:
                 cache[ticket_id] = cached
         return cached[:count]
@@ -175,6 +241,101 @@ class Store:
         return UnknownStep(
             f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id
         )
+
+
+class RoundPool(ConnectionPool):
+    """A connection pool that never makes a thread wait for a second connection, and speaks
+    supportbot's errors.
+
+    A thread that already holds a connection from this pool gets that same connection again, so
+    a backend called inside the engine's transaction reads through it instead of waiting for
+    another (with every connection held by such threads, that wait would never end). Database
+    errors leave the outermost ``connection()`` as StoreError subclasses, the driver's error
+    chained: StoreUnavailable when the server cannot be reached, StoreBusy when no connection,
+    lock or answer came within its timeout.
+    """
+
+    def __init__(self, conninfo: str, *, db_timeout: float, **kwargs: Any) -> None:
+        super().__init__(conninfo, open=True, **kwargs)
+        self.db_timeout = db_timeout
+        self._probe_args: tuple[str, dict[str, Any]] = (
+            conninfo,
+            {**kwargs.get("kwargs", {}), "connect_timeout": 2},
+        )
+        self._held = threading.local()
+
+    @contextmanager
+    def connection(self, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
+        held: psycopg.Connection[Any] | None = getattr(self._held, "conn", None)
+        if held is not None:
+            yield held
+            return
+        try:
+            with super().connection(timeout) as conn:
+                self._held.conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._held.conn = None
+        except PoolTimeout as exc:
+            down = self._probe()
+            raise self._exhausted(timeout, down) from down or exc
+        except psycopg.Error as exc:
+            if _connection_lost(exc):
+                self.drain()  # the others were most likely cut off too: reconnect, don't hand them out
+            raise _translated(exc, self.db_timeout) from exc
+
+    def _probe(self) -> psycopg.OperationalError | None:
+        """Why a new connection fails, or None when the server answers (the pool is merely full)."""
+        try:
+            with psycopg.connect(self._probe_args[0], **self._probe_args[1]):
+                return None
+        except psycopg.OperationalError as exc:
+            return exc
+
+    def _exhausted(self, timeout: float | None, down: psycopg.OperationalError | None) -> StoreError:
+        if down is not None:
+            return StoreUnavailable(
+                f"cannot connect to PostgreSQL: {_first_line(down)}. The pool reconnects by itself once "
+                "the server is back; try again then"
+            )
+        return StoreBusy(
+            f"no database connection came free within {timeout or self.timeout:g} s: all {self.max_size} "
+            "were in use. Try again, run fewer calls at once, or raise SUPPORTBOT_POOL_MAX_SIZE "
+            "(or SUPPORTBOT_POOL_TIMEOUT)"
+        )
+
+
+def _connection_lost(exc: psycopg.Error) -> bool:
+    # A statement cut short by a timeout is an OperationalError on a connection that still works.
+    if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+        return False
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+
+
+def _translated(exc: psycopg.Error, db_timeout: float) -> SupportbotError:
+    """The supportbot error for a driver error that left the store (its message holds no row data)."""
+    if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+        return StoreBusy(
+            f"the database did not finish within {db_timeout:g} s ({exc.sqlstate}: {_first_line(exc)}); "
+            "try again, or raise SUPPORTBOT_DB_TIMEOUT"
+        )
+    if _connection_lost(exc):
+        return StoreUnavailable(
+            f"lost the connection to PostgreSQL ({_first_line(exc)}); the call may not have completed. "
+            "Try it again once the server is back: the pool reconnects by itself"
+        )
+    return StoreError(
+        f"the database refused a statement ({exc.sqlstate}: {_first_line(exc)}). This is a bug, or the "
+        "schema was changed by hand: please report it"
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    """The error's first line: a server's DETAIL line may quote row values (customer data)."""
+    if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
+        return exc.diag.message_primary
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _failed_statement(exc: psycopg.Error) -> psycopg.Error:

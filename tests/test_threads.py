@@ -1,0 +1,101 @@
+"""One SupportBot shared by many threads: no lock-up, no error, and a full pool says so in time."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from fakes import rows
+
+from supportbot import OfflineModel, Settings, SupportBot
+from supportbot.errors import StoreBusy
+
+EMAILS = ["wugang@example.com", "lina@example.com", "chenjing@example.com", "liuyang@example.com"]
+# The second message makes the round look the account up (list_subscriptions, list_invoices),
+# which the demo backend reads inside the transaction of the step that acts.
+MESSAGES = ["招商银行流水同步失败,提示 E3001", "我的订阅什么时候续费?账单金额是多少?", "好的,谢谢"]
+
+
+@pytest.fixture
+def bot(demo_url: str) -> Iterator[SupportBot]:
+    model = OfflineModel()
+    bot = SupportBot.open(demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url))
+    yield bot
+    bot.close()
+
+
+def _conversation(bot: SupportBot, n: int) -> list[str]:
+    first = bot.open_ticket(EMAILS[n % len(EMAILS)], subject="", body=MESSAGES[0])
+    outcomes = [first.outcome]
+    for message in MESSAGES[1:]:
+        outcomes.append(bot.send(first.ticket_id, message, message_id=f"{n}-{message[:4]}").outcome)
+    return outcomes
+
+
+def test_sixteen_threads_share_one_bot_at_default_settings(bot: SupportBot, demo_url: str) -> None:
+    """The issue's workload: 200 tickets x 3 rounds on 16 threads, with the default pool of 4.
+
+    A round that held a connection for its length while the backend waited for a second one
+    locked this up with as few as 4 threads."""
+    assert bot.settings.pool_max_size == 4
+    with ThreadPoolExecutor(max_workers=16) as threads:
+        outcomes = list(threads.map(lambda n: _conversation(bot, n), range(200)))
+    assert all(o in ("resolved", "escalated") for per_ticket in outcomes for o in per_ticket), outcomes
+    assert rows(demo_url, "SELECT count(*) FROM supportbot.tickets") == [(200,)]
+    assert (
+        rows(demo_url, "SELECT count(*) FROM supportbot.turns GROUP BY ticket_id HAVING count(*) <> 6") == []
+    )
+    assert rows(demo_url, "SELECT count(*) FROM supportbot.steps WHERE step = 'start_round'") == [(600,)]
+    # The account lookups ran (inside the acting step's transaction) in every second round.
+    looked_up = rows(
+        demo_url,
+        "SELECT count(DISTINCT ticket_id) FROM supportbot.tool_calls WHERE name = 'list_invoices'",
+    )
+    assert looked_up == [(200,)]
+
+
+def test_a_thread_gets_its_own_connection_again_instead_of_waiting_for_a_second(bot: SupportBot) -> None:
+    store = bot._store
+    with store.connection() as held, store.pool.connection() as again, store.transaction() as tx:
+        assert held is again is tx
+
+
+def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
+    model = OfflineModel()
+    settings = Settings(database_url=demo_url, pool_max_size=1)
+    with (
+        SupportBot.open(demo_url, llm=model, small_llm=model, settings=settings) as bot,
+        ThreadPoolExecutor(max_workers=6) as threads,
+    ):
+        outcomes = list(threads.map(lambda n: _conversation(bot, n), range(12)))
+    assert all(o in ("resolved", "escalated") for per_ticket in outcomes for o in per_ticket), outcomes
+
+
+def test_an_exhausted_pool_raises_store_busy_within_its_timeout(demo_url: str) -> None:
+    settings = Settings(database_url=demo_url, pool_max_size=1, pool_timeout=0.3)
+    with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings) as bot:
+        taken, done = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with bot._store.connection():
+                taken.set()
+                done.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            taken.wait(10)
+            started = time.monotonic()
+            with pytest.raises(StoreBusy, match="SUPPORTBOT_POOL_MAX_SIZE") as raised:
+                bot.tickets()
+            waited = time.monotonic() - started
+        finally:
+            done.set()
+            holder.join()
+        # Without a pool timeout the call would wait for the holder (30 s here).
+        assert waited < 5, waited
+        assert raised.value.__cause__ is not None
+        assert bot.tickets() == []  # and the pool serves again once the connection is back
