@@ -334,3 +334,73 @@ def test_english_pages_hold_no_chinese_of_their_own(setup: Setup) -> None:
     page = client.get("/login")
     assert not re.search(r"[\u3400-\u9fff]", page.text)
     assert "Sign in" in page.text
+
+
+def test_an_agent_takes_over_replies_and_hands_back(client: TestClient, setup: Setup) -> None:
+    _, bot, _, played = setup
+    ticket = played.handoff_ticket
+    token = sign_in(client, "li")
+    assert 'id="take-over-button"' in client.get(f"/tickets/{ticket}").text
+    taken = client.post(f"/tickets/{ticket}/take-over", data={"csrf_token": token})
+    assert 'id="reply-form"' in taken.text and bot.ticket(ticket).status == "with_human"
+    assert "li 处理中" in client.get("/inbox?kind=handoff").text
+    empty = client.post(f"/tickets/{ticket}/reply", data={"csrf_token": token, "text": "  "})
+    assert empty.status_code == 422 and 'id="text-error"' in empty.text
+    replied = client.post(
+        f"/tickets/{ticket}/reply", data={"csrf_token": token, "text": "您好,我是客服小李,马上为您处理。"}
+    )
+    assert "人工客服 li" in replied.text and "马上为您处理" in replied.text
+    waiting = bot.send(ticket, "好的,谢谢")
+    assert waiting.outcome == "with_human" and not waiting.reply  # the bot stays silent
+    assert "好的,谢谢" in client.get(f"/tickets/{ticket}").text
+    client.post(f"/tickets/{ticket}/hand-back", data={"csrf_token": token, "note": "已安抚"})
+    assert bot.ticket(ticket).status != "with_human"
+    actions = [(e.action, e.actor, e.source) for e in bot.audit(ticket)]
+    assert [a for a, _, _ in actions] == ["take_over", "human_reply", "hand_back"]
+    assert all(actor == "li" and source.startswith("console ") for _, actor, source in actions)
+    page = client.get(f"/tickets/{ticket}").text
+    assert page.count('class="audit-') == 3 and "交还" in page
+
+
+def test_a_ticket_another_person_owns_cannot_be_taken_or_answered(setup: Setup) -> None:
+    console, bot, users, played = setup
+    li, wang = client_for(console, users), client_for(console, users)
+    li_token, wang_token = sign_in(li, "li"), sign_in(wang, "wang")
+    li.post(f"/tickets/{played.handoff_ticket}/take-over", data={"csrf_token": li_token})
+    page = wang.get(f"/tickets/{played.handoff_ticket}").text
+    assert "li 正在处理这张工单" in page and 'id="reply-form"' not in page
+    taken = wang.post(f"/tickets/{played.handoff_ticket}/take-over", data={"csrf_token": wang_token})
+    assert taken.status_code == 409 and "现在不能接手" in taken.text
+    reply = wang.post(
+        f"/tickets/{played.handoff_ticket}/reply", data={"csrf_token": wang_token, "text": "hi"}
+    )
+    assert reply.status_code == 409 and "你没有接手" in reply.text
+    refund = wang.post(f"/tickets/{played.refund_ticket}/take-over", data={"csrf_token": wang_token})
+    assert refund.status_code == 409  # inside a round that waits for a decision
+    assert [e.action for e in bot.audit(played.handoff_ticket)] == ["take_over"]
+
+
+def test_decisions_forks_and_forgetting_are_audited_with_the_operator_and_address(
+    client: TestClient, setup: Setup
+) -> None:
+    _, bot, _, played = setup
+    token = sign_in(client, "wang")
+    client.post(f"/approvals/{played.refund_ticket}/claim", data={"csrf_token": token})
+    client.post(
+        f"/approvals/{played.refund_ticket}/decide",
+        data={"csrf_token": token, "decision": "reject", "note": "超出政策"},
+    )
+    end = next(s.seq for s in bot.history(played.refund_ticket) if s.next_step is None)
+    client.post(f"/tickets/{played.refund_ticket}/fork", data={"csrf_token": token, "seq": end})
+    client.post(f"/customers/{HANDOFF_EMAIL}/forget", data={"csrf_token": token, "confirm": HANDOFF_EMAIL})
+    rows = bot.audit()
+    assert [(e.action, e.actor) for e in rows] == [
+        ("reject", "wang"),
+        ("fork", "wang"),
+        ("forget_customer", "wang"),
+    ]
+    assert {e.source for e in rows} == {
+        "console testclient"
+    }  # the client's address, as the test client gives it
+    assert rows[0].detail["note"] == "超出政策" and rows[0].detail["approved"] is False
+    assert "超出政策" in client.get(f"/tickets/{played.refund_ticket}").text  # shown on the ticket page

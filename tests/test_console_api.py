@@ -219,3 +219,20 @@ def test_sessions_stay_bounded_and_signed_in_ones_survive() -> None:
     assert sessions.get(kept.id)[0] == replace(kept, seen=0.0)
     now[0] += 31 * 60
     assert sessions.get(kept.id) == (None, True)  # idle too long: "expired", not "never signed in"
+
+
+def test_the_api_takes_over_replies_hands_back_and_lists_the_audit(setup: Setup) -> None:
+    _, bot, _, played = setup
+    client, csrf = _api_client(setup, "li")
+    ticket = played.handoff_ticket
+    taken = client.post(f"/api/tickets/{ticket}/takeover", headers=csrf).json()
+    assert taken["human_agent"] == "li"
+    turn = client.post(f"/api/tickets/{ticket}/replies", json={"text": "我来处理"}, headers=csrf).json()
+    assert turn["author"] == "li" and turn["role"] == "agent"
+    assert client.post(f"/api/tickets/{ticket}/replies", json={"text": ""}, headers=csrf).status_code == 422
+    assert client.post(f"/api/tickets/{ticket}/hand-back", json={}, headers=csrf).status_code == 200
+    audit = client.get(f"/api/tickets/{ticket}/audit").json()
+    assert [e["action"] for e in audit] == ["take_over", "human_reply", "hand_back"]
+    again = client.post(f"/api/tickets/{ticket}/replies", json={"text": "还在吗"}, headers=csrf)
+    assert again.status_code == 409 and again.json()["error"] == "not_taken_over"
+    assert len(bot.audit(ticket)) == 3

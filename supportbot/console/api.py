@@ -48,6 +48,16 @@ class NewNote(_Body):
     body: str = Field(min_length=1, max_length=validate.NOTE_CHARS)
 
 
+class Reply(_Body):
+    text: str = Field(
+        min_length=1, max_length=validate.NOTE_CHARS * 5, description="the reply to the customer"
+    )
+
+
+class HandBack(_Body):
+    note: str = Field(default="", max_length=validate.NOTE_CHARS, description="for colleagues: the audit log")
+
+
 class Confirm(_Body):
     confirm: str = Field(
         min_length=1, max_length=validate.EMAIL_CHARS, description="the customer's email again"
@@ -147,7 +157,11 @@ def release(request: Request, ticket_id: str, operator: Writer) -> Any:
 @router.post("/approvals/{ticket_id}/decision")
 def decide(request: Request, ticket_id: str, body: Decision, operator: Writer) -> Any:
     result = _console(request).decide(
-        ticket_id, approver(operator), approved=body.decision == "approve", note=body.note
+        ticket_id,
+        approver(operator),
+        approved=body.decision == "approve",
+        note=body.note,
+        source=context(request).source,
     )
     return _json(result)
 
@@ -165,7 +179,7 @@ def ticket(
 
 @router.post("/tickets/{ticket_id}/forks")
 def fork(request: Request, ticket_id: str, body: ForkAt, operator: Writer) -> Any:
-    new_id = _console(request).fork(ticket_id, body.seq, operator)
+    new_id = _console(request).fork(ticket_id, body.seq, operator, source=context(request).source)
     return {"ticket_id": new_id, "forked_from": ticket_id, "at": body.seq}
 
 
@@ -177,6 +191,28 @@ def notes(request: Request, ticket_id: str, operator: Reader) -> Any:
 @router.post("/tickets/{ticket_id}/notes")
 def add_note(request: Request, ticket_id: str, body: NewNote, operator: Writer) -> Any:
     return _json(_console(request).add_note(ticket_id, operator, body.body))
+
+
+@router.post("/tickets/{ticket_id}/takeover")
+def take_over(request: Request, ticket_id: str, operator: Writer) -> Any:
+    state = _console(request).take_over(ticket_id, operator, source=context(request).source)
+    return {"ticket_id": ticket_id, "human_agent": state.human_agent, "turns": _json(state.turns)}
+
+
+@router.post("/tickets/{ticket_id}/replies")
+def reply(request: Request, ticket_id: str, body: Reply, operator: Writer) -> Any:
+    return _json(_console(request).reply(ticket_id, operator, body.text, source=context(request).source))
+
+
+@router.post("/tickets/{ticket_id}/hand-back")
+def hand_back(request: Request, ticket_id: str, body: HandBack, operator: Writer) -> Any:
+    result = _console(request).hand_back(ticket_id, operator, note=body.note, source=context(request).source)
+    return {"ticket_id": ticket_id, "round": _json(result)}
+
+
+@router.get("/tickets/{ticket_id}/audit")
+def audit(request: Request, ticket_id: str, operator: Reader) -> Any:
+    return _json(_console(request).bot.audit(ticket_id))
 
 
 @router.get("/customers/{email}")
@@ -191,4 +227,4 @@ def forget(request: Request, email: str, body: Confirm, operator: Writer) -> Any
         message = request.app.state.tr("field.confirm_email")
         detail = [{"loc": ["body", "confirm"], "msg": message, "type": "confirm"}]
         return JSONResponse({"error": "invalid", "message": message, "detail": detail}, 422)
-    return _json(_console(request).forget(email, operator))
+    return _json(_console(request).forget(email, operator, source=context(request).source))

@@ -27,7 +27,9 @@ from ..errors import (
     InvalidInput,
     InvalidStepNumber,
     NotFound,
+    NotTakenOver,
     SupportbotError,
+    TakeoverRefused,
     TicketBusy,
     UnknownCustomer,
     UnknownTicket,
@@ -47,6 +49,11 @@ class Ctx:
     session: Session | None
     expired: bool
     address: str
+
+    @property
+    def source(self) -> str:
+        """Where an action came from, as the audit log records it."""
+        return f"console {self.address}"
 
 
 def context(request: Request) -> Ctx:
@@ -170,6 +177,10 @@ def describe(exc: BaseException) -> tuple[int, str, dict[str, Any]]:
         return 409, "error.ticket_busy", {"ticket": ticket, "seconds": round(exc.retry_after, 1)}
     if isinstance(exc, CustomerBusy):
         return 409, "error.customer_busy", {"tickets": ", ".join(exc.tickets)}
+    if isinstance(exc, TakeoverRefused):
+        return 409, "error.takeover_refused", {"ticket": ticket}
+    if isinstance(exc, NotTakenOver):
+        return 409, "error.not_taken_over", {"ticket": ticket}
     if isinstance(exc, ForkRefused):
         return 409, "error.fork_refused", {"ticket": ticket}
     if isinstance(exc, UnknownTicket):

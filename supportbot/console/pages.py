@@ -159,7 +159,9 @@ def decide(request: Request, ticket_id: str, form: Form) -> Response:
         errors["note"] = tr("field.too_long", limit=validate.NOTE_CHARS)
     if errors:
         return _approval(request, ctx, ticket_id, 422, errors=errors, note=note, decision=decision)
-    _console(request).decide(ticket_id, operator, approved=decision == "approve", note=note)
+    _console(request).decide(
+        ticket_id, operator, approved=decision == "approve", note=note, source=ctx.source
+    )
     return _see_other(f"/tickets/{quote(ticket_id)}?decided=1")
 
 
@@ -187,7 +189,7 @@ def fork(request: Request, ticket_id: str, form: Form) -> Response:
     if not seq.isdigit() or not 1 <= int(seq) <= validate.INT32_MAX:
         return _ticket(request, ctx, ticket_id, 422, errors={"seq": tr("field.step_number")})
     try:
-        new_id = _console(request).fork(ticket_id, int(seq), operator)
+        new_id = _console(request).fork(ticket_id, int(seq), operator, source=ctx.source)
     except Exception as exc:
         code, key, fields = describe(exc)
         if code >= 500:
@@ -212,6 +214,40 @@ def add_note(request: Request, ticket_id: str, form: Form) -> Response:
     return _see_other(f"/tickets/{quote(ticket_id)}#notes")
 
 
+@router.post("/tickets/{ticket_id}/take-over")
+def take_over(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    _console(request).take_over(ticket_id, operator, source=ctx.source)
+    return _see_other(f"/tickets/{quote(ticket_id)}#takeover")
+
+
+@router.post("/tickets/{ticket_id}/reply")
+def reply(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    text = form.get("text", "").strip()
+    limit = _console(request).bot.settings.max_message_chars
+    error = (
+        tr("field.required") if not text else tr("field.too_long", limit=limit) if len(text) > limit else ""
+    )
+    if error:
+        return _ticket(request, ctx, ticket_id, 422, errors={"text": error}, text=text)
+    _console(request).reply(ticket_id, operator, text, source=ctx.source)
+    return _see_other(f"/tickets/{quote(ticket_id)}#takeover")
+
+
+@router.post("/tickets/{ticket_id}/hand-back")
+def hand_back(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    note = form.get("note", "").strip()
+    if len(note) > validate.NOTE_CHARS:
+        error = tr("field.too_long", limit=validate.NOTE_CHARS)
+        return _ticket(request, ctx, ticket_id, 422, errors={"note": error}, hand_back_note=note)
+    _console(request).hand_back(ticket_id, operator, note=note, source=ctx.source)
+    return _see_other(f"/tickets/{quote(ticket_id)}")
+
+
 # -- customers ---------------------------------------------------------------------------------
 
 
@@ -234,7 +270,7 @@ def forget(request: Request, email: str, form: Form) -> Response:
     if form.get("confirm", "").strip() != email:
         return _customer(request, ctx, email, 422, errors={"confirm": tr("field.confirm_email")})
     try:
-        report = _console(request).forget(email, operator)
+        report = _console(request).forget(email, operator, source=ctx.source)
     except Exception as exc:
         code, key, fields = describe(exc)
         if code >= 500:

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from .. import validate
+from ..audit import AuditEntry
 from ..backend.base import Backend
 from ..bot import SupportBot
 from ..engine import RoundResult
@@ -44,6 +45,7 @@ class InboxItem:
     amount: str = ""
     currency: str = ""
     claimed_by: str | None = None
+    owner: str | None = None  # the person who took a handed-off ticket over
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,7 @@ class TicketView:
     notes: list[Note]
     pending: PendingApproval | None
     claim: Claim | None
+    audit: list[AuditEntry]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +140,8 @@ class Console:
                     )
                 )
         if kind in (None, "handoff"):
-            for t in self.bot.tickets(status="escalated"):
+            handed = self.bot.tickets(status="escalated") + self.bot.tickets(status="with_human")
+            for t in handed:
                 items.append(
                     InboxItem(
                         "handoff",
@@ -146,6 +150,7 @@ class Console:
                         t.subject,
                         t.updated_at,
                         _seconds(now, t.updated_at),
+                        owner=t.human_agent,
                     )
                 )
         wanted = customer.strip().lower()
@@ -225,7 +230,9 @@ class Console:
         with self.store.transaction() as tx:
             return console_repo.release(tx, ticket_id, operator.name)
 
-    def decide(self, ticket_id: str, operator: Operator, *, approved: bool, note: str) -> RoundResult:
+    def decide(
+        self, ticket_id: str, operator: Operator, *, approved: bool, note: str, source: str
+    ) -> RoundResult:
         """Decide as ``operator``, who must hold a live claim; the paused round then finishes."""
         p = self.pending(ticket_id)
         with self.store.connection() as conn:
@@ -237,7 +244,7 @@ class Console:
                 holder=None if held is None else held.reviewer,
             )
         decide = self.bot.approve if approved else self.bot.reject
-        result = decide(p.ticket_id, approver=operator.name, note=note)
+        result = decide(p.ticket_id, approver=operator.name, note=note, source=source)
         self.release(p.ticket_id, operator)
         return result
 
@@ -254,10 +261,22 @@ class Console:
         with self.store.connection() as conn:
             notes = console_repo.notes(conn, ticket_id)
             held = console_repo.current_claim(conn, ticket_id, pending.round) if pending else None
-        return TicketView(row, state, at, next_step, steps, notes, pending, held)
+        return TicketView(row, state, at, next_step, steps, notes, pending, held, self.bot.audit(ticket_id))
 
-    def fork(self, ticket_id: str, seq: int, operator: Operator) -> str:
-        return self.bot.fork(ticket_id, seq)
+    def fork(self, ticket_id: str, seq: int, operator: Operator, *, source: str) -> str:
+        return self.bot.fork(ticket_id, seq, actor=operator.name, source=source)
+
+    # -- human takeover ---------------------------------------------------------------------
+
+    def take_over(self, ticket_id: str, operator: Operator, *, source: str) -> SupportState:
+        return self.bot.take_over(ticket_id, agent=operator.name, source=source)
+
+    def reply(self, ticket_id: str, operator: Operator, text: str, *, source: str) -> Turn:
+        return self.bot.reply_as_human(ticket_id, text, agent=operator.name, source=source)
+
+    def hand_back(self, ticket_id: str, operator: Operator, *, note: str, source: str) -> RoundResult | None:
+        """Give the ticket back; a round answers the customer's waiting messages now, if any."""
+        return self.bot.hand_back(ticket_id, agent=operator.name, note=note, source=source)
 
     def add_note(self, ticket_id: str, operator: Operator, body: str) -> Note:
         ticket_id = validate.ticket_id(ticket_id)
@@ -278,9 +297,9 @@ class Console:
         busy = [t.id for t in tickets if t.status in ("in_progress", "waiting_approval")]
         return CustomerView(email, profile, tickets, busy)
 
-    def forget(self, email: str, operator: Operator) -> DeletionReport:
+    def forget(self, email: str, operator: Operator, *, source: str) -> DeletionReport:
         # Never force: a ticket in a round or waiting for a decision makes it refuse (CustomerBusy).
-        return self.bot.forget_customer(validate.email(email))
+        return self.bot.forget_customer(validate.email(email), actor=operator.name, source=source)
 
 
 def _seconds(now: datetime, since: datetime) -> int:
