@@ -14,11 +14,12 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import uvicorn
-from console_kit import DEMO_EMAIL, PASSWORDS, Played, make_users, open_console, play_demo
+from console_kit import DEMO_EMAIL, PASSWORDS, Played, RecordingModel, make_users, open_console, play_demo
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from supportbot import SupportBot
@@ -58,13 +59,22 @@ class LiveConsole:
         self.thread.join(timeout=10)
 
 
+@dataclass
+class Served:
+    url: str
+    bot: SupportBot
+    played: Played
+    model: RecordingModel
+
+
 @pytest.fixture
-def served(demo_url: str, tmp_path: Path) -> Iterator[tuple[str, SupportBot, Played]]:
-    with open_console(demo_url, tmp_path) as (console, bot):
+def served(demo_url: str, tmp_path: Path) -> Iterator[Served]:
+    model = RecordingModel()
+    with open_console(demo_url, tmp_path, llm=model) as (console, bot):
         played = play_demo(bot)
         app = create_app(console, make_users(tmp_path), secure_cookies=False, lang="zh")
         with LiveConsole(app) as url:
-            yield url, bot, played
+            yield Served(url, bot, played, model)
 
 
 def _shot(page: Page, name: str) -> None:
@@ -81,10 +91,8 @@ def _sign_in(page: Page, url: str, name: str) -> None:
     expect(page).to_have_url(f"{url}/inbox")
 
 
-def test_an_approver_approves_the_demo_refund_in_the_browser(
-    browser: Browser, served: tuple[str, SupportBot, Played]
-) -> None:
-    url, bot, played = served
+def test_an_approver_approves_the_demo_refund_in_the_browser(browser: Browser, served: Served) -> None:
+    url, bot, played = served.url, served.bot, served.played
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
     page = context.new_page()
     _sign_in(page, url, "wang")
@@ -109,4 +117,34 @@ def test_an_approver_approves_the_demo_refund_in_the_browser(
     page.goto(f"{url}/customers/{DEMO_EMAIL}")
     expect(page.locator("#profile")).to_be_visible()
     _shot(page, "customer")
+    context.close()
+
+
+def test_an_agent_takes_over_replies_and_hands_back_in_the_browser(browser: Browser, served: Served) -> None:
+    url, bot, played = served.url, served.bot, served.played
+    human_reply = "您好,我是客服小李。工单已转给技术同事,今天 18 点前给您回电。"
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
+    page = context.new_page()
+    _sign_in(page, url, "li")
+    page.locator("#inbox tr.kind-handoff").get_by_role("link", name=played.handoff_ticket).click()
+    page.click("#take-over-button")
+    expect(page.locator("#owner")).to_contain_text("你正在处理")
+    page.fill("textarea[name=text]", human_reply)
+    page.click("#reply-button")
+    expect(page.locator(".turn.role-human").last).to_contain_text(human_reply)
+    silent = bot.send(played.handoff_ticket, "好的,我等电话")  # the customer writes while li owns it
+    assert silent.outcome == "with_human" and not silent.reply
+    page.reload()
+    expect(page.locator(".turn.role-customer").last).to_contain_text("好的,我等电话")
+    _shot(page, "takeover")
+    page.fill("input[name=note]", "已答复客户,交还机器人")
+    page.click("#hand-back-button")
+    expect(page.locator("#take-over-button")).to_be_visible()
+    expect(page.locator("#audit")).to_contain_text("交还")
+    prompts_before = len(served.model.prompts)
+    answered = bot.send(played.handoff_ticket, "请问大概几点打过来?")
+    assert answered.reply, answered
+    assert any(human_reply in prompt for prompt in served.model.prompts[prompts_before:])
+    page.reload()
+    expect(page.locator(".turn.role-agent").last).to_contain_text(answered.reply.splitlines()[0])
     context.close()

@@ -103,9 +103,14 @@ def create_app(
 
 
 def _label(common: i18n.Translate, group: str, value: str) -> str:
-    """A status or outcome in the page's language; one the catalog does not know stays as it is."""
+    """A status or outcome in the page's language: the common catalog's, else the console's own
+    (for values the engine gained after the common catalog), else the value as it is."""
     key = f"{group}.{value}"
-    return common(key) if key in i18n.catalog("common", common.language) else value
+    for domain in ("common", "console"):
+        texts = i18n.catalog(domain, common.language)
+        if key in texts:
+            return texts[key]
+    return value
 
 
 async def _headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
