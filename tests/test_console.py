@@ -404,3 +404,13 @@ def test_decisions_forks_and_forgetting_are_audited_with_the_operator_and_addres
     }  # the client's address, as the test client gives it
     assert rows[0].detail["note"] == "超出政策" and rows[0].detail["approved"] is False
     assert "超出政策" in client.get(f"/tickets/{played.refund_ticket}").text  # shown on the ticket page
+
+
+def test_customer_text_is_escaped_and_pages_forbid_foreign_scripts(client: TestClient, setup: Setup) -> None:
+    _, bot, _, played = setup
+    bot.send(played.handoff_ticket, "<script>alert('x')</script> 还在吗")
+    sign_in(client, "li")
+    page = client.get(f"/tickets/{played.handoff_ticket}")
+    assert "<script>alert" not in page.text and "&lt;script&gt;alert" in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["x-frame-options"] == "DENY" and page.headers["cache-control"] == "no-store"
