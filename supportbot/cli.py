@@ -28,6 +28,7 @@ from .engine import RoundResult
 from .errors import (
     ApprovalNotPending,
     ConfigError,
+    ConsoleConfigError,
     CustomerBusy,
     InvalidStepNumber,
     SupportbotError,
@@ -103,6 +104,8 @@ def _hint(exc: SupportbotError) -> str:
         return f"({PROG} tickets 列出工单)"
     if isinstance(exc, ApprovalNotPending):
         return f"({PROG} approvals 列出等待审批的工单)"
+    if isinstance(exc, ConsoleConfigError):
+        return f" ({PROG} console --add-user NAME --role approver)"
     return ""
 
 
