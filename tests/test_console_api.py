@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -236,3 +238,21 @@ def test_the_api_takes_over_replies_hands_back_and_lists_the_audit(setup: Setup)
     again = client.post(f"/api/tickets/{ticket}/replies", json={"text": "还在吗"}, headers=csrf)
     assert again.status_code == 409 and again.json()["error"] == "not_taken_over"
     assert len(bot.audit(ticket)) == 3
+
+
+def test_a_sign_in_posted_as_text_by_another_site_is_not_read_as_json(setup: Setup) -> None:
+    """A cross-site form can send text/plain that looks like JSON; only application/json counts."""
+    client = client_for(setup[0], setup[2])
+    body = json.dumps({"name": "wang", "password": PASSWORDS["wang"]})
+    response = client.post("/api/session", content=body, headers={"content-type": "text/plain"})
+    assert response.status_code == 422 and "set-cookie" not in response.headers
+
+
+def test_the_core_never_imports_the_console() -> None:
+    code = (
+        "import sys, supportbot, supportbot.cli; supportbot.cli.build_parser(); "
+        "web = ('fastapi', 'starlette', 'jinja2', 'uvicorn'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in web or 'console' in m.split('.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
