@@ -23,12 +23,11 @@ import psycopg
 from . import audit
 from .engine import Engine, RoundResult
 from .errors import NotTakenOver, TakeoverRefused
+from .graph import HAND_BACK, HUMAN_REPLY, TAKEOVER
 from .memory.tokens import with_tokens
 from .state import SupportState, Turn
 from .store import repo
 from .store.store import Loaded
-
-TAKEOVER, HUMAN_REPLY, HAND_BACK = "human_takeover", "human_reply", "hand_back"
 
 
 def take_over(engine: Engine, ticket_id: str, *, agent: str, source: str) -> SupportState:

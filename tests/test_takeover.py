@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, rows
+from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, refund_if_asked, rows
 
 from supportbot import SupportBot
 from supportbot.errors import (
@@ -16,8 +23,10 @@ from supportbot.errors import (
     TakeoverRefused,
     TicketBusy,
 )
+from supportbot.memory.compress import SUMMARY_PROMPT
 
 OpenBot = Callable[..., SupportBot]
+WORKER = Path(__file__).resolve().parent / "worker.py"
 EMAIL = "wugang@example.com"
 PROMISE = "我承诺明天下午 3 点前给您回电,并为您延长试用 7 天。"
 
@@ -171,3 +180,112 @@ def test_take_over_while_a_round_runs_is_refused_then_succeeds(open_bot: OpenBot
     worker.join(10)
     assert results and results[0].outcome == "resolved"  # type: ignore[attr-defined]
     assert bot.take_over(tid, agent="王芳").human_agent == "王芳"
+
+
+def test_profile_and_compression_include_the_human_reply(open_bot: OpenBot, database_url: str) -> None:
+    llm = ScriptedLLM(triage=HUMAN)
+    bot = open_bot(llm, history_budget=120, keep_last=2)
+    tid = bot.open_ticket(EMAIL, body="我要找人工客服,账单有问题").ticket_id
+    bot.take_over(tid, agent="王芳")
+    turn = bot.reply_as_human(tid, PROMISE, agent="王芳")
+    bot.hand_back(tid, agent="王芳")
+    llm._triage = TECH
+    for n in range(4):  # enough rounds for the human's turn to be folded into the summary
+        assert bot.send(tid, f"第 {n} 次补充:E3001 银行同步还是失败,麻烦再看看").outcome == "resolved"
+    state = bot.state(tid)
+    assert state.summarized_upto > turn.idx  # type: ignore[operator]
+    summary_inputs = [p[-1]["content"] for p in llm.prompts if p[0]["content"] == SUMMARY_PROMPT]
+    assert any(PROMISE in p for p in summary_inputs)  # compression read the human's words
+    assert any(f.kind == "promise" and f.turn == turn.idx for f in state.facts)  # pinned, not lossy
+    (facts,) = rows(database_url, "SELECT facts FROM demo.past_tickets WHERE id = %s", tid)[0]
+    assert facts["promises"]
+    profile = bot.profile(EMAIL)
+    assert "已承诺" in profile.text and profile.promises
+
+
+def test_a_worker_never_picks_up_a_ticket_a_person_owns(open_bot: OpenBot, database_url: str) -> None:
+    bot, llm, tid = _handed_off(open_bot)
+    bot.take_over(tid, agent="王芳")
+    # A customer message stored by another path (a queue, submit()) and a second process's engine.
+    other = open_bot(llm)
+    assert other.send(tid, "还在吗").outcome == "with_human"
+    assert other._engine.drive(tid) is None  # the lease statement refuses: no round, no model call
+    assert rows(database_url, "SELECT lease_owner, status FROM supportbot.tickets WHERE id = %s", tid) == [
+        (None, "with_human")
+    ]
+
+
+def test_a_round_a_crashed_worker_left_is_finished_before_a_takeover(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    env = {**os.environ, "SUPPORTBOT_DATABASE_URL": database_url, "SUPPORTBOT_LEASE_SECONDS": "1"}
+    # The worker records the refund lookup (an effect), then is SIGKILLed while drafting.
+    args = json.dumps({"email": EMAIL, "body": "年付不想用了,申请退款 200 元", "crash_at": "draft"})
+    crashed = subprocess.run(
+        [sys.executable, str(WORKER), "open", args], env=env, capture_output=True, timeout=120, check=False
+    )
+    assert crashed.returncode == -9
+    bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft=cite_hits))
+    (tid,) = (t.id for t in bot.tickets())
+    assert bot.history(tid)[-1].next_step is not None  # stopped inside the round
+    time.sleep(1.2)  # the dead worker's lease runs out
+    with pytest.raises(TakeoverRefused, match="resume"):
+        bot.take_over(tid, agent="王芳")
+    assert bot.resume(tid).outcome == "waiting_approval"  # type: ignore[union-attr]
+    with pytest.raises(TakeoverRefused, match="approve"):
+        bot.take_over(tid, agent="王芳")
+    bot.reject(tid, approver="经理", note="不符合政策")
+    assert bot.take_over(tid, agent="王芳").human_agent == "王芳"
+    assert [s.step for s in bot.history(tid)].count("human_takeover") == 1
+    assert bot.audit(tid)[-1].action == "take_over"
+
+
+def test_the_readme_takeover_snippet_runs_as_pasted(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Human takeover and audit\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match
+    for name in list(os.environ):
+        if name.startswith("SUPPORTBOT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("SUPPORTBOT_DATABASE_URL", database_url)
+    exec(compile(match.group(1), "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["with_human", "None"]
+    assert [line.split()[3] for line in lines[2:]] == ["take_over", "human_reply", "hand_back"]
+    assert rows(database_url, "SELECT author FROM supportbot.turns WHERE author IS NOT NULL") == [("王芳",)]
+
+
+def test_takeover_racing_customer_messages_leaves_no_bot_reply_after_it(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot(ScriptedLLM())
+    tid = bot.open_ticket(EMAIL, body="E3001 同步失败").ticket_id
+    outcomes: list[str] = []
+
+    def customer() -> None:
+        for n in range(12):
+            outcomes.append(bot.send(tid, f"第 {n} 条:还是 E3001").outcome)
+
+    sender = threading.Thread(target=customer)
+    sender.start()
+    while True:  # an agent clicking "take over" until no round runs
+        try:
+            bot.take_over(tid, agent="王芳")
+            break
+        except TicketBusy as busy:
+            time.sleep(min(busy.retry_after, 0.05))
+    sender.join(60)
+    assert len(outcomes) == 12 and set(outcomes) <= {"resolved", "queued", "with_human"}
+    (taken_at,) = rows(
+        database_url,
+        "SELECT turn_count FROM supportbot.steps WHERE ticket_id = %s AND step = 'human_takeover'",
+        tid,
+    )[0]
+    after = rows(
+        database_url, "SELECT role FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s", tid, taken_at
+    )
+    assert ("agent",) not in after  # every turn after the takeover is the customer's
+    assert bot.ticket(tid).status == "with_human"
