@@ -1,8 +1,8 @@
 """Shared by the console tests: a console over the demo data, with operators and a played demo.
 
-``play_demo`` plays the demo's first two messages (tests/test_docs-style, no approval): 吴刚's
-E3001 ticket and his refund request, which waits for approval; and 孙丽's request for a human,
-which hands her ticket off.
+``play_demo`` plays the demo's first two messages as `python -m supportbot demo` does but leaves
+the refund undecided (吴刚's E3001 ticket, then his refund request, which waits for approval), and
+opens 孙丽's ticket asking for a human, which the bot hands off.
 """
 
 from __future__ import annotations
