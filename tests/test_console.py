@@ -443,3 +443,17 @@ def test_english_pages_show_no_chinese_label(setup: Setup) -> None:
         assert page.text.startswith('<!doctype html>\n<html lang="en">')
         assert [text for text in labels if text in page.text] == [], path
         assert [text for text in labels if text in chinese.get(path).text], path  # the check can fail
+
+
+def test_a_database_failure_is_a_page_and_a_log_line_not_a_traceback(
+    demo_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with open_console(demo_url, tmp_path) as (console, _bot):
+        app = create_app(console, make_users(tmp_path), secure_cookies=False, lang="zh")
+        client = TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False)
+        sign_in(client, "wang")
+        console.store.close()  # the database goes away under the console
+        response = client.get(f"/customers/{DEMO_EMAIL}")
+        assert response.status_code == 503 and "暂时连不上数据库" in response.text
+        assert "Traceback" not in response.text and DEMO_EMAIL not in caplog.text
+        assert "GET /customers/{email} failed" in caplog.text

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +29,7 @@ from ..errors import (
     InvalidStepNumber,
     NotFound,
     NotTakenOver,
+    StoreError,
     SupportbotError,
     TakeoverRefused,
     TicketBusy,
@@ -40,6 +42,7 @@ from .service import Console
 from .users import Operator, Throttle, Users
 
 HERE = Path(__file__).resolve().parent
+log = logging.getLogger("supportbot.console")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +199,8 @@ def describe(exc: BaseException) -> tuple[int, str, dict[str, Any]]:
         return 404, "error.unknown_step", {}
     if isinstance(exc, InvalidInput):
         return 422, "error.invalid", {}
+    if isinstance(exc, StoreError):
+        return 503, "error.store", {}
     if isinstance(exc, SupportbotError):
         return 500, "error.failed", {}
     return 500, "error.unexpected", {}
@@ -224,6 +229,10 @@ def _handle_errors(app: FastAPI) -> None:
 
     async def failed(request: Request, exc: Exception) -> Response:
         status, key, fields = describe(exc)
+        if status >= 500:
+            # The route's pattern, not its path: paths carry customer emails.
+            route = getattr(request.scope.get("route"), "path", "?")
+            log.error("%s %s failed", request.method, route, exc_info=(type(exc), exc, exc.__traceback__))
         return _error(request, status, key, fields)
 
     app.add_exception_handler(NeedSignIn, need_sign_in)
