@@ -42,6 +42,27 @@ CREATE TABLE supportbot.checkpoints (
     CONSTRAINT checkpoints_ticket_id_seq_fkey FOREIGN KEY (ticket_id, seq) REFERENCES supportbot.steps(ticket_id, seq) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.console_claims (
+    ticket_id text NOT NULL,
+    round integer NOT NULL,
+    reviewer text NOT NULL,
+    claimed_at timestamp with time zone NOT NULL DEFAULT now(),
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT console_claims_pkey PRIMARY KEY (ticket_id),
+    CONSTRAINT console_claims_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
+);
+
+CREATE TABLE supportbot.console_notes (
+    ticket_id text NOT NULL,
+    idx integer NOT NULL,
+    author text NOT NULL,
+    body text NOT NULL,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT console_notes_pkey PRIMARY KEY (ticket_id, idx),
+    CONSTRAINT console_notes_body_check CHECK (((length(body) >= 1) AND (length(body) <= 4000))),
+    CONSTRAINT console_notes_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
+);
+
 CREATE TABLE supportbot.customer_profiles (
     customer_id text NOT NULL,
     fingerprint text NOT NULL,

@@ -25,7 +25,15 @@ from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .cli_text import HelpFormatter, columns, email_argument
 from .config import Settings
 from .engine import RoundResult
-from .errors import ApprovalNotPending, CustomerBusy, InvalidStepNumber, SupportbotError, UnknownTicket
+from .errors import (
+    ApprovalNotPending,
+    ConfigError,
+    ConsoleConfigError,
+    CustomerBusy,
+    InvalidStepNumber,
+    SupportbotError,
+    UnknownTicket,
+)
 from .lifecycle import KEEP_MODES
 from .memory.facts import FACT_LABELS_ZH
 from .memory.profile import Profile
@@ -64,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.handler is db:
             return int(db(args, settings))
+        if getattr(args, "standalone", False):  # opens what it needs itself (console)
+            return int(args.handler(args, settings))
         if args.handler is run_chat:
             return int(run_chat(args, settings, lambda **models: _open_bot(args, settings, **models)))
         with _open_bot(args, settings, **_demo_options(args)) as bot:
@@ -96,6 +106,8 @@ def _hint(exc: SupportbotError) -> str:
         return f"({PROG} tickets 列出工单)"
     if isinstance(exc, ApprovalNotPending):
         return f"({PROG} approvals 列出等待审批的工单)"
+    if isinstance(exc, ConsoleConfigError):
+        return f" ({PROG} console --add-user NAME --role approver)"
     return ""
 
 
@@ -191,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conversation_commands(command)
     _add_memory_commands(command)
     _add_admin_commands(command)
+    _add_console_command(command)
     cli_takeover.add_commands(command, _moment)
     return parser
 
@@ -301,6 +314,29 @@ def _add_admin_commands(command: Callable[..., argparse.ArgumentParser]) -> None
         validate=_needs_yes("reset 会删除所有工单、历史和画像;确认请加 --yes"),
     )
     p.add_argument("--yes", action="store_true", help="确认清空")
+
+
+def _add_console_command(command: Callable[..., argparse.ArgumentParser]) -> None:
+    # The console is an optional extra (supportbot[console]): imported only when it runs.
+    from . import i18n
+
+    tr = i18n.translator("console")
+    p = command("console", console, tr("cli.help_command"))
+    p.add_argument("--host", default="127.0.0.1", help=tr("cli.help_host"))
+    p.add_argument("--port", type=int, default=8088, help=tr("cli.help_port"))
+    p.add_argument("--add-user", metavar="NAME", help=tr("cli.help_add_user"))
+    p.add_argument("--role", choices=["agent", "approver"], default="agent", help=tr("cli.help_role"))
+    p.set_defaults(standalone=True)
+
+
+def console(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        from .console import run
+    except ImportError as exc:  # the extra is not installed
+        raise ConfigError(
+            f"the console needs its extra: pip install 'supportbot[console]' ({exc.name} is missing)"
+        ) from exc
+    return run(args, settings)
 
 
 def _check_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:

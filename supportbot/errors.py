@@ -2,6 +2,7 @@
 
     SupportbotError
     ├── ConfigError (ValueError)              a setting is missing or malformed
+    │   └── ConsoleConfigError                the console has no usable operators file
     ├── InvalidInput (ValueError)             the caller passed something unusable
     │   ├── EmptyMessage
     │   ├── TextTooLong                       a text argument is longer than its limit
@@ -33,7 +34,9 @@
     │   ├── StoreUnavailable                  the connection to PostgreSQL was lost or refused
     │   └── StoreBusy                         no pooled connection, lock or answer within its timeout
     ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
-    └── ModelError                            the model failed after retries
+    ├── ModelError                            the model failed after retries
+    └── ClaimConflict                         the console: another reviewer holds the approval, or
+                                              the reviewer's own claim lapsed
 
 Each carries the ticket id and step when they are known, and its message says what to do next.
 """
@@ -200,3 +203,20 @@ class TakeoverRefused(SupportbotError):
 
 class NotTakenOver(SupportbotError):
     """reply_as_human() or hand_back() by someone who does not own the ticket. Nothing was recorded."""
+
+
+# -- operator console ---------------------------------------------------------------------------
+# Raised by supportbot.console (an optional extra); the core never raises them.
+
+
+class ConsoleConfigError(ConfigError):
+    pass
+
+
+class ClaimConflict(SupportbotError):
+    """Another reviewer holds the approval's claim (``holder``), or the caller's own claim lapsed
+    (``holder`` is None): claim it again before deciding."""
+
+    def __init__(self, message: str, *, ticket_id: str, holder: str | None) -> None:
+        super().__init__(message, ticket_id=ticket_id)
+        self.holder = holder

@@ -1,0 +1,84 @@
+"""The operator console: a web inbox for refund approvals and handed-off tickets (``supportbot[console]``).
+
+``python -m supportbot console [--host 127.0.0.1] [--port 8088]`` serves it; it refuses to start
+until an operator exists (``python -m supportbot console --add-user NAME --role approver``). The
+core package never imports this one: everything here goes through SupportBot's public API, plus
+the console's own claims and notes (supportbot/store/console_repo.py).
+
+Modules: users.py (operators, password hashes, sign-in throttling), security.py (sessions, CSRF,
+roles), service.py (what the console does), app.py (the ASGI app, errors), pages.py (HTML),
+api.py (JSON, with its OpenAPI description).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from .. import i18n
+from ..config import Settings
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8088
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """The ``console`` command: add an operator, or serve the console until interrupted."""
+    from .users import Users, add_user, users_path
+
+    tr = i18n.translator("console")
+    path = users_path(settings.data_dir)
+    if args.add_user:
+        add_user(path, args.add_user, args.role, _new_password(tr))
+        print(tr("cli.user_added", name=args.add_user.strip(), role=args.role, path=str(path)))
+        return 0
+    users = Users.load(path)  # refuses to start without operators
+    return _serve(args, settings, users, tr)
+
+
+def _new_password(tr: i18n.Translate) -> str:
+    if not sys.stdin.isatty():  # scripts pipe it: `echo "$PASSWORD" | ... --add-user NAME`
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass(tr("cli.password"))
+    if getpass.getpass(tr("cli.password_again")) != first:
+        from ..errors import ConsoleConfigError
+
+        raise ConsoleConfigError("the two passwords differ; nothing was written")
+    return first
+
+
+def _serve(args: argparse.Namespace, settings: Settings, users: object, tr: i18n.Translate) -> int:
+    import uvicorn
+
+    from ..backend.demo import DemoBackend
+    from ..bot import SupportBot
+    from ..store.store import Store
+    from .app import create_app
+    from .security import is_loopback
+    from .service import Console
+    from .users import Users
+
+    assert isinstance(users, Users)
+    url = args.database_url or settings.database_url
+    if url is None:
+        from ..store.embedded import embedded_url
+
+        url = embedded_url(settings.data_dir)
+    store = Store(url, max_size=settings.pool_max_size)
+    backend = DemoBackend(store.pool)
+    bot = SupportBot.open(url, backend=backend, settings=settings)
+    try:
+        console = Console(bot, store, backend)
+        loopback = is_loopback(args.host)
+        hosts = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+        app = create_app(console, users, secure_cookies=not loopback, allowed_hosts=hosts)
+        print(tr("cli.serving", url=f"http://{args.host}:{args.port}/", n=len(users.names())), flush=True)
+        if not loopback:
+            print(tr("cli.needs_tls"), flush=True)
+        # No access log: its URLs carry customer emails and ticket ids.
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    finally:
+        bot.close()
+        store.close()
+    return 0

@@ -1,0 +1,128 @@
+"""The operator console's own rows: review claims and private notes (sql/013_console.sql).
+
+Only the console uses these; the engine never reads them, so a note can never reach the model or
+the customer. Each function takes a connection; the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg.rows import class_row
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    ticket_id: str
+    round: int
+    reviewer: str
+    claimed_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    ticket_id: str
+    idx: int
+    author: str
+    body: str
+    created_at: datetime
+
+
+_CLAIM_COLUMNS = "ticket_id, round, reviewer, claimed_at, expires_at"
+
+
+def claim(
+    conn: psycopg.Connection, ticket_id: str, round_: int, reviewer: str, *, seconds: int
+) -> tuple[bool, Claim]:
+    """Claim the ticket's approval for ``reviewer``: (True, the claim) if it is now theirs, else
+    (False, the other reviewer's live claim).
+
+    The row is taken over only when it has lapsed, is for another round, or is the same
+    reviewer's (who extends it); ON CONFLICT locks the row, so of two reviewers claiming at once
+    exactly one wins.
+    """
+    row = (
+        conn.cursor(row_factory=class_row(Claim))
+        .execute(
+            "INSERT INTO supportbot.console_claims AS c (ticket_id, round, reviewer, claimed_at, expires_at)"
+            " VALUES (%(t)s, %(r)s, %(who)s, now(), now() + make_interval(secs => %(s)s))"
+            " ON CONFLICT (ticket_id) DO UPDATE SET round = excluded.round, reviewer = excluded.reviewer,"
+            "  claimed_at = CASE WHEN c.reviewer = excluded.reviewer AND c.round = excluded.round"
+            "   AND c.expires_at > now() THEN c.claimed_at ELSE excluded.claimed_at END,"
+            "  expires_at = excluded.expires_at"
+            " WHERE c.expires_at <= now() OR c.round <> excluded.round OR c.reviewer = excluded.reviewer"
+            f" RETURNING {_CLAIM_COLUMNS}",
+            {"t": ticket_id, "r": round_, "who": reviewer, "s": seconds},
+        )
+        .fetchone()
+    )
+    if row is not None:
+        return True, row
+    held = current_claim(conn, ticket_id, round_)
+    if held is None:  # it lapsed between the two statements: try once more
+        return claim(conn, ticket_id, round_, reviewer, seconds=seconds)
+    return False, held
+
+
+def current_claim(conn: psycopg.Connection, ticket_id: str, round_: int) -> Claim | None:
+    """The live (unexpired) claim on the ticket's approval of ``round_``, if any."""
+    return (
+        conn.cursor(row_factory=class_row(Claim))
+        .execute(
+            f"SELECT {_CLAIM_COLUMNS} FROM supportbot.console_claims"
+            " WHERE ticket_id = %s AND round = %s AND expires_at > now()",
+            (ticket_id, round_),
+        )
+        .fetchone()
+    )
+
+
+def live_claims(conn: psycopg.Connection) -> dict[str, Claim]:
+    """Every live claim by ticket id (the inbox shows who is reviewing what)."""
+    rows = (
+        conn.cursor(row_factory=class_row(Claim))
+        .execute(f"SELECT {_CLAIM_COLUMNS} FROM supportbot.console_claims WHERE expires_at > now()")
+        .fetchall()
+    )
+    return {row.ticket_id: row for row in rows}
+
+
+def release(conn: psycopg.Connection, ticket_id: str, reviewer: str) -> bool:
+    """Drop ``reviewer``'s claim on the ticket; False if they held none."""
+    row = conn.execute(
+        "DELETE FROM supportbot.console_claims WHERE ticket_id = %s AND reviewer = %s RETURNING 1",
+        (ticket_id, reviewer),
+    ).fetchone()
+    return row is not None
+
+
+def add_note(conn: psycopg.Connection, ticket_id: str, author: str, body: str) -> Note:
+    # The ticket row lock numbers notes one at a time, like turns.
+    conn.execute("SELECT 1 FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket_id,))
+    row = (
+        conn.cursor(row_factory=class_row(Note))
+        .execute(
+            "INSERT INTO supportbot.console_notes (ticket_id, idx, author, body)"
+            " SELECT %(t)s, coalesce(max(idx) + 1, 0), %(a)s, %(b)s FROM supportbot.console_notes"
+            " WHERE ticket_id = %(t)s RETURNING ticket_id, idx, author, body, created_at",
+            {"t": ticket_id, "a": author, "b": body},
+        )
+        .fetchone()
+    )
+    assert row is not None
+    return row
+
+
+def notes(conn: psycopg.Connection, ticket_id: str) -> list[Note]:
+    return (
+        conn.cursor(row_factory=class_row(Note))
+        .execute(
+            "SELECT ticket_id, idx, author, body, created_at FROM supportbot.console_notes"
+            " WHERE ticket_id = %s ORDER BY idx",
+            (ticket_id,),
+        )
+        .fetchall()
+    )

@@ -1,0 +1,150 @@
+"""The console in a real browser: Debian's headless Chromium driven by Playwright.
+
+The browser is the system's (/usr/bin/chromium, installed by .ci/run with apt-get); Playwright's
+own browser download is never used. One browser serves the whole module; each test gets its own
+database and a console served by uvicorn on a free loopback port.
+
+With SUPPORTBOT_SCREENSHOTS=DIR the pages are saved there (docs/ holds the README's copies:
+``SUPPORTBOT_SCREENSHOTS=docs python -m pytest tests/test_browser.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+from console_kit import DEMO_EMAIL, PASSWORDS, Played, RecordingModel, make_users, open_console, play_demo
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from supportbot import SupportBot
+from supportbot.console.app import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+class LiveConsole:
+    """uvicorn serving the app in a thread, on a port the OS picks."""
+
+    def __init__(self, app: object) -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)  # type: ignore[arg-type]
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert time.monotonic() < deadline and self.thread.is_alive(), "the console did not start"
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@dataclass
+class Served:
+    url: str
+    bot: SupportBot
+    played: Played
+    model: RecordingModel
+
+
+@pytest.fixture
+def served(demo_url: str, tmp_path: Path) -> Iterator[Served]:
+    model = RecordingModel()
+    with open_console(demo_url, tmp_path, llm=model) as (console, bot):
+        played = play_demo(bot)
+        app = create_app(console, make_users(tmp_path), secure_cookies=False, lang="zh")
+        with LiveConsole(app) as url:
+            yield Served(url, bot, played, model)
+
+
+def _shot(page: Page, name: str) -> None:
+    folder = os.environ.get("SUPPORTBOT_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"console-{name}.png"), full_page=True)
+
+
+def _sign_in(page: Page, url: str, name: str) -> None:
+    page.goto(f"{url}/login")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", PASSWORDS[name])
+    page.click("button[type=submit]")
+    expect(page).to_have_url(f"{url}/inbox")
+
+
+def test_an_approver_approves_the_demo_refund_in_the_browser(browser: Browser, served: Served) -> None:
+    url, bot, played = served.url, served.bot, served.played
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
+    page = context.new_page()
+    _sign_in(page, url, "wang")
+    row = page.locator("#inbox tr.kind-approval", has_text=played.refund_ticket)
+    expect(row).to_contain_text("200.00 CNY")
+    _shot(page, "inbox")
+    row.get_by_role("link", name=played.refund_ticket).click()
+    expect(page.locator("#refund")).to_contain_text("200.00 CNY")
+    expect(page.locator("#basis")).to_contain_text("按未使用的")
+    page.click("#claim-button")
+    expect(page.locator("#claim-state")).to_contain_text("wang 正在审核")
+    page.check("input[name=decision][value=approve]")
+    page.fill("textarea[name=note]", "30 天内,符合退款政策")
+    _shot(page, "approval")
+    page.click("#decide-button")
+    expect(page.locator("#decided")).to_be_visible()
+    reply = bot.state(played.refund_ticket).reply
+    assert "已审批通过" in reply
+    expect(page.locator(".turn.role-agent").last).to_contain_text(reply.splitlines()[-1])
+    expect(page.locator("#status")).not_to_contain_text("等待")
+    _shot(page, "ticket")
+    page.goto(f"{url}/customers/{DEMO_EMAIL}")
+    expect(page.locator("#profile")).to_be_visible()
+    _shot(page, "customer")
+    context.close()
+
+
+def test_an_agent_takes_over_replies_and_hands_back_in_the_browser(browser: Browser, served: Served) -> None:
+    url, bot, played = served.url, served.bot, served.played
+    human_reply = "您好,我是客服小李。工单已转给技术同事,今天 18 点前给您回电。"
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
+    page = context.new_page()
+    _sign_in(page, url, "li")
+    page.locator("#inbox tr.kind-handoff").get_by_role("link", name=played.handoff_ticket).click()
+    page.click("#take-over-button")
+    expect(page.locator("#owner")).to_contain_text("你正在处理")
+    page.fill("textarea[name=text]", human_reply)
+    page.click("#reply-button")
+    expect(page.locator(".turn.role-human").last).to_contain_text(human_reply)
+    silent = bot.send(played.handoff_ticket, "好的,我等电话")  # the customer writes while li owns it
+    assert silent.outcome == "with_human" and not silent.reply
+    page.reload()
+    expect(page.locator(".turn.role-customer").last).to_contain_text("好的,我等电话")
+    _shot(page, "takeover")
+    page.fill("input[name=note]", "已答复客户,交还机器人")
+    page.click("#hand-back-button")
+    expect(page.locator("#take-over-button")).to_be_visible()
+    expect(page.locator("#audit")).to_contain_text("交还")
+    prompts_before = len(served.model.prompts)
+    answered = bot.send(played.handoff_ticket, "请问大概几点打过来?")
+    assert answered.reply, answered
+    assert any(human_reply in prompt for prompt in served.model.prompts[prompts_before:])
+    page.reload()
+    expect(page.locator(".turn.role-agent").last).to_contain_text(answered.reply.splitlines()[0])
+    context.close()
