@@ -453,7 +453,8 @@ class SupportBot:
         return report
 
     def _drop_cached(self, tickets: list[str]) -> None:
-        # This process's copies of deleted tickets, profiles and texts: they would keep personal data in memory.
+        # This process's copies of deleted tickets, profiles and texts: they would keep personal data
+        # in memory.
         if self._deps.profiles is not None:
             self._deps.profiles.clear()
         tokens.forget_cached()  # and every cache of customer text registered with it

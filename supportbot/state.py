@@ -114,7 +114,9 @@ class SupportState:
         default_factory=dict
     )  # the reply prompt's tokens per section, "total", "budget"
     summary_error: str = ""  # why this round's compression was skipped, if it was
-    round_spend: Spend = Spend()  # model calls, tokens and cost of this round (``cost`` is the ticket's)
+    # Model calls, tokens and cost of this round (``cost`` is the ticket's). Spend is frozen, so one
+    # shared default instance is safe.
+    round_spend: Spend = Spend()  # noqa: RUF009
 
     @property
     def reply(self) -> str:
@@ -219,7 +221,8 @@ def reduce(state: SupportState, update: Mapping[str, Any]) -> SupportState:
     for name, value in update.items():
         if name not in FIELD_NAMES:
             raise UnknownStateField(
-                f"step wrote unknown state field {name!r}; declare it on SupportState or drop it from the update"
+                f"step wrote unknown state field {name!r};"
+                " declare it on SupportState or drop it from the update"
             )
         current = getattr(state, name)
         if name in APPEND_ONLY_FIELDS:

@@ -50,7 +50,8 @@ class DemoBackend:
             return (
                 conn.cursor(row_factory=class_row(Customer))
                 .execute(
-                    "SELECT id, name, email, company, phone, is_vip FROM demo.customers WHERE lower(email) = lower(%s)"
+                    "SELECT id, name, email, company, phone, is_vip FROM demo.customers"
+                    " WHERE lower(email) = lower(%s)"
                     " ORDER BY id LIMIT 1",
                     (email.strip(),),
                 )
@@ -226,7 +227,8 @@ class DemoBackend:
         with self._writer(tx) as conn:
             row = conn.execute(
                 "INSERT INTO demo.escalations (ticket_id, customer_email, reason, idempotency_key)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO UPDATE SET reason = demo.escalations.reason"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO UPDATE SET reason = "
+                "demo.escalations.reason"
                 " RETURNING id",
                 (ticket_id, customer_email, reason, key),
             ).fetchone()

@@ -73,7 +73,7 @@ def decode_fields(data: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) ->
             idx = value[_REF]
             if idx >= len(tools):
                 raise StoreError(f"stored field {name!r} refers to tool call {idx}, which is not loaded")
-            value = tools[idx].result
+            value = tools[idx].result  # noqa: PLW2901 - the reference is replaced by what it points at
         adapter = adapters.get(name)
         if adapter is None:
             raise UnknownStateField(

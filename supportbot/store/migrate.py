@@ -52,7 +52,7 @@ def applied(conn: psycopg.Connection) -> dict[int, str]:
     if not exists or not exists[0]:
         return {}
     rows = conn.execute("SELECT version, name FROM supportbot.schema_migrations ORDER BY version").fetchall()
-    return {version: name for version, name in rows}
+    return {int(version): str(name) for version, name in rows}
 
 
 def status(conn: psycopg.Connection) -> list[tuple[Migration, bool]]:

@@ -142,7 +142,8 @@ def create_ticket(conn: psycopg.Connection, *, email: str, subject: str, body: s
     number = conn.execute("SELECT nextval('supportbot.ticket_numbers')").fetchone()[0]  # type: ignore[index]
     ticket_id = f"T{number:06d}"
     conn.execute(
-        "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at) VALUES (%s, %s, %s, %s, %s)",
+        "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at) VALUES (%s, %s, %s,"
+        " %s, %s)",
         (ticket_id, email, subject, body, now),
     )
     return Ticket(ticket_id, email, subject, body, now)
@@ -279,7 +280,8 @@ def queue_release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) ->
     """Free the ticket; ``released`` reads (after the commit) its turn count, or None if the lease
     was no longer ours. (A round's last record frees it itself: ``record_steps(release=True)``.)"""
     return conn.execute(
-        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND lease_owner = %s"
+        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND "
+        "lease_owner = %s"
         " RETURNING turn_count",
         (ticket_id, owner),
     )
@@ -339,14 +341,16 @@ def append_customer_message(
         row = conn.execute(
             "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now(),"
             f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
-            f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE lease_expires END"
+            f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE "
+            "lease_expires END"
             "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx, turn_count, last_seq,"
             "   coalesce(lease_owner = %(o)s::text, false) AS leased),"
             " turn AS (INSERT INTO supportbot.turns"
             "  (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
             "  SELECT %(t)s, slot.idx,"
             # the round after the latest step's: read off the primary key's end, whatever the ticket's length
-            "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC LIMIT 1), 0) + 1,"
+            "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC "
+            "LIMIT 1), 0) + 1,"
             f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
             " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count FROM turn, slot",
             {
@@ -481,11 +485,13 @@ def read_state_rows(
             f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %(t)s", params
         )
         checkpoint = conn.cursor().execute(
-            f"SELECT seq, state FROM supportbot.checkpoints WHERE ticket_id = %(t)s AND seq = ({_CHECKPOINT_SEQ})",
+            "SELECT seq, state FROM supportbot.checkpoints WHERE ticket_id = %(t)s AND seq = "
+            f"({_CHECKPOINT_SEQ})",
             params,
         )
         steps = conn.cursor(row_factory=class_row(StepRow)).execute(
-            "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM supportbot.steps"
+            "SELECT seq, round, step, next_step, turn_count, tool_call_count, update, fact_count FROM "
+            "supportbot.steps"
             f" WHERE ticket_id = %(t)s AND seq >= coalesce(({_CHECKPOINT_SEQ}), 1)"
             " AND (%(at)s::int IS NULL OR seq <= %(at)s) ORDER BY seq",
             params,
@@ -509,7 +515,8 @@ def history(conn: psycopg.Connection, ticket_id: str) -> list[StepRecord]:
     return (
         conn.cursor(row_factory=class_row(StepRecord))
         .execute(
-            "SELECT seq, round, step, next_step, created_at FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq",
+            "SELECT seq, round, step, next_step, created_at FROM supportbot.steps WHERE ticket_id = %s "
+            "ORDER BY seq",
             (ticket_id,),
         )
         .fetchall()
@@ -526,7 +533,8 @@ def round_of_message(conn: psycopg.Connection, ticket_id: str, idx: int) -> int 
         "SELECT round FROM ("
         " SELECT seq, round FROM supportbot.steps WHERE ticket_id = %(t)s AND step = 'start_round'"
         "  AND (update ->> 'handled_upto')::int > %(i)s"
-        " UNION ALL SELECT k.seq, s.round FROM supportbot.checkpoints k JOIN supportbot.steps s USING (ticket_id, seq)"
+        " UNION ALL SELECT k.seq, s.round FROM supportbot.checkpoints k JOIN supportbot.steps s USING "
+        "(ticket_id, seq)"
         "  WHERE k.ticket_id = %(t)s AND (k.state ->> 'handled_upto')::int > %(i)s"
         ") taken ORDER BY seq LIMIT 1",
         {"t": ticket_id, "i": idx},
@@ -586,7 +594,8 @@ def record_effect(
     conn: psycopg.Connection, *, key: str, ticket_id: str, round_: int, step: str, kind: str, result: Any
 ) -> None:
     conn.execute(
-        "INSERT INTO supportbot.effects (key, ticket_id, round, step, kind, result) VALUES (%s, %s, %s, %s, %s, %s)",
+        "INSERT INTO supportbot.effects (key, ticket_id, round, step, kind, result) VALUES (%s, %s, %s, %s,"
+        " %s, %s)",
         (key, ticket_id, round_, step, kind, Jsonb(to_jsonable_python(result))),
     )
 
@@ -615,7 +624,8 @@ def copy_history(
         (target, source, turn_count),
     )
     conn.execute(
-        "INSERT INTO supportbot.tool_calls (ticket_id, idx, round, step, name, args, result, error, duration_ms)"
+        "INSERT INTO supportbot.tool_calls (ticket_id, idx, round, step, name, args, result, error, "
+        "duration_ms)"
         " SELECT %s, idx, round, step, name, args, result, error, duration_ms FROM supportbot.tool_calls"
         " WHERE ticket_id = %s AND idx < %s",
         (target, source, tool_call_count),
@@ -627,8 +637,9 @@ def copy_history(
         (target, source, fact_count),
     )
     conn.execute(
-        "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count, tool_call_count, update,"
-        " fact_count, created_at) SELECT %s, seq, round, step, next_step, turn_count, tool_call_count, update,"
+        "INSERT INTO supportbot.steps (ticket_id, seq, round, step, next_step, turn_count,"
+        " tool_call_count, update, fact_count, created_at)"
+        " SELECT %s, seq, round, step, next_step, turn_count, tool_call_count, update,"
         " fact_count, created_at FROM supportbot.steps WHERE ticket_id = %s AND seq <= %s",
         (target, source, seq),
     )

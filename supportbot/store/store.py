@@ -141,7 +141,8 @@ class Store:
             if (engine_error := _engine_error(failed)) is not None:
                 raise engine_error from failed
             if failed is not reported:
-                raise failed from None  # the statement's own error, as a transaction without a pipeline raises
+                # The statement's own error, as a transaction without a pipeline raises it.
+                raise failed from None
             raise
 
     def _set_local(self, conn: psycopg.Connection, durable: bool) -> None:
@@ -204,7 +205,8 @@ class Store:
 
     def load(self, conn: psycopg.Connection, ticket_id: str, *, at: int | None = None) -> Loaded:
         """Rebuild the state after step ``at`` (default: the latest step)."""
-        # Steps from the checkpointed step's own row on: it gives the counters; its update is in the checkpoint.
+        # Steps from the checkpointed step's own row on: it gives the counters; its update is in the
+        # checkpoint.
         row, base, records = repo.read_state_rows(conn, ticket_id, at)
         last = records[-1] if records else None
         if at is not None and (last.seq if last else 0) != at:
@@ -235,7 +237,8 @@ class Store:
         mark = repo.pruned_before(conn, ticket_id)
         if mark is not None and 0 < at < mark[0]:
             return StepPruned(
-                f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on can "
+                f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} "
+                "on can "
                 "still be rebuilt (`history` lists them)",
                 ticket_id=ticket_id,
             )
