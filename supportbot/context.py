@@ -18,27 +18,11 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from .config import Settings
-from .guardrails import EVIDENCE_LABEL
 from .memory import ledger, tokens
 from .memory.compress import render_turns
 from .memory.tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
+from .prompts import EVIDENCE_LABEL, LABELS
 from .state import Fact, SupportState
-
-LABELS = {
-    "basics": "发件邮箱:{email}\n主题:{subject}",
-    "profile": "客户画像:",
-    # The facts are the customer's word unless marked as the agent's (ledger.AGENT_MARK): a
-    # customer must not be able to write something that reads as confirmed by us.
-    "facts": "钉住的事实(从对话原样摘录,数字以此为准;标[客服]的是客服所说,其余是客户所说、未经核实):",
-    "summary": "早期对话摘要:",
-    "history": "对话记录:",
-    "latest": "客户最新消息:",
-    "hits": "帮助中心文章:",
-    "findings": "账户查询结果:",
-    "problems": "上一版草稿的问题:",
-    "draft": "草稿:",
-    "cut": "(以下内容过长,已截断)",
-}
 
 CLASSIFY_PROMPT = (
     "你是客服工单分诊助手。阅读工单,判断类别(billing/refund/invoice/account/technical/plan_change/api/other)、"

@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
 from .memory import tokens
+from .prompts import EVIDENCE_LABEL
 
 __all__ = [
     "CITATION",
@@ -44,8 +45,6 @@ __all__ = [
 
 CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
 MAX_DRAFT_CHARS = 1500
-# Heads the section of a review prompt that holds the data a draft must agree with.
-EVIDENCE_LABEL = "核对用资料(金额、时限和单号须与此一致):"
 
 _NUMBER = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
 # Same as (?<![0-9.,])(?:_NUMBER), with the look-behind moved after the first digit (then it

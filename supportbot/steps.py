@@ -17,12 +17,13 @@ from . import context, guardrails, refunds
 from .deps import Deps
 from .errors import ContextBudgetExceeded, ModelError
 from .llm.base import Completion, Spend
-from .llm.offline import OfflineModel, is_english
+from .llm.offline import OfflineModel
 from .memory import assist, tokens
 from .memory.compress import SUMMARY_PROMPT, compress, summary_messages
 from .memory.facts import current_facts, update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
+from .prompts import is_english
 from .records import ApprovalDecision, RefundStatus
 from .state import Fact, Review, SupportState, Triage, Turn, reduce
 
@@ -101,9 +102,7 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     return update
 
 
-def _assisted_facts(
-    state: SupportState, deps: Deps, ledger: tuple[Fact, ...]
-) -> tuple[list[Fact], Spend]:
+def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -> tuple[list[Fact], Spend]:
     """Facts the small model adds for the newly scanned turns; none from the offline model, whose
     extraction is the rules', and none when the call fails (the rule facts stand)."""
     if isinstance(deps.small_llm, OfflineModel):

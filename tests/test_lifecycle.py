@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits
+from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part
 from psycopg import sql
 
 from supportbot import Settings, SupportBot, guardrails
@@ -32,7 +32,7 @@ WUGANG = ("C0001", "wugang@example.com", "吴刚", "13800001234")
 
 
 def _route(prompt: str) -> Triage:
-    latest = prompt[prompt.rfind("客户最新消息:") :]
+    latest = latest_part(prompt)
     if "退款" in latest:
         return REFUND
     return HUMAN if "人工" in latest else TECH

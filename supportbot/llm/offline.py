@@ -17,8 +17,18 @@ from pydantic import BaseModel
 from .. import guardrails
 from ..backend.search import terms
 from ..errors import ModelError
-from ..memory.compress import SPEAKER_LABELS, SUMMARY_PROMPT, extractive_summarize
+from ..memory.compress import SUMMARY_PROMPT, extractive_summarize
 from ..memory.tokens import MESSAGE_OVERHEAD, count_tokens
+from ..prompts import (
+    BASICS_START,
+    EVIDENCE_LABEL,
+    LABELS,
+    NO_SUMMARY,
+    ROLES_BY_LABEL,
+    SUMMARY_NEW_LABEL,
+    SUMMARY_PREVIOUS_LABEL,
+    is_english,
+)
 from ..state import Review, Triage, Turn
 from .base import Completion, Message, Usage
 
@@ -161,17 +171,14 @@ _ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])E[0-9]{4}(?![0-9])", re.IGNORECASE)
 _ARTICLE = re.compile(r"^\[(KB-[A-Za-z0-9-]+)\] (.+)$", re.MULTILINE)
 _SENTENCE = re.compile(r"[^。!?!?\n]+[。!?!?]?")
 _ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|please|click|go to", re.IGNORECASE)
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _REFUND_NOTE = re.compile(
     r"^(?:退款计算|退款申请不能受理|没有可退款)|不能受理|不能退款|不重复提交"
 )  # act's refund outcomes; its note of a filed request is in parentheses, for the model only
 
-LATEST_LABEL = "客户最新消息:"
-HITS_LABEL = "帮助中心文章:"
-FINDINGS_LABEL = "账户查询结果:"
-DRAFT_LABEL = "草稿:"
-BASICS_START = "发件邮箱:"  # the first line of the ticket part of every prompt
+LATEST_LABEL = LABELS["latest"]
+HITS_LABEL = LABELS["hits"]
+FINDINGS_LABEL = LABELS["findings"]
+DRAFT_LABEL = LABELS["draft"]
 MAX_ARTICLES = 3
 
 
@@ -293,11 +300,6 @@ def compose_reply(prompt: str) -> str:
         else "如果还有问题,欢迎随时回复。"
     )
     return "\n".join(lines)
-
-
-def is_english(text: str) -> bool:
-    """True for a message in English: Latin words and no Chinese characters."""
-    return not _CJK.search(text) and len(_LATIN_WORD.findall(text)) >= 2
 
 
 def _section(prompt: str, label: str) -> str:
@@ -438,7 +440,7 @@ def review(prompt: str) -> Review:
     """The draft in a review prompt, judged by ``guardrails.draft_problems`` against the rest of it.
 
     Amounts, time limits and identifiers are checked only when the prompt carries the evidence
-    (``guardrails.EVIDENCE_LABEL``); without it a right draft quoting an invoice would be refused.
+    (``prompts.EVIDENCE_LABEL``); without it a right draft quoting an invoice would be refused.
     """
     at = prompt.find(DRAFT_LABEL + "\n")
     if at < 0:
@@ -449,7 +451,7 @@ def review(prompt: str) -> Review:
     draft, evidence = prompt[start:end].strip(), prompt[:at] + prompt[end:]
     known = {article_id for article_id, _ in _ARTICLE.findall(prompt[:at])}
     problems = guardrails.draft_problems(
-        draft, known_articles=known, evidence=evidence, check_facts=guardrails.EVIDENCE_LABEL in evidence
+        draft, known_articles=known, evidence=evidence, check_facts=EVIDENCE_LABEL in evidence
     )
     return Review(passed=not problems, problems=problems)
 
@@ -466,22 +468,22 @@ def summarize(prompt: str) -> str:
 
 
 def _split_summary_request(prompt: str) -> tuple[str, str | None]:
-    match = re.match(r"\s*已有纪要:\n(.*?)(?:\n\n新增对话:\n(.*))?\s*$", prompt, re.DOTALL)
+    layout = rf"\s*{SUMMARY_PREVIOUS_LABEL}\n(.*?)(?:\n\n{SUMMARY_NEW_LABEL}\n(.*))?\s*$"
+    match = re.match(layout, prompt, re.DOTALL)
     if match is None:
         return "", prompt  # not the expected layout: summarize the whole text as one conversation
     previous = match[1].strip()
     if match[2] is None:
         previous = previous.rsplit("\n\n", 1)[0].strip()  # drop the condense instruction
-    return ("" if previous == "(无)" else previous), match[2]
+    return ("" if previous == NO_SUMMARY else previous), match[2]
 
 
 def _parse_turns(conversation: str) -> list[Turn]:
-    roles = {label: role for role, label in SPEAKER_LABELS.items()}
     turns: list[Turn] = []
     for line in conversation.splitlines():
         label, sep, content = line.partition(":")
-        if sep and label in roles:
-            turns.append(Turn(role=roles[label], content=content))  # type: ignore[arg-type]
+        if sep and label in ROLES_BY_LABEL:
+            turns.append(Turn(role=ROLES_BY_LABEL[label], content=content))
         elif turns:
             last = turns[-1]
             turns[-1] = Turn(role=last.role, content=f"{last.content}\n{line}")

@@ -23,14 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
-from ..state import Fact, Role, Turn
+from ..prompts import NO_SUMMARY, ROLES_BY_LABEL, SPEAKER_LABELS, SUMMARY_NEW_LABEL, SUMMARY_PREVIOUS_LABEL
+from ..state import Fact, Turn
 from .facts import EXACT_KINDS, clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
 from .tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
 
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
-
-SPEAKER_LABELS = {"customer": "客户", "agent": "客服"}
 
 SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
 请把"已有纪要"和"新增对话"合并成一份新的纪要,用简短的条目书写,不要寒暄,也不要解释你在做什么。
@@ -192,8 +191,8 @@ def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[
     With no turns, the request is to condense the previous summary: that is the second pass
     :func:`compress` makes when a summary exceeds its cap.
     """
-    parts = [f"已有纪要:\n{previous_summary.strip() or '(无)'}"]
-    parts.append(f"新增对话:\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
+    parts = [f"{SUMMARY_PREVIOUS_LABEL}\n{previous_summary.strip() or NO_SUMMARY}"]
+    parts.append(f"{SUMMARY_NEW_LABEL}\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
     return [{"role": "system", "content": SUMMARY_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
@@ -219,7 +218,6 @@ def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_ch
     return "\n".join(_fit(_classify(_dedup(lines)), max_chars))
 
 
-_ROLES_BY_LABEL: dict[str, Role] = {"客户": "customer", "客服": "agent"}
 # What a summary line holds, in the order lines are dropped when the summary is too long.
 _EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
 
@@ -227,7 +225,7 @@ _EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
 def _classify(lines: list[str]) -> list[tuple[str, int]]:
     """Each line with its drop class; lines whose values later lines supersede are left out."""
     turns = [
-        Turn(role=_ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
+        Turn(role=ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
     ]
     ledger = update_ledger((), turns, 0, mask=False)
     superseded = _superseded(ledger)
