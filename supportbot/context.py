@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Protocol
 
+from .caches import Caches, Section
 from .config import Settings
-from .memory import ledger, tokens
+from .memory import ledger
 from .memory.compress import render_turns
 from .memory.tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
 from .prompts import EVIDENCE_LABEL, LABELS
@@ -84,13 +85,17 @@ class Builder(Protocol):
     """A prompt builder: ``classify_prompt``, ``draft_prompt`` or ``review_prompt``."""
 
     def __call__(
-        self, state: SupportState, trim: Trim = ..., budget: int = ..., *, facts_allowance: int | None = ...
+        self,
+        state: SupportState,
+        trim: Trim = ...,
+        budget: int = ...,
+        *,
+        facts_allowance: int | None = ...,
+        caches: Caches | None = ...,
     ) -> Prompt: ...
 
 
 FACTS_OMITTED = "facts_omitted"  # a usage entry that counts facts, not tokens
-Section = tuple[str, str, int]  # name, text, tokens
-V = TypeVar("V")
 
 
 def facts_allowance(settings: Settings) -> int:
@@ -114,23 +119,38 @@ def fit(build: Builder, state: SupportState, budget: int, ladder: Sequence[Trim]
 
 
 def classify_prompt(
-    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
 ) -> Prompt:
-    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget, facts_allowance)
+    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget, facts_allowance, caches)
 
 
 def draft_prompt(
-    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
 ) -> Prompt:
     sections = _reference(state, trim)
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
         sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
-    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance)
+    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches)
 
 
 def review_prompt(
-    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
 ) -> Prompt:
     """The draft, after the articles and findings it was written from: a reviewer asked to catch
     unsupported amounts or another customer's data needs to see what the draft may rely on."""
@@ -140,7 +160,7 @@ def review_prompt(
     pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
     sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
     sections.append(_section("draft", f"{LABELS['draft']}\n", state.draft))
-    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance)
+    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance, caches)
 
 
 def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
@@ -149,10 +169,11 @@ def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
     )[:3]
     parts = ", ".join(f"{k} {n}" for n, k in largest)
     return (
-        f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window {settings.context_window} "
-        f"minus {ANSWER_RESERVE} for the answer), even with one help-center article, shortened findings and the "
-        f"history folded into the summary; largest sections: {parts}. Set SUPPORTBOT_CONTEXT_WINDOW to your "
-        "model's window if it is larger, or ask the customer for a shorter message"
+        f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window "
+        f"{settings.context_window} minus {ANSWER_RESERVE} for the answer), even with one help-center "
+        f"article, shortened findings and the history folded into the summary; largest sections: {parts}. "
+        "Set SUPPORTBOT_CONTEXT_WINDOW to your model's window if it is larger, or ask the customer for a "
+        "shorter message"
     )
 
 
@@ -160,7 +181,7 @@ def ticket_sections(
     state: SupportState, trim: Trim = Trim(), *, facts_allowance: int | None = None
 ) -> list[tuple[str, str]]:
     """The ticket part of every prompt, in the seed's order, the latest message last."""
-    return [(name, text) for name, text, _ in _ticket_part(state, _allowance(trim, facts_allowance))[0]]
+    return [(name, text) for name, text, _ in _ticket_part(state, _allowance(trim, facts_allowance), None)[0]]
 
 
 def _allowance(trim: Trim, facts_allowance: int | None) -> int | None:
@@ -169,33 +190,12 @@ def _allowance(trim: Trim, facts_allowance: int | None) -> int | None:
     return int(facts_allowance * trim.facts_scale)
 
 
-class _Recent(Generic[V]):
-    """The last few results, found by comparing keys for equality: keys that hold a ticket's whole
-    ledger and conversation are cheap to compare (the tuples share their items) but not to hash."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: tuple[tuple[object, V], ...] = ()
-
-    def get(self, key: object) -> V | None:
-        return next((value for seen, value in self._items if seen == key), None)
-
-    def put(self, key: object, value: V) -> None:
-        self._items = ((key, value), *self._items[: self._size - 1])  # one assignment: safe across threads
-
-    def clear(self) -> None:
-        self._items = ()
-
-
-# The classify, draft and review prompts of a round, and every rung of fit(), show one ticket part.
-_TICKET_PARTS: _Recent[tuple[tuple[Section, ...], int]] = _Recent(4)
-_FACTS_SECTIONS: _Recent[tuple[Section | None, int]] = _Recent(4)
-tokens.on_forget(_TICKET_PARTS)  # both hold customer text
-tokens.on_forget(_FACTS_SECTIONS)
-
-
-def _ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Section, ...], int]:
-    """The sections, and how many facts the allowance left out."""
+def _ticket_part(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[tuple[Section, ...], int]:
+    """The sections, and how many facts the allowance left out; from ``caches`` when they hold it."""
+    if caches is None:
+        return _build_ticket_part(state, allowance, None)
     # Everything the part is made of, cheapest comparisons first.
     key = (
         allowance,
@@ -207,31 +207,36 @@ def _ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Sect
         state.facts,
         state.turns,
     )
-    part = _TICKET_PARTS.get(key)
+    part = caches.ticket_parts.get(key)
     if part is None:
-        part = _build_ticket_part(state, allowance)
-        _TICKET_PARTS.put(key, part)
+        part = _build_ticket_part(state, allowance, caches)
+        caches.ticket_parts.put(key, part)
     return part
 
 
-def _facts_section(state: SupportState, allowance: int | None) -> tuple[Section | None, int]:
+def _facts_section(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[Section | None, int]:
     # Kept apart from the rest of the part: the summary changes in most rounds, the ledger in fewer.
     key = (allowance, state.summarized_upto, state.facts)
-    found = _FACTS_SECTIONS.get(key)
+    found = caches.facts_sections.get(key) if caches is not None else None
     if found is None:
         shown = ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance)
         section = _section("facts", LABELS["facts"] + "\n", *shown.pieces) if shown.pieces else None
         found = (section, shown.omitted)
-        _FACTS_SECTIONS.put(key, found)
+        if caches is not None:
+            caches.facts_sections.put(key, found)
     return found
 
 
-def _build_ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Section, ...], int]:
+def _build_ticket_part(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[tuple[Section, ...], int]:
     t = state.ticket
     sections = [_section("basics", LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
     if state.profile:
         sections.append(_section("profile", LABELS["profile"] + state.profile))
-    facts, omitted = _facts_section(state, allowance)
+    facts, omitted = _facts_section(state, allowance, caches)
     if facts:
         sections.append(facts)
     if state.summary:
@@ -291,8 +296,9 @@ def _prompt(
     trim: Trim,
     budget: int,
     facts_allowance: int | None,
+    caches: Caches | None,
 ) -> Prompt:
-    part, omitted = _ticket_part(state, _allowance(trim, facts_allowance))
+    part, omitted = _ticket_part(state, _allowance(trim, facts_allowance), caches)
     sections = [*reference, *part]
     usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}
     for name, _, size in sections:

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from strategies import conversations
 
 from supportbot import context
+from supportbot.caches import Caches
 from supportbot.guardrails import EVIDENCE_LABEL
-from supportbot.memory import ledger, tokens
+from supportbot.memory import ledger
 from supportbot.memory.compress import render_turns
 from supportbot.memory.facts import SENTENCE_KINDS, update_ledger
 from supportbot.memory.tokens import count_tokens, turn_tokens, with_tokens
@@ -273,6 +274,7 @@ def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(
     count, for a state followed by the states a round makes from it (new summary, ledger, draft)."""
     counted = tuple(with_tokens(turn) for turn in turns)
     state = _state()
+    caches = Caches()  # one bot's, across the states of the example
     for _ in range(3):
         seen = counted[: data.draw(st.integers(1, len(counted)))]
         upto = data.draw(st.integers(0, len(seen)))
@@ -292,14 +294,22 @@ def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(
         )
         trim = data.draw(st.sampled_from([*context.LADDER, *context.LAST_RUNGS]))
         built = [
-            build(state, trim, 900)
+            build(state, trim, 900, caches=caches)
             for build in (context.classify_prompt, context.draft_prompt, context.review_prompt)
         ]
         assert built == _plain_prompts(state, trim)
 
 
 def test_forgetting_drops_the_remembered_ticket_parts() -> None:
-    context.draft_prompt(_state())
-    assert context._TICKET_PARTS._items
-    tokens.forget_cached()
-    assert context._TICKET_PARTS._items == () and context._FACTS_SECTIONS._items == ()
+    caches = Caches()
+    context.draft_prompt(_state(), caches=caches)
+    assert caches.ticket_parts._items
+    caches.clear()
+    assert caches.ticket_parts._items == () and caches.facts_sections._items == ()
+    assert caches.size() == 0
+
+
+def test_a_bot_s_caches_are_its_own() -> None:
+    mine, theirs = Caches(), Caches()
+    context.draft_prompt(_state(), caches=mine)
+    assert len(mine.ticket_parts) == 1 and theirs.size() == 0
