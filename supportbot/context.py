@@ -13,16 +13,18 @@ steps keep in ``state.context_usage`` so operators can see how full the context 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from .caches import Caches, Section
 from .config import Settings
+from .findings import Finding, render_line
 from .memory import ledger
 from .memory.compress import render_turns
 from .memory.tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
-from .prompts import EVIDENCE_LABEL, LABELS
+from .prompts import EVIDENCE_LABEL, LABELS, SECTIONS, PromptSections
 from .state import Fact, SupportState
 
 CLASSIFY_PROMPT = (
@@ -72,7 +74,7 @@ FACTS_SHARE = 0.5
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     usage: dict[str, int]  # tokens per section, plus "total" and "budget"
     trim: Trim = Trim()
 
@@ -137,11 +139,11 @@ def draft_prompt(
     facts_allowance: int | None = None,
     caches: Caches | None = None,
 ) -> Prompt:
-    sections = _reference(state, trim)
+    sections, shown = _reference(state, trim)
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
         sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
-    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches)
+    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
 
 
 def review_prompt(
@@ -154,13 +156,15 @@ def review_prompt(
 ) -> Prompt:
     """The draft, after the articles and findings it was written from: a reviewer asked to catch
     unsupported amounts or another customer's data needs to see what the draft may rely on."""
-    evidence = [text for name, text, _ in _reference(state, trim) if name in ("hits", "findings")]
+    reference, shown = _reference(state, trim)
+    evidence = [text for name, text, _ in reference if name in ("hits", "findings")]
     # In pieces, so the counts of the findings (the draft prompt's) and of the draft (wanted again
     # for the reply, see steps._reply) are reused.
     pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
     sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
     sections.append(_section("draft", f"{LABELS['draft']}\n", state.draft))
-    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance, caches)
+    shown["draft"] = state.draft
+    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
 
 
 def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
@@ -275,18 +279,35 @@ def _section(name: str, *pieces: str) -> Section:
     return name, "".join(pieces), count_joined(pieces)
 
 
-def _reference(state: SupportState, trim: Trim) -> list[Section]:
-    sections = []
+def _reference(state: SupportState, trim: Trim) -> tuple[list[Section], dict[str, Any]]:
+    """The help-center and account sections, and what they show as records (``PromptSections``)."""
+    sections, shown = [], dict[str, Any]()
     hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
     if hits:
         articles = "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)
         sections.append(_section("hits", LABELS["hits"] + "\n" + articles))
+        shown["hits"] = hits
     if state.findings:
-        findings = state.findings
+        findings, kept = state.findings, None
         if trim.findings_tokens is not None:
-            findings = _clip_tokens(findings, trim.findings_tokens)
+            kept = _kept_lines(findings, trim.findings_tokens)
+            findings = _clipped(findings, kept)
         sections.append(_section("findings", LABELS["findings"] + "\n" + findings))
-    return sections
+        shown["findings"] = _kept_findings(state.account_findings, kept)
+    return sections, shown
+
+
+def _kept_findings(found: tuple[Finding, ...], lines: int | None) -> tuple[Finding, ...]:
+    """The findings whose lines a clipped findings section still shows."""
+    if lines is None:
+        return found
+    kept = []
+    for finding in found:
+        lines -= render_line(finding).count("\n") + 1
+        if lines < 0:
+            break
+        kept.append(finding)
+    return tuple(kept)
 
 
 def _prompt(
@@ -297,7 +318,10 @@ def _prompt(
     budget: int,
     facts_allowance: int | None,
     caches: Caches | None,
+    shown: dict[str, Any] | None = None,
 ) -> Prompt:
+    """The prompt's messages; the user message also carries the records its sections show
+    (``prompts.PromptSections``)."""
     part, omitted = _ticket_part(state, _allowance(trim, facts_allowance), caches)
     sections = [*reference, *part]
     usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}
@@ -309,15 +333,35 @@ def _prompt(
     if omitted:
         usage[FACTS_OMITTED] = omitted
     body = "\n\n".join(text for _, text, _ in sections)
-    return Prompt([{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim)
+    latest = state.latest_customer_message
+    records = PromptSections(
+        latest=latest.content if latest is not None else state.ticket.body, **(shown or {})
+    )
+    if records.draft is not None and reference and reference[0][0] == "evidence":
+        # What a draft must agree with: everything the prompt shows but the draft itself.
+        evidence = "\n\n".join(text for name, text, _ in sections if name != "draft")
+        records = dataclasses.replace(records, evidence=evidence)
+    user = {"role": "user", "content": body, SECTIONS: records}
+    return Prompt([{"role": "system", "content": system}, user], usage, trim)
 
 
 def _clip_tokens(text: str, limit: int) -> str:
+    return _clipped(text, _kept_lines(text, limit))
+
+
+def _kept_lines(text: str, limit: int) -> int | None:
+    """How many leading lines of ``text`` fit ``limit`` tokens; None when all of it does."""
     if count_tokens(text) <= limit:
-        return text
-    lines, kept = text.splitlines(), list[str]()
-    for line in lines:
+        return None
+    kept = list[str]()
+    for line in text.splitlines():
         if count_tokens("\n".join([*kept, line])) > limit:
             break
         kept.append(line)
-    return "\n".join(kept) + "\n" + LABELS["cut"]
+    return len(kept)
+
+
+def _clipped(text: str, lines: int | None) -> str:
+    if lines is None:
+        return text
+    return "\n".join(text.splitlines()[:lines]) + "\n" + LABELS["cut"]

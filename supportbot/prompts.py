@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
+from .findings import Finding
+from .records import Hit
 from .state import Role
 
 __all__ = [
@@ -22,9 +25,11 @@ __all__ = [
     "LABELS",
     "NO_SUMMARY",
     "ROLES_BY_LABEL",
+    "SECTIONS",
     "SPEAKER_LABELS",
     "SUMMARY_NEW_LABEL",
     "SUMMARY_PREVIOUS_LABEL",
+    "PromptSections",
     "is_english",
 ]
 
@@ -57,6 +62,24 @@ ROLES_BY_LABEL: Mapping[str, Role] = {"客户": "customer", "客服": "agent"}
 SUMMARY_PREVIOUS_LABEL = "已有纪要:"
 SUMMARY_NEW_LABEL = "新增对话:"
 NO_SUMMARY = "(无)"
+
+# The key of a prompt's user message under which its PromptSections travel (never sent by a client).
+SECTIONS = "sections"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSections:
+    """What a prompt's sections show, as records: the context builder attaches them to the user
+    message (under ``SECTIONS``) beside the prose it rendered from them, so a model that reads
+    structure (the offline model) never parses the prose back. Only what the prompt shows: the
+    hits and findings left after trimming, the draft and evidence only in a review prompt."""
+
+    latest: str  # the customer's latest message
+    hits: tuple[Hit, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    draft: str | None = None  # the draft under review
+    evidence: str | None = None  # a review prompt's text without the draft, when it has evidence
+
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")

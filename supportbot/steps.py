@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import context, guardrails, refunds
+from . import context, findings, guardrails, refunds
 from .caches import WISHES_SIZE, Caches
 from .deps import Deps
 from .errors import ContextBudgetExceeded, ModelError
+from .findings import Finding
 from .llm.base import Completion, Spend
 from .llm.offline import OfflineModel
 from .memory import assist
@@ -194,18 +195,28 @@ def act(state: SupportState, deps: Deps) -> Update:
     tools = deps.tools()
     subs = tools.call("list_subscriptions", deps.backend.list_subscriptions, customer_id=state.customer.id)
     invoices = tools.call("list_invoices", deps.backend.list_invoices, customer_id=state.customer.id)
-    lines = [
-        f"订阅:{s.plan}{s.billing_cycle},状态 {s.status}" + (f",续费日 {s.renews_on}" if s.renews_on else "")
+    found = [
+        Finding.of(
+            "subscription", plan=s.plan, cycle=s.billing_cycle, status=s.status, renews_on=s.renews_on or ""
+        )
         for s in subs
     ]
-    lines += [f"账单 {i.id}:{i.amount} {i.currency},{i.issued_on},{i.status}" for i in invoices[:3]]
+    found += [
+        Finding.of(
+            "invoice", id=i.id, amount=i.amount, currency=i.currency, issued_on=i.issued_on, status=i.status
+        )
+        for i in invoices[:3]
+    ]
     update: Update = {}
     if state.triage.category == "refund":
-        refund, note = refunds.request(state, deps, invoices, tools, latest=_latest(state))
-        lines.append(note)
+        refund, outcome = refunds.request(state, deps, invoices, tools, latest=_latest(state))
+        found += outcome
         if refund is not None:
             update["refund_request"] = refund
-    update["findings"] = "\n".join(lines)
+    # The text is what a model reads (and what a draft is checked against); the records are for a
+    # reader that wants them structured (the offline model).
+    update["findings"] = findings.render(found)
+    update["account_findings"] = tuple(found)
     update["tool_log"] = tools.calls
     return update
 

@@ -1,10 +1,11 @@
 """A deterministic offline model: keyword triage, replies composed from help-center articles,
 review by rules, extractive summaries.
 
-It is not AI. It lets the CLI, the demo and the tests run with no API key and no network, and it
-reads the same prompts a real model would (the labelled sections of ``supportbot.context``), so
-the whole pipeline is exercised. Same messages in, same completion out: nothing here depends on
-time, randomness or set ordering.
+It is not AI. It lets the CLI, the demo and the tests run with no API key and no network. It reads
+the records the prompts are rendered from (``prompts.PromptSections``, attached to a prompt's
+user message by ``supportbot.context``) rather than the prose a real model reads, so the whole
+pipeline is exercised without parsing text back. Same messages in, same completion out: nothing
+here depends on time, randomness or set ordering.
 """
 
 from __future__ import annotations
@@ -17,22 +18,22 @@ from pydantic import BaseModel
 from .. import guardrails
 from ..backend.search import terms
 from ..errors import ModelError
+from ..findings import MODEL_ONLY, REFUND_OUTCOMES, Finding, render_line
 from ..memory.compress import SUMMARY_PROMPT, extractive_summarize
 from ..memory.tokens import MESSAGE_OVERHEAD, count_tokens
 from ..prompts import (
-    BASICS_START,
-    EVIDENCE_LABEL,
-    LABELS,
     NO_SUMMARY,
     ROLES_BY_LABEL,
+    SECTIONS,
     SUMMARY_NEW_LABEL,
     SUMMARY_PREVIOUS_LABEL,
+    PromptSections,
     is_english,
 )
 from ..state import Review, Triage, Turn
 from .base import Completion, Message, Usage
 
-__all__ = ["OfflineModel", "compose_reply", "latest_message", "review", "summarize", "triage"]
+__all__ = ["OfflineModel", "compose_reply", "review", "sections_of", "summarize", "triage"]
 
 # (category, words that signal it, help-center terms to search with). Checked in order: the first
 # category with a matching word wins, so the more specific requests come first.
@@ -168,17 +169,10 @@ _HUMAN_WORDS = (
 _URGENT_WORDS = ("紧急", "十万火急", "马上", "立刻", "尽快", "urgent", "asap", "immediately")
 _ACCOUNT_CATEGORIES = {"refund", "billing", "plan_change", "invoice"}
 _ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])E[0-9]{4}(?![0-9])", re.IGNORECASE)
-_ARTICLE = re.compile(r"^\[(KB-[A-Za-z0-9-]+)\] (.+)$", re.MULTILINE)
 _SENTENCE = re.compile(r"[^。!?!?\n]+[。!?!?]?")
 _ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|please|click|go to", re.IGNORECASE)
-_REFUND_NOTE = re.compile(
-    r"^(?:退款计算|退款申请不能受理|没有可退款)|不能受理|不能退款|不重复提交"
-)  # act's refund outcomes; its note of a filed request is in parentheses, for the model only
+_WANTS_BILLS = re.compile(r"账单|扣|发票|invoice|charge|bill", re.IGNORECASE)
 
-LATEST_LABEL = LABELS["latest"]
-HITS_LABEL = LABELS["hits"]
-FINDINGS_LABEL = LABELS["findings"]
-DRAFT_LABEL = LABELS["draft"]
 MAX_ARTICLES = 3
 
 
@@ -197,18 +191,19 @@ class OfflineModel:
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
     ) -> Completion:
         system = messages[0]["content"] if messages and messages[0].get("role") == "system" else ""
-        prompt = messages[-1]["content"] if messages else ""
+        message = messages[-1] if messages else {"role": "user", "content": ""}
+        shown = sections_of(message)
         if schema is Triage:
-            parsed: BaseModel = triage(latest_message(prompt))
+            parsed: BaseModel = triage(shown.latest.strip())
         elif schema is Review:
-            parsed = review(prompt)
+            parsed = review(shown)
         elif schema is not None:
             raise ModelError(f"the offline model cannot produce {schema.__name__}; configure a real model")
         elif system.strip() == SUMMARY_PROMPT.strip():
-            text = summarize(prompt)
+            text = summarize(message["content"])
             return Completion(text=text, usage=_usage(messages, text), model=self.model)
         else:
-            text = compose_reply(prompt)
+            text = compose_reply(shown)
             if self._on_token is not None:
                 for piece in text.splitlines(keepends=True):
                     self._on_token(piece)
@@ -220,9 +215,11 @@ class OfflineModel:
 # -- triage ---------------------------------------------------------------------------------------
 
 
-def latest_message(prompt: str) -> str:
-    at = prompt.rfind(LATEST_LABEL)
-    return prompt[at + len(LATEST_LABEL) :].strip() if at >= 0 else prompt.strip()
+def sections_of(message: Message) -> PromptSections:
+    """What a prompt's sections show (``prompts.PromptSections``); a message that carries none, from
+    another caller, is taken as the customer's message alone."""
+    shown = message.get(SECTIONS)
+    return shown if isinstance(shown, PromptSections) else PromptSections(latest=str(message["content"]))
 
 
 def triage(message: str) -> Triage:
@@ -265,16 +262,15 @@ def _has_any(lowered: str, words: Sequence[str]) -> bool:
 # -- drafting -------------------------------------------------------------------------------------
 
 
-def compose_reply(prompt: str) -> str:
+def compose_reply(shown: PromptSections) -> str:
     """A reply from the offered articles (each cited), the account findings and a closing line.
 
     English when the customer wrote in English; the help center is Chinese, so quoted article
     sentences stay as written.
     """
-    latest = latest_message(prompt)
+    latest = shown.latest.strip()
     english = is_english(latest)
-    articles = _articles(_section(prompt, HITS_LABEL))
-    chosen = _relevant(articles, latest)
+    chosen = _relevant([(h.id, h.title.strip(), h.body.strip()) for h in shown.hits], latest)
     lines = ["Hello!" if english else "您好!"]
     for n, (article_id, title, body) in enumerate(chosen):
         sentences = _key_sentences(body, latest, limit=3 if n == 0 else 2)
@@ -290,7 +286,7 @@ def compose_reply(prompt: str) -> str:
             if english
             else "我们已收到您的问题,正在为您核实。"
         )
-    account = _account_lines(_section(prompt, FINDINGS_LABEL), latest, english=english)
+    account = _account_lines(shown.findings, latest, english=english)
     if account:
         lines.append("Your account:" if english else "您的账户信息:")
         lines += [f"- {line}" for line in account]
@@ -300,28 +296,6 @@ def compose_reply(prompt: str) -> str:
         else "如果还有问题,欢迎随时回复。"
     )
     return "\n".join(lines)
-
-
-def _section(prompt: str, label: str) -> str:
-    """The lines under ``label`` up to the next blank line."""
-    at = prompt.find(label + "\n")
-    if at < 0:
-        return ""
-    return prompt[at + len(label) + 1 :].split("\n\n", 1)[0]
-
-
-def _articles(section: str) -> list[tuple[str, str, str]]:
-    found = []
-    for article_id, rest in _ARTICLE.findall(section):
-        # Titles may hold a colon ("同步失败提示 E3002:银行系统维护"), so the title ends at the
-        # last colon before the body's first full stop.
-        head = rest.split("。", 1)[0]
-        cut = head.rfind(":")
-        if cut < 0:
-            found.append((article_id, rest.strip(), ""))
-        else:
-            found.append((article_id, rest[:cut].strip(), rest[cut + 1 :].strip()))
-    return found
 
 
 def _relevant(articles: list[tuple[str, str, str]], latest: str) -> list[tuple[str, str, str]]:
@@ -360,98 +334,38 @@ def _key_sentences(body: str, latest: str, *, limit: int) -> list[str]:
     return [sentences[i] for i in sorted(keep)[:limit]]
 
 
-def _account_lines(findings: str, latest: str, *, english: bool) -> list[str]:
-    wants_bills = bool(re.search(r"账单|扣|发票|invoice|charge|bill", latest, re.IGNORECASE))
+def _account_lines(found: Sequence[Finding], latest: str, *, english: bool) -> list[str]:
+    """The findings a customer is told: the account, invoices when asked about, the outcome of a
+    refund request (in English for an English question); never what is for the model only."""
+    wants_bills = bool(_WANTS_BILLS.search(latest))
     lines = []
-    for line in (raw.strip() for raw in findings.splitlines()):
-        refund_note = bool(_REFUND_NOTE.search(line))
-        if (
-            not line
-            or line.startswith("(")
-            or (line.startswith("账单") and not wants_bills and not refund_note)
-        ):
+    for finding in found:
+        outcome = finding.kind in REFUND_OUTCOMES
+        if finding.kind in MODEL_ONLY or (finding.kind == "invoice" and not wants_bills):
             continue
-        if refund_note:
-            line = _refund_note_in_english(line) if english else line.replace("客户申请", "您申请")
-        lines.append(line)
+        text = render_line(finding, english=english and outcome)
+        if outcome and not english:
+            text = text.replace("客户申请", "您申请")
+        lines += [line.strip() for line in text.splitlines() if line.strip()]
     return lines
-
-
-_REFUND_IN_ENGLISH: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), english)
-    for pattern, english in (
-        (
-            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,年付按 (\d+) 天计,至 (\S+) 已使用 (\d+) 天,"
-            r"按未使用的 (\d+) 天折算可退 (\S+) 元。",
-            "Refund computation: invoice {0} was paid {2} CNY on {1}; {5} of its {3} days were used by {4}, "
-            "so the {6} unused days come to {7} CNY.",
-        ),
-        (
-            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,不是年付套餐的账单;",
-            "Refund computation: invoice {0} ({2} CNY, paid on {1}) is not for an annual plan; only annual "
-            "plans are refundable, and a monthly plan can be cancelled at any time.",
-        ),
-        (
-            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,至 (\S+) 已过 (\d+) 天,超过付款后 (\d+) 天",
-            "Refund computation: invoice {0} was paid {2} CNY on {1}, {4} days before {3}: past the {5} days "
-            "after payment in which a refund can be asked for.",
-        ),
-        (
-            r"该账单此前的退款申请合计 (\S+) 元(含待审批的),尚可申请 (\S+) 元。",
-            " Refunds requested earlier on it add up to {0} CNY (pending ones included), so {1} CNY can "
-            "still be requested.",
-        ),
-        (
-            r"退款申请不能受理:申请的 (\S+) 元超过账单 (\S+) 可退的 (\S+) 元。",
-            "The refund you asked for ({0} CNY) is more than the {2} CNY refundable on invoice {1}, so it "
-            "cannot be accepted.",
-        ),
-        (
-            r"退款申请不能受理:账单 (\S+) 没有可退的金额。",
-            "Nothing can be refunded on invoice {0}, so the request cannot be accepted.",
-        ),
-        (
-            r"退款申请不能受理:申请的金额 (\S+) 元无效",
-            "{0} CNY is not an amount that can be refunded: a refund is at least 0.01 CNY, in whole cents.",
-        ),
-        (
-            r"本工单已为账单 (\S+) 提交过退款申请 ([^,]+),",
-            "A refund request ({1}) for invoice {0} was already submitted in this ticket; it is not "
-            "submitted twice.",
-        ),
-    )
-)
-
-
-def _refund_note_in_english(line: str) -> str:
-    """The parts of a refund note the offline model knows, in English; the rest as written."""
-    parts = [
-        english.format(*m.groups()) for pattern, english in _REFUND_IN_ENGLISH if (m := pattern.search(line))
-    ]
-    if parts:
-        return "".join(parts)
-    return "There is no paid invoice that could be refunded." if line.startswith("没有可退款") else line
 
 
 # -- review ---------------------------------------------------------------------------------------
 
 
-def review(prompt: str) -> Review:
-    """The draft in a review prompt, judged by ``guardrails.draft_problems`` against the rest of it.
+def review(shown: PromptSections) -> Review:
+    """The draft of a review prompt, judged by ``guardrails.draft_problems`` against the rest of it.
 
     Amounts, time limits and identifiers are checked only when the prompt carries the evidence
-    (``prompts.EVIDENCE_LABEL``); without it a right draft quoting an invoice would be refused.
+    (``PromptSections.evidence``); without it a right draft quoting an invoice would be refused.
     """
-    at = prompt.find(DRAFT_LABEL + "\n")
-    if at < 0:
+    if shown.draft is None:
         return Review(passed=False, problems=["审核请求中没有草稿"])
-    start = at + len(DRAFT_LABEL) + 1
-    end = prompt.find("\n\n" + BASICS_START, start)
-    end = len(prompt) if end < 0 else end
-    draft, evidence = prompt[start:end].strip(), prompt[:at] + prompt[end:]
-    known = {article_id for article_id, _ in _ARTICLE.findall(prompt[:at])}
     problems = guardrails.draft_problems(
-        draft, known_articles=known, evidence=evidence, check_facts=EVIDENCE_LABEL in evidence
+        shown.draft.strip(),
+        known_articles={h.id for h in shown.hits},
+        evidence=shown.evidence or "",
+        check_facts=shown.evidence is not None,
     )
     return Review(passed=not problems, problems=problems)
 
