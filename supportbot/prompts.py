@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .findings import Finding
 from .records import Hit
-from .state import Role
+from .state import Role, Turn
 
 __all__ = [
     "BASICS_START",
@@ -30,6 +30,7 @@ __all__ = [
     "SUMMARY_NEW_LABEL",
     "SUMMARY_PREVIOUS_LABEL",
     "PromptSections",
+    "SummarySections",
     "is_english",
 ]
 
@@ -79,6 +80,16 @@ class PromptSections:
     findings: tuple[Finding, ...] = ()
     draft: str | None = None  # the draft under review
     evidence: str | None = None  # a review prompt's text without the draft, when it has evidence
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySections:
+    """What a summary request shows, as records (attached like ``PromptSections``): the summary so
+    far (stripped; "" for none) and the turns to merge into it, or None for a request to condense
+    the summary alone."""
+
+    previous: str
+    turns: tuple[Turn, ...] | None
 
 
 _CJK = re.compile(r"[\u3400-\u9fff]")

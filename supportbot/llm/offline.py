@@ -22,12 +22,9 @@ from ..findings import MODEL_ONLY, REFUND_OUTCOMES, Finding, render_line
 from ..memory.compress import SUMMARY_PROMPT, extractive_summarize
 from ..memory.tokens import MESSAGE_OVERHEAD, count_tokens
 from ..prompts import (
-    NO_SUMMARY,
-    ROLES_BY_LABEL,
     SECTIONS,
-    SUMMARY_NEW_LABEL,
-    SUMMARY_PREVIOUS_LABEL,
     PromptSections,
+    SummarySections,
     is_english,
 )
 from ..state import Review, Triage, Turn
@@ -200,7 +197,7 @@ class OfflineModel:
         elif schema is not None:
             raise ModelError(f"the offline model cannot produce {schema.__name__}; configure a real model")
         elif system.strip() == SUMMARY_PROMPT.strip():
-            text = summarize(message["content"])
+            text = summarize(_summary_request(message))
             return Completion(text=text, usage=_usage(messages, text), model=self.model)
         else:
             text = compose_reply(shown)
@@ -373,37 +370,20 @@ def review(shown: PromptSections) -> Review:
 # -- summaries ------------------------------------------------------------------------------------
 
 
-def summarize(prompt: str) -> str:
-    """An extractive summary of a ``memory.compress.summary_messages`` request."""
-    previous, conversation = _split_summary_request(prompt)
-    if conversation is None:  # the condense-only pass: keep the fact lines, drop the rest first
+def summarize(request: SummarySections) -> str:
+    """An extractive summary for a ``memory.compress.summary_messages`` request."""
+    if request.turns is None:  # the condense-only pass: keep the fact lines, drop the rest first
+        previous = request.previous
         return extractive_summarize(previous, (), max_chars=max(120, len(previous) // 2))
-    return extractive_summarize(previous, _parse_turns(conversation))
+    return extractive_summarize(request.previous, request.turns)
 
 
-def _split_summary_request(prompt: str) -> tuple[str, str | None]:
-    layout = rf"\s*{SUMMARY_PREVIOUS_LABEL}\n(.*?)(?:\n\n{SUMMARY_NEW_LABEL}\n(.*))?\s*$"
-    match = re.match(layout, prompt, re.DOTALL)
-    if match is None:
-        return "", prompt  # not the expected layout: summarize the whole text as one conversation
-    previous = match[1].strip()
-    if match[2] is None:
-        previous = previous.rsplit("\n\n", 1)[0].strip()  # drop the condense instruction
-    return ("" if previous == NO_SUMMARY else previous), match[2]
-
-
-def _parse_turns(conversation: str) -> list[Turn]:
-    turns: list[Turn] = []
-    for line in conversation.splitlines():
-        label, sep, content = line.partition(":")
-        if sep and label in ROLES_BY_LABEL:
-            turns.append(Turn(role=ROLES_BY_LABEL[label], content=content))
-        elif turns:
-            last = turns[-1]
-            turns[-1] = Turn(role=last.role, content=f"{last.content}\n{line}")
-        elif line.strip():
-            turns.append(Turn(role="customer", content=line))
-    return turns
+def _summary_request(message: Message) -> SummarySections:
+    request = message.get(SECTIONS)
+    if isinstance(request, SummarySections):
+        return request
+    # Not a request of ours: the whole text as the customer's words.
+    return SummarySections(previous="", turns=(Turn(role="customer", content=str(message["content"])),))
 
 
 def _first_sentence(text: str) -> str:

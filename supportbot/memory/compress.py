@@ -21,9 +21,18 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InvalidInput
-from ..prompts import NO_SUMMARY, ROLES_BY_LABEL, SPEAKER_LABELS, SUMMARY_NEW_LABEL, SUMMARY_PREVIOUS_LABEL
+from ..prompts import (
+    NO_SUMMARY,
+    ROLES_BY_LABEL,
+    SECTIONS,
+    SPEAKER_LABELS,
+    SUMMARY_NEW_LABEL,
+    SUMMARY_PREVIOUS_LABEL,
+    SummarySections,
+)
 from ..state import Fact, Turn
 from .facts import EXACT_KINDS, clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
 from .tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
@@ -185,15 +194,18 @@ def render_turns(turns: Sequence[Turn]) -> str:
     return "\n".join(f"{SPEAKER_LABELS.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
 
 
-def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, str]]:
+def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, Any]]:
     """Chat messages asking a model to merge ``turns`` into ``previous_summary``.
 
     With no turns, the request is to condense the previous summary: that is the second pass
-    :func:`compress` makes when a summary exceeds its cap.
+    :func:`compress` makes when a summary exceeds its cap. The user message carries the request
+    as records too (``prompts.SummarySections``), for a model that reads structure.
     """
     parts = [f"{SUMMARY_PREVIOUS_LABEL}\n{previous_summary.strip() or NO_SUMMARY}"]
     parts.append(f"{SUMMARY_NEW_LABEL}\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
-    return [{"role": "system", "content": SUMMARY_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
+    request = SummarySections(previous=previous_summary.strip(), turns=tuple(turns) if turns else None)
+    user = {"role": "user", "content": "\n\n".join(parts), SECTIONS: request}
+    return [{"role": "system", "content": SUMMARY_PROMPT}, user]
 
 
 def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_chars: int = 600) -> str:
