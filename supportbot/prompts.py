@@ -1,9 +1,13 @@
 """The words prompts are made of, and the language a customer writes in.
 
 The labels that head each section of a prompt, the speaker labels of a rendered conversation and
-the layout of a summary request live here, once: the context builder, the guardrails, compression
-and the steps write with them, and the offline model and the test fakes read with them. A label
+the layout of a summary request live here, once: the context builder, the guardrails and
+compression write with them, and the test fakes find their way in a prompt with them. A label
 changed here changes everywhere at once.
+
+A prompt also carries the records its sections were rendered from (:class:`PromptSections`,
+:class:`SummarySections`, under the ``SECTIONS`` key of its user message): the offline model
+reads those, so no code parses the prose back.
 
 :func:`is_english` decides the language of a reply: the offline model writes English to a customer
 who wrote English, and so do the system's own messages (a handoff, a refund decision).
@@ -20,7 +24,6 @@ from .records import Hit
 from .state import Role, Turn
 
 __all__ = [
-    "BASICS_START",
     "EVIDENCE_LABEL",
     "LABELS",
     "NO_SUMMARY",
@@ -50,8 +53,6 @@ LABELS: Mapping[str, str] = {
     "draft": "草稿:",
     "cut": "(以下内容过长,已截断)",
 }
-# The first line of the ticket part of every prompt starts with this.
-BASICS_START = LABELS["basics"].partition("{")[0]
 # Heads the section of a review prompt that holds the data a draft must agree with.
 EVIDENCE_LABEL = "核对用资料(金额、时限和单号须与此一致):"
 
