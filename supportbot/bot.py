@@ -457,7 +457,8 @@ class SupportBot:
         # in memory.
         if self._deps.profiles is not None:
             self._deps.profiles.clear()
-        tokens.forget_cached()  # and every cache of customer text registered with it
+        self._deps.caches.clear()
+        tokens.forget_cached()  # the token counter's memo of the texts it counted
         for ticket_id in tickets:
             self._engine.forget(ticket_id)
 

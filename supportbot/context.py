@@ -13,32 +13,19 @@ steps keep in ``state.context_usage`` so operators can see how full the context 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
+from .caches import Caches, Section
 from .config import Settings
-from .guardrails import EVIDENCE_LABEL
-from .memory import ledger, tokens
+from .findings import Finding, render_line
+from .memory import ledger
 from .memory.compress import render_turns
 from .memory.tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
+from .prompts import EVIDENCE_LABEL, LABELS, SECTIONS, PromptSections
 from .state import Fact, SupportState
-
-LABELS = {
-    "basics": "发件邮箱:{email}\n主题:{subject}",
-    "profile": "客户画像:",
-    # The facts are the customer's word unless marked as the agent's (ledger.AGENT_MARK): a
-    # customer must not be able to write something that reads as confirmed by us.
-    "facts": "钉住的事实(从对话原样摘录,数字以此为准;标[客服]的是客服所说,其余是客户所说、未经核实):",
-    "summary": "早期对话摘要:",
-    "history": "对话记录:",
-    "latest": "客户最新消息:",
-    "hits": "帮助中心文章:",
-    "findings": "账户查询结果:",
-    "problems": "上一版草稿的问题:",
-    "draft": "草稿:",
-    "cut": "(以下内容过长,已截断)",
-}
 
 CLASSIFY_PROMPT = (
     "你是客服工单分诊助手。阅读工单,判断类别(billing/refund/invoice/account/technical/plan_change/api/other)、"
@@ -87,7 +74,7 @@ FACTS_SHARE = 0.5
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     usage: dict[str, int]  # tokens per section, plus "total" and "budget"
     trim: Trim = Trim()
 
@@ -100,13 +87,17 @@ class Builder(Protocol):
     """A prompt builder: ``classify_prompt``, ``draft_prompt`` or ``review_prompt``."""
 
     def __call__(
-        self, state: SupportState, trim: Trim = ..., budget: int = ..., *, facts_allowance: int | None = ...
+        self,
+        state: SupportState,
+        trim: Trim = ...,
+        budget: int = ...,
+        *,
+        facts_allowance: int | None = ...,
+        caches: Caches | None = ...,
     ) -> Prompt: ...
 
 
 FACTS_OMITTED = "facts_omitted"  # a usage entry that counts facts, not tokens
-Section = tuple[str, str, int]  # name, text, tokens
-V = TypeVar("V")
 
 
 def facts_allowance(settings: Settings) -> int:
@@ -130,33 +121,50 @@ def fit(build: Builder, state: SupportState, budget: int, ladder: Sequence[Trim]
 
 
 def classify_prompt(
-    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
 ) -> Prompt:
-    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget, facts_allowance)
+    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget, facts_allowance, caches)
 
 
 def draft_prompt(
-    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
 ) -> Prompt:
-    sections = _reference(state, trim)
+    sections, shown = _reference(state, trim)
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
         sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
-    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance)
+    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
 
 
 def review_prompt(
-    state: SupportState, trim: Trim = Trim(), budget: int = 0, *, facts_allowance: int | None = None
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
 ) -> Prompt:
     """The draft, after the articles and findings it was written from: a reviewer asked to catch
     unsupported amounts or another customer's data needs to see what the draft may rely on."""
-    evidence = [text for name, text, _ in _reference(state, trim) if name in ("hits", "findings")]
+    reference, shown = _reference(state, trim)
+    evidence = [text for name, text, _ in reference if name in ("hits", "findings")]
     # In pieces, so the counts of the findings (the draft prompt's) and of the draft (wanted again
     # for the reply, see steps._reply) are reused.
     pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
     sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
     sections.append(_section("draft", f"{LABELS['draft']}\n", state.draft))
-    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance)
+    shown["draft"] = state.draft
+    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
 
 
 def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
@@ -165,10 +173,11 @@ def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
     )[:3]
     parts = ", ".join(f"{k} {n}" for n, k in largest)
     return (
-        f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window {settings.context_window} "
-        f"minus {ANSWER_RESERVE} for the answer), even with one help-center article, shortened findings and the "
-        f"history folded into the summary; largest sections: {parts}. Set SUPPORTBOT_CONTEXT_WINDOW to your "
-        "model's window if it is larger, or ask the customer for a shorter message"
+        f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window "
+        f"{settings.context_window} minus {ANSWER_RESERVE} for the answer), even with one help-center "
+        f"article, shortened findings and the history folded into the summary; largest sections: {parts}. "
+        "Set SUPPORTBOT_CONTEXT_WINDOW to your model's window if it is larger, or ask the customer for a "
+        "shorter message"
     )
 
 
@@ -176,7 +185,7 @@ def ticket_sections(
     state: SupportState, trim: Trim = Trim(), *, facts_allowance: int | None = None
 ) -> list[tuple[str, str]]:
     """The ticket part of every prompt, in the seed's order, the latest message last."""
-    return [(name, text) for name, text, _ in _ticket_part(state, _allowance(trim, facts_allowance))[0]]
+    return [(name, text) for name, text, _ in _ticket_part(state, _allowance(trim, facts_allowance), None)[0]]
 
 
 def _allowance(trim: Trim, facts_allowance: int | None) -> int | None:
@@ -185,33 +194,12 @@ def _allowance(trim: Trim, facts_allowance: int | None) -> int | None:
     return int(facts_allowance * trim.facts_scale)
 
 
-class _Recent(Generic[V]):
-    """The last few results, found by comparing keys for equality: keys that hold a ticket's whole
-    ledger and conversation are cheap to compare (the tuples share their items) but not to hash."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: tuple[tuple[object, V], ...] = ()
-
-    def get(self, key: object) -> V | None:
-        return next((value for seen, value in self._items if seen == key), None)
-
-    def put(self, key: object, value: V) -> None:
-        self._items = ((key, value), *self._items[: self._size - 1])  # one assignment: safe across threads
-
-    def clear(self) -> None:
-        self._items = ()
-
-
-# The classify, draft and review prompts of a round, and every rung of fit(), show one ticket part.
-_TICKET_PARTS: _Recent[tuple[tuple[Section, ...], int]] = _Recent(4)
-_FACTS_SECTIONS: _Recent[tuple[Section | None, int]] = _Recent(4)
-tokens.on_forget(_TICKET_PARTS)  # both hold customer text
-tokens.on_forget(_FACTS_SECTIONS)
-
-
-def _ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Section, ...], int]:
-    """The sections, and how many facts the allowance left out."""
+def _ticket_part(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[tuple[Section, ...], int]:
+    """The sections, and how many facts the allowance left out; from ``caches`` when they hold it."""
+    if caches is None:
+        return _build_ticket_part(state, allowance, None)
     # Everything the part is made of, cheapest comparisons first.
     key = (
         allowance,
@@ -223,31 +211,36 @@ def _ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Sect
         state.facts,
         state.turns,
     )
-    part = _TICKET_PARTS.get(key)
+    part = caches.ticket_parts.get(key)
     if part is None:
-        part = _build_ticket_part(state, allowance)
-        _TICKET_PARTS.put(key, part)
+        part = _build_ticket_part(state, allowance, caches)
+        caches.ticket_parts.put(key, part)
     return part
 
 
-def _facts_section(state: SupportState, allowance: int | None) -> tuple[Section | None, int]:
+def _facts_section(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[Section | None, int]:
     # Kept apart from the rest of the part: the summary changes in most rounds, the ledger in fewer.
     key = (allowance, state.summarized_upto, state.facts)
-    found = _FACTS_SECTIONS.get(key)
+    found = caches.facts_sections.get(key) if caches is not None else None
     if found is None:
         shown = ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance)
         section = _section("facts", LABELS["facts"] + "\n", *shown.pieces) if shown.pieces else None
         found = (section, shown.omitted)
-        _FACTS_SECTIONS.put(key, found)
+        if caches is not None:
+            caches.facts_sections.put(key, found)
     return found
 
 
-def _build_ticket_part(state: SupportState, allowance: int | None) -> tuple[tuple[Section, ...], int]:
+def _build_ticket_part(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[tuple[Section, ...], int]:
     t = state.ticket
     sections = [_section("basics", LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
     if state.profile:
         sections.append(_section("profile", LABELS["profile"] + state.profile))
-    facts, omitted = _facts_section(state, allowance)
+    facts, omitted = _facts_section(state, allowance, caches)
     if facts:
         sections.append(facts)
     if state.summary:
@@ -286,18 +279,35 @@ def _section(name: str, *pieces: str) -> Section:
     return name, "".join(pieces), count_joined(pieces)
 
 
-def _reference(state: SupportState, trim: Trim) -> list[Section]:
-    sections = []
+def _reference(state: SupportState, trim: Trim) -> tuple[list[Section], dict[str, Any]]:
+    """The help-center and account sections, and what they show as records (``PromptSections``)."""
+    sections, shown = [], dict[str, Any]()
     hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
     if hits:
         articles = "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)
         sections.append(_section("hits", LABELS["hits"] + "\n" + articles))
+        shown["hits"] = hits
     if state.findings:
-        findings = state.findings
+        findings, kept = state.findings, None
         if trim.findings_tokens is not None:
-            findings = _clip_tokens(findings, trim.findings_tokens)
+            kept = _kept_lines(findings, trim.findings_tokens)
+            findings = _clipped(findings, kept)
         sections.append(_section("findings", LABELS["findings"] + "\n" + findings))
-    return sections
+        shown["findings"] = _kept_findings(state.account_findings, kept)
+    return sections, shown
+
+
+def _kept_findings(found: tuple[Finding, ...], lines: int | None) -> tuple[Finding, ...]:
+    """The findings whose lines a clipped findings section still shows."""
+    if lines is None:
+        return found
+    kept = []
+    for finding in found:
+        lines -= render_line(finding).count("\n") + 1
+        if lines < 0:
+            break
+        kept.append(finding)
+    return tuple(kept)
 
 
 def _prompt(
@@ -307,8 +317,12 @@ def _prompt(
     trim: Trim,
     budget: int,
     facts_allowance: int | None,
+    caches: Caches | None,
+    shown: dict[str, Any] | None = None,
 ) -> Prompt:
-    part, omitted = _ticket_part(state, _allowance(trim, facts_allowance))
+    """The prompt's messages; the user message also carries the records its sections show
+    (``prompts.PromptSections``)."""
+    part, omitted = _ticket_part(state, _allowance(trim, facts_allowance), caches)
     sections = [*reference, *part]
     usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}
     for name, _, size in sections:
@@ -319,15 +333,35 @@ def _prompt(
     if omitted:
         usage[FACTS_OMITTED] = omitted
     body = "\n\n".join(text for _, text, _ in sections)
-    return Prompt([{"role": "system", "content": system}, {"role": "user", "content": body}], usage, trim)
+    latest = state.latest_customer_message
+    records = PromptSections(
+        latest=latest.content if latest is not None else state.ticket.body, **(shown or {})
+    )
+    if records.draft is not None and reference and reference[0][0] == "evidence":
+        # What a draft must agree with: everything the prompt shows but the draft itself.
+        evidence = "\n\n".join(text for name, text, _ in sections if name != "draft")
+        records = dataclasses.replace(records, evidence=evidence)
+    user = {"role": "user", "content": body, SECTIONS: records}
+    return Prompt([{"role": "system", "content": system}, user], usage, trim)
 
 
 def _clip_tokens(text: str, limit: int) -> str:
+    return _clipped(text, _kept_lines(text, limit))
+
+
+def _kept_lines(text: str, limit: int) -> int | None:
+    """How many leading lines of ``text`` fit ``limit`` tokens; None when all of it does."""
     if count_tokens(text) <= limit:
-        return text
-    lines, kept = text.splitlines(), list[str]()
-    for line in lines:
+        return None
+    kept = list[str]()
+    for line in text.splitlines():
         if count_tokens("\n".join([*kept, line])) > limit:
             break
         kept.append(line)
-    return "\n".join(kept) + "\n" + LABELS["cut"]
+    return len(kept)
+
+
+def _clipped(text: str, lines: int | None) -> str:
+    if lines is None:
+        return text
+    return "\n".join(text.splitlines()[:lines]) + "\n" + LABELS["cut"]

@@ -12,6 +12,7 @@ import psycopg
 from pydantic_core import to_jsonable_python
 
 from .backend.base import Backend
+from .caches import Caches
 from .config import Settings
 from .llm.base import LLM
 from .records import ToolCall
@@ -106,6 +107,7 @@ class Deps:
     step: str = ""
     effects: Effects | None = None  # set only for steps that act on the business system
     profiles: Any = None  # supportbot.profiles.Profiles; None leaves the profile empty
+    caches: Caches = field(default_factory=Caches)  # this bot's caches of customer text
 
     def tools(self) -> ToolRecorder:
         return ToolRecorder(round=self.round, step=self.step)

@@ -28,12 +28,13 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
-from .memory import tokens
+from .prompts import EVIDENCE_LABEL
 
 __all__ = [
     "CITATION",
     "EVIDENCE_LABEL",
     "MAX_DRAFT_CHARS",
+    "EvidenceScans",
     "claims_approval",
     "draft_problems",
     "durations",
@@ -44,8 +45,6 @@ __all__ = [
 
 CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
 MAX_DRAFT_CHARS = 1500
-# Heads the section of a review prompt that holds the data a draft must agree with.
-EVIDENCE_LABEL = "核对用资料(金额、时限和单号须与此一致):"
 
 _NUMBER = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
 # Same as (?<![0-9.,])(?:_NUMBER), with the look-behind moved after the first digit (then it
@@ -168,12 +167,14 @@ def draft_problems(
     evidence: str | Callable[[], str],
     check_facts: bool = True,
     max_chars: int = MAX_DRAFT_CHARS,
+    scans: EvidenceScans | None = None,
 ) -> list[str]:
     """What is wrong with ``draft`` given the articles offered and the evidence; [] when nothing.
 
     ``evidence`` may be a function that builds it: it is called only for a draft that states an
     amount, a time limit or an identifier. ``check_facts=False`` skips those, for a caller whose
-    evidence is known to be incomplete (it would reject drafts that are right).
+    evidence is known to be incomplete (it would reject drafts that are right). ``scans`` keeps
+    what was found in the evidence for the next draft checked against it.
     """
     problems: list[str] = []
     if not draft.strip():
@@ -188,7 +189,7 @@ def draft_problems(
     if guarantee := _GUARANTEE.search(draft):
         problems.append(f"草稿作出了无依据的保证(“{guarantee.group()}”)")
     if check_facts:
-        problems += list(_unsupported(draft, evidence))
+        problems += list(_unsupported(draft, evidence, scans or _UNCACHED))
     if len(draft) > max_chars:
         problems.append(f"草稿过长({len(draft)} 字,上限 {max_chars})")
     return problems
@@ -255,7 +256,7 @@ def _prompt_grams(prompts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
     return frozenset().union(*(_grams(tuple(_units(p))) for p in prompts))
 
 
-def _unsupported(draft: str, evidence: str | Callable[[], str]) -> Iterator[str]:
+def _unsupported(draft: str, evidence: str | Callable[[], str], scans: EvidenceScans) -> Iterator[str]:
     # The evidence is long (articles, findings, the conversation) and the draft short: it is only
     # built and scanned for what the draft actually states, and its scans are cached, since a
     # redraft is checked against the same evidence.
@@ -266,28 +267,41 @@ def _unsupported(draft: str, evidence: str | Callable[[], str]) -> Iterator[str]
     if callable(evidence):
         evidence = evidence()
     if amounts:
-        known_numbers = _evidence_numbers(evidence)
+        known_numbers = scans.numbers(evidence)
         if unknown := [a for a in amounts if a not in known_numbers]:
             yield "金额在资料中没有依据:" + "、".join(dict.fromkeys(f"{a}" for a in unknown))
     if spans:
-        known = _evidence_durations(evidence)
+        known = scans.durations(evidence)
         if unknown_spans := [written for low, high, unit, written in spans if (low, high, unit) not in known]:
             yield "承诺了资料中没有依据的时限:" + "、".join(dict.fromkeys(unknown_spans))
     for kind, found in identifiers:
-        lowered = _lowered(evidence)
+        lowered = scans.lowered(evidence)
         if strangers := [v for v in found if v.lower() not in lowered]:
             yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
 
 
-# The evidence kept between checks holds customer data: tokens.forget_cached() clears it too.
-@tokens.on_forget
-@functools.lru_cache(maxsize=4)
+class EvidenceScans:
+    """What was found in the last few evidence texts: a redraft is checked against the same
+    evidence. It holds customer data, so it belongs to a bot (``caches.Caches``) that can forget
+    it; ``size=0`` keeps nothing."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.numbers = functools.lru_cache(maxsize=size)(_evidence_numbers)
+        self.durations = functools.lru_cache(maxsize=size)(_evidence_durations)
+        self.lowered = functools.lru_cache(maxsize=size)(_lowered)
+
+    def clear(self) -> None:
+        for cache in (self.numbers, self.durations, self.lowered):
+            cache.cache_clear()
+
+    def size(self) -> int:
+        return sum(cache.cache_info().currsize for cache in (self.numbers, self.durations, self.lowered))
+
+
 def _evidence_numbers(evidence: str) -> frozenset[Decimal]:
     return frozenset(numbers(evidence))
 
 
-@tokens.on_forget
-@functools.lru_cache(maxsize=4)
 def _evidence_durations(evidence: str) -> frozenset[tuple[int, int, str]]:
     # A span is supported by the same span, or a single figure by a range's upper end: "7 个工作日内"
     # follows from "3 至 7 个工作日", but "3 个工作日内" promises more than that.
@@ -295,10 +309,11 @@ def _evidence_durations(evidence: str) -> frozenset[tuple[int, int, str]]:
     return frozenset(known | {(high, high, unit) for _, high, unit in known})
 
 
-@tokens.on_forget
-@functools.lru_cache(maxsize=4)
 def _lowered(evidence: str) -> str:
     return evidence.lower()
+
+
+_UNCACHED = EvidenceScans(size=0)
 
 
 def _decimal(raw: str) -> Decimal | None:

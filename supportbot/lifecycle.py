@@ -31,13 +31,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, get_args
 
 import psycopg
-from psycopg import sql
-from psycopg.types.json import Jsonb
 
 from . import validate
 from .backend.base import Backend, ForgetsCustomers, ResetsData
 from .errors import CustomerBusy
+from .store import lifecycle_repo
 from .store.codec import encode_state
+from .store.lifecycle_repo import HeldTicket
 
 if TYPE_CHECKING:
     from .store.store import Store
@@ -47,14 +47,7 @@ log = logging.getLogger(__name__)
 KeepMode = Literal["last", "final"]
 """What ``prune`` keeps of a closed ticket: its last round from its checkpoint on, or only its final state."""
 KEEP_MODES: tuple[KeepMode, ...] = get_args(KeepMode)
-SCHEMA = "supportbot"
-
-# Children before parents, so that each count is the table's own and not hidden by a cascade.
-# Tables found by their ticket_id column but not listed here go first (they reference these).
-_TICKET_TABLE_ORDER = ("checkpoints", "approvals", "effects", "prunes", "tool_calls", "turns", "steps")
-# The audit log outlives the tickets it names: forgetting redacts its rows (audit.redact_customer)
-# and reset leaves it alone; its trigger refuses deleting them.
-_KEPT_TABLES = frozenset({"audit"})
+SCHEMA = lifecycle_repo.SCHEMA
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +99,6 @@ class Pruned:
 # -- forget ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Held:
-    id: str
-    status: str
-    leased_until: datetime | None  # set while a worker holds the ticket
-    awaiting_approval: bool
-
-
 def forget_customer(
     store: Store,
     backend: Backend,
@@ -131,23 +116,16 @@ def forget_customer(
     email, force = validate.email(email), validate.flag("force", force)
     known = backend.get_customer(email)
     with store.transaction() as tx:
-        held = _lock_tickets(tx, email)
+        held = lifecycle_repo.lock_customer_tickets(tx, email)
         busy = [t for t in held if t.leased_until is not None or t.awaiting_approval]
         if busy and not force:
             raise CustomerBusy(_busy_message(email, busy), tickets=tuple(t.id for t in busy))
         if busy:
             log.warning("forgetting %s cancels %s", email, ", ".join(t.id for t in busy))
         ids = [t.id for t in held]
-        customer_ids = sorted(({known.id} if known else set()) | _customer_ids_seen(tx, ids))
-        rows = _delete_tickets(tx, ids)
-        rows[f"{SCHEMA}.customer_profiles"] = _count(
-            tx,
-            sql.SQL(
-                "WITH gone AS (DELETE FROM supportbot.customer_profiles"
-                " WHERE customer_id = ANY(%(c)s) RETURNING 1) SELECT count(*) FROM gone"
-            ),
-            {"c": customer_ids},
-        )
+        customer_ids = sorted(({known.id} if known else set()) | lifecycle_repo.customer_ids_seen(tx, ids))
+        rows = lifecycle_repo.delete_tickets(tx, ids)
+        rows[f"{SCHEMA}.customer_profiles"] = lifecycle_repo.delete_profiles(tx, customer_ids)
         if isinstance(backend, ForgetsCustomers):
             rows.update(backend.forget_customer(email, ticket_ids=ids, tx=tx))
         else:
@@ -157,26 +135,7 @@ def forget_customer(
     return DeletionReport(email=email, tickets=ids, rows=rows)
 
 
-def _lock_tickets(tx: psycopg.Connection, email: str) -> list[_Held]:
-    # FOR UPDATE: a worker cannot take a lease, nor a step record its foreign key, until we commit.
-    rows = tx.execute(
-        "SELECT t.id, t.status, CASE WHEN t.lease_expires > now() THEN t.lease_expires END,"
-        " EXISTS (SELECT 1 FROM supportbot.approvals a WHERE a.ticket_id = t.id AND a.decided_at IS NULL)"
-        " FROM supportbot.tickets t WHERE lower(t.customer_email) = lower(%s) ORDER BY t.id FOR UPDATE OF t",
-        (email,),
-    ).fetchall()
-    return [
-        _Held(
-            id=r[0],
-            status=r[1],
-            leased_until=r[2],
-            awaiting_approval=bool(r[3]) or r[1] == "waiting_approval",
-        )
-        for r in rows
-    ]
-
-
-def _busy_message(email: str, busy: Sequence[_Held]) -> str:
+def _busy_message(email: str, busy: Sequence[HeldTicket]) -> str:
     reasons = []
     for t in busy:
         if t.leased_until is not None:
@@ -189,82 +148,7 @@ def _busy_message(email: str, busy: Sequence[_Held]) -> str:
     )
 
 
-def _customer_ids_seen(tx: psycopg.Connection, ticket_ids: Sequence[str]) -> set[str]:
-    """Customer ids the engine looked up for these tickets: the profile cache is keyed by them."""
-    rows = tx.execute(
-        "SELECT DISTINCT result->>'id' FROM supportbot.tool_calls WHERE ticket_id = ANY(%s)"
-        " AND name = 'get_customer' AND jsonb_typeof(result) = 'object' AND result ? 'id'",
-        (list(ticket_ids),),
-    ).fetchall()
-    return {r[0] for r in rows}
-
-
-def _delete_tickets(tx: psycopg.Connection, ids: Sequence[str]) -> dict[str, int]:
-    rows: dict[str, int] = {}
-    for table in _ticket_tables(tx):
-        rows[f"{SCHEMA}.{table}"] = _count(
-            tx,
-            sql.SQL(
-                "WITH gone AS (DELETE FROM {} WHERE ticket_id = ANY(%(t)s) RETURNING 1)"
-                " SELECT count(*) FROM gone"
-            ).format(sql.Identifier(SCHEMA, table)),
-            {"t": list(ids)},
-        )
-    rows[f"{SCHEMA}.tickets"] = _count(
-        tx,
-        sql.SQL(
-            "WITH gone AS (DELETE FROM supportbot.tickets WHERE id = ANY(%(t)s) RETURNING 1)"
-            " SELECT count(*) FROM gone"
-        ),
-        {"t": list(ids)},
-    )
-    return rows
-
-
-def _ticket_tables(tx: psycopg.Connection) -> list[str]:
-    found = {
-        r[0]
-        for r in tx.execute(
-            "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t"
-            " USING (table_schema, table_name) WHERE c.table_schema = %s AND c.column_name = 'ticket_id'"
-            " AND t.table_type = 'BASE TABLE'",
-            (SCHEMA,),
-        ).fetchall()
-    }
-    found -= _KEPT_TABLES
-    known = [t for t in _TICKET_TABLE_ORDER if t in found]
-    return sorted(found - set(known)) + known
-
-
-def _count(
-    tx: psycopg.Connection, query: sql.SQL | sql.Composed, params: dict[str, object] | None = None
-) -> int:
-    row = tx.execute(query, params).fetchone()
-    return int(row[0]) if row else 0
-
-
 # -- prune -------------------------------------------------------------------------------------
-
-# Closed, not held by a worker, not waiting for anyone, and quiet since the cutoff.
-_CANDIDATES = """
-SELECT t.id FROM supportbot.tickets t
-WHERE t.status IN ('resolved', 'escalated')
-  AND (t.lease_expires IS NULL OR t.lease_expires < now())
-  AND t.updated_at < %(cutoff)s
-  AND NOT EXISTS (SELECT 1 FROM supportbot.steps s WHERE s.ticket_id = t.id AND s.created_at >= %(cutoff)s)
-  AND NOT EXISTS (SELECT 1 FROM supportbot.approvals a WHERE a.ticket_id = t.id AND a.decided_at IS NULL)
-ORDER BY t.id
-FOR UPDATE OF t SKIP LOCKED
-"""
-
-_DELETE_BEFORE = """
-WITH cut AS (SELECT * FROM unnest(%(t)s::text[], %(k)s::int[]) AS cut (ticket_id, kept_from)),
-gone AS (
-    DELETE FROM {table} x USING cut WHERE x.ticket_id = cut.ticket_id AND x.seq < cut.kept_from
-    RETURNING x.ticket_id, pg_column_size(x.*) AS bytes
-)
-SELECT ticket_id, count(*), coalesce(sum(bytes), 0) FROM gone GROUP BY ticket_id
-"""
 
 
 def prune(store: Store, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
@@ -280,27 +164,18 @@ def prune(store: Store, *, closed_before: datetime, keep: KeepMode = "last") -> 
     closed_before = validate.moment("closed_before", closed_before)
     keep = validate.choice("keep", keep, KEEP_MODES)
     with store.transaction() as tx:
-        ids = [r[0] for r in tx.execute(_CANDIDATES, {"cutoff": closed_before}).fetchall()]
+        ids = lifecycle_repo.prune_candidates(tx, closed_before)
         added = _checkpoint_final_states(store, tx, ids) if keep == "final" and ids else 0
-        kept_from = dict(
-            tx.execute(
-                "SELECT ticket_id, max(seq) FROM supportbot.checkpoints WHERE ticket_id = ANY(%s) GROUP BY "
-                "ticket_id",
-                (ids,),
-            ).fetchall()
-        )
-        cut = {"t": list(kept_from), "k": list(kept_from.values())}
+        kept_from = lifecycle_repo.latest_checkpoints(tx, ids)
         per_ticket: dict[str, list[int]] = {}  # ticket -> [steps, checkpoints, bytes]
         rows: dict[str, int] = {}
         for column, table in ((1, "checkpoints"), (0, "steps")):  # checkpoints first: no cascade
-            for ticket_id, count, size in tx.execute(
-                sql.SQL(_DELETE_BEFORE).format(table=sql.Identifier(SCHEMA, table)), cut
-            ).fetchall():
+            for ticket_id, count, size in lifecycle_repo.delete_before(tx, table, kept_from):
                 tally = per_ticket.setdefault(ticket_id, [0, 0, 0])
-                tally[column] += int(count)
-                tally[2] += int(size)
-                rows[f"{SCHEMA}.{table}"] = rows.get(f"{SCHEMA}.{table}", 0) + int(count)
-        _record_prunes(tx, kept_from, per_ticket)
+                tally[column] += count
+                tally[2] += size
+                rows[f"{SCHEMA}.{table}"] = rows.get(f"{SCHEMA}.{table}", 0) + count
+        lifecycle_repo.record_prunes(tx, kept_from, per_ticket)
     pruned = sorted(per_ticket)
     return PruneReport(tickets=pruned, rows=rows, bytes_freed=sum(t[2] for t in per_ticket.values()) - added)
 
@@ -312,46 +187,22 @@ def _checkpoint_final_states(store: Store, tx: psycopg.Connection, ids: Sequence
         loaded = store.load(tx, ticket_id)
         if loaded.seq == 0:
             continue
-        row = tx.execute(
-            "INSERT INTO supportbot.checkpoints (ticket_id, seq, state) VALUES (%s, %s, %s)"
-            " ON CONFLICT (ticket_id, seq) DO NOTHING RETURNING pg_column_size(checkpoints.*)",
-            (ticket_id, loaded.seq, Jsonb(encode_state(loaded.state))),
-        ).fetchone()
-        added += int(row[0]) if row else 0
+        added += lifecycle_repo.insert_checkpoint(tx, ticket_id, loaded.seq, encode_state(loaded.state))
     return added
-
-
-def _record_prunes(
-    tx: psycopg.Connection, kept_from: dict[str, int], per_ticket: dict[str, list[int]]
-) -> None:
-    if not per_ticket:
-        return
-    with tx.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO supportbot.prunes (ticket_id, kept_from, steps, checkpoints, bytes) VALUES (%s, "
-            "%s, %s, %s, %s)"
-            " ON CONFLICT (ticket_id, kept_from) DO UPDATE SET steps = prunes.steps + EXCLUDED.steps,"
-            " checkpoints = prunes.checkpoints + EXCLUDED.checkpoints, bytes = prunes.bytes + EXCLUDED.bytes",
-            [(t, kept_from[t], s, c, b) for t, (s, c, b) in sorted(per_ticket.items())],
-        )
 
 
 def pruned(conn: psycopg.Connection, ticket_id: str) -> Pruned | None:
     """How much of the ticket's step history was pruned, or None if none was."""
-    row = conn.execute(
-        "SELECT max(kept_from), sum(steps), sum(checkpoints), sum(bytes), max(pruned_at)"
-        " FROM supportbot.prunes WHERE ticket_id = %s",
-        (ticket_id,),
-    ).fetchone()
-    if row is None or row[0] is None:
+    totals = lifecycle_repo.prune_totals(conn, ticket_id)
+    if totals.kept_from is None or totals.pruned_at is None:
         return None
     return Pruned(
         ticket_id=ticket_id,
-        kept_from=int(row[0]),
-        steps=int(row[1]),
-        checkpoints=int(row[2]),
-        bytes=int(row[3]),
-        pruned_at=row[4],
+        kept_from=int(totals.kept_from),
+        steps=int(totals.steps or 0),
+        checkpoints=int(totals.checkpoints or 0),
+        bytes=int(totals.bytes or 0),
+        pruned_at=totals.pruned_at,
     )
 
 
@@ -366,25 +217,7 @@ def reset(store: Store, backend: Backend) -> ResetReport:
     T000153, where a reseed restarted numbering and a new ticket continued an old conversation).
     """
     with store.transaction() as tx:
-        tables = [
-            r[0]
-            for r in tx.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> 'schema_migrations'"
-                " ORDER BY tablename",
-                (SCHEMA,),
-            ).fetchall()
-            if r[0] not in _KEPT_TABLES
-        ]
-        names = [sql.Identifier(SCHEMA, t) for t in tables]
-        tx.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(names)))
-        ticket_ids = [r[0] for r in tx.execute("SELECT id FROM supportbot.tickets ORDER BY id").fetchall()]
-        rows = {
-            f"{SCHEMA}.{t}": _count(tx, sql.SQL("SELECT count(*) FROM {}").format(n))
-            for t, n in zip(tables, names, strict=True)
-        }
-        tx.execute(
-            sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names))
-        )  # CONTINUE IDENTITY: numbering goes on
+        ticket_ids, rows = lifecycle_repo.truncate_engine_tables(tx)
         if isinstance(backend, ResetsData):
             rows.update(backend.reset_data(tx=tx))
     return ResetReport(tickets=ticket_ids, rows=rows)

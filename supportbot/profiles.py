@@ -6,12 +6,12 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 
-from psycopg.types.json import Jsonb
 from pydantic import TypeAdapter
 
 from .backend.base import Backend
 from .memory.profile import RULES_VERSION, Profile, build_profile, fingerprint
 from .records import Customer
+from .store import profiles_repo
 from .store.store import Store
 
 _PROFILE: TypeAdapter[Profile] = TypeAdapter(Profile)
@@ -58,23 +58,16 @@ class Profiles:
         if memo is not None and memo[0] == key:
             return memo[1]
         with self._store.connection() as conn:
-            row = conn.execute(
-                "SELECT fingerprint, profile FROM supportbot.customer_profiles WHERE customer_id = %s",
-                (customer.id,),
-            ).fetchone()
-            if row is not None and row[0] == key:
-                return self._remember(customer.id, key, _PROFILE.validate_python(row[1]))
+            stored = profiles_repo.stored_profile(conn, customer.id)
+            if stored is not None and stored.fingerprint == key:
+                return self._remember(customer.id, key, _PROFILE.validate_python(stored.profile))
             profile = build_profile(
                 customer, subscriptions, tickets, today=today, max_chars=self.max_chars, mask=self.mask
             )
             with self._lock:
                 self.builds += 1
-            conn.execute(
-                "INSERT INTO supportbot.customer_profiles (customer_id, fingerprint, profile, text)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (customer_id) DO UPDATE SET fingerprint = "
-                "EXCLUDED.fingerprint,"
-                " profile = EXCLUDED.profile, text = EXCLUDED.text, built_at = now()",
-                (customer.id, key, Jsonb(_PROFILE.dump_python(profile, mode="json")), profile.text),
+            profiles_repo.save_profile(
+                conn, customer.id, key, _PROFILE.dump_python(profile, mode="json"), profile.text
             )
         return self._remember(customer.id, key, profile)
 

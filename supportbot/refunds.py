@@ -19,6 +19,7 @@ from pydantic import TypeAdapter
 from . import guardrails
 from .backend.refund_policy import CENT
 from .deps import Deps, ToolRecorder
+from .findings import Finding
 from .memory.mask import mask_text
 from .records import ApprovalDecision, Invoice, RefundQuote, RefundRequest
 from .state import SupportState
@@ -37,40 +38,44 @@ _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 
 def request(
     state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder, *, latest: str
-) -> tuple[RefundRequest | None, str]:
+) -> tuple[RefundRequest | None, tuple[Finding, ...]]:
     """Open a refund request only for this customer's paid invoice, within what the business's
-    refund policy still allows on it (``Backend.quote_refund``), and say how that was computed.
+    refund policy still allows on it (``Backend.quote_refund``), and say how that was computed
+    (the findings to show the model).
 
     Nothing here approves anything: the request waits for a human (``approval``), whatever the
     customer's message says. An unusable amount is refused before anything is written.
     """
-    invoice, refusal = _refund_invoice(latest, invoices)
-    if invoice is None:
-        return None, refusal
+    invoice = _refund_invoice(latest, invoices)
+    if isinstance(invoice, Finding):
+        return None, (invoice,)
     earlier = _earlier_refunds(state, invoice.id)
     asked = _asked_amount(latest)
     if earlier and asked is None and not _REFUND_ASK.search(latest):
         # "When does my refund arrive?" is triaged as a refund too; it asks about one, not for one.
         ids = "、".join(refund_id for refund_id, _ in earlier)
-        return None, f"本工单已为账单 {invoice.id} 提交过退款申请 {ids},不重复提交;审批结果以系统通知为准。"
+        return None, (Finding.of("refund_repeat", invoice=invoice.id, refunds=ids),)
     if asked is not None and (asked < CENT or asked != asked.quantize(CENT)):
-        return None, f"退款申请不能受理:申请的金额 {asked} 元无效,退款金额至少 0.01 元,且最多两位小数。"
+        return None, (Finding.of("refund_invalid_amount", amount=asked),)
     assert state.customer is not None
     customer_id = state.customer.id
     quote: RefundQuote | None = tools.call(
         "quote_refund", deps.backend.quote_refund, customer_id=customer_id, invoice_id=invoice.id
     )
     if quote is None:
-        return None, f"账单 {invoice.id} 不在该客户名下或未支付,不能受理退款。"
-    basis = "退款计算:" + quote.basis + _committed_text(quote)
+        return None, (Finding.of("refund_not_quoted", invoice=invoice.id),)
+    basis = _basis(quote)
     if quote.refundable < CENT:
-        return None, f"{basis}\n退款申请不能受理:账单 {invoice.id} 没有可退的金额。"
+        return None, (basis, Finding.of("refund_nothing_left", invoice=invoice.id))
     asked = asked or quote.refundable
     if asked > quote.refundable:
-        return None, (
-            f"{basis}\n退款申请不能受理:申请的 {asked:.2f} 元超过账单 {invoice.id} 可退的 "
-            f"{quote.refundable:.2f} 元。"
+        over = Finding.of(
+            "refund_over_limit",
+            asked=f"{asked:.2f}",
+            invoice=invoice.id,
+            refundable=f"{quote.refundable:.2f}",
         )
+        return None, (basis, over)
     args: dict[str, Any] = {
         "ticket_id": state.ticket.id,
         "customer_id": customer_id,
@@ -86,18 +91,15 @@ def request(
     )
     refund = _REFUND_ADAPTER.validate_python(result)
     # The reply goes out only after a person decided, and finalize states that decision: the
-    # draft must not announce a pending request (the line in parentheses is for the model only).
-    return refund, (
-        f"{basis}\n(已提交退款申请 {refund.id}:{refund.amount} {refund.currency},待人工审批;"
-        "审批结果由系统附在回复末尾,回复中不要提及审批状态。)"
-    )
+    # draft must not announce a pending request (a refund_filed finding is for the model only).
+    filed = Finding.of("refund_filed", refund=refund.id, amount=refund.amount, currency=refund.currency)
+    return refund, (basis, filed)
 
 
-def _committed_text(quote: RefundQuote) -> str:
-    if not quote.committed:
-        return ""
-    return (
-        f"该账单此前的退款申请合计 {quote.committed:.2f} 元(含待审批的),尚可申请 {quote.refundable:.2f} 元。"
+def _basis(quote: RefundQuote) -> Finding:
+    committed = f"{quote.committed:.2f}" if quote.committed else ""
+    return Finding.of(
+        "refund_basis", basis=quote.basis, committed=committed, refundable=f"{quote.refundable:.2f}"
     )
 
 
@@ -115,18 +117,19 @@ def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, De
     return found
 
 
-def _refund_invoice(message: str, invoices: list[Invoice]) -> tuple[Invoice | None, str]:
-    """The invoice the customer names (it must be theirs and paid), else their latest paid one."""
+def _refund_invoice(message: str, invoices: list[Invoice]) -> Invoice | Finding:
+    """The invoice the customer names (it must be theirs and paid), else their latest paid one;
+    when there is none, the finding that says why."""
     named = list(dict.fromkeys(_INVOICE_ID.findall(message)))
     if named:
         own = [i for i in invoices if i.id in named]
         if not own:
-            return None, f"账单 {'、'.join(named)} 不在该客户名下,不能受理退款。"
+            return Finding.of("refund_not_theirs", invoices="、".join(named))
         if own[0].status != "paid":
-            return None, f"账单 {own[0].id} 的状态是 {own[0].status},不能退款。"
-        return own[0], ""
+            return Finding.of("refund_not_paid", invoice=own[0].id, status=own[0].status)
+        return own[0]
     paid = [i for i in invoices if i.status == "paid"]
-    return (paid[0], "") if paid else (None, "没有可退款的已支付账单。")
+    return paid[0] if paid else Finding.of("refund_no_paid_invoice")
 
 
 def _asked_amount(message: str) -> Decimal | None:

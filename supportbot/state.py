@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import AppendOnlyViolation, UnknownStateField
+from .findings import Finding
 from .llm.base import Spend
 from .records import ApprovalDecision, Customer, Hit, RefundRequest, ToolCall
 
@@ -102,7 +103,8 @@ class SupportState:
     customer: Customer | None = None
     triage: Triage | None = None
     hits: tuple[Hit, ...] = ()
-    findings: str = ""
+    findings: str = ""  # the account lookup's findings, as the prompt shows them
+    account_findings: tuple[Finding, ...] = ()  # the same, as records (supportbot.findings)
     refund_request: RefundRequest | None = None
     draft: str = ""
     review: Review | None = None

@@ -8,21 +8,24 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
 
-from . import context, guardrails, refunds
+from . import context, findings, guardrails, refunds
+from .caches import WISHES_SIZE, Caches
 from .deps import Deps
 from .errors import ContextBudgetExceeded, ModelError
+from .findings import Finding
 from .llm.base import Completion, Spend
-from .llm.offline import OfflineModel, is_english
-from .memory import assist, tokens
+from .llm.offline import OfflineModel
+from .memory import assist
 from .memory.compress import SUMMARY_PROMPT, compress, summary_messages
 from .memory.facts import current_facts, update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
+from .prompts import is_english
 from .records import ApprovalDecision, RefundStatus
 from .state import Fact, Review, SupportState, Triage, Turn, reduce
 
@@ -138,7 +141,7 @@ def _prompt(
 ) -> tuple[context.Prompt, Update]:
     """The step's prompt, degraded until it fits; folds more history before giving up."""
     budget = context.prompt_budget(deps.settings)
-    build = partial(build, facts_allowance=context.facts_allowance(deps.settings))
+    build = partial(build, facts_allowance=context.facts_allowance(deps.settings), caches=deps.caches)
     prompt = context.fit(build, state, budget)
     update: Update = {}
     if prompt is None:
@@ -192,18 +195,28 @@ def act(state: SupportState, deps: Deps) -> Update:
     tools = deps.tools()
     subs = tools.call("list_subscriptions", deps.backend.list_subscriptions, customer_id=state.customer.id)
     invoices = tools.call("list_invoices", deps.backend.list_invoices, customer_id=state.customer.id)
-    lines = [
-        f"订阅:{s.plan}{s.billing_cycle},状态 {s.status}" + (f",续费日 {s.renews_on}" if s.renews_on else "")
+    found = [
+        Finding.of(
+            "subscription", plan=s.plan, cycle=s.billing_cycle, status=s.status, renews_on=s.renews_on or ""
+        )
         for s in subs
     ]
-    lines += [f"账单 {i.id}:{i.amount} {i.currency},{i.issued_on},{i.status}" for i in invoices[:3]]
+    found += [
+        Finding.of(
+            "invoice", id=i.id, amount=i.amount, currency=i.currency, issued_on=i.issued_on, status=i.status
+        )
+        for i in invoices[:3]
+    ]
     update: Update = {}
     if state.triage.category == "refund":
-        refund, note = refunds.request(state, deps, invoices, tools, latest=_latest(state))
-        lines.append(note)
+        refund, outcome = refunds.request(state, deps, invoices, tools, latest=_latest(state))
+        found += outcome
         if refund is not None:
             update["refund_request"] = refund
-    update["findings"] = "\n".join(lines)
+    # The text is what a model reads (and what a draft is checked against); the records are for a
+    # reader that wants them structured (the offline model).
+    update["findings"] = findings.render(found)
+    update["account_findings"] = tuple(found)
     update["tool_log"] = tools.calls
     return update
 
@@ -227,7 +240,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     if leaked := guardrails.prompt_leak(state.draft, SYSTEM_PROMPTS, allowed=partial(_quotable, state)):
         reason = f"草稿复述了系统提示词中的内部指令(约 {leaked} 个字词),未发给客户"
         return {"review": Review(passed=False, problems=[reason]), "handoff_reason": reason}
-    problems = _rule_problems(state)
+    problems = _rule_problems(state, deps)
     if problems:
         return {"review": Review(passed=False, problems=problems)}
     prompt, update = _prompt(state, deps, context.review_prompt, record=False)
@@ -238,10 +251,13 @@ def check(state: SupportState, deps: Deps) -> Update:
     return _merged(update, {"review": Review(passed=not problems, problems=problems), **spent(completion)})
 
 
-def _rule_problems(state: SupportState) -> list[str]:
+def _rule_problems(state: SupportState, deps: Deps) -> list[str]:
     # The evidence is built only if the draft states an amount, a time limit or an identifier.
     return guardrails.draft_problems(
-        state.draft, known_articles={h.id for h in state.hits}, evidence=partial(_evidence, state)
+        state.draft,
+        known_articles={h.id for h in state.hits},
+        evidence=partial(_evidence, state),
+        scans=deps.caches.evidence,
     )
 
 
@@ -299,7 +315,7 @@ def finalize(state: SupportState, deps: Deps) -> Update:
             # Decided before decide() applied decisions itself (an older version's paused round).
             refunds.apply_decision(deps, tools, refund, decision)
         reply += "\n\n" + refunds.decision_text(refund, decision, english=is_english(_latest(state)))
-    facts = ticket_facts(state, mask=deps.settings.mask_pii)
+    facts = ticket_facts(state, mask=deps.settings.mask_pii, caches=deps.caches)
     # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
     # their counts: otherwise every round would store the whole ledger once more.
     counts = {k: len(v) if isinstance(v, list) else v for k, v in facts.items()}
@@ -319,12 +335,14 @@ def finalize(state: SupportState, deps: Deps) -> Update:
     return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
 
 
-def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
+def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | None = None) -> dict[str, Any]:
     """The structured record kept when a round resolves the ticket; profiles are built from these.
 
     It outlives the ticket's turns in the business system, so with ``mask`` (``Settings.mask_pii``)
-    phone, email, ID and card numbers are masked in it.
+    phone, email, ID and card numbers are masked in it. ``caches``: the bot's, where the verdicts
+    on the ticket's requests are remembered.
     """
+    wishes = caches.wishes if caches is not None else {}
     by_kind: dict[str, list[str]] = {}
     # The ledger already covers the turns prepare_context saw; only later ones are scanned.
     ledger = update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask)
@@ -343,17 +361,20 @@ def ticket_facts(state: SupportState, *, mask: bool = True) -> dict[str, Any]:
         "ids": by_kind.get("id", []),
         "dates": by_kind.get("date", []),
         # Only wishes that outlive the ticket ("希望到期前提醒"): "我想申请退款" was handled in it.
-        "requests": [r for r in by_kind.get("request", []) if _lasting_wish(r)],
+        "requests": [r for r in by_kind.get("request", []) if _lasting_wish(r, wishes)],
         "promises": by_kind.get("promise", []),
         "resolution": f"按 {'、'.join(cited)} 处理" if cited else "已答复",
     }
 
 
-@tokens.on_forget  # it holds what customers asked for
-@lru_cache(maxsize=4096)
-def _lasting_wish(request: str) -> bool:
+def _lasting_wish(request: str, wishes: dict[str, bool]) -> bool:
     # Every round rereads all of the ticket's requests, and a request never changes.
-    return _LASTING_WISH.search(request) is not None
+    found = wishes.get(request)
+    if found is None:
+        if len(wishes) >= WISHES_SIZE:
+            wishes.clear()  # a bound, not an eviction order: the ticket's requests come back next round
+        found = wishes[request] = _LASTING_WISH.search(request) is not None
+    return found
 
 
 def handoff(state: SupportState, deps: Deps) -> Update:

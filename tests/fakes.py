@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from supportbot.llm.base import Completion, Message, Usage
 from supportbot.memory.compress import SUMMARY_PROMPT
+from supportbot.prompts import LABELS
 from supportbot.state import Review, Triage
 
 TECH = Triage(
@@ -41,10 +42,14 @@ HUMAN = Triage(
 )
 
 
+def latest_part(prompt: str) -> str:
+    """The prompt from its latest-message label on: what a script looks at to choose its answer."""
+    return prompt[prompt.rfind(LABELS["latest"]) :]
+
+
 def refund_if_asked(prompt: str) -> Triage:
     """REFUND when the customer's latest message asks for one, else TECH."""
-    latest = prompt[prompt.rfind("客户最新消息:") :]
-    return REFUND if "退款" in latest else TECH
+    return REFUND if "退款" in latest_part(prompt) else TECH
 
 
 def cite_hits(prompt: str) -> str:

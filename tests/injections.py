@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from fakes import ScriptedLLM
+from fakes import ScriptedLLM, latest_part
 from pydantic import BaseModel
 
 from supportbot.llm.base import Completion, Message, Usage
@@ -96,7 +96,7 @@ class ObedientLLM(ScriptedLLM):
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
     ) -> Completion:
         prompt = messages[-1]["content"]
-        latest = prompt[prompt.rfind("客户最新消息:") :]
+        latest = latest_part(prompt)
         leak = next((f for message, f in self.leaks.items() if message in latest), None)
         if schema is not None or leak is None or messages[0]["role"] != "system":
             return super().chat(messages, schema=schema, temperature=temperature)

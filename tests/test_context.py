@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 from hypothesis import given, settings
@@ -9,11 +10,14 @@ from hypothesis import strategies as st
 from strategies import conversations
 
 from supportbot import context
+from supportbot.caches import Caches
+from supportbot.findings import Finding, render
 from supportbot.guardrails import EVIDENCE_LABEL
-from supportbot.memory import ledger, tokens
+from supportbot.memory import ledger
 from supportbot.memory.compress import render_turns
 from supportbot.memory.facts import SENTENCE_KINDS, update_ledger
 from supportbot.memory.tokens import count_tokens, turn_tokens, with_tokens
+from supportbot.prompts import SECTIONS, PromptSections
 from supportbot.records import Hit
 from supportbot.state import Review, SupportState, Ticket, Turn
 
@@ -273,6 +277,7 @@ def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(
     count, for a state followed by the states a round makes from it (new summary, ledger, draft)."""
     counted = tuple(with_tokens(turn) for turn in turns)
     state = _state()
+    caches = Caches()  # one bot's, across the states of the example
     for _ in range(3):
         seen = counted[: data.draw(st.integers(1, len(counted)))]
         upto = data.draw(st.integers(0, len(seen)))
@@ -291,15 +296,50 @@ def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(
             }
         )
         trim = data.draw(st.sampled_from([*context.LADDER, *context.LAST_RUNGS]))
-        built = [
-            build(state, trim, 900)
-            for build in (context.classify_prompt, context.draft_prompt, context.review_prompt)
-        ]
-        assert built == _plain_prompts(state, trim)
+        builders = (context.classify_prompt, context.draft_prompt, context.review_prompt)
+        built = [build(state, trim, 900, caches=caches) for build in builders]
+        assert [_prose(prompt) for prompt in built] == _plain_prompts(state, trim)
+        # The records beside the prose do not depend on what the caches remembered either.
+        uncached = [build(state, trim, 900) for build in builders]
+        assert [p.messages[-1][SECTIONS] for p in built] == [p.messages[-1][SECTIONS] for p in uncached]
+
+
+def _prose(prompt: context.Prompt) -> context.Prompt:
+    """The prompt as a model's API receives it: role and content, without the records."""
+    messages = [{k: v for k, v in m.items() if k != SECTIONS} for m in prompt.messages]
+    return dataclasses.replace(prompt, messages=messages)
+
+
+def test_the_records_beside_a_prompt_are_what_its_sections_show() -> None:
+    found = tuple(
+        Finding.of(
+            "invoice", id=f"INV-{i}", amount="3588.00", currency="CNY", issued_on="2026-04-01", status="paid"
+        )
+        for i in range(40)
+    )
+    state = dataclasses.replace(_state(hits=3), findings=render(found), account_findings=found, draft="草稿")
+    full = context.draft_prompt(state).messages[-1][SECTIONS]
+    assert full == PromptSections(latest="银行流水同步失败,提示 E3001", hits=state.hits, findings=found)
+    trim = context.Trim(max_hits=1, findings_tokens=50)
+    clipped = context.draft_prompt(state, trim)
+    shown = clipped.messages[-1][SECTIONS]
+    assert shown.hits == state.hits[:1] and 0 < len(shown.findings) < len(found)
+    assert render(shown.findings) + "\n" + context.LABELS["cut"] in clipped.messages[-1]["content"]
+    review = context.review_prompt(state).messages[-1][SECTIONS]
+    assert review.draft == "草稿" and review.evidence is not None and "草稿" not in review.evidence
+    assert "INV-39" in review.evidence and context.classify_prompt(state).messages[-1][SECTIONS].draft is None
 
 
 def test_forgetting_drops_the_remembered_ticket_parts() -> None:
-    context.draft_prompt(_state())
-    assert context._TICKET_PARTS._items
-    tokens.forget_cached()
-    assert context._TICKET_PARTS._items == () and context._FACTS_SECTIONS._items == ()
+    caches = Caches()
+    context.draft_prompt(_state(), caches=caches)
+    assert caches.ticket_parts._items
+    caches.clear()
+    assert caches.ticket_parts._items == () and caches.facts_sections._items == ()
+    assert caches.size() == 0
+
+
+def test_a_bot_s_caches_are_its_own() -> None:
+    mine, theirs = Caches(), Caches()
+    context.draft_prompt(_state(), caches=mine)
+    assert len(mine.ticket_parts) == 1 and theirs.size() == 0

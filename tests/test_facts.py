@@ -357,7 +357,10 @@ def test_the_lasting_wish_pattern_matches_like_its_plain_form(text: str) -> None
 
     assert steps._LASTING_WISH.pattern.startswith("(?=[")
     assert matches(steps._LASTING_WISH, text) == matches(without_lookahead(steps._LASTING_WISH), text)
-    assert steps._lasting_wish(text) is (without_lookahead(steps._LASTING_WISH).search(text) is not None)
+    wishes: dict[str, bool] = {}
+    expected = without_lookahead(steps._LASTING_WISH).search(text) is not None
+    assert steps._lasting_wish(text, wishes) is expected and wishes == {text: expected}
+    assert steps._lasting_wish(text, wishes) is expected  # remembered
 
 
 @given(edge_texts, st.sampled_from(["customer", "agent"]))

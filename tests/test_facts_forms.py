@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import FACT_FREE, TURN_TIME, Snippet, customer_forms, fact_free_text
 
@@ -152,6 +152,7 @@ def test_normalisation_is_idempotent(snippet: Snippet) -> None:
 
 
 @given(st.integers(1, 99_999_999))
+@example(17_820_010)  # 一千七百八十二万零十
 def test_chinese_numerals_read_back_what_arabic_digits_say(n: int) -> None:
     """Every numeral the strategies write, up to 亿, parses to its value."""
     from strategies import chinese_numeral

@@ -9,22 +9,32 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from supportbot import guardrails
+from supportbot.findings import Finding
 from supportbot.guardrails import EVIDENCE_LABEL, claims_approval, draft_problems, durations
 from supportbot.llm.offline import OfflineModel, compose_reply, triage
 from supportbot.memory.compress import summary_messages
+from supportbot.prompts import SECTIONS, PromptSections
+from supportbot.records import Hit
 from supportbot.state import Review, Triage, Turn
 
 ARTICLES = (
-    "帮助中心文章:\n"
-    "[KB-bank-001] 银行流水同步失败,提示 E3001 怎么办:E3001 表示银行授权已经过期。授权的有效期为 90 天。"
-    "请在「设置 → 银行账户」中点击「重新授权」。\n"
-    "[KB-bank-003] 如何重新授权银行账户:进入「设置 → 银行账户」。点击「重新授权」后会跳转到银行的授权页面。\n"
-    "[KB-bank-002] 同步失败提示 E3002:银行系统维护或接口限流:E3002 表示银行端暂时无法响应。"
+    Hit(
+        "KB-bank-001",
+        "银行流水同步失败,提示 E3001 怎么办",
+        "E3001 表示银行授权已经过期。授权的有效期为 90 天。请在「设置 → 银行账户」中点击「重新授权」。",
+    ),
+    Hit(
+        "KB-bank-003",
+        "如何重新授权银行账户",
+        "进入「设置 → 银行账户」。点击「重新授权」后会跳转到银行的授权页面。",
+    ),
+    Hit("KB-bank-002", "同步失败提示 E3002:银行系统维护或接口限流", "E3002 表示银行端暂时无法响应。"),
 )
 
 
-def ask(latest: str, *sections: str) -> str:
-    return "\n\n".join([*sections, "发件邮箱:a@example.com\n主题:x", f"客户最新消息:{latest}"])
+def ask(latest: str, hits: tuple[Hit, ...] = (), findings: tuple[Finding, ...] = ()) -> PromptSections:
+    """What a draft prompt's sections show, as the context builder attaches them."""
+    return PromptSections(latest=latest, hits=hits, findings=findings)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +81,7 @@ def test_a_title_with_a_colon_is_kept_whole() -> None:
     reply = compose_reply(
         ask(
             "E3002 what now",
-            "帮助中心文章:\n[KB-bank-002] 同步失败提示 E3002:银行系统维护:E3002 表示银行端暂时无法响应。",
+            (Hit("KB-bank-002", "同步失败提示 E3002:银行系统维护", "E3002 表示银行端暂时无法响应。"),),
         )
     )
     assert "“同步失败提示 E3002:银行系统维护”: E3002 表示银行端暂时无法响应。 [KB-bank-002]" in reply
@@ -79,10 +89,15 @@ def test_a_title_with_a_colon_is_kept_whole() -> None:
 
 def test_english_question_gets_english_framing_and_account_findings() -> None:
     findings = (
-        "账户查询结果:\n订阅:专业版年付,状态 active\n"
-        "退款计算:账单 INV-1 于 2026-10-02 实付 3588.00 元,年付按 365 天计,至 2026-10-15 已使用 13 天,"
-        "按未使用的 352 天折算可退 3460.21 元。\n"
-        "(已提交退款申请 R000007:100.00 CNY,待人工审批;审批结果由系统附在回复末尾,回复中不要提及审批状态。)"
+        Finding.of("subscription", plan="专业版", cycle="年付", status="active", renews_on=""),
+        Finding.of(
+            "refund_basis",
+            basis="账单 INV-1 于 2026-10-02 实付 3588.00 元,年付按 365 天计,至 2026-10-15 已使用 13 天,"
+            "按未使用的 352 天折算可退 3460.21 元。",
+            committed="",
+            refundable="3460.21",
+        ),
+        Finding.of("refund_filed", refund="R000007", amount="100.00", currency="CNY"),
     )
     reply = compose_reply(ask("I would like a refund of 100 CNY please", ARTICLES, findings))
     assert reply.startswith("Hello!") and "Your account:" in reply
@@ -100,21 +115,14 @@ def test_review_rejects_missing_citation_unknown_article_and_approval_claims() -
     model = OfflineModel()
 
     def review(draft: str, evidence: str = "") -> Review:
-        prompt = "\n\n".join(
-            filter(
-                None,
-                [
-                    evidence,
-                    "帮助中心文章:\n[KB-bank-001] 银行流水同步失败",
-                    f"草稿:\n{draft}",
-                    "发件邮箱:a@example.com\n主题:x",
-                    "客户最新消息:退款",
-                ],
-            )
+        shown = PromptSections(
+            latest="退款",
+            hits=(Hit("KB-bank-001", "银行流水同步失败", ""),),
+            draft=draft,
+            evidence=f"{evidence}\n\n帮助中心文章:\n[KB-bank-001] 银行流水同步失败" if evidence else None,
         )
-        parsed = model.chat(
-            [{"role": "system", "content": "review"}, {"role": "user", "content": prompt}], schema=Review
-        ).parsed
+        message = {"role": "user", "content": f"草稿:\n{draft}", SECTIONS: shown}
+        parsed = model.chat([{"role": "system", "content": "review"}, message], schema=Review).parsed
         assert isinstance(parsed, Review)
         return parsed
 
@@ -255,7 +263,7 @@ def test_summary_prompt_gets_an_extractive_summary() -> None:
 def test_same_messages_same_completion_and_streaming_matches() -> None:
     messages = [
         {"role": "system", "content": "draft"},
-        {"role": "user", "content": ask("E3001 怎么办", ARTICLES)},
+        {"role": "user", "content": "客户最新消息:E3001 怎么办", SECTIONS: ask("E3001 怎么办", ARTICLES)},
     ]
     pieces: list[str] = []
     first = OfflineModel(on_token=pieces.append).chat(messages)

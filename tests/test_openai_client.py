@@ -13,6 +13,7 @@ import random
 import socket
 import traceback
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -20,10 +21,14 @@ import pytest
 from openai_server import Reply, ScriptedServer, completion, error, stream
 from pydantic import BaseModel
 
+from supportbot import context
 from supportbot.config import Settings
 from supportbot.errors import ConfigError, ModelError
 from supportbot.llm.base import Message, Usage
 from supportbot.llm.openai import OpenAICompatible
+from supportbot.prompts import SECTIONS, PromptSections
+from supportbot.records import Hit
+from supportbot.state import SupportState, Ticket
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 Make = Callable[..., OpenAICompatible]  # the `make` fixture: a client aimed at the scripted server
@@ -120,6 +125,24 @@ def test_success_sends_model_messages_temperature_and_key(server: ScriptedServer
     assert request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.body == {"model": "test-model", "messages": MESSAGES, "temperature": 0.3}
+
+
+def test_a_prompt_s_records_never_reach_the_wire(server: ScriptedServer, make: Make) -> None:
+    """A prompt built by the context builder carries its sections as records for the offline model;
+    a real model's API gets role and content only, in both the plain and the schema request."""
+    state = SupportState(
+        ticket=Ticket("T000001", "a@example.com", "银行同步", "同步失败", datetime(2026, 10, 15, tzinfo=UTC)),
+        hits=(Hit("KB-bank-001", "银行流水同步失败", "请重新授权。"),),
+        draft="请重新授权 [KB-bank-001]。",
+    )
+    messages = context.review_prompt(state).messages
+    assert isinstance(messages[-1][SECTIONS], PromptSections)  # there to be left out
+    server.script(completion("ok"), completion('{"category": "billing", "urgent": true}'))
+    make().chat(messages)
+    make().chat(messages, schema=Answer)
+    for request in server.requests:
+        assert all(set(m) == {"role", "content"} for m in request.body["messages"])
+        assert request.body["messages"][-1]["content"] == messages[-1]["content"]
 
 
 def test_no_key_sends_no_authorization_and_no_prices_cost_nothing(server: ScriptedServer, make: Make) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from fakes import TECH, ScriptedLLM, cite_hits
+from fakes import TECH, ScriptedLLM, cite_hits, latest_part
 
 from supportbot import Settings, SupportBot
 from supportbot.errors import UnknownCustomer
@@ -105,7 +105,7 @@ def test_a_closed_ticket_keeps_lasting_wishes_and_the_article_that_answered_it(d
     invoice = Triage(category="invoice", needs_account_data=False, needs_human=False, search_query="发票抬头")
     llm = ScriptedLLM(
         draft=cite_hits,
-        triage=lambda prompt: invoice if "发票" in prompt[prompt.rfind("客户最新消息") :] else TECH,
+        triage=lambda prompt: invoice if "发票" in latest_part(prompt) else TECH,
     )
     with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo") as bot:  # type: ignore[arg-type]
         ticket = bot.open_ticket(

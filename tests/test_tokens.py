@@ -15,13 +15,13 @@ from supportbot.memory.tokens import (
     TOKENIZER_FILE_ENV,
     _clean_join,
     _count,
+    _encoded,
     count_edited,
     count_joined,
     count_tokens,
     covered_chars,
     encoder,
     forget_cached,
-    on_forget,
     turn_tokens,
     with_tokens,
 )
@@ -243,12 +243,11 @@ def test_another_split_pattern_counts_the_joined_text(tiny_tokenizer: Path) -> N
     assert count_edited("xab", "xa", tokenizer_file=tiny_tokenizer) == 2
 
 
-def test_forgetting_clears_the_caches_registered_with_it() -> None:
-    kept = {"customer text": 1}
-    on_forget(kept)
+def test_forgetting_clears_the_counts_kept() -> None:
     count_tokens("客户的话")
+    assert _count.cache_info().currsize > 0
     forget_cached()
-    assert kept == {} and _count.cache_info().currsize == 0
+    assert _count.cache_info().currsize == 0 and _encoded.cache_info().currsize == 0
 
 
 def test_a_reply_is_counted_from_its_draft() -> None:

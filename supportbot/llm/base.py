@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
-Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+# {"role": "system" | "user" | "assistant", "content": "..."}. A prompt built by supportbot also
+# carries its sections as records under prompts.SECTIONS, for a model that reads structure (the
+# offline model); clients send role and content only.
+Message = Mapping[str, Any]
 M = TypeVar("M", bound=BaseModel)
 
 

@@ -1,10 +1,11 @@
 """A deterministic offline model: keyword triage, replies composed from help-center articles,
 review by rules, extractive summaries.
 
-It is not AI. It lets the CLI, the demo and the tests run with no API key and no network, and it
-reads the same prompts a real model would (the labelled sections of ``supportbot.context``), so
-the whole pipeline is exercised. Same messages in, same completion out: nothing here depends on
-time, randomness or set ordering.
+It is not AI. It lets the CLI, the demo and the tests run with no API key and no network. It reads
+the records the prompts are rendered from (``prompts.PromptSections``, attached to a prompt's
+user message by ``supportbot.context``) rather than the prose a real model reads, so the whole
+pipeline is exercised without parsing text back. Same messages in, same completion out: nothing
+here depends on time, randomness or set ordering.
 """
 
 from __future__ import annotations
@@ -17,12 +18,19 @@ from pydantic import BaseModel
 from .. import guardrails
 from ..backend.search import terms
 from ..errors import ModelError
-from ..memory.compress import SPEAKER_LABELS, SUMMARY_PROMPT, extractive_summarize
+from ..findings import MODEL_ONLY, REFUND_OUTCOMES, Finding, render_line
+from ..memory.compress import SUMMARY_PROMPT, extractive_summarize
 from ..memory.tokens import MESSAGE_OVERHEAD, count_tokens
+from ..prompts import (
+    SECTIONS,
+    PromptSections,
+    SummarySections,
+    is_english,
+)
 from ..state import Review, Triage, Turn
 from .base import Completion, Message, Usage
 
-__all__ = ["OfflineModel", "compose_reply", "latest_message", "review", "summarize", "triage"]
+__all__ = ["OfflineModel", "compose_reply", "review", "sections_of", "summarize", "triage"]
 
 # (category, words that signal it, help-center terms to search with). Checked in order: the first
 # category with a matching word wins, so the more specific requests come first.
@@ -158,20 +166,10 @@ _HUMAN_WORDS = (
 _URGENT_WORDS = ("紧急", "十万火急", "马上", "立刻", "尽快", "urgent", "asap", "immediately")
 _ACCOUNT_CATEGORIES = {"refund", "billing", "plan_change", "invoice"}
 _ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])E[0-9]{4}(?![0-9])", re.IGNORECASE)
-_ARTICLE = re.compile(r"^\[(KB-[A-Za-z0-9-]+)\] (.+)$", re.MULTILINE)
 _SENTENCE = re.compile(r"[^。!?!?\n]+[。!?!?]?")
 _ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|please|click|go to", re.IGNORECASE)
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
-_REFUND_NOTE = re.compile(
-    r"^(?:退款计算|退款申请不能受理|没有可退款)|不能受理|不能退款|不重复提交"
-)  # act's refund outcomes; its note of a filed request is in parentheses, for the model only
+_WANTS_BILLS = re.compile(r"账单|扣|发票|invoice|charge|bill", re.IGNORECASE)
 
-LATEST_LABEL = "客户最新消息:"
-HITS_LABEL = "帮助中心文章:"
-FINDINGS_LABEL = "账户查询结果:"
-DRAFT_LABEL = "草稿:"
-BASICS_START = "发件邮箱:"  # the first line of the ticket part of every prompt
 MAX_ARTICLES = 3
 
 
@@ -190,18 +188,19 @@ class OfflineModel:
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
     ) -> Completion:
         system = messages[0]["content"] if messages and messages[0].get("role") == "system" else ""
-        prompt = messages[-1]["content"] if messages else ""
+        message = messages[-1] if messages else {"role": "user", "content": ""}
+        shown = sections_of(message)
         if schema is Triage:
-            parsed: BaseModel = triage(latest_message(prompt))
+            parsed: BaseModel = triage(shown.latest.strip())
         elif schema is Review:
-            parsed = review(prompt)
+            parsed = review(shown)
         elif schema is not None:
             raise ModelError(f"the offline model cannot produce {schema.__name__}; configure a real model")
         elif system.strip() == SUMMARY_PROMPT.strip():
-            text = summarize(prompt)
+            text = summarize(_summary_request(message))
             return Completion(text=text, usage=_usage(messages, text), model=self.model)
         else:
-            text = compose_reply(prompt)
+            text = compose_reply(shown)
             if self._on_token is not None:
                 for piece in text.splitlines(keepends=True):
                     self._on_token(piece)
@@ -213,9 +212,11 @@ class OfflineModel:
 # -- triage ---------------------------------------------------------------------------------------
 
 
-def latest_message(prompt: str) -> str:
-    at = prompt.rfind(LATEST_LABEL)
-    return prompt[at + len(LATEST_LABEL) :].strip() if at >= 0 else prompt.strip()
+def sections_of(message: Message) -> PromptSections:
+    """What a prompt's sections show (``prompts.PromptSections``); a message that carries none, from
+    another caller, is taken as the customer's message alone."""
+    shown = message.get(SECTIONS)
+    return shown if isinstance(shown, PromptSections) else PromptSections(latest=str(message["content"]))
 
 
 def triage(message: str) -> Triage:
@@ -258,16 +259,15 @@ def _has_any(lowered: str, words: Sequence[str]) -> bool:
 # -- drafting -------------------------------------------------------------------------------------
 
 
-def compose_reply(prompt: str) -> str:
+def compose_reply(shown: PromptSections) -> str:
     """A reply from the offered articles (each cited), the account findings and a closing line.
 
     English when the customer wrote in English; the help center is Chinese, so quoted article
     sentences stay as written.
     """
-    latest = latest_message(prompt)
+    latest = shown.latest.strip()
     english = is_english(latest)
-    articles = _articles(_section(prompt, HITS_LABEL))
-    chosen = _relevant(articles, latest)
+    chosen = _relevant([(h.id, h.title.strip(), h.body.strip()) for h in shown.hits], latest)
     lines = ["Hello!" if english else "您好!"]
     for n, (article_id, title, body) in enumerate(chosen):
         sentences = _key_sentences(body, latest, limit=3 if n == 0 else 2)
@@ -283,7 +283,7 @@ def compose_reply(prompt: str) -> str:
             if english
             else "我们已收到您的问题,正在为您核实。"
         )
-    account = _account_lines(_section(prompt, FINDINGS_LABEL), latest, english=english)
+    account = _account_lines(shown.findings, latest, english=english)
     if account:
         lines.append("Your account:" if english else "您的账户信息:")
         lines += [f"- {line}" for line in account]
@@ -293,33 +293,6 @@ def compose_reply(prompt: str) -> str:
         else "如果还有问题,欢迎随时回复。"
     )
     return "\n".join(lines)
-
-
-def is_english(text: str) -> bool:
-    """True for a message in English: Latin words and no Chinese characters."""
-    return not _CJK.search(text) and len(_LATIN_WORD.findall(text)) >= 2
-
-
-def _section(prompt: str, label: str) -> str:
-    """The lines under ``label`` up to the next blank line."""
-    at = prompt.find(label + "\n")
-    if at < 0:
-        return ""
-    return prompt[at + len(label) + 1 :].split("\n\n", 1)[0]
-
-
-def _articles(section: str) -> list[tuple[str, str, str]]:
-    found = []
-    for article_id, rest in _ARTICLE.findall(section):
-        # Titles may hold a colon ("同步失败提示 E3002:银行系统维护"), so the title ends at the
-        # last colon before the body's first full stop.
-        head = rest.split("。", 1)[0]
-        cut = head.rfind(":")
-        if cut < 0:
-            found.append((article_id, rest.strip(), ""))
-        else:
-            found.append((article_id, rest[:cut].strip(), rest[cut + 1 :].strip()))
-    return found
 
 
 def _relevant(articles: list[tuple[str, str, str]], latest: str) -> list[tuple[str, str, str]]:
@@ -358,98 +331,38 @@ def _key_sentences(body: str, latest: str, *, limit: int) -> list[str]:
     return [sentences[i] for i in sorted(keep)[:limit]]
 
 
-def _account_lines(findings: str, latest: str, *, english: bool) -> list[str]:
-    wants_bills = bool(re.search(r"账单|扣|发票|invoice|charge|bill", latest, re.IGNORECASE))
+def _account_lines(found: Sequence[Finding], latest: str, *, english: bool) -> list[str]:
+    """The findings a customer is told: the account, invoices when asked about, the outcome of a
+    refund request (in English for an English question); never what is for the model only."""
+    wants_bills = bool(_WANTS_BILLS.search(latest))
     lines = []
-    for line in (raw.strip() for raw in findings.splitlines()):
-        refund_note = bool(_REFUND_NOTE.search(line))
-        if (
-            not line
-            or line.startswith("(")
-            or (line.startswith("账单") and not wants_bills and not refund_note)
-        ):
+    for finding in found:
+        outcome = finding.kind in REFUND_OUTCOMES
+        if finding.kind in MODEL_ONLY or (finding.kind == "invoice" and not wants_bills):
             continue
-        if refund_note:
-            line = _refund_note_in_english(line) if english else line.replace("客户申请", "您申请")
-        lines.append(line)
+        text = render_line(finding, english=english and outcome)
+        if outcome and not english:
+            text = text.replace("客户申请", "您申请")
+        lines += [line.strip() for line in text.splitlines() if line.strip()]
     return lines
-
-
-_REFUND_IN_ENGLISH: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), english)
-    for pattern, english in (
-        (
-            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,年付按 (\d+) 天计,至 (\S+) 已使用 (\d+) 天,"
-            r"按未使用的 (\d+) 天折算可退 (\S+) 元。",
-            "Refund computation: invoice {0} was paid {2} CNY on {1}; {5} of its {3} days were used by {4}, "
-            "so the {6} unused days come to {7} CNY.",
-        ),
-        (
-            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,不是年付套餐的账单;",
-            "Refund computation: invoice {0} ({2} CNY, paid on {1}) is not for an annual plan; only annual "
-            "plans are refundable, and a monthly plan can be cancelled at any time.",
-        ),
-        (
-            r"退款计算:账单 (\S+) 于 (\S+) 实付 (\S+) 元,至 (\S+) 已过 (\d+) 天,超过付款后 (\d+) 天",
-            "Refund computation: invoice {0} was paid {2} CNY on {1}, {4} days before {3}: past the {5} days "
-            "after payment in which a refund can be asked for.",
-        ),
-        (
-            r"该账单此前的退款申请合计 (\S+) 元(含待审批的),尚可申请 (\S+) 元。",
-            " Refunds requested earlier on it add up to {0} CNY (pending ones included), so {1} CNY can "
-            "still be requested.",
-        ),
-        (
-            r"退款申请不能受理:申请的 (\S+) 元超过账单 (\S+) 可退的 (\S+) 元。",
-            "The refund you asked for ({0} CNY) is more than the {2} CNY refundable on invoice {1}, so it "
-            "cannot be accepted.",
-        ),
-        (
-            r"退款申请不能受理:账单 (\S+) 没有可退的金额。",
-            "Nothing can be refunded on invoice {0}, so the request cannot be accepted.",
-        ),
-        (
-            r"退款申请不能受理:申请的金额 (\S+) 元无效",
-            "{0} CNY is not an amount that can be refunded: a refund is at least 0.01 CNY, in whole cents.",
-        ),
-        (
-            r"本工单已为账单 (\S+) 提交过退款申请 ([^,]+),",
-            "A refund request ({1}) for invoice {0} was already submitted in this ticket; it is not "
-            "submitted twice.",
-        ),
-    )
-)
-
-
-def _refund_note_in_english(line: str) -> str:
-    """The parts of a refund note the offline model knows, in English; the rest as written."""
-    parts = [
-        english.format(*m.groups()) for pattern, english in _REFUND_IN_ENGLISH if (m := pattern.search(line))
-    ]
-    if parts:
-        return "".join(parts)
-    return "There is no paid invoice that could be refunded." if line.startswith("没有可退款") else line
 
 
 # -- review ---------------------------------------------------------------------------------------
 
 
-def review(prompt: str) -> Review:
-    """The draft in a review prompt, judged by ``guardrails.draft_problems`` against the rest of it.
+def review(shown: PromptSections) -> Review:
+    """The draft of a review prompt, judged by ``guardrails.draft_problems`` against the rest of it.
 
     Amounts, time limits and identifiers are checked only when the prompt carries the evidence
-    (``guardrails.EVIDENCE_LABEL``); without it a right draft quoting an invoice would be refused.
+    (``PromptSections.evidence``); without it a right draft quoting an invoice would be refused.
     """
-    at = prompt.find(DRAFT_LABEL + "\n")
-    if at < 0:
+    if shown.draft is None:
         return Review(passed=False, problems=["审核请求中没有草稿"])
-    start = at + len(DRAFT_LABEL) + 1
-    end = prompt.find("\n\n" + BASICS_START, start)
-    end = len(prompt) if end < 0 else end
-    draft, evidence = prompt[start:end].strip(), prompt[:at] + prompt[end:]
-    known = {article_id for article_id, _ in _ARTICLE.findall(prompt[:at])}
     problems = guardrails.draft_problems(
-        draft, known_articles=known, evidence=evidence, check_facts=guardrails.EVIDENCE_LABEL in evidence
+        shown.draft.strip(),
+        known_articles={h.id for h in shown.hits},
+        evidence=shown.evidence or "",
+        check_facts=shown.evidence is not None,
     )
     return Review(passed=not problems, problems=problems)
 
@@ -457,37 +370,20 @@ def review(prompt: str) -> Review:
 # -- summaries ------------------------------------------------------------------------------------
 
 
-def summarize(prompt: str) -> str:
-    """An extractive summary of a ``memory.compress.summary_messages`` request."""
-    previous, conversation = _split_summary_request(prompt)
-    if conversation is None:  # the condense-only pass: keep the fact lines, drop the rest first
+def summarize(request: SummarySections) -> str:
+    """An extractive summary for a ``memory.compress.summary_messages`` request."""
+    if request.turns is None:  # the condense-only pass: keep the fact lines, drop the rest first
+        previous = request.previous
         return extractive_summarize(previous, (), max_chars=max(120, len(previous) // 2))
-    return extractive_summarize(previous, _parse_turns(conversation))
+    return extractive_summarize(request.previous, request.turns)
 
 
-def _split_summary_request(prompt: str) -> tuple[str, str | None]:
-    match = re.match(r"\s*已有纪要:\n(.*?)(?:\n\n新增对话:\n(.*))?\s*$", prompt, re.DOTALL)
-    if match is None:
-        return "", prompt  # not the expected layout: summarize the whole text as one conversation
-    previous = match[1].strip()
-    if match[2] is None:
-        previous = previous.rsplit("\n\n", 1)[0].strip()  # drop the condense instruction
-    return ("" if previous == "(无)" else previous), match[2]
-
-
-def _parse_turns(conversation: str) -> list[Turn]:
-    roles = {label: role for role, label in SPEAKER_LABELS.items()}
-    turns: list[Turn] = []
-    for line in conversation.splitlines():
-        label, sep, content = line.partition(":")
-        if sep and label in roles:
-            turns.append(Turn(role=roles[label], content=content))  # type: ignore[arg-type]
-        elif turns:
-            last = turns[-1]
-            turns[-1] = Turn(role=last.role, content=f"{last.content}\n{line}")
-        elif line.strip():
-            turns.append(Turn(role="customer", content=line))
-    return turns
+def _summary_request(message: Message) -> SummarySections:
+    request = message.get(SECTIONS)
+    if isinstance(request, SummarySections):
+        return request
+    # Not a request of ours: the whole text as the customer's words.
+    return SummarySections(previous="", turns=(Turn(role="customer", content=str(message["content"])),))
 
 
 def _first_sentence(text: str) -> str:

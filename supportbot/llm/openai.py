@@ -378,7 +378,8 @@ class OpenAICompatible:
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [dict(m) for m in messages],
+            # Role and content only: a prompt's records (prompts.SECTIONS) are not for the wire.
+            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "temperature": temperature,
         }
         if json_mode:
@@ -450,7 +451,7 @@ def _text_of(exc: BaseException) -> str:
     return f"{exc!s} {exc!r} {exc.args!r}"
 
 
-def _with_schema_hint(messages: Sequence[Message], schema: type[BaseModel]) -> list[dict[str, str]]:
+def _with_schema_hint(messages: Sequence[Message], schema: type[BaseModel]) -> list[dict[str, Any]]:
     """The messages with the JSON schema appended to the system prompt.
 
     Merged into the leading system message rather than added as a second one, because several

@@ -21,16 +21,24 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InvalidInput
-from ..state import Fact, Role, Turn
+from ..prompts import (
+    NO_SUMMARY,
+    ROLES_BY_LABEL,
+    SECTIONS,
+    SPEAKER_LABELS,
+    SUMMARY_NEW_LABEL,
+    SUMMARY_PREVIOUS_LABEL,
+    SummarySections,
+)
+from ..state import Fact, Turn
 from .facts import EXACT_KINDS, clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
 from .tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
 
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
-
-SPEAKER_LABELS = {"customer": "客户", "agent": "客服"}
 
 SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
 请把"已有纪要"和"新增对话"合并成一份新的纪要,用简短的条目书写,不要寒暄,也不要解释你在做什么。
@@ -186,15 +194,18 @@ def render_turns(turns: Sequence[Turn]) -> str:
     return "\n".join(f"{SPEAKER_LABELS.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
 
 
-def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, str]]:
+def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, Any]]:
     """Chat messages asking a model to merge ``turns`` into ``previous_summary``.
 
     With no turns, the request is to condense the previous summary: that is the second pass
-    :func:`compress` makes when a summary exceeds its cap.
+    :func:`compress` makes when a summary exceeds its cap. The user message carries the request
+    as records too (``prompts.SummarySections``), for a model that reads structure.
     """
-    parts = [f"已有纪要:\n{previous_summary.strip() or '(无)'}"]
-    parts.append(f"新增对话:\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
-    return [{"role": "system", "content": SUMMARY_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
+    parts = [f"{SUMMARY_PREVIOUS_LABEL}\n{previous_summary.strip() or NO_SUMMARY}"]
+    parts.append(f"{SUMMARY_NEW_LABEL}\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
+    request = SummarySections(previous=previous_summary.strip(), turns=tuple(turns) if turns else None)
+    user = {"role": "user", "content": "\n\n".join(parts), SECTIONS: request}
+    return [{"role": "system", "content": SUMMARY_PROMPT}, user]
 
 
 def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_chars: int = 600) -> str:
@@ -219,7 +230,6 @@ def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_ch
     return "\n".join(_fit(_classify(_dedup(lines)), max_chars))
 
 
-_ROLES_BY_LABEL: dict[str, Role] = {"客户": "customer", "客服": "agent"}
 # What a summary line holds, in the order lines are dropped when the summary is too long.
 _EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
 
@@ -227,7 +237,7 @@ _EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
 def _classify(lines: list[str]) -> list[tuple[str, int]]:
     """Each line with its drop class; lines whose values later lines supersede are left out."""
     turns = [
-        Turn(role=_ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
+        Turn(role=ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
     ]
     ledger = update_ledger((), turns, 0, mask=False)
     superseded = _superseded(ledger)

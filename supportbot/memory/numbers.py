@@ -170,7 +170,7 @@ def parse_chinese(numeral: str) -> Decimal | None:
             unit = _CN_UNITS[ch]
             if section and unit >= last_unit:  # "五百三千": units must fall within a section
                 return None
-            section += (1 if digit is None else digit) * unit
+            section += (digit or 1) * unit  # a 零 before a unit only holds a place: "万零十" is 10
             digit, last_unit = None, unit
         else:
             big = _CN_BIG[ch]

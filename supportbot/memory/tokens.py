@@ -19,9 +19,8 @@ import dataclasses
 import functools
 import os
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 import tiktoken
 
@@ -82,26 +81,14 @@ def _encoded(text: str, path: str | None) -> tuple[int, ...]:
     return tuple(_load(path).encode_ordinary(text))
 
 
-# Other modules' caches of customer text, cleared with this module's (see ``on_forget``).
-_DERIVED_CACHES: list[Callable[[], None]] = []
-_Clearable = TypeVar("_Clearable")
-
-
 def forget_cached() -> None:
-    """Drop the texts kept for counting (customer words among them), after a customer is forgotten,
-    and those in the caches other modules registered with :func:`on_forget`."""
+    """Drop the texts kept for counting (customer words among them), after a customer is forgotten.
+
+    Only this module's memo: the caches of prompt sections and evidence belong to a bot
+    (``supportbot.caches.Caches``), which clears its own."""
     _count.cache_clear()
     _encoded.cache_clear()
     _clean_join.cache_clear()
-    for clear in _DERIVED_CACHES:
-        clear()
-
-
-def on_forget(cache: _Clearable) -> _Clearable:
-    """Have :func:`forget_cached` also clear ``cache`` (a ``functools`` cache, or anything with a
-    ``clear()`` or ``cache_clear()``): for another module's cache of customer text."""
-    _DERIVED_CACHES.append(getattr(cache, "cache_clear", None) or cache.clear)  # type: ignore[union-attr]
-    return cache
 
 
 def count_joined(pieces: Sequence[str], *, tokenizer_file: str | os.PathLike[str] | None = None) -> int:
