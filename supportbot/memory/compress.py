@@ -40,7 +40,8 @@ from .tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars,
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
 
-SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
+SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。\
+接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
 请把"已有纪要"和"新增对话"合并成一份新的纪要,用简短的条目书写,不要寒暄,也不要解释你在做什么。
 下面四类信息一条都不能丢:
 1. 客户提出的每一项诉求和问题;
@@ -155,7 +156,7 @@ def compress(
         new_summary = _capped_summary(
             summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=summary_cap
         )
-    except Exception as exc:  # any summarizer failure, model or code: reported, the round goes on
+    except Exception as exc:  # noqa: BLE001 - any summarizer failure is reported; the round goes on
         return dataclasses.replace(
             unchanged, summarizer_calls=counted.calls, error=_describe(exc), triggered_by=reason
         )
@@ -190,7 +191,7 @@ def text_tokens(text: str, count: TurnCounter) -> int:
 
 
 def render_turns(turns: Sequence[Turn]) -> str:
-    """The conversation as ``客户:`` / ``客服:`` lines, as the summary prompt and every other prompt show it."""
+    """The conversation as ``客户:`` / ``客服:`` lines, as every prompt shows it."""
     return "\n".join(f"{SPEAKER_LABELS.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
 
 
