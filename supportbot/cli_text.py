@@ -1,10 +1,18 @@
-"""Text for the terminal: help that wraps Chinese by display width, argument checks."""
+"""Text for the terminal, in one language: argparse speaking the catalog's language, help that
+wraps Chinese by display width, argument checks, and errors worded from their fields."""
 
 from __future__ import annotations
 
 import argparse
 import re
+import string
 import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from .errors import SupportbotError
+from .i18n import Language, Translate, catalog, translator
 
 _UNITS = re.compile(r"[!-~]+|\s+|.")  # an ASCII word, a run of spaces, or any one other character
 _NO_LINE_START = frozenset(",。、;:)」』!?")
@@ -47,10 +55,157 @@ class HelpFormatter(argparse.HelpFormatter):
         return "\n".join(indent + line for line in wrap(text, width - len(indent)))
 
 
+# -- argparse in one language ----------------------------------------------------------------
+#
+# argparse words its own texts (``usage:``, ``options``, ``show this help message and exit``, "the
+# following arguments are required") through the name ``_`` it imports from gettext, so gettext's
+# msgids are the hook it offers for translation. Installing a gettext catalog would need compiled
+# .mo files and would route through process-wide gettext state chosen by LANGUAGE/LC_*, not by
+# SUPPORTBOT_LANG; matching English messages after the fact would miss any we did not foresee.
+# Instead ``Parser`` binds argparse's ``_`` (and ``ngettext``) to the ``argparse`` catalog, keyed
+# by those msgids, for exactly as long as one of its own methods runs, and restores it after: a
+# parser built for ``zh`` speaks Chinese whoever else uses argparse in the process, and a msgid
+# the catalog lacks stays argparse's English (the CLI's language tests would show it).
+
+
+@contextmanager
+def speaking(lang: Language) -> Iterator[None]:
+    texts = catalog("argparse", lang)
+    names = vars(argparse)  # the module's globals, where its functions look `_` up at call time
+    saved = names["_"], names["ngettext"]
+
+    def plural(singular: str, plural: str, n: int) -> str:
+        msgid = singular if n == 1 else plural
+        return texts.get(msgid, msgid)
+
+    names["_"], names["ngettext"] = (lambda msgid: texts.get(msgid, msgid)), plural
+    try:
+        yield
+    finally:
+        names["_"], names["ngettext"] = saved
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose own texts (headers, usage, errors) are in ``language``.
+
+    Subparsers inherit the class and need ``language=`` passed to ``add_parser``; parents given to
+    ``parents=`` must be Parsers of the same language, or their "options" group would keep its
+    English title and show up as a second section.
+    """
+
+    def __init__(self, *args: Any, language: Language, **kwargs: Any) -> None:
+        self.language = language
+        with speaking(language):
+            super().__init__(*args, **kwargs)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        with speaking(self.language):  # it words "unrecognized arguments" itself
+            return super().parse_args(args, namespace)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        with speaking(self.language):
+            return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        with speaking(self.language):
+            return super().format_usage()
+
+    def format_help(self) -> str:
+        with speaking(self.language):
+            return super().format_help()
+
+    def error(self, message: str) -> NoReturn:
+        with speaking(self.language):
+            super().error(message)
+
+
+# -- argument types --------------------------------------------------------------------------
+
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 
-def email_argument(text: str) -> str:
-    if not _EMAIL.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"{text!r} 不是邮箱地址,要 name@example.com 这样的")
-    return text.strip()
+def email_argument(lang: Language) -> Callable[[str], str]:
+    def email(text: str) -> str:
+        if not _EMAIL.fullmatch(text.strip()):
+            raise argparse.ArgumentTypeError(translator("cli", lang)("arg.not_email", value=repr(text)))
+        return text.strip()
+
+    return email
+
+
+def step_argument(lang: Language) -> Callable[[str], int]:
+    """A step number as typed; its range is the library's to check (InvalidStepNumber)."""
+
+    def step(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                translator("cli", lang)("arg.not_step", value=repr(text))
+            ) from None
+
+    return step
+
+
+# -- labels and errors -----------------------------------------------------------------------
+
+
+def label(common: Translate, kind: str, value: str | None) -> str:
+    """A status, outcome or role in the screen's language; a value the catalog lacks shows as is."""
+    if not value:
+        return "—"
+    try:
+        return common(f"{kind}.{value}")
+    except KeyError:
+        return value
+
+
+def error_text(exc: SupportbotError, lang: Language) -> str:
+    """The error in ``lang``, from its class, ``reason`` and fields; never the class's name.
+
+    The most specific catalog entry whose fields the error carries wins, walking up the class tree
+    (``StepPruned`` → ``UnknownStep`` → ``NotFound`` …) to ``SupportbotError``, which needs none.
+    The library's English message is not shown: with --debug the traceback holds it.
+    """
+    texts = catalog("errors", lang)
+    fields = _error_fields(exc, lang)
+    for cls in type(exc).__mro__:
+        if not issubclass(cls, SupportbotError):
+            continue
+        for key in ((f"{cls.__name__}.{exc.reason}",) if exc.reason else ()) + (cls.__name__,):
+            template = texts.get(key)
+            if template is not None and _names(template) <= fields.keys():
+                return template.format(**fields)
+    return texts["SupportbotError"]
+
+
+def _names(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def _error_fields(exc: SupportbotError, lang: Language) -> dict[str, object]:
+    texts = catalog("errors", lang)
+    raw: dict[str, object] = {
+        "ticket": exc.ticket_id,
+        "step": exc.step,
+        "tickets": getattr(exc, "tickets", None),
+        "retry_after": getattr(exc, "retry_after", None),
+        **exc.details,
+    }
+    fields: dict[str, object] = {}
+    for name, value in raw.items():
+        if value is None:
+            continue
+        if name == "field":
+            fields[name] = texts.get(f"field.{value}", value)
+        elif name == "status":
+            fields[name] = label(translator("common", lang), "status", str(value))
+        elif isinstance(value, (tuple, list)):
+            fields[name] = texts["list_separator"].join(str(v) for v in value)
+        else:
+            fields[name] = value
+    return fields

@@ -39,7 +39,9 @@ class Store:
             with psycopg.connect(url) as conn:
                 migrate(conn)
         except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL") from exc
+            raise StoreError(
+                f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL", reason="connect"
+            ) from exc
         self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True, kwargs={"autocommit": True})
         self._lock = threading.Lock()
         # Turns and tool calls never change once written, so a copy read once stays valid:
@@ -168,12 +170,15 @@ class Store:
         mark = repo.pruned_before(conn, ticket_id)
         if mark is not None and 0 < at < mark[0]:
             return StepPruned(
-                f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on can "
-                "still be rebuilt (`history` lists them)",
+                f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on "
+                "can still be rebuilt (`history` lists them)",
                 ticket_id=ticket_id,
+                at=at,
+                pruned_on=f"{mark[1]:%Y-%m-%d}",
+                kept_from=mark[0],
             )
         return UnknownStep(
-            f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id
+            f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id, at=at
         )
 
 
