@@ -68,7 +68,9 @@ def _chinese(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(url: str | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")} | {"SUPPORTBOT_LANG": "zh"}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")} | {
+        "SUPPORTBOT_LANG": "zh"
+    }
     argv = [sys.executable, "-m", "supportbot", *args] + (["--database-url", url] if url else [])
     return subprocess.run(
         argv, env={**base, **(env or {})}, capture_output=True, text=True, timeout=180, check=False
