@@ -54,6 +54,15 @@ class HelpFormatter(argparse.HelpFormatter):
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         return "\n".join(indent + line for line in wrap(text, width - len(indent)))
 
+    def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None) -> str:
+        # argparse indents the usage's continuation lines by len("usage: " + prog), which is three
+        # columns short under "用法:" (three characters, six columns).
+        prefix = vars(argparse)["_"]("usage: ") if prefix is None else prefix
+        text: str = super()._format_usage(usage, actions, groups, prefix)
+        extra = columns(prefix) - len(prefix)
+        lines = text.split("\n")
+        return "\n".join(lines[:1] + [" " * extra + line if line.strip() else line for line in lines[1:]])
+
 
 # -- argparse in one language ----------------------------------------------------------------
 #
