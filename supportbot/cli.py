@@ -7,7 +7,7 @@ stderr (a traceback only with --debug). Read commands take --json for scripts.
 
 Everything it prints is in one language, SUPPORTBOT_LANG (``zh``/``en``, else the locale, else
 zh): argparse's own texts included (cli_text.Parser), errors worded from their fields
-(cli_text.error_text). Customer messages and replies are data and stay in the customer's language.
+(i18n.error_text). Customer messages and replies are data and stay in the customer's language.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pydantic_core import to_jsonable_python
 
 from .bot import SupportBot
 from .cli_chat import clip, context_text, run_chat
-from .cli_text import HelpFormatter, Parser, columns, email_argument, error_text, label, step_argument
+from .cli_text import HelpFormatter, Parser, columns, email_argument, step_argument
 from .config import Settings
 from .engine import RoundResult
 from .errors import (
@@ -36,7 +36,7 @@ from .errors import (
     UnknownStep,
     UnknownTicket,
 )
-from .i18n import Language, Translate, language, translator
+from .i18n import Language, Translate, error_text, label, language, translator
 from .lifecycle import KEEP_MODES
 from .memory.facts import FACT_LABELS_EN, FACT_LABELS_ZH
 from .memory.profile import Profile

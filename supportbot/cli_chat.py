@@ -18,11 +18,10 @@ from typing import Any, TextIO, TypeVar
 from pydantic import BaseModel
 
 from .bot import SupportBot
-from .cli_text import error_text, label
 from .config import Settings
 from .engine import RoundResult
 from .errors import InvalidInput
-from .i18n import Translate, translator
+from .i18n import Translate, error_text, label, translator
 from .llm.base import LLM, Completion, Message
 from .llm.factory import models_from_settings
 from .state import SupportState, Turn

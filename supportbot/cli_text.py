@@ -1,18 +1,16 @@
 """Text for the terminal, in one language: argparse speaking the catalog's language, help that
-wraps Chinese by display width, argument checks, and errors worded from their fields."""
+wraps Chinese by display width, argument checks (errors are worded by i18n.error_text)."""
 
 from __future__ import annotations
 
 import argparse
 import re
-import string
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from .errors import SupportbotError
-from .i18n import Language, Translate, catalog, translator
+from .i18n import Language, catalog, translator
 
 _UNITS = re.compile(r"[!-~]+|\s+|.")  # an ASCII word, a run of spaces, or any one other character
 _NO_LINE_START = frozenset(",。、;:)」』!?")
@@ -158,63 +156,3 @@ def step_argument(lang: Language) -> Callable[[str], int]:
             ) from None
 
     return step
-
-
-# -- labels and errors -----------------------------------------------------------------------
-
-
-def label(common: Translate, kind: str, value: str | None) -> str:
-    """A status, outcome or role in the screen's language; a value the catalog lacks shows as is."""
-    if not value:
-        return "—"
-    try:
-        return common(f"{kind}.{value}")
-    except KeyError:
-        return value
-
-
-def error_text(exc: SupportbotError, lang: Language) -> str:
-    """The error in ``lang``, from its class, ``reason`` and fields; never the class's name.
-
-    The most specific catalog entry whose fields the error carries wins, walking up the class tree
-    (``StepPruned`` → ``UnknownStep`` → ``NotFound`` …) to ``SupportbotError``, which needs none.
-    The library's English message is not shown: with --debug the traceback holds it.
-    """
-    texts = catalog("errors", lang)
-    fields = _error_fields(exc, lang)
-    for cls in type(exc).__mro__:
-        if not issubclass(cls, SupportbotError):
-            continue
-        for key in ((f"{cls.__name__}.{exc.reason}",) if exc.reason else ()) + (cls.__name__,):
-            template = texts.get(key)
-            if template is not None and _names(template) <= fields.keys():
-                return template.format(**fields)
-    return texts["SupportbotError"]
-
-
-def _names(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
-
-
-def _error_fields(exc: SupportbotError, lang: Language) -> dict[str, object]:
-    texts = catalog("errors", lang)
-    raw: dict[str, object] = {
-        "ticket": exc.ticket_id,
-        "step": exc.step,
-        "tickets": getattr(exc, "tickets", None),
-        "retry_after": getattr(exc, "retry_after", None),
-        **exc.details,
-    }
-    fields: dict[str, object] = {}
-    for name, value in raw.items():
-        if value is None:
-            continue
-        if name == "field":
-            fields[name] = texts.get(f"field.{value}", value)
-        elif name == "status":
-            fields[name] = label(translator("common", lang), "status", str(value))
-        elif isinstance(value, (tuple, list)):
-            fields[name] = texts["list_separator"].join(str(v) for v in value)
-        else:
-            fields[name] = value
-    return fields

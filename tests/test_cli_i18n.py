@@ -20,7 +20,7 @@ from test_cli import COMMANDS
 from supportbot import SupportBot, errors, i18n
 from supportbot.backend.demo_data import load_demo_data
 from supportbot.cli import main
-from supportbot.cli_text import error_text
+from supportbot.i18n import error_text
 from supportbot.lifecycle import KEEP_MODES
 from supportbot.state import TicketStatus
 

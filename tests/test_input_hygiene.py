@@ -19,7 +19,6 @@ import pytest
 from fakes import ScriptedLLM, cite_hits, refund_if_asked, row_counts
 
 from supportbot import SupportBot
-from supportbot.cli_text import error_text
 from supportbot.errors import (
     ApprovalNotPending,
     ForkRefused,
@@ -35,6 +34,7 @@ from supportbot.errors import (
     TicketBusy,
     WrongType,
 )
+from supportbot.i18n import error_text
 from supportbot.state import Turn
 from supportbot.store import repo
 
