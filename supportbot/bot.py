@@ -228,7 +228,11 @@ class SupportBot:
         ticket_id = validate.ticket_id(ticket_id)
         approver = validate.text("approver", approver, limit=validate.NAME_CHARS).strip()
         if not approver:
-            raise InvalidInput("approve() needs the approver's name (approver='...')", ticket_id=ticket_id)
+            raise InvalidInput(
+                "approve() needs the approver's name (approver='...')",
+                ticket_id=ticket_id,
+                reason="no_approver",
+            )
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
         source = _check_source(source)
 
@@ -262,7 +266,9 @@ class SupportBot:
         email = _check_email(email)
         customer = self._deps.backend.get_customer(email)
         if customer is None:
-            raise UnknownCustomer(f"no customer with email {email!r} in the business system", step="profile")
+            raise UnknownCustomer(
+                f"no customer with email {email!r} in the business system", step="profile", email=email
+            )
         return self._deps.profiles.for_customer(customer)  # type: ignore[no-any-return]
 
     def pending_approvals(self) -> list[PendingApproval]:
@@ -319,6 +325,8 @@ class SupportBot:
                     f"{loaded.state.refund_request.id}; a fork would share that request with the original. "
                     "Fork from a step before the request was filed, or from the end of the round",
                     ticket_id=ticket_id,
+                    at=seq,
+                    refund=loaded.state.refund_request.id,
                 )
             origin = loaded.state.ticket
             new = repo.create_ticket(
@@ -503,12 +511,15 @@ class SupportBot:
         # No length limit here: the limit applies to the stripped text, with its own error below.
         stripped = validate.text("message", message, limit=sys.maxsize).strip()
         if not stripped:
-            raise EmptyMessage("the message is empty; send the customer's words")
+            raise EmptyMessage("the message is empty; send the customer's words", field="message")
         limit = self._deps.settings.max_message_chars
         if len(stripped) > limit:
             raise MessageTooLong(
                 f"the message has {len(stripped)} characters, more than the limit of {limit}; "
-                "split it, or raise SUPPORTBOT_MAX_MESSAGE_CHARS"
+                "split it, or raise SUPPORTBOT_MAX_MESSAGE_CHARS",
+                field="message",
+                length=len(stripped),
+                limit=limit,
             )
         return stripped
 
@@ -543,10 +554,12 @@ def _with_connection(
         with psycopg.connect(url) as conn:
             return use(conn)
     except psycopg.OperationalError as exc:
-        raise StoreError(f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL") from exc
+        raise StoreError(
+            f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL", reason="connect"
+        ) from exc
     except psycopg.Error as exc:
         raise StoreError(
-            f"migrating the database failed: {exc}; nothing of that migration was applied"
+            f"migrating the database failed: {exc}; nothing of that migration was applied", reason="migrate"
         ) from exc
 
 

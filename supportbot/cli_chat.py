@@ -21,19 +21,13 @@ from .bot import SupportBot
 from .config import Settings
 from .engine import RoundResult
 from .errors import InvalidInput
+from .i18n import Translate, error_text, label, translator
 from .llm.base import LLM, Completion, Message
 from .llm.factory import models_from_settings
 from .state import SupportState, Turn
 
 T = TypeVar("T")
 
-ROLE_LABELS = {"customer": "客户", "agent": "客服"}
-OUTCOME_LABELS = {
-    "resolved": "已答复",
-    "escalated": "已转人工",
-    "waiting_approval": "等待审批",
-    "queued": "排队中",
-}
 SHOWN_TURNS = 20  # on resume; `show` prints every turn
 
 OpenBot = Callable[..., AbstractContextManager[SupportBot]]
@@ -52,19 +46,20 @@ def dim(text: str, stream: TextIO) -> str:
 
 
 class Progress:
-    """A one-line "处理中…" on stderr while a round waits on the model.
+    """A one-line "working…" on stderr while a round waits on the model.
 
     Shown only on a terminal, where it can be erased again; a log file would collect one stray
     line per round, which is noise, not progress.
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, text: str, stream: TextIO | None = None) -> None:
+        self._text = text
         self._stream = stream or sys.stderr
         self._shown = False
 
-    def show(self, text: str = "处理中…") -> None:
+    def show(self) -> None:
         if self._stream.isatty():
-            self._stream.write(text)
+            self._stream.write(self._text)
             self._stream.flush()
             self._shown = True
 
@@ -100,12 +95,12 @@ class DraftStream:
     """Prints draft text as the model produces it, dimmed and marked, since it is not yet the reply.
 
     The check step may reject a draft (a redraft follows) and finalize rewrites citations as links
-    and may append a refund decision, so what streams is labelled "起草中" and the reply actually
+    and may append a refund decision, so what streams is labelled "drafting" and the reply actually
     sent is printed afterwards whenever it differs.
     """
 
-    def __init__(self, out: TextIO, progress: Progress) -> None:
-        self._out, self._progress = out, progress
+    def __init__(self, out: TextIO, progress: Progress, t: Translate) -> None:
+        self._out, self._progress, self._t = out, progress, t
         self._drafts: list[str] = []
         self._open_line = False
 
@@ -115,8 +110,12 @@ class DraftStream:
     def start_draft(self) -> None:
         self.finish()
         self._progress.clear()
-        label = "起草中" if not self._drafts else f"重新起草(第 {len(self._drafts) + 1} 稿,上一稿未通过质检)"
-        self._out.write(dim(f"… {label}\n", self._out))
+        text = (
+            self._t("chat.drafting")
+            if not self._drafts
+            else self._t("chat.redrafting", n=len(self._drafts) + 1)
+        )
+        self._out.write(dim(f"… {text}\n", self._out))
         self._out.flush()
         self._drafts.append("")
 
@@ -156,13 +155,13 @@ class _AnnouncingModel:
 # -- the memory line -------------------------------------------------------------------------
 
 
-def context_text(usage: dict[str, int]) -> str:
+def context_text(usage: dict[str, int], t: Translate) -> str:
     """Prompt tokens used of the budget, when the context builder reported them."""
     if "total" not in usage or "budget" not in usage:
-        return "上下文 —"
+        return t("context.unknown")
     total, budget = usage["total"], usage["budget"]
-    share = f"({total * 100 // budget}%)" if budget > 0 else ""
-    return f"上下文 {total}/{budget} tokens{share}"
+    share = t("context.share", percent=total * 100 // budget) if budget > 0 else ""
+    return t("context.used", total=total, budget=budget, share=share)
 
 
 def clip(text: str, limit: int) -> str:
@@ -170,11 +169,15 @@ def clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def memory_line(state: SupportState) -> str:
-    profile = f"画像「{clip(state.profile, 30)}」" if state.profile else "画像 —"
-    return (
-        f"[记忆] {len(state.turns)} 条消息,前 {state.summarized_upto} 条已折叠进摘要 · "
-        f"钉住事实 {len(state.facts)} 条 · {profile} · {context_text(state.context_usage)}"
+def memory_line(state: SupportState, t: Translate) -> str:
+    profile = t("chat.profile", text=clip(state.profile, 30)) if state.profile else t("chat.no_profile")
+    return t(
+        "chat.memory",
+        turns=len(state.turns),
+        folded=state.summarized_upto,
+        facts=len(state.facts),
+        profile=profile,
+        context=context_text(state.context_usage, t),
     )
 
 
@@ -192,29 +195,37 @@ def resume_command(ticket_id: str, database_url: str | None) -> str:
 
 class ChatSession:
     def __init__(
-        self, bot: SupportBot, stream: DraftStream, progress: Progress, *, approver: str, out: TextIO
+        self,
+        bot: SupportBot,
+        stream: DraftStream,
+        progress: Progress,
+        *,
+        approver: str,
+        out: TextIO,
+        t: Translate,
     ) -> None:
         self.bot, self.stream, self.progress = bot, stream, progress
-        self.approver, self.out = approver, out
+        self.approver, self.out, self.t = approver, out, t
+        self.common = translator("common", t.language)
         self.ticket_id: str | None = None
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
     def open(self, email: str, message: str, subject: str) -> None:
-        self.say(f"客户({email})> {message}")
+        self.say(self.t("chat.opening", email=email, message=message))
         result = self._round(lambda: self.bot.open_ticket(email, subject=subject, body=message))
         self.ticket_id = result.ticket_id
-        self.say(f"工单 {result.ticket_id} 已创建")
+        self.say(self.t("chat.created", ticket=result.ticket_id))
         self.after_round(result)
 
     def resume(self, ticket_id: str) -> None:
         state = self.bot.state(ticket_id)  # unknown ticket: the error ends the command with exit 1
         self.ticket_id = ticket_id
         ticket = state.ticket
-        self.say(f"工单 {ticket.id} · {ticket.customer_email} · {ticket.subject}")
+        self.say(self.t("show.title", ticket=ticket.id, email=ticket.customer_email, subject=ticket.subject))
         self._print_turns(state.turns)
-        self.say(dim(memory_line(state), self.out))
+        self.say(dim(memory_line(state, self.t), self.out))
         # Finishes a round an earlier process left behind, or reports the refund still waiting.
         result = self._round(lambda: self.bot.resume(ticket_id))
         if result is not None:
@@ -222,16 +233,17 @@ class ChatSession:
 
     def loop(self) -> None:
         assert self.ticket_id is not None
-        self.say("输入客户的追问,回车发送;Ctrl+C 或 Ctrl+D 退出。")
+        self.say(self.t("chat.instructions"))
+        prompt = label(self.common, "role", "customer") + "> "
         while True:
-            message = ask("客户> ").strip()
+            message = ask(prompt).strip()
             if not message:
                 continue
             ticket_id = self.ticket_id
             try:
                 result = self._round(partial(self.bot.send, ticket_id, message))
             except InvalidInput as exc:  # nothing was stored: say why and let the operator retype
-                print(f"error: {exc}", file=sys.stderr, flush=True)
+                print(self.t("error", message=error_text(exc, self.t.language)), file=sys.stderr, flush=True)
                 continue
             self.after_round(result)
 
@@ -239,7 +251,7 @@ class ChatSession:
         if result.outcome == "waiting_approval":
             result = self._ask_approval(result)
         self._print_result(result)
-        self.say(dim(memory_line(self.bot.state(result.ticket_id)), self.out))
+        self.say(dim(memory_line(self.bot.state(result.ticket_id), self.t), self.out))
 
     def _round(self, run: Callable[[], T]) -> T:
         self.stream.new_round()
@@ -258,39 +270,47 @@ class ChatSession:
         refund = self.bot.state(result.ticket_id).refund_request
         if refund is not None:
             self.say(
-                f"[审批] 退款申请 {refund.id}:{refund.amount} {refund.currency}(账单 {refund.invoice_id})"
+                self.t(
+                    "chat.refund",
+                    id=refund.id,
+                    amount=refund.amount,
+                    currency=refund.currency,
+                    invoice=refund.invoice_id,
+                )
             )
-        answer = ask("通过这笔退款吗?[y/N] ").strip().lower()
+        answer = ask(self.t("chat.approve_prompt")).strip().lower()
         approved = answer in ("y", "yes", "是")
-        self.say(f"[审批] {'批准' if approved else '驳回'},审批人 {self.approver}")
+        decided = self.t("approved" if approved else "rejected")
+        self.say(self.t("chat.decided", decision=decided, by=self.approver))
         decide = self.bot.approve if approved else self.bot.reject
         return self._round(lambda: decide(result.ticket_id, approver=self.approver))
 
     def _print_result(self, result: RoundResult) -> None:
-        label = OUTCOME_LABELS.get(result.outcome, result.outcome)
+        outcome = label(self.common, "outcome", result.outcome)
         if result.outcome == "queued":
-            self.say("[排队] 这张工单正由另一个进程处理,回复会在那边生成;稍后用 show 查看。")
+            self.say(self.t("chat.queued"))
         elif result.reply and result.reply.strip() == self.stream.last_draft.strip():
-            self.say(f"── 以上草稿即发给客户的回复({label},第 {result.round} 轮)──")
+            self.say(self.t("chat.draft_sent", outcome=outcome, round=result.round))
         elif result.reply:
-            self.say(f"── 发给客户({label},第 {result.round} 轮)──")
+            self.say(self.t("chat.sent", outcome=outcome, round=result.round))
             self.say(result.reply)
 
     def _print_turns(self, turns: Sequence[Turn]) -> None:
         if len(turns) > SHOWN_TURNS:
-            self.say(dim(f"(前面还有 {len(turns) - SHOWN_TURNS} 条,完整对话见 show)", self.out))
+            self.say(dim(self.t("chat.earlier", n=len(turns) - SHOWN_TURNS), self.out))
         for turn in turns[-SHOWN_TURNS:]:
-            self.say(f"{ROLE_LABELS.get(turn.role, turn.role)}> {turn.content}")
+            self.say(f"{label(self.common, 'role', turn.role)}> {turn.content}")
 
 
 def run_chat(args: Any, settings: Settings, open_bot: OpenBot) -> int:
     out = sys.stdout
-    progress = Progress()
-    stream = DraftStream(out, progress)
+    t = translator("cli", args.language)
+    progress = Progress(t("chat.working"))
+    stream = DraftStream(out, progress, t)
     llm, small_llm = models_from_settings(settings, on_token=stream.token)
     approver = args.by or os.environ.get("USER") or "operator"
     with open_bot(llm=_AnnouncingModel(llm, stream.start_draft), small_llm=small_llm) as bot:
-        session = ChatSession(bot, stream, progress, approver=approver, out=out)
+        session = ChatSession(bot, stream, progress, approver=approver, out=out, t=t)
         try:
             if args.ticket:
                 session.resume(args.ticket)
@@ -304,7 +324,8 @@ def run_chat(args: Any, settings: Settings, open_bot: OpenBot) -> int:
             # main() reports the error itself; the operator still needs the way back in.
             session.settle()
             if session.ticket_id is not None:
-                print(f"接着聊:{resume_command(session.ticket_id, args.database_url)}", file=sys.stderr)
+                command = resume_command(session.ticket_id, args.database_url)
+                print(t("chat.resume_hint", command=command), file=sys.stderr)
             raise
     return 0
 
@@ -313,6 +334,8 @@ def _goodbye(session: ChatSession, args: Any, out: TextIO) -> None:
     print(file=out)
     if session.ticket_id is None:
         # Interrupted inside the first round: the ticket exists but its id never reached us.
-        print(f"已退出。工单可能已创建:python -m supportbot tickets --customer {args.email}", file=out)
+        command = f"python -m supportbot tickets --customer {args.email}"
+        print(session.t("chat.left_maybe_created", command=command), file=out)
         return
-    print(f"已退出。下次接着聊:{resume_command(session.ticket_id, args.database_url)}", file=out, flush=True)
+    command = resume_command(session.ticket_id, args.database_url)
+    print(session.t("chat.left", command=command), file=out, flush=True)

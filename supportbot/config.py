@@ -101,7 +101,12 @@ def _parse(name: str, kind: object, raw: str) -> object:
         if kind.startswith("Path"):
             return Path(raw).expanduser()
     except ValueError:
-        raise ConfigError(f"SUPPORTBOT_{name.upper()}={raw!r} is not a valid {kind.split(' ')[0]}") from None
+        raise ConfigError(
+            f"SUPPORTBOT_{name.upper()}={raw!r} is not a valid {kind.split(' ')[0]}",
+            reason="value",
+            setting=f"SUPPORTBOT_{name.upper()}",
+            value=raw,
+        ) from None
     return raw
 
 
@@ -126,10 +131,14 @@ def parse_prices(raw: str) -> dict[str, tuple[float, float]]:
         if pair is None or not all(math.isfinite(p) and p >= 0 for p in pair):
             raise ConfigError(
                 f"SUPPORTBOT_LLM_PRICES entry {entry!r} is not model=prompt/completion with two non-negative "
-                f"dollar prices per million tokens; {example}"
+                f"dollar prices per million tokens; {example}",
+                setting="SUPPORTBOT_LLM_PRICES",
             )
         if model in prices:
-            raise ConfigError(f"SUPPORTBOT_LLM_PRICES lists {model!r} twice; keep one entry per model")
+            raise ConfigError(
+                f"SUPPORTBOT_LLM_PRICES lists {model!r} twice; keep one entry per model",
+                setting="SUPPORTBOT_LLM_PRICES",
+            )
         prices[model] = pair
     return prices
 

@@ -187,6 +187,7 @@ class Engine:
                     f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
                     "pending_approvals() lists the tickets that are",
                     ticket_id=ticket_id,
+                    status=loaded.status,
                 )
             now = self.deps.clock()
             decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
@@ -205,7 +206,9 @@ class Engine:
                     now=now,
                 ):
                     raise ApprovalNotPending(
-                        f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
+                        f"the refund on {ticket_id} was already decided",
+                        ticket_id=ticket_id,
+                        reason="decided",
                     )
                 if audit is not None:
                     audit(tx, loaded.state, decision)

@@ -39,6 +39,9 @@
                                               the reviewer's own claim lapsed
 
 Each carries the ticket id and step when they are known, and its message says what to do next.
+The message is English (API text). ``details`` holds the facts the message is built from (a limit,
+a length, which setting), and ``reason`` tells apart the cases one class covers, so a caller that
+speaks another language (the CLI, the console) can say the same thing in its own words.
 """
 
 from __future__ import annotations
@@ -47,10 +50,20 @@ from __future__ import annotations
 class SupportbotError(Exception):
     """Root of every error supportbot raises on purpose."""
 
-    def __init__(self, message: str, *, ticket_id: str | None = None, step: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        ticket_id: str | None = None,
+        step: str | None = None,
+        reason: str | None = None,
+        **details: object,
+    ) -> None:
         super().__init__(message)
         self.ticket_id = ticket_id
         self.step = step
+        self.reason = reason  # which case of the class, when it covers several ("empty", "decided")
+        self.details: dict[str, object] = details  # the message's facts, for callers that word it
 
 
 class ConfigError(SupportbotError, ValueError):

@@ -52,7 +52,10 @@ def check_api_key(key: str | None, *, name: str = "SUPPORTBOT_LLM_API_KEY") -> N
     )
     raise ConfigError(
         f"{name} holds {_kind(char)} at character {bad + 1} of {len(key)}; an API key may hold "
-        f"printable ASCII only. Set it again without that character{hint}"
+        f"printable ASCII only. Set it again without that character{hint}",
+        reason="api_key",
+        setting=name,
+        position=bad + 1,
     )
 
 

@@ -50,19 +50,30 @@ def text(name: str, value: object, *, limit: int, empty: bool = True) -> str:
     if "\x00" in value:
         where = value.index("\x00")
         raise InvalidText(
-            f"the {name} contains a NUL character (at {where}), which cannot be stored; remove it"
+            f"the {name} contains a NUL character (at {where}), which cannot be stored; remove it",
+            reason="nul",
+            field=name,
+            position=where,
         )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidText(
             f"the {name} contains a lone surrogate (U+{ord(value[exc.start]):04X} at {exc.start}), which is "
-            "not valid Unicode; decode the bytes it came from with errors='replace'"
+            "not valid Unicode; decode the bytes it came from with errors='replace'",
+            reason="surrogate",
+            field=name,
+            position=exc.start,
         ) from None
     if len(value) > limit:
-        raise TextTooLong(f"the {name} has {len(value)} characters, more than the limit of {limit}")
+        raise TextTooLong(
+            f"the {name} has {len(value)} characters, more than the limit of {limit}",
+            field=name,
+            length=len(value),
+            limit=limit,
+        )
     if not empty and not value.strip():
-        raise InvalidText(f"the {name} is empty")
+        raise InvalidText(f"the {name} is empty", reason="empty", field=name)
     return value
 
 
@@ -80,10 +91,13 @@ def email(value: object, name: str = "email") -> str:
     shown = repr(address[:60]) + ("…" if len(address) > 60 else "")
     if len(address) > EMAIL_CHARS:
         raise InvalidEmail(
-            f"{shown} has {len(address)} characters: no email address is longer than {EMAIL_CHARS}"
+            f"{shown} has {len(address)} characters: no email address is longer than {EMAIL_CHARS}",
+            reason="too_long",
+            length=len(address),
+            limit=EMAIL_CHARS,
         )
     if not _EMAIL.match(address):
-        raise InvalidEmail(f"{shown} is not an email address like name@example.com")
+        raise InvalidEmail(f"{shown} is not an email address like name@example.com", address=shown)
     return address
 
 
@@ -95,7 +109,8 @@ def step_number(value: object) -> int:
         raise InvalidStepNumber(
             f"step {value} does not exist: steps are numbered from 1 (the ticket's first step) up; "
             "history() lists a ticket's steps. There is no step 0: before its first step a ticket "
-            "has nothing to rebuild or fork (open a new ticket instead)"
+            "has nothing to rebuild or fork (open a new ticket instead)",
+            value=value,
         )
     return value
 
@@ -112,12 +127,19 @@ def moment(name: str, value: object) -> datetime:
         kind = "a date without a time" if isinstance(value, date) else type(value).__name__
         raise WrongType(f"{name} must be a timezone-aware datetime, not {kind}")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidDate(f"{name} must be timezone-aware, e.g. datetime.now(UTC) - timedelta(days=90)")
+        raise InvalidDate(
+            f"{name} must be timezone-aware, e.g. datetime.now(UTC) - timedelta(days=90)",
+            reason="naive",
+            field=name,
+        )
     try:
         value.astimezone(UTC)
     except (OverflowError, ValueError):
         raise InvalidDate(
-            f"{name} {value.isoformat()} is out of range in UTC; use a date before 9999-12-31"
+            f"{name} {value.isoformat()} is out of range in UTC; use a date before 9999-12-31",
+            reason="range",
+            field=name,
+            value=value.isoformat(),
         ) from None
     return value
 
@@ -130,4 +152,9 @@ def choice(name: str, value: object, choices: Sequence[C]) -> C:
         if member == text(name, value, limit=200):
             return member
     shown = repr(value[:40]) + ("…" if len(value) > 40 else "")
-    raise InvalidChoice(f"{name} must be one of {tuple(choices)}, not {shown}")
+    raise InvalidChoice(
+        f"{name} must be one of {tuple(choices)}, not {shown}",
+        field=name,
+        choices=tuple(choices),
+        value=shown,
+    )

@@ -65,8 +65,16 @@ def story(database_url: str) -> Story:
     return Story(database_url, first.ticket_id, other.ticket_id)
 
 
+@pytest.fixture(autouse=True)
+def _chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read the demo's language, whatever the machine's locale (test_cli_i18n covers en)."""
+    monkeypatch.setenv("SUPPORTBOT_LANG", "zh")
+
+
 def run(url: str | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")} | {
+        "SUPPORTBOT_LANG": "zh"
+    }
     argv = [sys.executable, "-m", "supportbot", *args] + (["--database-url", url] if url else [])
     return subprocess.run(
         argv, env={**base, **(env or {})}, capture_output=True, text=True, timeout=180, check=False
@@ -155,13 +163,13 @@ def test_usage_errors_exit_2_before_touching_a_database(capsys: pytest.CaptureFi
     for argv in cases:
         code, err = in_process(capsys, *argv, "--database-url", "postgresql://nowhere.invalid/x")
         assert code == 2, (argv, err)
-        assert "usage:" in err, argv
+        assert "用法:" in err, argv
 
 
 def test_usage_errors_from_a_real_process() -> None:
     assert "approve" in fails(None, 2, "approve", "T000001", "--by", "王经理")
     assert "--yes" in fails(None, 2, "forget", "wugang@example.com")
-    assert "unrecognized arguments: --bogus" in fails(None, 2, "tickets", "--bogus")
+    assert "无法识别的参数:--bogus" in fails(None, 2, "tickets", "--bogus")
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -249,7 +257,7 @@ def test_approvals_then_approve(story: Story) -> None:
     assert "已审批通过" in result["reply"]
     assert "没有等待审批的退款" in ok(story.url, "approvals")
     # A second click finds nothing to decide: an error, not a usage error.
-    assert "not waiting for approval" in fails(
+    assert "不在等待审批(状态:已答复)" in fails(
         story.url, 1, "approve", story.waiting, "--no", "--by", "李主管"
     )
 
@@ -259,8 +267,8 @@ def test_approvals_then_approve(story: Story) -> None:
 
 def test_unknown_things_exit_1_with_one_line(story: Story) -> None:
     err = fails(story.url, 1, "show", "T999999")
-    assert err.startswith("error: ") and "T999999" in err and err.count("\n") == 1
-    assert "no step 999" in fails(story.url, 1, "state", story.waiting, "--at", "999")
+    assert err.startswith("错误:") and "T999999" in err and err.count("\n") == 1
+    assert "没有第 999 步" in fails(story.url, 1, "state", story.waiting, "--at", "999")
 
 
 def test_debug_shows_the_exception(story: Story) -> None:

@@ -66,7 +66,13 @@ def cli_examples(text: str) -> list[Example]:
 
 def _env(url: str) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
-    return {**base, "SUPPORTBOT_DATABASE_URL": url, "USER": "doc-reader", "NO_COLOR": "1"}
+    return {
+        **base,
+        "SUPPORTBOT_DATABASE_URL": url,
+        "SUPPORTBOT_LANG": "zh",
+        "USER": "doc-reader",
+        "NO_COLOR": "1",
+    }
 
 
 @pytest.mark.parametrize("with_demo_data", [False, True], ids=["fresh", "demo"])

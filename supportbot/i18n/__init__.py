@@ -10,6 +10,9 @@ Why not gettext: its catalogs are compiled ``.mo`` files, which need a toolchain
 build time and binaries in the repository; JSON is read by the standard library as it is, and
 a key is a stable name rather than the English sentence.
 
+``label`` words a status, outcome or role from the ``common`` catalog; ``error_text`` words any
+SupportbotError from the ``errors`` catalog (its class, ``reason`` and fields), for every screen.
+
 The customer-facing replies are not here: they follow the customer's language (llm/offline.py).
 """
 
@@ -17,10 +20,13 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Literal, Protocol, get_args
+
+from ..errors import SupportbotError
 
 Language = Literal["zh", "en"]
 LANGUAGES: tuple[Language, ...] = get_args(Language)
@@ -82,3 +88,63 @@ def translator(domain: str, lang: Language | None = None) -> Translate:
     """``tr = translator("cli"); tr("approved", ticket="T000002")``; a missing key is a KeyError,
     which the catalog test catches before any user could."""
     return _Translator(domain, lang or language())
+
+
+# -- labels and errors, worded for any screen --------------------------------------------------
+
+
+def label(common: Translate, kind: str, value: str | None) -> str:
+    """A status, outcome or role in the screen's language; a value the catalog lacks shows as is."""
+    if not value:
+        return "—"
+    try:
+        return common(f"{kind}.{value}")
+    except KeyError:
+        return value
+
+
+def error_text(exc: SupportbotError, lang: Language) -> str:
+    """The error in ``lang``, from its class, ``reason`` and fields; never the class's name.
+
+    The most specific catalog entry whose fields the error carries wins, walking up the class tree
+    (``StepPruned`` → ``UnknownStep`` → ``NotFound`` …) to ``SupportbotError``, which needs none.
+    The library's English message is not shown: with --debug the traceback holds it.
+    """
+    texts = catalog("errors", lang)
+    fields = _error_fields(exc, lang)
+    for cls in type(exc).__mro__:
+        if not issubclass(cls, SupportbotError):
+            continue
+        for key in ((f"{cls.__name__}.{exc.reason}",) if exc.reason else ()) + (cls.__name__,):
+            template = texts.get(key)
+            if template is not None and _names(template) <= fields.keys():
+                return template.format(**fields)
+    return texts["SupportbotError"]
+
+
+def _names(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def _error_fields(exc: SupportbotError, lang: Language) -> dict[str, object]:
+    texts = catalog("errors", lang)
+    raw: dict[str, object] = {
+        "ticket": exc.ticket_id,
+        "step": exc.step,
+        "tickets": getattr(exc, "tickets", None),
+        "retry_after": getattr(exc, "retry_after", None),
+        **exc.details,
+    }
+    fields: dict[str, object] = {}
+    for name, value in raw.items():
+        if value is None:
+            continue
+        if name == "field":
+            fields[name] = texts.get(f"field.{value}", value)
+        elif name == "status":
+            fields[name] = label(translator("common", lang), "status", str(value))
+        elif isinstance(value, (tuple, list)):
+            fields[name] = texts["list_separator"].join(str(v) for v in value)
+        else:
+            fields[name] = value
+    return fields

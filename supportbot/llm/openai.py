@@ -135,7 +135,9 @@ class OpenAICompatible:
         if not settings.llm_base_url:
             raise ConfigError(
                 "SUPPORTBOT_LLM_BASE_URL is not set; point it at an OpenAI-compatible endpoint, "
-                "e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (Ollama)"
+                "e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (Ollama)",
+                reason="missing",
+                setting="SUPPORTBOT_LLM_BASE_URL",
             )
         model = (settings.llm_small_model or settings.llm_model) if small else settings.llm_model
         return cls(

@@ -71,7 +71,8 @@ class Store:
                 migrate(conn, demo=demo)
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(
-                f"cannot connect to PostgreSQL: {_first_line(exc)}. Check SUPPORTBOT_DATABASE_URL"
+                f"cannot connect to PostgreSQL: {_first_line(exc)}. Check SUPPORTBOT_DATABASE_URL",
+                reason="connect",
             ) from exc
         except psycopg.Error as exc:
             raise _translated(exc, db_timeout) from exc
@@ -237,13 +238,15 @@ class Store:
         mark = repo.pruned_before(conn, ticket_id)
         if mark is not None and 0 < at < mark[0]:
             return StepPruned(
-                f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} "
-                "on can "
-                "still be rebuilt (`history` lists them)",
+                f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on "
+                "can still be rebuilt (`history` lists them)",
                 ticket_id=ticket_id,
+                at=at,
+                pruned_on=f"{mark[1]:%Y-%m-%d}",
+                kept_from=mark[0],
             )
         return UnknownStep(
-            f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id
+            f"ticket {ticket_id} has no step {at}; `history` lists its steps", ticket_id=ticket_id, at=at
         )
 
 
