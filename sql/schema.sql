@@ -46,7 +46,7 @@ CREATE TABLE supportbot.effects (
     kind text NOT NULL,
     result jsonb,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
-    CONSTRAINT effects_pkey PRIMARY KEY (key),
+    CONSTRAINT effects_pkey PRIMARY KEY (ticket_id, key),
     CONSTRAINT effects_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
@@ -106,6 +106,10 @@ CREATE TABLE supportbot.tickets (
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
     last_seq integer NOT NULL DEFAULT 0,
+    work_due timestamp with time zone,
+    work_attempts integer NOT NULL DEFAULT 0,
+    work_retry_at timestamp with time zone,
+    work_error text,
     CONSTRAINT tickets_pkey PRIMARY KEY (id)
 );
 
@@ -137,13 +141,30 @@ CREATE TABLE supportbot.turns (
     CONSTRAINT turns_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.workers (
+    id text NOT NULL,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    threads integer NOT NULL,
+    started_at timestamp with time zone NOT NULL DEFAULT now(),
+    heartbeat timestamp with time zone NOT NULL DEFAULT now(),
+    rounds bigint NOT NULL DEFAULT 0,
+    failures bigint NOT NULL DEFAULT 0,
+    running integer NOT NULL DEFAULT 0,
+    CONSTRAINT workers_pkey PRIMARY KEY (id)
+);
+
 CREATE INDEX approvals_pending ON supportbot.approvals USING btree (requested_at) WHERE (decided_at IS NULL);
 
 CREATE INDEX effects_ticket ON supportbot.effects USING btree (ticket_id);
 
 CREATE INDEX tickets_customer ON supportbot.tickets USING btree (customer_email);
 
+CREATE INDEX tickets_handed_off ON supportbot.tickets USING btree (updated_at) WHERE ((work_due IS NULL) AND (work_error IS NOT NULL));
+
 CREATE INDEX tickets_status ON supportbot.tickets USING btree (status);
+
+CREATE INDEX tickets_work_due ON supportbot.tickets USING btree (work_due, id) WHERE (work_due IS NOT NULL);
 
 CREATE UNIQUE INDEX turns_message_id ON supportbot.turns USING btree (ticket_id, message_id) WHERE (message_id IS NOT NULL);
 
@@ -153,22 +174,34 @@ CREATE OR REPLACE FUNCTION supportbot.record_steps(p_ticket text, p_owner text, 
 AS $function$
 DECLARE
     v_release boolean := coalesce((p_batch ->> 'release')::boolean, false);
+    v_known integer := (p_batch ->> 'known')::integer;
     v_changed boolean := p_batch ? 'status' OR jsonb_array_length(p_batch -> 'turns') > 0;
+    v_new_turns integer := coalesce(
+        (SELECT max((t ->> 'idx')::integer) + 1 FROM jsonb_array_elements(p_batch -> 'turns') AS t), 0);
     v_turn_count integer;
 BEGIN
     UPDATE supportbot.tickets SET
-        turn_count = greatest(turn_count, coalesce(
-            (SELECT max((t ->> 'idx')::integer) + 1 FROM jsonb_array_elements(p_batch -> 'turns') AS t), 0)),
+        turn_count = greatest(turn_count, v_new_turns),
         last_seq = greatest(last_seq, coalesce(
             (SELECT max((s ->> 'seq')::integer) FROM jsonb_array_elements(p_batch -> 'steps') AS s), 0)),
         status = coalesce(p_batch ->> 'status', status),
         updated_at = CASE WHEN v_changed THEN now() ELSE updated_at END,
         lease_owner = CASE WHEN v_release THEN NULL ELSE lease_owner END,
-        lease_expires = CASE WHEN v_release THEN NULL ELSE lease_expires END
+        lease_expires = CASE WHEN v_release THEN NULL ELSE lease_expires END,
+        work_due = CASE WHEN v_release AND v_known IS NOT NULL
+                         AND (coalesce(p_batch ->> 'status', status) = 'waiting_approval'
+                              OR greatest(turn_count, v_new_turns) <= v_known)
+                        THEN NULL ELSE work_due END,
+        work_attempts = CASE WHEN v_release AND v_known IS NOT NULL THEN 0 ELSE work_attempts END,
+        work_retry_at = CASE WHEN v_release AND v_known IS NOT NULL THEN NULL ELSE work_retry_at END,
+        work_error = CASE WHEN v_release AND v_known IS NOT NULL THEN NULL ELSE work_error END
     WHERE id = p_ticket AND lease_owner = p_owner
     RETURNING turn_count INTO v_turn_count;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'ticket % is no longer leased to %', p_ticket, p_owner USING ERRCODE = 'SBL01';
+    END IF;
+    IF v_release THEN
+        PERFORM pg_notify('supportbot_done', p_ticket);
     END IF;
     INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)
     SELECT p_ticket, x.idx, x.round, x.role, x.content, x.message_id, x.tokens, x.created_at
@@ -272,6 +305,7 @@ CREATE TABLE demo.refunds (
     decided_by text,
     decided_at timestamp with time zone,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
+    decision_note text NOT NULL DEFAULT ''::text,
     CONSTRAINT refunds_pkey PRIMARY KEY (id),
     CONSTRAINT refunds_amount_check CHECK ((amount > (0)::numeric)),
     CONSTRAINT refunds_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'rejected'::text]))),
@@ -307,4 +341,51 @@ CREATE INDEX invoices_customer ON demo.invoices USING btree (customer_id);
 
 CREATE INDEX past_tickets_customer ON demo.past_tickets USING btree (customer_id);
 
+CREATE INDEX refunds_invoice ON demo.refunds USING btree (invoice_id);
+
 CREATE INDEX subscriptions_customer ON demo.subscriptions USING btree (customer_id);
+
+CREATE OR REPLACE FUNCTION demo.invoice_covers_refunds()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF (SELECT coalesce(sum(amount), 0) FROM demo.refunds WHERE invoice_id = NEW.id AND status = 'approved')
+            > NEW.amount THEN
+        RAISE EXCEPTION 'an invoice must not pay less than was refunded of it'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'refunds_within_paid';
+    END IF;
+    RETURN NEW;
+END $function$;
+
+CREATE OR REPLACE FUNCTION demo.refund_within_invoice()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    paid numeric;
+    paid_currency text;
+    approved numeric;
+BEGIN
+    SELECT amount, currency INTO paid, paid_currency FROM demo.invoices WHERE id = NEW.invoice_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN NEW;  -- the foreign key reports it
+    END IF;
+    IF NEW.amount > paid OR NEW.currency <> paid_currency THEN
+        RAISE EXCEPTION 'a refund must not exceed what its invoice paid, in the invoice''s currency'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'refund_within_paid';
+    END IF;
+    IF NEW.status = 'approved' THEN
+        SELECT coalesce(sum(amount), 0) INTO approved FROM demo.refunds
+        WHERE invoice_id = NEW.invoice_id AND status = 'approved' AND id <> NEW.id;
+        IF approved + NEW.amount > paid THEN
+            RAISE EXCEPTION 'the approved refunds of an invoice must not add up past what it paid'
+                USING ERRCODE = 'check_violation', CONSTRAINT = 'refunds_within_paid';
+        END IF;
+    END IF;
+    RETURN NEW;
+END $function$;
+
+CREATE TRIGGER invoice_covers_refunds AFTER UPDATE OF amount ON demo.invoices FOR EACH ROW WHEN ((new.amount < old.amount)) EXECUTE FUNCTION demo.invoice_covers_refunds();
+
+CREATE TRIGGER refund_within_invoice BEFORE INSERT OR UPDATE OF amount, currency, status, invoice_id ON demo.refunds FOR EACH ROW EXECUTE FUNCTION demo.refund_within_invoice();

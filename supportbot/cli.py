@@ -22,6 +22,7 @@ from pydantic_core import to_jsonable_python
 from .bot import SupportBot
 from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .cli_text import HelpFormatter, columns, email_argument
+from .cli_worker import add_worker_commands
 from .config import Settings
 from .engine import RoundResult
 from .errors import ApprovalNotPending, CustomerBusy, InvalidStepNumber, SupportbotError, UnknownTicket
@@ -61,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.validate(args)
     try:
         settings = Settings.from_env()
+        if (adjust := getattr(args, "adjust_settings", None)) is not None:
+            settings = adjust(settings, args)  # e.g. the worker sizes its pool by its threads
         if args.handler is run_chat:
             return int(run_chat(args, settings, lambda **models: _open_bot(args, settings, **models)))
         with _open_bot(args, settings, **_demo_options(args)) as bot:
@@ -178,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conversation_commands(command)
     _add_memory_commands(command)
     _add_admin_commands(command)
+    add_worker_commands(command)
     return parser
 
 

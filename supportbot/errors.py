@@ -31,7 +31,8 @@
     │   ├── StoreUnavailable                  the connection to PostgreSQL was lost or refused
     │   └── StoreBusy                         no pooled connection, lock or answer within its timeout
     ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
-    └── ModelError                            the model failed after retries
+    ├── ModelError                            the model failed after retries
+    └── WaitTimeout (TimeoutError)            no answer within wait()'s timeout; the message stays queued
 
 Each carries the ticket id and step when they are known, and its message says what to do next.
 """
@@ -189,3 +190,7 @@ class TicketBusy(SupportbotError):
     def __init__(self, message: str, *, ticket_id: str | None = None, retry_after: float) -> None:
         super().__init__(message, ticket_id=ticket_id)
         self.retry_after = retry_after
+
+
+class WaitTimeout(SupportbotError, TimeoutError):
+    """No answer within the timeout given to ``wait()``; the message stays queued for the workers."""
