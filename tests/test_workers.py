@@ -95,7 +95,7 @@ def test_wait_without_a_worker_times_out_and_the_message_stays_queued(
 ) -> None:
     bot = open_bot()
     opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
-    with pytest.raises(WaitTimeout, match="SupportBot.work"):
+    with pytest.raises(WaitTimeout, match=r"SupportBot\.work"):
         bot.wait(opened.ticket_id, opened, timeout=0.3)
     assert _queued(database_url) == [(opened.ticket_id,)]
     with pytest.raises(InvalidInput, match="belongs to ticket"):
