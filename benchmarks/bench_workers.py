@@ -11,7 +11,9 @@ is stored (it LISTENs for the end of rounds). Worker processes (``SupportBot.wor
 pool of at most 10 connections each.
 
 Times come from the database: submit = the customer turn's created_at, pickup = the round's
-start record, answer = the agent turn. Peak RSS is each worker process's own (ru_maxrss).
+start record, answer = the agent turn. Rounds/s over the whole run (first submit to last answer)
+include the ramp-up and the last wave, where fewer tickets than threads have work; the steady
+rate counts the middle 80% of answers. Peak RSS is each worker process's own (ru_maxrss).
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ def seed(url: str) -> None:
     with psycopg.connect(url) as conn, conn.transaction():
         conn.execute(
             "INSERT INTO demo.customers (id, name, email, is_vip, created_at)"
-            " SELECT 'C' || n, '客户' || n, 'c' || lpad(n::text, 4, '0') || '@example.com', false, '2025-01-01'"
+            " SELECT 'C' || n, '客户' || n, 'c' || lpad(n::text, 4, '0') || '@example.com', false,"
+            " '2025-01-01'"
             " FROM generate_series(0, %s) AS n",
             (CUSTOMERS - 1,),
         )
@@ -101,6 +104,8 @@ def seed(url: str) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
+    if "BENCH_SWITCH" in os.environ:
+        sys.setswitchinterval(float(os.environ["BENCH_SWITCH"]))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with SupportBot.open(
@@ -179,8 +184,8 @@ def drive(url: str, tickets: int, rounds: int) -> float:
             if not news:
                 continue
             answered = look.execute(
-                "SELECT ticket_id, max(idx) FROM supportbot.turns WHERE ticket_id = ANY(%s) AND role = 'agent'"
-                " GROUP BY 1",
+                "SELECT ticket_id, max(idx) FROM supportbot.turns"
+                " WHERE ticket_id = ANY(%s) AND role = 'agent' GROUP BY 1",
                 (list(news),),
             ).fetchall()
             follow = [t for t, idx in answered if idx > waiting[t]]
@@ -202,7 +207,8 @@ def timings(url: str) -> list[tuple[float, float, float]]:
             "SELECT extract(epoch FROM c.created_at)::float8, extract(epoch FROM s.created_at)::float8,"
             " extract(epoch FROM a.created_at)::float8"
             " FROM supportbot.turns c"
-            " JOIN supportbot.steps s ON s.ticket_id = c.ticket_id AND s.round = c.round AND s.step = 'start_round'"
+            " JOIN supportbot.steps s"
+            "  ON s.ticket_id = c.ticket_id AND s.round = c.round AND s.step = 'start_round'"
             " JOIN supportbot.turns a ON a.ticket_id = c.ticket_id AND a.round = c.round AND a.role = 'agent'"
             " WHERE c.role = 'customer'"
         ).fetchall()
@@ -225,6 +231,10 @@ def run_config(url: str, processes: int, threads: int, args: argparse.Namespace)
     rate = len(rows) / (last - first)
     ideal = processes * threads / (4 * args.delay) if args.delay else float("inf")
     latency = [r[2] - r[0] for r in rows]
+    # Steady state: the middle 80% of answers, without the ramp-up and the last, partly filled wave.
+    answers = sorted(r[2] for r in rows)
+    low, high = answers[len(answers) // 10], answers[len(answers) * 9 // 10]
+    steady = (len(answers) * 9 // 10 - len(answers) // 10) / (high - low)
     service = [r[2] - r[1] for r in rows]  # round start -> answer: the model's 1.2 s plus our overhead
     return {
         "config": f"{processes} x {threads}",
@@ -233,6 +243,8 @@ def run_config(url: str, processes: int, threads: int, args: argparse.Namespace)
         "rounds_per_s": round(rate, 1),
         "ideal": round(ideal, 1),
         "of_ideal": round(100 * rate / ideal, 1),
+        "steady_per_s": round(steady, 1),
+        "steady_of_ideal": round(100 * steady / ideal, 1),
         "p50_s": round(median(latency), 2),
         "p95_s": round(p95(latency), 2),
         "round_p50_s": round(median(service), 3),
@@ -298,13 +310,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def report(results: dict[str, Any]) -> str:
     lines = [
-        "| processes x threads | tickets x rounds | rounds/s | of ideal | p50 submit→answer | p95 | peak RSS |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| processes x threads | tickets x rounds | rounds/s (whole run) | of ideal | steady rounds/s "
+        "| of ideal | p50 submit→answer | p95 | round start→answer p50 | peak RSS |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results["throughput"]:
         lines.append(
             f"| {r['config']} | {r['tickets']} x {r['rounds'] // max(r['tickets'], 1)} | {r['rounds_per_s']} "
-            f"(ideal {r['ideal']}) | {r['of_ideal']}% | {r['p50_s']} s | {r['p95_s']} s | {r['rss_mb']} MB |"
+            f"(ideal {r['ideal']}) | {r['of_ideal']}% | {r['steady_per_s']} | {r['steady_of_ideal']}% "
+            f"| {r['p50_s']} s | {r['p95_s']} s | {r['round_p50_s']} s | {r['rss_mb']} MB |"
         )
     if results["pickup"]:
         lines += [
