@@ -104,8 +104,6 @@ def seed(url: str) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    if "BENCH_SWITCH" in os.environ:
-        sys.setswitchinterval(float(os.environ["BENCH_SWITCH"]))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with SupportBot.open(
