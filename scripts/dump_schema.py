@@ -28,7 +28,7 @@ def main() -> int:
         if url is None:
             from supportbot.store.embedded import embedded_url
 
-            url = embedded_url(Path(scratch))
+            url = embedded_url(Path(scratch), admin=True)  # the superuser: it creates the scratch database
         name = f"supportbot_schema_{uuid.uuid4().hex[:8]}"
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))

@@ -9,8 +9,9 @@
 -- waits until `work_retry_at` (backoff); after the last attempt the ticket goes to a human, with
 -- `work_error` saying why. Workers find due tickets through a partial index that holds only them.
 --
--- record_steps() is redefined to clear `work_due` in the update it already makes, and to notify
--- `supportbot_done` when a worker's part of a round ends (waiters on the answer wake up).
+-- record_steps() (as 012 left it, storing each turn's author) is redefined to clear `work_due` in
+-- the update it already makes, and to notify `supportbot_done` when a worker's part of a round
+-- ends (waiters on the answer wake up).
 --
 -- `workers` holds one heartbeat row per running worker process, with its counters, for `stats`.
 --
@@ -31,7 +32,7 @@ CREATE INDEX tickets_handed_off ON supportbot.tickets (updated_at) WHERE work_du
 -- message after the latest round's start that no round took up.
 UPDATE supportbot.tickets t SET work_due = t.updated_at
 WHERE t.status = 'in_progress'
-   OR (t.status <> 'waiting_approval' AND EXISTS (
+   OR (t.status NOT IN ('waiting_approval', 'with_human') AND EXISTS (
         SELECT 1 FROM supportbot.turns u WHERE u.ticket_id = t.id AND u.role = 'customer'
            AND u.idx >= coalesce((SELECT (s.update ->> 'handled_upto')::integer FROM supportbot.steps s
                                   WHERE s.ticket_id = t.id AND s.step = 'start_round'
@@ -89,10 +90,11 @@ BEGIN
     IF v_release THEN
         PERFORM pg_notify('supportbot_done', p_ticket);
     END IF;
-    INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)
-    SELECT p_ticket, x.idx, x.round, x.role, x.content, x.message_id, x.tokens, x.created_at
+    INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at, author)
+    SELECT p_ticket, x.idx, x.round, x.role, x.content, x.message_id, x.tokens, x.created_at, x.author
     FROM jsonb_to_recordset(p_batch -> 'turns') AS x(idx integer, round integer, role text, content text,
-                                                     message_id text, tokens integer, created_at timestamptz);
+                                                     message_id text, tokens integer, created_at timestamptz,
+                                                     author text);
     INSERT INTO supportbot.tool_calls (ticket_id, idx, round, step, name, args, result, error, duration_ms)
     SELECT p_ticket, x.idx, x.round, x.step, x.name, x.args, x.result, x.error, x.duration_ms
     FROM jsonb_to_recordset(p_batch -> 'tool_calls') AS x(idx integer, round integer, step text, name text,

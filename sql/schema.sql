@@ -21,6 +21,19 @@ CREATE TABLE supportbot.approvals (
     CONSTRAINT approvals_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.audit (
+    id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+    at timestamp with time zone NOT NULL DEFAULT now(),
+    actor text NOT NULL,
+    action text NOT NULL,
+    ticket_id text,
+    customer_email text,
+    source text NOT NULL,
+    detail jsonb NOT NULL DEFAULT '{}'::jsonb,
+    CONSTRAINT audit_pkey PRIMARY KEY (id),
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['approve'::text, 'reject'::text, 'take_over'::text, 'human_reply'::text, 'hand_back'::text, 'fork'::text, 'forget_customer'::text])))
+);
+
 CREATE TABLE supportbot.checkpoints (
     ticket_id text NOT NULL,
     seq integer NOT NULL,
@@ -106,6 +119,7 @@ CREATE TABLE supportbot.tickets (
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
     last_seq integer NOT NULL DEFAULT 0,
+    human_agent text,
     work_due timestamp with time zone,
     work_attempts integer NOT NULL DEFAULT 0,
     work_retry_at timestamp with time zone,
@@ -136,7 +150,9 @@ CREATE TABLE supportbot.turns (
     message_id text,
     tokens integer,
     created_at timestamp with time zone NOT NULL,
+    author text,
     CONSTRAINT turns_pkey PRIMARY KEY (ticket_id, idx),
+    CONSTRAINT turns_author_check CHECK (((author IS NULL) OR (role = 'agent'::text))),
     CONSTRAINT turns_role_check CHECK ((role = ANY (ARRAY['customer'::text, 'agent'::text]))),
     CONSTRAINT turns_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
@@ -156,6 +172,12 @@ CREATE TABLE supportbot.workers (
 
 CREATE INDEX approvals_pending ON supportbot.approvals USING btree (requested_at) WHERE (decided_at IS NULL);
 
+CREATE INDEX audit_at ON supportbot.audit USING btree (at);
+
+CREATE INDEX audit_customer ON supportbot.audit USING btree (lower(customer_email)) WHERE (customer_email IS NOT NULL);
+
+CREATE INDEX audit_ticket ON supportbot.audit USING btree (ticket_id, id);
+
 CREATE INDEX effects_ticket ON supportbot.effects USING btree (ticket_id);
 
 CREATE INDEX tickets_customer ON supportbot.tickets USING btree (customer_email);
@@ -167,6 +189,23 @@ CREATE INDEX tickets_status ON supportbot.tickets USING btree (status);
 CREATE INDEX tickets_work_due ON supportbot.tickets USING btree (work_due, id) WHERE (work_due IS NOT NULL);
 
 CREATE UNIQUE INDEX turns_message_id ON supportbot.turns USING btree (ticket_id, message_id) WHERE (message_id IS NOT NULL);
+
+CREATE OR REPLACE FUNCTION supportbot.audit_append_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        -- The one change allowed: forget_customer erasing the customer's address, notes and ids.
+        IF NEW.id = OLD.id AND NEW.at = OLD.at AND NEW.actor = OLD.actor AND NEW.action = OLD.action
+           AND NEW.ticket_id IS NOT DISTINCT FROM OLD.ticket_id AND NEW.source = OLD.source
+           AND NEW.customer_email IS NULL
+           AND NEW.detail = (OLD.detail - '{note,invoice,refund}'::text[]) || '{"redacted": true}'::jsonb THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+    RAISE EXCEPTION 'supportbot.audit is append-only: % refused', TG_OP USING ERRCODE = 'SBA01';
+END $function$;
 
 CREATE OR REPLACE FUNCTION supportbot.record_steps(p_ticket text, p_owner text, p_batch jsonb)
  RETURNS integer
@@ -203,10 +242,11 @@ BEGIN
     IF v_release THEN
         PERFORM pg_notify('supportbot_done', p_ticket);
     END IF;
-    INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)
-    SELECT p_ticket, x.idx, x.round, x.role, x.content, x.message_id, x.tokens, x.created_at
+    INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at, author)
+    SELECT p_ticket, x.idx, x.round, x.role, x.content, x.message_id, x.tokens, x.created_at, x.author
     FROM jsonb_to_recordset(p_batch -> 'turns') AS x(idx integer, round integer, role text, content text,
-                                                     message_id text, tokens integer, created_at timestamptz);
+                                                     message_id text, tokens integer, created_at timestamptz,
+                                                     author text);
     INSERT INTO supportbot.tool_calls (ticket_id, idx, round, step, name, args, result, error, duration_ms)
     SELECT p_ticket, x.idx, x.round, x.step, x.name, x.args, x.result, x.error, x.duration_ms
     FROM jsonb_to_recordset(p_batch -> 'tool_calls') AS x(idx integer, round integer, step text, name text,
@@ -229,6 +269,10 @@ BEGIN
     ON CONFLICT (ticket_id, round) DO NOTHING;
     RETURN v_turn_count;
 END $function$;
+
+CREATE TRIGGER audit_append_only BEFORE DELETE OR UPDATE ON supportbot.audit FOR EACH ROW EXECUTE FUNCTION supportbot.audit_append_only();
+
+CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON supportbot.audit FOR EACH STATEMENT EXECUTE FUNCTION supportbot.audit_append_only();
 
 -- ── schema demo ────────────────────────────────────────────────────────────────────────────────────
 

@@ -2,6 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .audit import AuditAction, AuditEntry
 from .backend.base import Backend, ForgetsCustomers
 from .bot import SupportBot, migrate
 from .config import Settings
@@ -26,6 +27,8 @@ except PackageNotFoundError:  # a source checkout that was never installed
 
 __all__: list[str] = [
     "LLM",
+    "AuditAction",
+    "AuditEntry",
     "Backend",
     "Completion",
     "Customer",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 import warnings
@@ -12,7 +13,8 @@ from typing import Literal, overload
 
 import psycopg
 
-from . import lifecycle, validate, waiting
+from . import audit, lifecycle, takeover, validate, waiting
+from .audit import AuditEntry
 from .backend.base import Backend
 from .backend.demo import DemoBackend
 from .config import Settings
@@ -25,6 +27,7 @@ from .errors import (
     MessageTooLong,
     StoreError,
     UnknownCustomer,
+    WrongType,
 )
 from .graph import INTERRUPTS
 from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
@@ -34,7 +37,8 @@ from .memory import tokens
 from .memory.profile import Profile
 from .memory.tokens import turn_tokens, with_tokens
 from .profiles import Profiles
-from .state import SupportState, TicketStatus, Turn
+from .records import ApprovalDecision
+from .state import Outcome, SupportState, TicketStatus, Turn
 from .store import queue as work_queue
 from .store import repo
 from .store.migrate import Migration
@@ -169,6 +173,8 @@ class SupportBot:
         # Storing the message also takes the ticket if it is free: the round needs no lease statement.
         turn, _, taken = self._store_message(ticket_id, message, message_id, owner=owner)
         assert turn.idx is not None
+        if taken is None and (person := self._owned_by(ticket_id)):
+            return self._with_human(ticket_id, turn.idx, person)
         return self._answer(ticket_id, turn.idx, owner=owner, taken=taken)
 
     # -- without waiting: submit, wait, workers ----------------------------------------------
@@ -190,7 +196,8 @@ class SupportBot:
         once it ended or paused for approval; WaitTimeout after ``timeout`` seconds.
 
         A ticket whose rounds failed ``worker_max_attempts`` times went to a human instead: its
-        result is ``escalated`` with no reply (``queue()`` shows the reason).
+        result is ``escalated`` with no reply (``queue()`` shows the reason). A message to a ticket
+        a person has taken over is theirs to answer: ``with_human`` at once.
         """
         ticket_id = validate.ticket_id(ticket_id)
         if isinstance(submitted, Submitted):
@@ -211,12 +218,15 @@ class SupportBot:
                 assert idx is not None
                 round_ = repo.round_of_message(conn, ticket_id, idx)
             handed_off = work_queue.handed_off(conn, ticket_id)
+            person = repo.human_agent(conn, ticket_id)
         if round_ is not None:
             result = self._round_result(ticket_id, round_)
             if result.outcome != "queued":
                 return result
         if handed_off:
             return RoundResult(ticket_id=ticket_id, round=round_ or 0, outcome="escalated")
+        if person is not None and idx is not None:  # the message is for the person who took the ticket
+            return self._with_human(ticket_id, idx, person)
         return None
 
     def work(
@@ -285,11 +295,18 @@ class SupportBot:
             repo.get_ticket(conn, ticket_id)
         results = self._engine.drive(ticket_id)
         if results is None:
-            return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
+            outcome: Outcome = "with_human" if self._owned_by(ticket_id) else "queued"
+            return RoundResult(ticket_id=ticket_id, round=0, outcome=outcome)
         return results[-1] if results else None
 
     def approve(
-        self, ticket_id: str, *, approver: str, note: str = "", approved: bool | None = None
+        self,
+        ticket_id: str,
+        *,
+        approver: str,
+        note: str = "",
+        approved: bool | None = None,
+        source: str = "api",
     ) -> RoundResult:
         """Approve the pending refund as ``approver`` and finish the paused round.
 
@@ -305,22 +322,43 @@ class SupportBot:
                 stacklevel=2,
             )
             if not approved:
-                return self.reject(ticket_id, approver=approver, note=note)
-        return self._decide(ticket_id, approved=True, approver=approver, note=note)
+                return self.reject(ticket_id, approver=approver, note=note, source=source)
+        return self._decide(ticket_id, approved=True, approver=approver, note=note, source=source)
 
-    def reject(self, ticket_id: str, *, approver: str, note: str = "") -> RoundResult:
+    def reject(self, ticket_id: str, *, approver: str, note: str = "", source: str = "api") -> RoundResult:
         """Reject the pending refund as ``approver`` (``note`` is told to the customer); finish the round."""
-        return self._decide(ticket_id, approved=False, approver=approver, note=note)
+        return self._decide(ticket_id, approved=False, approver=approver, note=note, source=source)
 
-    def _decide(self, ticket_id: str, *, approved: bool, approver: str, note: str) -> RoundResult:
+    def _decide(
+        self, ticket_id: str, *, approved: bool, approver: str, note: str, source: str
+    ) -> RoundResult:
         """Record a human's decision on the pending refund and finish the paused round."""
         ticket_id = validate.ticket_id(ticket_id)
         approver = validate.text("approver", approver, limit=validate.NAME_CHARS).strip()
         if not approver:
             raise InvalidInput("approve() needs the approver's name (approver='...')", ticket_id=ticket_id)
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
+        source = _check_source(source)
+
+        def record(tx: psycopg.Connection, state: SupportState, decision: ApprovalDecision) -> None:
+            refund = state.refund_request
+            detail: dict[str, object] = {"round": state.round, "approved": decision.approved}
+            if refund is not None:
+                detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
+            if decision.note:
+                detail["note"] = decision.note
+            audit.record(
+                tx,
+                actor=approver,
+                action="approve" if decision.approved else "reject",
+                source=source,
+                ticket_id=ticket_id,
+                customer_email=state.ticket.customer_email,
+                detail=detail,
+            )
+
         paused_round, results = self._engine.decide(
-            ticket_id, approved=approved, approver=approver, note=note
+            ticket_id, approved=approved, approver=approver, note=note, audit=record
         )
         for result in results:
             if result.round == paused_round:
@@ -370,7 +408,7 @@ class SupportBot:
         with self._store.connection() as conn:
             return repo.list_tickets(conn, email=email, status=status)
 
-    def fork(self, ticket_id: str, seq: int) -> str:
+    def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
         """A new ticket whose history is this one's up to step ``seq``; returns its id.
 
         The fork's status is the one the ticket had right after that step: ``in_progress`` from
@@ -380,6 +418,7 @@ class SupportBot:
         business system, and two tickets deciding it would decide one refund twice.
         """
         ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
+        actor, source = _check_actor(actor), _check_source(source)
         with self._store.transaction() as tx:
             loaded = self._store.load(tx, ticket_id, at=seq)
             if loaded.next_step is not None and loaded.state.refund_request is not None:
@@ -389,13 +428,13 @@ class SupportBot:
                     "Fork from a step before the request was filed, or from the end of the round",
                     ticket_id=ticket_id,
                 )
-            source = loaded.state.ticket
+            origin = loaded.state.ticket
             new = repo.create_ticket(
                 tx,
-                email=source.customer_email,
-                subject=source.subject,
-                body=source.body,
-                now=source.created_at,
+                email=origin.customer_email,
+                subject=origin.subject,
+                body=origin.body,
+                now=origin.created_at,
             )
             repo.copy_history(
                 tx,
@@ -406,18 +445,101 @@ class SupportBot:
                 tool_call_count=len(loaded.state.tool_log),
                 fact_count=len(loaded.state.facts),
                 status=_status_after(loaded),
+                human_agent=loaded.state.human_agent or None,
+            )
+            audit.record(
+                tx,
+                actor=actor,
+                action="fork",
+                source=source,
+                ticket_id=ticket_id,
+                customer_email=loaded.state.ticket.customer_email,
+                detail={"seq": seq, "fork": new.id},
             )
         return new.id
 
+    # -- human takeover and the audit log (takeover.py, audit.py) ---------------------------
+
+    def take_over(self, ticket_id: str, *, agent: str, source: str = "api") -> SupportState:
+        """Make ``agent`` the ticket's owner: the bot answers nothing until they hand it back.
+
+        Returns the ticket's state with every stored turn. Raises TicketBusy while a round runs
+        (retry after ``retry_after`` s) and TakeoverRefused when another person owns the ticket
+        or it is inside a round (waiting for a refund decision: decide it first).
+        """
+        ticket_id, agent, source = validate.ticket_id(ticket_id), _check_agent(agent), _check_source(source)
+        return takeover.take_over(self._engine, ticket_id, agent=agent, source=source)
+
+    def reply_as_human(self, ticket_id: str, text: str, *, agent: str, source: str = "api") -> Turn:
+        """Store ``agent``'s reply to the customer (an agent turn, ``author=agent``); returns the turn.
+
+        Raises NotTakenOver unless ``agent`` owns the ticket (take_over() first).
+        """
+        ticket_id, agent, source = validate.ticket_id(ticket_id), _check_agent(agent), _check_source(source)
+        text = self._check_message(text)
+        return takeover.reply_as_human(self._engine, ticket_id, text, agent=agent, source=source)
+
+    def hand_back(
+        self, ticket_id: str, *, agent: str, note: str = "", source: str = "api"
+    ) -> RoundResult | None:
+        """Give the ticket back to the bot; if customer messages wait unanswered, a round answers them
+        now (its result is returned), else None and the next message starts a round.
+
+        ``note`` is for colleagues (the audit log), never shown to the model or the customer.
+        """
+        ticket_id, agent, source = validate.ticket_id(ticket_id), _check_agent(agent), _check_source(source)
+        note = validate.text("note", note, limit=validate.NOTE_CHARS)
+        return takeover.hand_back(self._engine, ticket_id, agent=agent, note=note, source=source)
+
+    def audit(
+        self, ticket_id: str | None = None, *, since: datetime | None = None, limit: int = 1000
+    ) -> list[AuditEntry]:
+        """Audit rows, oldest first: the ticket's, or all; from ``since`` on; the latest ``limit``."""
+        if ticket_id is not None:
+            ticket_id = validate.ticket_id(ticket_id)
+        if since is not None:
+            since = validate.moment("since", since)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise WrongType(f"limit must be an int, not {type(limit).__name__}")
+        if not 1 <= limit <= validate.INT32_MAX:
+            raise InvalidInput(f"limit must be at least 1, not {limit}")
+        with self._store.connection() as conn:
+            return audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
+
+    def _owned_by(self, ticket_id: str) -> str | None:
+        with self._store.connection() as conn:
+            return repo.human_agent(conn, ticket_id)
+
+    def _with_human(self, ticket_id: str, idx: int, person: str) -> RoundResult:
+        """send()'s result while a person owns the ticket: stored for them, no round ran."""
+        with self._store.connection() as conn:
+            round_ = repo.ticket_round(conn, ticket_id)
+        return RoundResult(ticket_id=ticket_id, round=round_, outcome="with_human", handled_upto=idx)
+
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def forget_customer(self, email: str, *, force: bool = False) -> DeletionReport:
+    def forget_customer(
+        self, email: str, *, force: bool = False, actor: str | None = None, source: str = "api"
+    ) -> DeletionReport:
         """Delete the customer's tickets, memory, profile and business rows in one transaction.
 
         Raises CustomerBusy (deleting nothing) while one of their tickets is mid-round or waits
-        for an approval; ``force=True`` cancels those and deletes anyway.
+        for an approval; ``force=True`` cancels those and deletes anyway. The audit log keeps its
+        rows about the customer (who did what, when, on which ticket id) but loses their address
+        notes and invoice ids in the same transaction; the row that records the forgetting holds
+        a SHA-256 digest of the address and the number of tickets deleted (no row when nothing
+        was found to delete).
         """
-        report = lifecycle.forget_customer(self._store, self._deps.backend, email, force=force)
+        email, actor, source = _check_email(email), _check_actor(actor), _check_source(source)
+
+        def record(tx: psycopg.Connection, tickets: list[str]) -> None:
+            audit.redact_customer(tx, email, tickets)
+            # A digest, not the address: it can answer "was this address forgotten?", given the address.
+            digest = hashlib.sha256(email.lower().encode()).hexdigest()
+            detail = {"customer_sha256": digest, "tickets": len(tickets)}
+            audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
+
+        report = lifecycle.forget_customer(self._store, self._deps.backend, email, force=force, audit=record)
         self._drop_cached(report.tickets)
         return report
 
@@ -529,8 +651,26 @@ def _check_email(email: str) -> str:
     return validate.email(email)
 
 
+def _check_agent(agent: str) -> str:
+    return validate.text("agent", agent, limit=validate.NAME_CHARS, empty=False).strip()
+
+
+def _check_actor(actor: str | None) -> str:
+    return (
+        "anonymous"
+        if actor is None
+        else validate.text("actor", actor, limit=validate.NAME_CHARS, empty=False).strip()
+    )
+
+
+def _check_source(source: str) -> str:
+    return validate.text("source", source, limit=audit.SOURCE_CHARS, empty=False).strip()
+
+
 def _status_after(loaded: Loaded) -> str:
     """The ticket's status right after ``loaded``'s step, as the engine sets it (engine._status)."""
+    if loaded.state.human_agent:
+        return "with_human"
     if loaded.next_step is None:
         return {"resolved": "resolved", "escalated": "escalated"}.get(loaded.state.outcome or "", "open")
     interrupt = INTERRUPTS.get(loaded.next_step)

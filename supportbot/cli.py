@@ -19,6 +19,7 @@ from typing import Any, get_args
 
 from pydantic_core import to_jsonable_python
 
+from . import cli_takeover
 from .bot import SupportBot
 from .cli_chat import OUTCOME_LABELS, ROLE_LABELS, clip, context_text, run_chat
 from .cli_text import HelpFormatter, columns, email_argument
@@ -182,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_memory_commands(command)
     _add_admin_commands(command)
     add_worker_commands(command)
+    cli_takeover.add_commands(command, _moment)
     return parser
 
 
@@ -384,7 +386,7 @@ def approvals(bot: SupportBot, args: argparse.Namespace) -> int:
 
 def approve(bot: SupportBot, args: argparse.Namespace) -> int:
     decide = bot.approve if args.approved else bot.reject
-    result = decide(args.ticket, approver=args.by, note=args.note)
+    result = decide(args.ticket, approver=args.by, note=args.note, source=cli_takeover.SOURCE)
     if args.json:
         emit_json(result)
         return 0
@@ -591,7 +593,7 @@ def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
 
 def fork(bot: SupportBot, args: argparse.Namespace) -> int:
     try:
-        new_id = bot.fork(args.ticket, args.at)
+        new_id = bot.fork(args.ticket, args.at, source=cli_takeover.SOURCE)
     except InvalidStepNumber as exc:
         raise _with_history_hint(args, exc) from exc
     if args.json:
@@ -645,7 +647,7 @@ def db(bot: SupportBot, args: argparse.Namespace) -> int:
 
 def forget(bot: SupportBot, args: argparse.Namespace) -> int:
     try:
-        report = bot.forget_customer(args.email, force=args.force)
+        report = bot.forget_customer(args.email, force=args.force, source=cli_takeover.SOURCE)
     except CustomerBusy as exc:  # the library's message says force=True; say it the CLI's way
         hint = f"要取消这些工单并删除:{PROG} forget {args.email} --yes --force"
         raise CustomerBusy(f"{exc} {hint}", tickets=exc.tickets) from exc

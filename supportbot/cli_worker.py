@@ -96,6 +96,8 @@ def queue(bot: SupportBot, args: argparse.Namespace) -> int:
     for e in entries:
         if e.due is None:
             state = f"已转人工:{e.error}"
+        elif e.status == "with_human":
+            state = "人工接管中,等接管人处理"
         elif e.running:
             state = "处理中"
         elif e.retry_at is not None:

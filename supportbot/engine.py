@@ -165,21 +165,29 @@ class Engine:
         return repo.released(cur)
 
     def decide(
-        self, ticket_id: str, *, approved: bool, approver: str, note: str
+        self,
+        ticket_id: str,
+        *,
+        approved: bool,
+        approver: str,
+        note: str,
+        audit: Callable[[psycopg.Connection, SupportState, ApprovalDecision], None] | None = None,
     ) -> tuple[int, list[RoundResult]]:
-        """Record the decision on the paused round and run on: (that round, the rounds' results)."""
+        """Record the decision on the paused round and run on: (that round, the rounds' results).
+
+        ``audit`` writes the decision's audit row in the transaction that records it.
+        """
         owner = self.new_owner()
         acquired = self._acquire(ticket_id, owner)
         if acquired is None:
             with self.store.connection() as conn:
-                wait = repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
-            raise TicketBusy(
-                f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
-                f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
-                "lease ends)",
-                ticket_id=ticket_id,
-                retry_after=wait,
-            )
+                person = repo.human_agent(conn, ticket_id)  # an unknown ticket says so
+            if person is not None:
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is not waiting for approval: {person} has taken it over",
+                    ticket_id=ticket_id,
+                )
+            raise self._busy(ticket_id)
         loaded, turn_count = acquired
         try:
             if loaded.next_step != "approval" or loaded.state.approval is not None:
@@ -207,6 +215,8 @@ class Engine:
                     raise ApprovalNotPending(
                         f"the refund on {ticket_id} was already decided", ticket_id=ticket_id
                     )
+                if audit is not None:
+                    audit(tx, loaded.state, decision)
                 decided, write, _ = self._record(loaded, DECISION, update, "approval")
                 self._flush(tx, [write], ticket_id, owner)
                 repo.mark_due(tx, ticket_id)  # should this process die now, a worker finishes the round
@@ -216,6 +226,55 @@ class Engine:
             raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
         return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
+
+    def _busy(self, ticket_id: str) -> TicketBusy:
+        with self.store.connection() as conn:
+            wait = repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
+        return TicketBusy(
+            f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
+            f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
+            "lease ends)",
+            ticket_id=ticket_id,
+            retry_after=wait,
+        )
+
+    # -- a person's actions between rounds (takeover.py) ---------------------------------
+
+    def hold(self, ticket_id: str) -> tuple[str, Loaded, int]:
+        """Take the ticket's lease for a person's action: (owner, latest state, stored turn count).
+
+        Raises TicketBusy while a round runs: a person's action never waits on a model call.
+        """
+        owner = self.new_owner()
+        with self.store.transaction(durable=False) as tx:
+            cur = repo.queue_acquire_lease(
+                tx, ticket_id, owner, self.deps.settings.lease_seconds, person=True
+            )
+        taken = repo.acquired(cur)
+        if taken is None:
+            raise self._busy(ticket_id)
+        acquired = self._acquire(ticket_id, owner, taken)
+        assert acquired is not None
+        return owner, *acquired
+
+    def record_action(
+        self,
+        tx: psycopg.Connection,
+        loaded: Loaded,
+        owner: str,
+        step: str,
+        update: dict[str, Any],
+        *,
+        stored_turns: int | None = None,
+    ) -> Loaded:
+        """Record a person's action as a step between rounds (next step None), in ``tx``."""
+        after, write, _ = self._record(loaded, step, update, None, stored_turns=stored_turns)
+        self._flush(tx, [write], loaded.state.ticket.id, owner)
+        self._seen[loaded.state.ticket.id] = after
+        return after
+
+    def release(self, ticket_id: str, owner: str) -> None:
+        self._release(ticket_id, owner)
 
     def _decision_deps(self, tx: psycopg.Connection, loaded: Loaded) -> Deps:
         round_ = loaded.state.round
@@ -500,6 +559,8 @@ def _ends_round(loaded: Loaded, turn_count: int) -> bool:
 
 
 def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:
+    if state.human_agent:
+        return "with_human"
     if pausing:
         return "waiting_approval"
     if next_step is None:

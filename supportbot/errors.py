@@ -26,6 +26,8 @@
     ├── ApprovalNotPending                    approve() on a ticket that is not waiting (final)
     ├── TicketBusy                            another worker runs a round of it: retry after ``retry_after`` s
     ├── CustomerBusy                          forget_customer() while a ticket is mid-round or waiting
+    ├── TakeoverRefused                       take_over() on a ticket inside a round or another person's
+    ├── NotTakenOver                          reply_as_human()/hand_back() by someone who does not own it
     ├── LeaseLost                             another worker took the ticket over mid-round
     ├── StoreError                            the database could not be reached or set up
     │   ├── StoreUnavailable                  the connection to PostgreSQL was lost or refused
@@ -190,6 +192,15 @@ class TicketBusy(SupportbotError):
     def __init__(self, message: str, *, ticket_id: str | None = None, retry_after: float) -> None:
         super().__init__(message, ticket_id=ticket_id)
         self.retry_after = retry_after
+
+
+class TakeoverRefused(SupportbotError):
+    """take_over() refused: another person owns the ticket, or it is inside a round (paused for an
+    approval, or a round a crashed worker left unfinished). Nothing was recorded."""
+
+
+class NotTakenOver(SupportbotError):
+    """reply_as_human() or hand_back() by someone who does not own the ticket. Nothing was recorded."""
 
 
 class WaitTimeout(SupportbotError, TimeoutError):

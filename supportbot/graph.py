@@ -8,6 +8,9 @@
                    ├─ failed, revisions left ─► draft
                    └─ failed, none left, or the draft leaks the prompts ─► handoff → END
 
+Between rounds a person may take the ticket over (human_takeover), answer (human_reply) and hand it
+back (hand_back): records outside the graph, after which the next customer message starts a round.
+
 The engine (engine.py) runs this graph: it records every step, pauses at the interrupts and resumes
 from the recorded step. Steps are plain functions of the state and the dependencies (steps.py).
 """
@@ -27,6 +30,9 @@ Route = Callable[[SupportState, int], str | None]  # (state after the step, max 
 START = ROUND_START
 # Not a step function: the record of a human's decision on a paused round (SupportBot.approve).
 DECISION = "human_decision"
+# Not step functions either: a person's actions between rounds (takeover.py). Each is recorded
+# with next step None, so no round ever resumes into one, and replaying it only sets state fields.
+TAKEOVER, HUMAN_REPLY, HAND_BACK = "human_takeover", "human_reply", "hand_back"
 
 STEPS: dict[str, Step] = {
     "load_customer": steps.load_customer,

@@ -25,7 +25,7 @@ what the customer and the agent said is kept until ``forget_customer``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, get_args
@@ -52,6 +52,9 @@ SCHEMA = "supportbot"
 # Children before parents, so that each count is the table's own and not hidden by a cascade.
 # Tables found by their ticket_id column but not listed here go first (they reference these).
 _TICKET_TABLE_ORDER = ("checkpoints", "approvals", "effects", "prunes", "tool_calls", "turns", "steps")
+# The audit log outlives the tickets it names: forgetting redacts its rows (audit.redact_customer)
+# and reset leaves it alone; its trigger refuses deleting them.
+_KEPT_TABLES = frozenset({"audit"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +114,14 @@ class _Held:
     awaiting_approval: bool
 
 
-def forget_customer(store: Store, backend: Backend, email: str, *, force: bool) -> DeletionReport:
+def forget_customer(
+    store: Store,
+    backend: Backend,
+    email: str,
+    *,
+    force: bool,
+    audit: Callable[[psycopg.Connection, list[str]], None] | None = None,
+) -> DeletionReport:
     """Delete every trace of the customer with ``email``, in one transaction.
 
     Refuses with :class:`CustomerBusy` while one of their tickets is mid-round (a live lease) or
@@ -142,6 +152,8 @@ def forget_customer(store: Store, backend: Backend, email: str, *, force: bool) 
             rows.update(backend.forget_customer(email, ticket_ids=ids, tx=tx))
         else:
             log.warning("the backend has no forget_customer hook: %s stays in the business system", email)
+        if audit is not None and any(rows.values()):  # its row, in the deleting transaction
+            audit(tx, ids)
     return DeletionReport(email=email, tickets=ids, rows=rows)
 
 
@@ -219,6 +231,7 @@ def _ticket_tables(tx: psycopg.Connection) -> list[str]:
             (SCHEMA,),
         ).fetchall()
     }
+    found -= _KEPT_TABLES
     known = [t for t in _TICKET_TABLE_ORDER if t in found]
     return sorted(found - set(known)) + known
 
@@ -360,6 +373,7 @@ def reset(store: Store, backend: Backend) -> ResetReport:
                 " ORDER BY tablename",
                 (SCHEMA,),
             ).fetchall()
+            if r[0] not in _KEPT_TABLES
         ]
         names = [sql.Identifier(SCHEMA, t) for t in tables]
         tx.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(names)))

@@ -15,10 +15,12 @@ from .llm.base import Spend
 from .records import ApprovalDecision, Customer, Hit, RefundRequest, ToolCall
 
 Role = Literal["customer", "agent"]
-Outcome = Literal["resolved", "waiting_approval", "escalated", "queued"]
-"""How a round ended: answered, paused for an approval, handed to a human, or left to another worker."""
-TicketStatus = Literal["open", "in_progress", "waiting_approval", "resolved", "escalated"]
-"""A ticket row's status: between rounds (open), mid-round, paused for approval, or closed either way."""
+Outcome = Literal["resolved", "waiting_approval", "escalated", "queued", "with_human"]
+"""How a round ended: answered, paused for an approval, handed to a human, or left to another worker;
+``with_human``: no round ran, a person owns the ticket (see SupportBot.take_over)."""
+TicketStatus = Literal["open", "in_progress", "waiting_approval", "resolved", "escalated", "with_human"]
+"""A ticket row's status: between rounds (open), mid-round, paused for approval, closed either way,
+or owned by a person (no round runs until they hand it back)."""
 Category = Literal["billing", "refund", "invoice", "account", "technical", "plan_change", "api", "other"]
 
 
@@ -42,6 +44,7 @@ class Turn:
     tokens: int | None = None
     created_at: datetime | None = None
     idx: int | None = None  # position in the ticket; None until the reducer appends it
+    author: str | None = None  # who wrote an agent turn: None for the bot, else the person's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,7 @@ class SupportState:
     handled_upto: int = 0  # customer turns before this index have been taken up by a round
     facts_upto: int = 0  # turns before this index have been scanned into the facts ledger
     topic: str = ""  # the category the ticket's first round was triaged as: what the ticket is about
+    human_agent: str = ""  # the person who owns the ticket ("" while the bot does); no round runs meanwhile
     # -- per round: reset at the start of every round ----------------------------------------
     customer: Customer | None = None
     triage: Triage | None = None
@@ -109,7 +113,7 @@ class SupportState:
     def reply(self) -> str:
         """What the agent answered in this round: its turn, stored once (not also as a field)."""
         for turn in reversed(self.turns):
-            if turn.role == "agent":
+            if turn.role == "agent" and turn.author is None:  # a person's reply is not the round's
                 return turn.content if turn.round == self.round else ""
         return ""
 
@@ -146,6 +150,7 @@ PERSISTENT_FIELDS: frozenset[str] = frozenset(
         "round",
         "handled_upto",
         "topic",
+        "human_agent",
     }
 )
 APPEND_ONLY_FIELDS: frozenset[str] = frozenset({"turns", "tool_log"})
@@ -155,7 +160,7 @@ EXTEND_FIELDS: frozenset[str] = frozenset({"facts"})
 LOG_FIELDS: frozenset[str] = APPEND_ONLY_FIELDS | EXTEND_FIELDS
 # A step's update holds what it adds: its model calls' cost and spend, not running totals.
 ADDITIVE_FIELDS: frozenset[str] = frozenset({"cost", "round_spend"})
-ENGINE_FIELDS: frozenset[str] = frozenset({"ticket", "round", "handled_upto"})
+ENGINE_FIELDS: frozenset[str] = frozenset({"ticket", "round", "handled_upto", "human_agent"})
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SupportState))
 ROUND_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in PERSISTENT_FIELDS)

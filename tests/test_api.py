@@ -48,7 +48,7 @@ def test_every_exported_name_exists_and_is_supportbots_own() -> None:
 
 def test_choices_are_typed_and_match_what_the_engine_writes(open_bot: OpenBot, database_url: str) -> None:
     assert set(get_args(KeepMode)) == {"last", "final"}
-    assert set(get_args(Outcome)) == {"resolved", "waiting_approval", "escalated", "queued"}
+    assert set(get_args(Outcome)) == {"resolved", "waiting_approval", "escalated", "queued", "with_human"}
     bot = open_bot(ScriptedLLM(triage=REFUND, draft="您好 [KB-refund-001]。"))
     paused = bot.open_ticket("wugang@example.com", subject="退款", body="申请退款 100 元")
     done = open_bot().open_ticket("lina@example.com", body="发票抬头写错了")

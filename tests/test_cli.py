@@ -38,6 +38,10 @@ COMMANDS = (
     "forget",
     "prune",
     "reset",
+    "takeover",
+    "reply",
+    "handback",
+    "audit",
 )
 
 

@@ -45,6 +45,8 @@ METHODS = (
     *("fork",) * 3,
     *("prune", "pruned") * 2,
     *("forget_customer", "reset"),
+    *("take_over", "reply_as_human", "hand_back") * 2,
+    "audit",
 )
 STATUSES = ("open", "in_progress", "waiting_approval", "resolved", "escalated")
 
@@ -150,6 +152,18 @@ def _calls(bot: SupportBot, data: st.DataObject) -> tuple[str, Callable[[], Any]
         case "profile":
             e = draw(email)
             return name, lambda: bot.profile(e)
+        case "take_over" | "reply_as_human" | "hand_back":
+            t, agent = draw_ticket(), draw(_or_junk(st.sampled_from(["王芳", "李雷"])))
+            if name == "take_over":
+                return name, lambda: bot.take_over(t(), agent=agent)
+            if name == "hand_back":
+                note = draw(_or_junk(st.just("已处理")))
+                return name, lambda: bot.hand_back(t(), agent=agent, note=note)
+            text = draw(message)
+            return name, lambda: bot.reply_as_human(t(), text, agent=agent)
+        case "audit":
+            since, limit = draw(st.none() | moment), draw(_or_junk(st.integers(min_value=1, max_value=5)))
+            return name, lambda: bot.audit(since=since, limit=limit)
         case _:  # resume, state, history, pruned: a ticket id
             t = draw_ticket()
             return name, lambda: getattr(bot, name)(t())

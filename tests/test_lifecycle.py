@@ -157,7 +157,13 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     # Nor in this process's memory: the texts kept for token counts and checks are dropped too.
     assert tokens._count.cache_info().currsize == 0 and guardrails._lowered.cache_info().currsize == 0
     # Every row that did not mention him is still there, byte for byte; every row that did is gone.
-    assert _rows(demo_url) == _without(before, needles)
+    # The one row added: the audit log's record of the forgetting (free of the needles, as checked above).
+    after = _rows(demo_url)
+    (logged,) = after.pop("supportbot.audit").elements()
+    assert "forget_customer" in logged
+    expected = _without(before, needles)
+    assert expected.pop("supportbot.audit") == Counter()  # nothing was audited before
+    assert after == expected
     assert bot.state(made["lina@example.com"]["resolved"]) == lina_state
     with pytest.raises(UnknownTicket):
         bot.state(mine[0])

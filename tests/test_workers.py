@@ -219,3 +219,18 @@ def test_stats_count_the_queue_and_the_running_workers(open_bot: OpenBot) -> Non
         worker.join(timeout=10)
     assert now.workers == 1 and now.rounds == 3 and now.oldest_wait == 0
     assert bot.stats().workers == 0  # a stopped worker signs off
+
+
+def test_a_ticket_a_person_took_over_is_skipped_until_the_hand_back(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot()
+    ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
+    bot.take_over(ticket, agent="小王")
+    late = bot.submit(ticket, "人工客服在吗?")
+    assert bot.work(threads=1, until_idle=True).rounds == 0  # not the bot's to answer
+    assert bot.wait(ticket, late, timeout=1).outcome == "with_human"
+    assert bot.stats().queued == 0 and [e.status for e in bot.queue()] == ["with_human"]
+    answered = bot.hand_back(ticket, agent="小王")
+    assert answered is not None and answered.outcome == "resolved"
+    assert _queued(database_url) == [] and _agent_turns(database_url, ticket) == 2

@@ -17,9 +17,9 @@ from psycopg.rows import class_row
 
 from .repo import DONE_CHANNEL
 
-# Tickets a worker may take. The human-takeover work adds its own condition here (a ticket a
-# person holds is not the bot's to answer).
-AVAILABLE_TO_BOT = "true"
+# Tickets a worker may take: not one a person has taken over (SupportBot.take_over); its customer
+# messages wait for that person, and for the bot again after the hand-back.
+AVAILABLE_TO_BOT = "t.human_agent IS NULL"
 
 _CLAIMABLE = (
     "t.work_due IS NOT NULL AND (t.lease_owner IS NULL OR t.lease_expires < now())"
@@ -52,7 +52,7 @@ class QueueEntry:
 
 @dataclass(frozen=True, slots=True)
 class QueueStats:
-    queued: int  # tickets that need a worker, running ones included
+    queued: int  # tickets that need a worker, running ones included (not those a person took over)
     running: int  # of those, leased by a worker now
     retrying: int  # waiting out a backoff after a failed round
     handed_off: int  # given to a human after their last attempt failed
@@ -160,7 +160,7 @@ def stats(conn: psycopg.Connection, *, alive_within: float) -> QueueStats:
         "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s)),"
         " (SELECT coalesce(sum(w.failures), 0) FROM supportbot.workers w"
         "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s))"
-        " FROM supportbot.tickets WHERE work_due IS NOT NULL",
+        " FROM supportbot.tickets WHERE work_due IS NOT NULL AND human_agent IS NULL",
         {"a": alive_within},
     ).fetchone()
     assert row is not None

@@ -111,6 +111,7 @@ class TicketRow:
     turn_count: int
     created_at: datetime
     updated_at: datetime
+    human_agent: str | None = None  # the person who owns the ticket; None while the bot does
 
     def ticket(self) -> Ticket:
         return Ticket(self.id, self.customer_email, self.subject, self.body, self.created_at)
@@ -130,8 +131,8 @@ class PendingApproval:
 WORK_CHANNEL = "supportbot_work"
 DONE_CHANNEL = "supportbot_done"
 
-_TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at"
-_TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx"
+_TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at, human_agent"
+_TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx, author"
 
 
 # -- tickets ---------------------------------------------------------------------------------
@@ -159,8 +160,8 @@ def create_ticket(
     ticket_id = f"T{number:06d}"
     owner, seconds = lease if lease is not None else (None, 0.0)
     conn.execute(
-        "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at, work_due, lease_owner,"
-        " lease_expires) VALUES (%(t)s, %(e)s, %(s)s, %(b)s, %(now)s, CASE WHEN %(due)s THEN %(now)s END,"
+        "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at, work_due,"
+        " lease_owner, lease_expires) VALUES (%(t)s, %(e)s, %(s)s, %(b)s, %(now)s, CASE WHEN %(due)s THEN %(now)s END,"
         " %(o)s, CASE WHEN %(o)s::text IS NOT NULL THEN now() + make_interval(secs => %(secs)s) END)",
         {
             "t": ticket_id,
@@ -236,6 +237,32 @@ def list_tickets(
     )
 
 
+def human_agent(conn: psycopg.Connection, ticket_id: str) -> str | None:
+    """The person who owns the ticket (None while the bot does)."""
+    row = conn.execute("SELECT human_agent FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
+    if row is None:
+        raise no_ticket(ticket_id)
+    return None if row[0] is None else str(row[0])
+
+
+def ticket_round(conn: psycopg.Connection, ticket_id: str) -> int:
+    """The round of the ticket's latest step (0 before any)."""
+    row = conn.execute(
+        "SELECT round FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq DESC LIMIT 1", (ticket_id,)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def set_human_agent(conn: psycopg.Connection, ticket_id: str, owner: str, agent: str | None) -> None:
+    """Name (or clear) the ticket's owning person; fenced by the lease like a step record."""
+    row = conn.execute(
+        "UPDATE supportbot.tickets SET human_agent = %s WHERE id = %s AND lease_owner = %s RETURNING 1",
+        (agent, ticket_id, owner),
+    ).fetchone()
+    if row is None:
+        raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
+
+
 def make_durable(conn: psycopg.Connection) -> None:
     """Make the open transaction wait for the WAL flush at commit, whatever it started with."""
     conn.execute("SET LOCAL synchronous_commit = on")
@@ -245,16 +272,20 @@ def make_durable(conn: psycopg.Connection) -> None:
 
 
 def queue_acquire_lease(
-    conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float
+    conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float, *, person: bool = False
 ) -> psycopg.Cursor:
     """Take the ticket if free or abandoned; ``acquired`` reads the result (in a pipeline, after
-    the commit: the whole transaction is one round trip)."""
+    the commit: the whole transaction is one round trip).
+
+    A round (``person`` False) never takes a ticket a person owns (see SupportBot.take_over); a
+    person's own action does, to record it between rounds.
+    """
     return conn.execute(
         "UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
-        " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now())"
+        " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now()) AND (human_agent IS NULL OR %s)"
         # From the row, not a subquery on steps: see sql/007_ticket_last_seq.sql.
         " RETURNING last_seq, turn_count",
-        (owner, seconds, ticket_id),
+        (owner, seconds, ticket_id, person),
     )
 
 
@@ -352,7 +383,9 @@ def append_customer_message(
         if found is not None:
             return _same_message(conn, ticket_id, found, message_id, content), False, None
     owner, seconds = lease if lease is not None else (None, 0.0)
-    free = "(%(o)s::text IS NOT NULL AND (lease_owner IS NULL OR lease_expires < now()))"
+    free = (
+        "(%(o)s::text IS NOT NULL AND (lease_owner IS NULL OR lease_expires < now()) AND human_agent IS NULL)"
+    )
     try:
         row = conn.execute(
             # The message puts the ticket in the work queue (sql/014_work_queue.sql); without a
@@ -430,10 +463,11 @@ def insert_turns(conn: psycopg.Connection, ticket_id: str, turns: Sequence[Turn]
         return
     with conn.cursor() as cur:
         cur.executemany(
-            "INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            "INSERT INTO supportbot.turns"
+            " (ticket_id, idx, round, role, content, message_id, tokens, created_at, author)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             [
-                (ticket_id, t.idx, t.round, t.role, t.content, t.message_id, t.tokens, t.created_at)
+                (ticket_id, t.idx, t.round, t.role, t.content, t.message_id, t.tokens, t.created_at, t.author)
                 for t in turns
             ],
         )
@@ -626,11 +660,13 @@ def copy_history(
     tool_call_count: int,
     fact_count: int,
     status: str,
+    human_agent: str | None = None,
 ) -> None:
     """Give ``target`` the turns, tool calls, steps and checkpoints ``source`` had after step ``seq``."""
     conn.execute(
-        "INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
-        " SELECT %s, idx, round, role, content, message_id, tokens, created_at FROM supportbot.turns"
+        "INSERT INTO supportbot.turns"
+        " (ticket_id, idx, round, role, content, message_id, tokens, created_at, author)"
+        " SELECT %s, idx, round, role, content, message_id, tokens, created_at, author FROM supportbot.turns"
         " WHERE ticket_id = %s AND idx < %s",
         (target, source, turn_count),
     )
@@ -657,6 +693,7 @@ def copy_history(
         (target, source, seq),
     )
     conn.execute(
-        "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s WHERE id = %s",
-        (turn_count, status, seq, target),
+        "UPDATE supportbot.tickets SET turn_count = %s, status = %s, last_seq = %s, human_agent = %s"
+        " WHERE id = %s",
+        (turn_count, status, seq, human_agent, target),
     )

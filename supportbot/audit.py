@@ -1,0 +1,91 @@
+"""The audit log: who did what to which ticket, when and from where (sql/012_human_and_audit.sql).
+
+Rows are written by the API in the transaction of the action they record, so an action and its
+row commit together or not at all. The table is append-only; the one change it allows is
+:func:`redact_customer`, which forgetting a customer runs: the rows keep who acted, what, when,
+on which ticket id and from where, and lose the customer's address, any free text (``note``) and
+the business system's ids of their invoice and refund.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+AuditAction = Literal["approve", "reject", "take_over", "human_reply", "hand_back", "fork", "forget_customer"]
+"""What an audit row records (the table's check constraint lists the same)."""
+AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
+# What forgetting a customer erases from detail (sql/012_human_and_audit.sql's trigger allows just this).
+REDACTED_KEYS = ("note", "invoice", "refund")
+SOURCE_CHARS = 200  # an address, a host name or a short label such as "cli"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One audit row. ``detail`` holds ids, numbers and flags; free text only under ``note``.
+
+    ``detail`` by action: approve/reject ``round, approved, refund, invoice, amount[, note]``;
+    take_over ``seq``; human_reply ``seq, turn, chars`` (the text is the turn's, not copied);
+    hand_back ``seq[, note]``; fork ``seq, fork`` (the new ticket); forget_customer
+    ``customer_sha256, tickets`` (a count). Redacted rows carry ``redacted: true``.
+    """
+
+    id: int
+    at: datetime
+    actor: str
+    action: AuditAction
+    ticket_id: str | None
+    customer_email: str | None  # None once the customer was forgotten
+    source: str
+    detail: dict[str, Any]
+
+
+def record(
+    conn: psycopg.Connection,
+    *,
+    actor: str,
+    action: AuditAction,
+    source: str,
+    ticket_id: str | None = None,
+    customer_email: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    conn.execute(
+        "INSERT INTO supportbot.audit (actor, action, ticket_id, customer_email, source, detail)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (actor, action, ticket_id, customer_email, source, Jsonb(detail or {})),
+    )
+
+
+def entries(
+    conn: psycopg.Connection, *, ticket_id: str | None = None, since: datetime | None = None, limit: int
+) -> list[AuditEntry]:
+    """Rows oldest first: of one ticket, or all; from ``since`` on; at most ``limit`` (the latest)."""
+    return (
+        conn.cursor(row_factory=class_row(AuditEntry))
+        .execute(
+            "SELECT * FROM (SELECT id, at, actor, action, ticket_id, customer_email, source, detail"
+            " FROM supportbot.audit WHERE (%(t)s::text IS NULL OR ticket_id = %(t)s)"
+            " AND (%(s)s::timestamptz IS NULL OR at >= %(s)s) ORDER BY id DESC LIMIT %(n)s) latest"
+            " ORDER BY id",
+            {"t": ticket_id, "s": since, "n": limit},
+        )
+        .fetchall()
+    )
+
+
+def redact_customer(conn: psycopg.Connection, email: str, ticket_ids: list[str]) -> int:
+    """Erase the customer's address and free text from the rows about them; how many rows changed."""
+    cur = conn.execute(
+        "UPDATE supportbot.audit SET customer_email = NULL,"
+        " detail = (detail - %s::text[]) || '{\"redacted\": true}'"
+        " WHERE (lower(customer_email) = lower(%s) OR ticket_id = ANY(%s))"
+        " AND (customer_email IS NOT NULL OR detail ?| %s::text[])",
+        (list(REDACTED_KEYS), email, ticket_ids, list(REDACTED_KEYS)),
+    )
+    return cur.rowcount
