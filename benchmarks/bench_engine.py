@@ -1,6 +1,6 @@
 """Engine benchmark: per-round latency, bytes per round, state()/history() latency, throughput.
 
-    python benchmarks/bench_engine.py [--rounds 10 100 500] [--workers 4 --tickets 200]
+    python benchmarks/bench_engine.py [--rounds 10 100 500] [--workers 4 --tickets 200] [--threads 16]
 
 Workload: one ticket, N rounds, a zero-latency scripted model; customer messages of 60-150 and
 replies of 150-300 non-repeating Chinese characters; every 3rd round the first draft is rejected
@@ -13,6 +13,7 @@ import argparse
 import json
 import multiprocessing
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -297,6 +298,55 @@ def throughput(url: str, workers: int, tickets: int, rounds: int) -> dict[str, f
     }
 
 
+class PerThreadModel:
+    """One BenchModel per thread behind one bot: a BenchModel follows one conversation at a time."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def use(self, model: BenchModel) -> None:
+        self._local.model = model
+
+    def chat(self, messages: Sequence[dict[str, str]], **kw: Any) -> Completion:
+        return self._local.model.chat(messages, **kw)  # type: ignore[no-any-return]
+
+
+def threaded(url: str, threads: int, tickets: int, rounds: int) -> dict[str, float]:
+    """Rounds/s with ``threads`` threads sharing one SupportBot at default settings (pool of 4)."""
+    shared = PerThreadModel()
+    done: list[int] = []
+
+    def run(n: int) -> None:
+        model = BenchModel(ChineseText(seed=n))
+        model.make(tickets * rounds // threads)
+        shared.use(model)
+        count = 0
+        for _ in range(tickets // threads):
+            model.start(1)
+            ticket = bot.open_ticket("wugang@example.com", "x", model.text(60, 150)).ticket_id
+            count += 1
+            for r in range(2, rounds + 1):
+                model.start(r if r % 4 else r + 1)  # no approvals, as in the process run
+                bot.send(ticket, model.text(60, 150))
+                count += 1
+        done.append(count)
+
+    with SupportBot.open(url, llm=shared, settings=Settings(database_url=url)) as bot:  # type: ignore[arg-type]
+        workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
+        started = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        elapsed = time.perf_counter() - started
+    return {
+        "threads": threads,
+        "tickets": tickets,
+        "rounds": sum(done),
+        "rounds_per_second": sum(done) / elapsed,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -304,6 +354,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--tickets", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=16, help="threads sharing one bot (0: skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report: dict[str, object] = {}
@@ -313,6 +364,8 @@ def main() -> None:
         report["single_ticket"] = [one_ticket(url, n) for n in args.rounds]
         if args.workers:
             report["throughput"] = throughput(url, args.workers, args.tickets, 3)
+        if args.threads:
+            report["threads"] = threaded(url, args.threads, args.tickets, 3)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -325,13 +378,18 @@ def main() -> None:
                 print(f"  {key:34s} {value:,.3f}" if isinstance(value, float) else f"  {key:34s} {value:,}")
         print(f"  {'round_ms_median / floor':34s} {row['round_ms_median'] / floor:.1f}x")
         print(f"  {'engine_ms_median / floor':34s} {row['engine_ms_median'] / floor:.1f}x")
-    if "throughput" not in report:
-        return
-    t = report["throughput"]
-    print(
-        f"\n{t['workers']} workers x {t['tickets']} tickets: {t['rounds']} rounds, "  # type: ignore[index]
-        f"{t['rounds_per_second']:.1f} rounds/s"
-    )  # type: ignore[index]
+    if "throughput" in report:
+        t = report["throughput"]
+        print(
+            f"\n{t['workers']} workers x {t['tickets']} tickets: {t['rounds']} rounds, "  # type: ignore[index]
+            f"{t['rounds_per_second']:.1f} rounds/s"
+        )  # type: ignore[index]
+    if "threads" in report:
+        t = report["threads"]
+        print(
+            f"{t['threads']} threads sharing one bot x {t['tickets']} tickets: {t['rounds']} rounds, "  # type: ignore[index]
+            f"{t['rounds_per_second']:.1f} rounds/s"
+        )  # type: ignore[index]
 
 
 if __name__ == "__main__":

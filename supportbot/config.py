@@ -57,10 +57,10 @@ class Settings:
     worker_max_attempts: int = 5  # failed rounds of one ticket before a human gets it
     worker_retry_seconds: float = 2.0  # the first retry's delay; each further one doubles it
     worker_shutdown_seconds: float = 30.0  # on SIGTERM, how long running rounds may take to end
-    listen: bool = True  # LISTEN for news (answers, work) instead of polling only
-    # A direct connection for LISTEN when database_url goes through a pooler in transaction mode
-    # (PgBouncer), where a listening session is handed to other clients. Without it, such a
-    # deployment (prepared_statements off) polls.
+    listen: bool = True  # be notified of answers and work (LISTEN) instead of polling only
+    # A direct connection for notifications (LISTEN) when database_url goes through a pooler in
+    # transaction mode (PgBouncer), where a listening session is handed to other clients. Without
+    # it, such a deployment (prepared_statements off) polls.
     listen_url: str | None = None
 
     def __post_init__(self) -> None:

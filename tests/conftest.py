@@ -66,7 +66,7 @@ def template_db(server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def database_url(server_url: str, template_db: str) -> Iterator[str]:
+def database_url(server_url: str, template_db: str, pooler: Callable[[str], str]) -> Iterator[str]:
     """A URL of a fresh, migrated database that only this test uses."""
     name = f"supportbot_test_{os.getpid()}_{next(_counter)}"
     with psycopg.connect(server_url, autocommit=True) as admin:
@@ -75,7 +75,7 @@ def database_url(server_url: str, template_db: str) -> Iterator[str]:
                 sql.Identifier(name), sql.Identifier(template_db)
             )
         )
-    yield _with_dbname(server_url, name)
+    yield pooler(_with_dbname(server_url, name))
     with psycopg.connect(server_url, autocommit=True) as admin:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
@@ -102,7 +102,7 @@ def open_bot(database_url: str) -> Iterator[Callable[..., SupportBot]]:
         bot = SupportBot.open(
             database_url,
             llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
-            settings=Settings(database_url=database_url, **overrides),
+            settings=bot_settings(database_url, **overrides),
         )  # type: ignore[arg-type]
         bots.append(bot)
         return bot
@@ -110,3 +110,28 @@ def open_bot(database_url: str) -> Iterator[Callable[..., SupportBot]]:
     yield make
     for bot in bots:
         bot.close()
+
+
+# -- through PgBouncer: tests/test_pgbouncer.py re-runs test modules with SUPPORTBOT_TEST_PGBOUNCER=1 --
+
+VIA_PGBOUNCER = os.environ.get("SUPPORTBOT_TEST_PGBOUNCER") == "1"
+
+
+def bot_settings(url: str, **overrides: object) -> Settings:
+    """Settings for a test's database: through PgBouncer (transaction mode), no prepared statements."""
+    if VIA_PGBOUNCER:
+        overrides.setdefault("prepared_statements", False)
+    return Settings(database_url=url, **overrides)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def pooler(server_url: str) -> Iterator[Callable[[str], str]]:
+    """Maps a URL of the test server to the same database through PgBouncer, in a run through one."""
+    if not VIA_PGBOUNCER:
+        yield lambda url: url
+        return
+    from pgbouncer import pgbouncer
+
+    with pgbouncer(server_url) as through:
+        address = conninfo_to_dict(through)
+        yield lambda url: make_conninfo(url, host=address["host"], port=address["port"])

@@ -6,11 +6,14 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
+import psycopg
 import pytest
-from fakes import rows
+from conftest import bot_settings
+from fakes import ScriptedLLM, cite_hits, rows, seed_business
 
-from supportbot import OfflineModel, Settings, SupportBot
+from supportbot import OfflineModel, SupportBot
 from supportbot.errors import StoreBusy
 
 EMAILS = ["wugang@example.com", "lina@example.com", "chenjing@example.com", "liuyang@example.com"]
@@ -22,7 +25,7 @@ MESSAGES = ["招商银行流水同步失败,提示 E3001", "我的订阅什么�
 @pytest.fixture
 def bot(demo_url: str) -> Iterator[SupportBot]:
     model = OfflineModel()
-    bot = SupportBot.open(demo_url, llm=model, small_llm=model, settings=Settings(database_url=demo_url))
+    bot = SupportBot.open(demo_url, llm=model, small_llm=model, settings=bot_settings(demo_url))
     yield bot
     bot.close()
 
@@ -65,7 +68,7 @@ def test_a_thread_gets_its_own_connection_again_instead_of_waiting_for_a_second(
 
 def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
     model = OfflineModel()
-    settings = Settings(database_url=demo_url, pool_max_size=1)
+    settings = bot_settings(demo_url, pool_max_size=1)
     with (
         SupportBot.open(demo_url, llm=model, small_llm=model, settings=settings) as bot,
         ThreadPoolExecutor(max_workers=6) as threads,
@@ -75,7 +78,7 @@ def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
 
 
 def test_an_exhausted_pool_raises_store_busy_within_its_timeout(demo_url: str) -> None:
-    settings = Settings(database_url=demo_url, pool_max_size=1, pool_timeout=0.3)
+    settings = bot_settings(demo_url, pool_max_size=1, pool_timeout=0.3)
     with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings) as bot:
         taken, done = threading.Event(), threading.Event()
 
@@ -99,3 +102,41 @@ def test_an_exhausted_pool_raises_store_busy_within_its_timeout(demo_url: str) -
         assert waited < 5, waited
         assert raised.value.__cause__ is not None
         assert bot.tickets() == []  # and the pool serves again once the connection is back
+
+
+class PeekingLLM(ScriptedLLM):
+    """While answering, asks another thread to use the pool's only connection: it can only if
+    the round waiting on this model holds none."""
+
+    def __init__(self) -> None:
+        super().__init__(draft=cite_hits)
+        self.bot: SupportBot | None = None
+        self.peeks: list[str] = []
+
+    def chat(self, messages: Any, **kw: Any) -> Any:
+        assert self.bot is not None
+        bot = self.bot
+
+        def peek() -> None:
+            try:
+                bot.pending_approvals()
+                self.peeks.append("free")
+            except StoreBusy:
+                self.peeks.append("held")
+
+        other = threading.Thread(target=peek)
+        other.start()
+        other.join()
+        return super().chat(messages, **kw)
+
+
+def test_a_round_holds_no_connection_while_it_waits_on_the_model(database_url: str) -> None:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    llm = PeekingLLM()
+    settings = bot_settings(database_url, pool_max_size=1, pool_timeout=0.5)
+    with SupportBot.open(database_url, llm=llm, settings=settings) as bot:
+        llm.bot = bot
+        result = bot.open_ticket("wugang@example.com", "", "E3001 同步失败")
+        assert result.outcome == "resolved"
+    assert len(llm.peeks) >= 3 and set(llm.peeks) == {"free"}, llm.peeks

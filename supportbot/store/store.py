@@ -259,10 +259,9 @@ class RoundPool(ConnectionPool):
     def __init__(self, conninfo: str, *, db_timeout: float, **kwargs: Any) -> None:
         super().__init__(conninfo, open=True, **kwargs)
         self.db_timeout = db_timeout
-        self._probe_args: tuple[str, dict[str, Any]] = (
-            conninfo,
-            {**kwargs.get("kwargs", {}), "connect_timeout": 2},
-        )
+        # Connecting may take what the pool's wait left of db_timeout (libpq's least useful value is 2 s).
+        probe = {**kwargs.get("kwargs", {}), "connect_timeout": max(2, math.ceil(db_timeout - self.timeout))}
+        self._probe_args: tuple[str, dict[str, Any]] = (conninfo, probe)
         self._held = threading.local()
 
     @contextmanager
@@ -307,24 +306,38 @@ class RoundPool(ConnectionPool):
         )
 
 
+# Server errors that mean the session is gone: connection exceptions (class 08, also what PgBouncer
+# sends when it cannot reach the server) and the server shutting down or not yet accepting (57P).
+_LOST = ("08", "57P")
+# Errors on a session that still works, where trying again later is the answer: a timeout, a lock
+# wait, a deadlock or serialization failure, too many connections.
+_RETRYABLE = ("57014", "55P03", "40", "53300")
+
+
 def _connection_lost(exc: psycopg.Error) -> bool:
-    # A statement cut short by a timeout is an OperationalError on a connection that still works.
-    if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+    if not isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
         return False
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+    state = exc.sqlstate or ""
+    return not state or state.startswith(_LOST)  # no SQLSTATE: the driver found the connection broken
 
 
 def _translated(exc: psycopg.Error, db_timeout: float) -> SupportbotError:
     """The supportbot error for a driver error that left the store (its message holds no row data)."""
-    if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+    if (exc.sqlstate or "").startswith(_RETRYABLE):
         return StoreBusy(
-            f"the database did not finish within {db_timeout:g} s ({exc.sqlstate}: {_first_line(exc)}); "
-            "try again, or raise SUPPORTBOT_DB_TIMEOUT"
+            f"the database could not finish the call ({exc.sqlstate}: {_first_line(exc)}; the limit for a "
+            f"statement or lock wait is {db_timeout:g} s); try again, or raise SUPPORTBOT_DB_TIMEOUT"
         )
     if _connection_lost(exc):
         return StoreUnavailable(
             f"lost the connection to PostgreSQL ({_first_line(exc)}); the call may not have completed. "
             "Try it again once the server is back: the pool reconnects by itself"
+        )
+    if isinstance(exc, psycopg.errors.DuplicatePreparedStatement | psycopg.errors.InvalidSqlStatementName):
+        return StoreError(
+            f"a prepared statement went missing between transactions ({exc.sqlstate}: {_first_line(exc)}): "
+            "a pooler in transaction mode (PgBouncer) sits in front of the database. Set "
+            "SUPPORTBOT_PREPARED_STATEMENTS=off (Settings.prepared_statements=False)"
         )
     return StoreError(
         f"the database refused a statement ({exc.sqlstate}: {_first_line(exc)}). This is a bug, or the "
