@@ -18,11 +18,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-
-import psycopg
 
 from .config import Settings
 from .engine import Engine, RoundResult
@@ -68,7 +64,6 @@ class Worker:
         self._active: dict[str, str] = {}  # ticket -> lease owner, while a thread drives it
         self._tasks: queue.SimpleQueue[work_queue.Claim | None] = queue.SimpleQueue()
         self._rounds = self._failures = self._handed_off = 0
-        self._conn: psycopg.Connection | None = None  # the dispatcher's (see _own_transaction)
         self._max_wait = 0.0
 
     def stats(self) -> WorkerStats:
@@ -133,11 +128,10 @@ class Worker:
         if free <= 0:
             return 0
         try:
-            with self._own_transaction() as tx:
+            with self.store.transaction(durable=False) as tx:
                 cur = work_queue.claim_cursor(tx, f"{self.id}:", free, self.settings.lease_seconds)
             claims = work_queue.claimed(cur)
-        except (StoreError, psycopg.Error) as exc:
-            self._drop_connection()
+        except StoreError as exc:
             log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)
             return 0
         for c in claims:
@@ -214,24 +208,10 @@ class Worker:
             " -> handed to a human" if gave_up else "",
         )
 
-    @contextmanager
-    def _own_transaction(self) -> Iterator[psycopg.Connection]:
-        """A transaction on the dispatcher's own connection, outside the pool: with every pooled
-        connection busy with rounds, claiming more work must not queue behind them."""
-        if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(self.store.url, **self.store.connect_kwargs)
-        with self.store.transaction(self._conn, durable=False) as tx:
-            yield tx
-
-    def _drop_connection(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
     def _heartbeat(self) -> None:
         stats = self.stats()
         try:
-            with self._own_transaction() as tx:
+            with self.store.transaction(durable=False) as tx:
                 work_queue.heartbeat(
                     tx,
                     self.id,
@@ -240,8 +220,8 @@ class Worker:
                     failures=stats.failures,
                     running=stats.running,
                 )
-        except (StoreError, psycopg.Error):
-            self._drop_connection()  # counters only; the next beat tries again
+        except StoreError:
+            pass  # counters only; the next beat tries again
 
     def _shut_down(self, pool: list[threading.Thread]) -> None:
         deadline = time.monotonic() + self.settings.worker_shutdown_seconds
@@ -261,4 +241,3 @@ class Worker:
                 work_queue.sign_off(tx, self.id)
         except StoreError:
             log.warning("could not release the leases of worker %s; they expire by themselves", self.id)
-        self._drop_connection()
