@@ -161,7 +161,8 @@ def create_ticket(
     owner, seconds = lease if lease is not None else (None, 0.0)
     conn.execute(
         "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at, work_due,"
-        " lease_owner, lease_expires) VALUES (%(t)s, %(e)s, %(s)s, %(b)s, %(now)s, CASE WHEN %(due)s THEN %(now)s END,"
+        " lease_owner, lease_expires) VALUES (%(t)s, %(e)s, %(s)s, %(b)s, %(now)s,"
+        " CASE WHEN %(due)s THEN %(now)s END,"
         " %(o)s, CASE WHEN %(o)s::text IS NOT NULL THEN now() + make_interval(secs => %(secs)s) END)",
         {
             "t": ticket_id,
