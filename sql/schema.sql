@@ -80,7 +80,7 @@ CREATE TABLE supportbot.effects (
     kind text NOT NULL,
     result jsonb,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
-    CONSTRAINT effects_pkey PRIMARY KEY (key),
+    CONSTRAINT effects_pkey PRIMARY KEY (ticket_id, key),
     CONSTRAINT effects_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
@@ -145,6 +145,10 @@ CREATE TABLE supportbot.tickets (
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
     last_seq integer NOT NULL DEFAULT 0,
     human_agent text,
+    work_due timestamp with time zone,
+    work_attempts integer NOT NULL DEFAULT 0,
+    work_retry_at timestamp with time zone,
+    work_error text,
     CONSTRAINT tickets_pkey PRIMARY KEY (id)
 );
 
@@ -178,6 +182,19 @@ CREATE TABLE supportbot.turns (
     CONSTRAINT turns_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.workers (
+    id text NOT NULL,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    threads integer NOT NULL,
+    started_at timestamp with time zone NOT NULL DEFAULT now(),
+    heartbeat timestamp with time zone NOT NULL DEFAULT now(),
+    rounds bigint NOT NULL DEFAULT 0,
+    failures bigint NOT NULL DEFAULT 0,
+    running integer NOT NULL DEFAULT 0,
+    CONSTRAINT workers_pkey PRIMARY KEY (id)
+);
+
 CREATE INDEX approvals_pending ON supportbot.approvals USING btree (requested_at) WHERE (decided_at IS NULL);
 
 CREATE INDEX audit_at ON supportbot.audit USING btree (at);
@@ -190,7 +207,11 @@ CREATE INDEX effects_ticket ON supportbot.effects USING btree (ticket_id);
 
 CREATE INDEX tickets_customer ON supportbot.tickets USING btree (customer_email);
 
+CREATE INDEX tickets_handed_off ON supportbot.tickets USING btree (updated_at) WHERE ((work_due IS NULL) AND (work_error IS NOT NULL));
+
 CREATE INDEX tickets_status ON supportbot.tickets USING btree (status);
+
+CREATE INDEX tickets_work_due ON supportbot.tickets USING btree (work_due, id) WHERE (work_due IS NOT NULL);
 
 CREATE UNIQUE INDEX turns_message_id ON supportbot.turns USING btree (ticket_id, message_id) WHERE (message_id IS NOT NULL);
 
@@ -217,22 +238,34 @@ CREATE OR REPLACE FUNCTION supportbot.record_steps(p_ticket text, p_owner text, 
 AS $function$
 DECLARE
     v_release boolean := coalesce((p_batch ->> 'release')::boolean, false);
+    v_known integer := (p_batch ->> 'known')::integer;
     v_changed boolean := p_batch ? 'status' OR jsonb_array_length(p_batch -> 'turns') > 0;
+    v_new_turns integer := coalesce(
+        (SELECT max((t ->> 'idx')::integer) + 1 FROM jsonb_array_elements(p_batch -> 'turns') AS t), 0);
     v_turn_count integer;
 BEGIN
     UPDATE supportbot.tickets SET
-        turn_count = greatest(turn_count, coalesce(
-            (SELECT max((t ->> 'idx')::integer) + 1 FROM jsonb_array_elements(p_batch -> 'turns') AS t), 0)),
+        turn_count = greatest(turn_count, v_new_turns),
         last_seq = greatest(last_seq, coalesce(
             (SELECT max((s ->> 'seq')::integer) FROM jsonb_array_elements(p_batch -> 'steps') AS s), 0)),
         status = coalesce(p_batch ->> 'status', status),
         updated_at = CASE WHEN v_changed THEN now() ELSE updated_at END,
         lease_owner = CASE WHEN v_release THEN NULL ELSE lease_owner END,
-        lease_expires = CASE WHEN v_release THEN NULL ELSE lease_expires END
+        lease_expires = CASE WHEN v_release THEN NULL ELSE lease_expires END,
+        work_due = CASE WHEN v_release AND v_known IS NOT NULL
+                         AND (coalesce(p_batch ->> 'status', status) = 'waiting_approval'
+                              OR greatest(turn_count, v_new_turns) <= v_known)
+                        THEN NULL ELSE work_due END,
+        work_attempts = CASE WHEN v_release AND v_known IS NOT NULL THEN 0 ELSE work_attempts END,
+        work_retry_at = CASE WHEN v_release AND v_known IS NOT NULL THEN NULL ELSE work_retry_at END,
+        work_error = CASE WHEN v_release AND v_known IS NOT NULL THEN NULL ELSE work_error END
     WHERE id = p_ticket AND lease_owner = p_owner
     RETURNING turn_count INTO v_turn_count;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'ticket % is no longer leased to %', p_ticket, p_owner USING ERRCODE = 'SBL01';
+    END IF;
+    IF v_release THEN
+        PERFORM pg_notify('supportbot_done', p_ticket);
     END IF;
     INSERT INTO supportbot.turns (ticket_id, idx, round, role, content, message_id, tokens, created_at, author)
     SELECT p_ticket, x.idx, x.round, x.role, x.content, x.message_id, x.tokens, x.created_at, x.author

@@ -15,7 +15,10 @@ from .memory.profile import Profile
 from .records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
 from .state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .store.migrate import Migration
+from .store.queue import QueueEntry, QueueStats
 from .store.repo import PendingApproval, StepRecord, TicketRow
+from .waiting import Submitted
+from .worker import WorkerStats
 
 try:
     __version__ = version("supportbot")
@@ -43,11 +46,14 @@ __all__: list[str] = [
     "Profile",
     "PruneReport",
     "Pruned",
+    "QueueEntry",
+    "QueueStats",
     "RefundRequest",
     "ResetReport",
     "RoundResult",
     "Settings",
     "StepRecord",
+    "Submitted",
     "Subscription",
     "SupportBot",
     "SupportState",
@@ -56,5 +62,6 @@ __all__: list[str] = [
     "TicketStatus",
     "Turn",
     "Usage",
+    "WorkerStats",
     "migrate",
 ]

@@ -5,15 +5,16 @@ from __future__ import annotations
 import hashlib
 import importlib
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, overload
 
 import psycopg
 
-from . import audit, lifecycle, takeover, validate
+from . import audit, lifecycle, takeover, validate, waiting
 from .audit import AuditEntry
 from .backend.base import Backend
 from .backend.demo import DemoBackend
@@ -40,12 +41,16 @@ from .memory.tokens import turn_tokens, with_tokens
 from .profiles import Profiles
 from .records import ApprovalDecision
 from .state import Outcome, SupportState, TicketStatus, Turn
+from .store import queue as work_queue
 from .store import repo
 from .store.migrate import Migration
 from .store.migrate import migrate as apply_migrations
 from .store.migrate import status as migrations_applied
+from .store.queue import QueueEntry, QueueStats
 from .store.repo import PendingApproval, StepRecord, TicketRow
 from .store.store import Loaded, Store
+from .waiting import Answers, Submitted
+from .worker import Worker, WorkerStats
 
 T = TypeVar("T")
 
@@ -66,6 +71,8 @@ class SupportBot:
         self._store = store
         self._deps = deps
         self._engine = Engine(store, deps)
+        self._answers = Answers(waiting.listen_url(deps.settings, store.url), store.connect_kwargs)
+        self._worker: Worker | None = None
 
     @classmethod
     def open(
@@ -113,6 +120,7 @@ class SupportBot:
         return cls(store, deps)
 
     def close(self) -> None:
+        self._answers.close()
         self._store.close()
 
     def __enter__(self) -> SupportBot:
@@ -134,23 +142,44 @@ class SupportBot:
 
     # -- conversations ---------------------------------------------------------------------
 
-    def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult:
+    @overload
+    def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult: ...
+    @overload
+    def open_ticket(
+        self, email: str, *, subject: str = "", body: str, wait: Literal[True]
+    ) -> RoundResult: ...
+    @overload
+    def open_ticket(self, email: str, *, subject: str = "", body: str, wait: Literal[False]) -> Submitted: ...
+
+    def open_ticket(
+        self, email: str, *, subject: str = "", body: str, wait: bool = True
+    ) -> RoundResult | Submitted:
         """Create a ticket whose first customer message is ``body``, and run its first round.
 
         ``subject`` defaults to the start of ``body``. Both are keyword-only: two strings side by
-        side are too easy to swap.
+        side are too easy to swap. ``wait=False``: return once the ticket is stored; a worker
+        runs the round (``wait()`` gets its result).
         """
         email = _check_email(email)
         body = self._check_message(body)
         given = validate.optional_text("subject", subject, limit=validate.SUBJECT_CHARS)
         subject = (given or "").strip() or body[:30]
+        wait = validate.flag("wait", wait)
         now = self._deps.clock()
+        owner = self._engine.new_owner() if wait else None
+        lease = (owner, self._deps.settings.lease_seconds) if owner is not None else None
         with self._store.transaction() as tx:
-            ticket = repo.create_ticket(tx, email=email, subject=subject, body=body, now=now)
+            # Queued either way: should this process die before the round ends, a worker runs it.
+            ticket = repo.create_ticket(
+                tx, email=email, subject=subject, body=body, now=now, due=True, lease=lease
+            )
             repo.lock_turn_count(tx, ticket.id)
             first = with_tokens(Turn("customer", body, round=1, created_at=now, idx=0))
             repo.insert_turns(tx, ticket.id, [first])
-        return self._answer(ticket.id, 0)
+        if owner is None:
+            return Submitted(ticket_id=ticket.id, idx=0)
+        self._store.remember_turn(ticket.id, first)
+        return self._answer(ticket.id, 0, owner=owner, taken=(0, 1))
 
     def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
         """Add a customer message and run the round that answers it.
@@ -159,26 +188,124 @@ class SupportBot:
         id again stores nothing new and returns the result for the first copy.
         """
         ticket_id = validate.ticket_id(ticket_id)
+        owner = self._engine.new_owner()
+        # Storing the message also takes the ticket if it is free: the round needs no lease statement.
+        turn, _, taken = self._store_message(ticket_id, message, message_id, owner=owner)
+        assert turn.idx is not None
+        if taken is None and (person := self._owned_by(ticket_id)):
+            return self._with_human(ticket_id, turn.idx, person)
+        return self._answer(ticket_id, turn.idx, owner=owner, taken=taken)
+
+    # -- without waiting: submit, wait, workers ----------------------------------------------
+
+    def submit(self, ticket_id: str, message: str, *, message_id: str | None = None) -> Submitted:
+        """Store a customer message for the workers to answer, and return at once.
+
+        The message is committed before this returns, as with ``send``; the same ``message_id``
+        again stores nothing (``stored`` False). ``wait()`` returns the round that answers it.
+        """
+        turn, stored, _ = self._store_message(ticket_id, message, message_id, owner=None)
+        assert turn.idx is not None
+        return Submitted(
+            ticket_id=validate.ticket_id(ticket_id), idx=turn.idx, message_id=message_id, stored=stored
+        )
+
+    def wait(self, ticket_id: str, submitted: Submitted | int, *, timeout: float = 60.0) -> RoundResult:
+        """The result of the round that answers ``submitted`` (or of round number ``submitted``),
+        once it ended or paused for approval; WaitTimeout after ``timeout`` seconds.
+
+        A ticket whose rounds failed ``worker_max_attempts`` times went to a human instead: its
+        result is ``escalated`` with no reply (``queue()`` shows the reason). A message to a ticket
+        a person has taken over is theirs to answer: ``with_human`` at once.
+        """
+        ticket_id = validate.ticket_id(ticket_id)
+        if isinstance(submitted, Submitted):
+            if submitted.ticket_id != ticket_id:
+                raise InvalidInput(
+                    f"the submitted message belongs to ticket {submitted.ticket_id}, not {ticket_id}",
+                    ticket_id=ticket_id,
+                )
+            idx, round_ = submitted.idx, None
+        else:
+            idx, round_ = None, validate.round_number(submitted)
+        timeout = validate.seconds("timeout", timeout)
+        return self._answers.wait(ticket_id, lambda: self._finished(ticket_id, idx, round_), timeout)
+
+    def _finished(self, ticket_id: str, idx: int | None, round_: int | None) -> RoundResult | None:
+        with self._store.connection() as conn:
+            if round_ is None:
+                assert idx is not None
+                round_ = repo.round_of_message(conn, ticket_id, idx)
+            handed_off = work_queue.handed_off(conn, ticket_id)
+            person = repo.human_agent(conn, ticket_id)
+        if round_ is not None:
+            result = self._round_result(ticket_id, round_)
+            if result.outcome != "queued":
+                return result
+        if handed_off:
+            return RoundResult(ticket_id=ticket_id, round=round_ or 0, outcome="escalated")
+        if person is not None and idx is not None:  # the message is for the person who took the ticket
+            return self._with_human(ticket_id, idx, person)
+        return None
+
+    def work(
+        self, *, threads: int | None = None, stop: threading.Event | None = None, until_idle: bool = False
+    ) -> WorkerStats:
+        """Answer queued tickets in this thread until ``stop`` is set (or, with ``until_idle``,
+        until nothing is left to claim); ``threads`` rounds at a time (default
+        ``Settings.worker_threads``). Any number of processes may work on one database.
+        """
+        settings = self._deps.settings
+        count = validate.count("threads", threads if threads is not None else settings.worker_threads)
+        worker = Worker(
+            self._engine,
+            self._store,
+            settings,
+            threads=count,
+            listen_url=waiting.listen_url(settings, self._store.url),
+            stop=stop,
+        )
+        self._worker = worker
+        try:
+            return worker.run(until_idle=until_idle)
+        finally:
+            self._worker = None
+
+    def stop_work(self) -> None:
+        """Make ``work()`` (running in another thread) stop taking tickets and return."""
+        if self._worker is not None:
+            self._worker.stop()
+
+    def stats(self) -> QueueStats:
+        """The work queue (depth, oldest wait, retries, hand-offs) and the running workers' counters."""
+        with self._store.connection() as conn:
+            return work_queue.stats(conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds))
+
+    def queue(self, *, limit: int = 100) -> list[QueueEntry]:
+        """The queued tickets, the longest-waiting first, then those handed to a human after failing."""
+        limit = validate.count("limit", limit)
+        with self._store.connection() as conn:
+            return work_queue.entries(conn, limit=limit)
+
+    def _store_message(
+        self, ticket_id: str, message: str, message_id: str | None, *, owner: str | None
+    ) -> tuple[Turn, bool, tuple[int, int] | None]:
+        ticket_id = validate.ticket_id(ticket_id)
         message = self._check_message(message)
         if message_id is not None:
             validate.text("message_id", message_id, limit=validate.MESSAGE_ID_CHARS, empty=False)
-        owner = self._engine.new_owner()
         with self._store.connection() as conn:
-            # Storing the message also takes the ticket if it is free: the round needs no lease statement.
-            turn, _, taken = repo.append_customer_message(
+            stored = repo.append_customer_message(
                 conn,
                 ticket_id,
                 message,
                 message_id=message_id,
                 now=self._deps.clock(),
                 tokens=turn_tokens(Turn("customer", message)),
-                lease=(owner, self._deps.settings.lease_seconds),
+                lease=(owner, self._deps.settings.lease_seconds) if owner is not None else None,
             )
-        self._store.remember_turn(ticket_id, turn)
-        assert turn.idx is not None
-        if taken is None and (person := self._owned_by(ticket_id)):
-            return self._with_human(ticket_id, turn.idx, person)
-        return self._answer(ticket_id, turn.idx, owner=owner, taken=taken)
+        self._store.remember_turn(ticket_id, stored[0])
+        return stored
 
     def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""

@@ -27,6 +27,7 @@ from . import cli_takeover
 from .bot import SupportBot, migrate, migration_status
 from .cli_chat import clip, context_text, run_chat
 from .cli_text import HelpFormatter, Parser, columns, email_argument, step_argument
+from .cli_worker import add_worker_commands
 from .config import Settings
 from .engine import RoundResult
 from .errors import (
@@ -80,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     t = _tr(args)
     try:
         settings = Settings.from_env()
+        if (adjust := getattr(args, "adjust_settings", None)) is not None:
+            settings = adjust(settings, args)  # e.g. the worker sizes its pool by its threads
         if args.handler is db:
             return int(db(args, settings))
         if getattr(args, "standalone", False):  # opens what it needs itself (console)
@@ -221,6 +224,7 @@ def build_parser(lang: Language | None = None) -> Parser:
     _add_memory_commands(command, t, lang)
     _add_admin_commands(command, t, lang)
     _add_console_command(command, t)
+    add_worker_commands(command, t)
     cli_takeover.add_commands(command, _moment(lang), t)
     return parser
 

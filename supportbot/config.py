@@ -57,18 +57,29 @@ class Settings:
     # The business system when open() is given none: "demo", or "package.module:factory" where
     # factory(settings) returns a supportbot.Backend. The CLI uses "demo" when this is unset.
     backend: str | None = None
+    # Workers (worker.py) and waiting for answers (notify.py).
+    worker_threads: int = 8  # rounds one worker process runs at once (each mostly waits on the model)
+    worker_sweep_seconds: float = 2.0  # look for work at least this often, with or without NOTIFY
+    worker_max_attempts: int = 5  # failed rounds of one ticket before a human gets it
+    worker_retry_seconds: float = 2.0  # the first retry's delay; each further one doubles it
+    worker_shutdown_seconds: float = 30.0  # on SIGTERM, how long running rounds may take to end
+    listen: bool = True  # be notified of answers and work (LISTEN) instead of polling only
+    # A direct connection for notifications (LISTEN) when database_url goes through a pooler in
+    # transaction mode (PgBouncer), where a listening session is handed to other clients. Without
+    # it, such a deployment (prepared_statements off) polls.
+    listen_url: str | None = None
 
     def __post_init__(self) -> None:
         # Here, not only in from_env: a key passed as Settings(llm_api_key=...) is checked too.
         check_api_key(self.llm_api_key)
 
     def __repr__(self) -> str:
-        # The dataclass repr, minus the key, with any password in the two URLs masked.
+        # The dataclass repr, minus the key, with any password in the URLs masked.
         shown = []
         for f in dataclasses.fields(self):
             if f.repr:
                 value = getattr(self, f.name)
-                if f.name in ("database_url", "llm_base_url") and isinstance(value, str):
+                if f.name in ("database_url", "llm_base_url", "listen_url") and isinstance(value, str):
                     value = hide_password(value)
                 shown.append(f"{f.name}={value!r}")
         return f"Settings({', '.join(shown)})"

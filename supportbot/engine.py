@@ -99,14 +99,20 @@ class Engine:
         return f"{self.worker_id}:{uuid.uuid4().hex[:8]}"
 
     def drive(
-        self, ticket_id: str, *, owner: str | None = None, taken: tuple[int, int] | None = None
+        self,
+        ticket_id: str,
+        *,
+        owner: str | None = None,
+        taken: tuple[int, int] | None = None,
+        on_round: Callable[[RoundResult], None] | None = None,
     ) -> list[RoundResult] | None:
         """Run every round the ticket has work for; None when another worker holds it.
 
         ``taken``: the caller's own statement already took the lease for ``owner`` (storing a
-        message does), and returned the ticket's latest seq and turn count.
+        message does), and returned the ticket's latest seq and turn count. ``on_round`` is
+        called with each round's result as it ends (a worker logs it).
         """
-        results: list[RoundResult] = []
+        results: list[RoundResult] = _Rounds(on_round)
         owner = owner or self.new_owner()
         # No connection is held across the loop: each database call takes one from the pool and
         # gives it back, so a round waiting on a model holds none (see Store).
@@ -117,8 +123,10 @@ class Engine:
                 return results or None
             loaded, turn_count = acquired
             released: list[int | None] = []  # the release done by the round's last record, if it was
+            known: int | None = None  # set when the round ended: the ticket may leave the work queue
             try:
                 loaded = self._run(loaded, owner, results, turn_count, released)
+                known = len(loaded.state.turns)
             except LeaseLost:
                 log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
                 self._seen.pop(ticket_id, None)
@@ -127,7 +135,7 @@ class Engine:
                 self._seen.pop(ticket_id, None)
                 raise
             finally:
-                stored = released[0] if released else self._release(ticket_id, owner)
+                stored = released[0] if released else self._release(ticket_id, owner, known)
             # Checked after releasing: a message stored while we held the lease saw the lease
             # taken and left its round to us, so look once more before leaving.
             if stored is None or _ends_round(loaded, stored):
@@ -151,9 +159,9 @@ class Engine:
         with self.store.connection() as conn:
             return self.store.load(conn, ticket_id), turn_count
 
-    def _release(self, ticket_id: str, owner: str) -> int | None:
+    def _release(self, ticket_id: str, owner: str, known: int | None = None) -> int | None:
         with self.store.transaction(durable=False) as tx:
-            cur = repo.queue_release_lease(tx, ticket_id, owner)
+            cur = repo.queue_release_lease(tx, ticket_id, owner, known=known)
         return repo.released(cur)
 
     def decide(
@@ -214,6 +222,7 @@ class Engine:
                     audit(tx, loaded.state, decision)
                 decided, write, _ = self._record(loaded, DECISION, update, "approval")
                 self._flush(tx, [write], ticket_id, owner)
+                repo.mark_due(tx, ticket_id)  # should this process die now, a worker finishes the round
                 self._seen[ticket_id] = decided
         except BaseException:
             self._release(ticket_id, owner)
@@ -351,7 +360,7 @@ class Engine:
             if must_commit:
                 release = _ends_round(loaded, turn_count)  # a pause frees the ticket with its record
                 with self.store.transaction() as tx:
-                    cur = self._flush(tx, pending, state.ticket.id, owner, release=release)
+                    cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
                 if release:
                     released.append(repo.released(cur))  # read after the commit: no round trip of its own
             return loaded
@@ -379,7 +388,7 @@ class Engine:
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
             release = _ends_round(loaded, turn_count)  # the round ends here: its record frees the ticket
-            cur = self._flush(tx, pending, state.ticket.id, owner, release=release)
+            cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         if release:
@@ -396,9 +405,15 @@ class Engine:
         owner: str,
         *,
         release: bool = False,
+        after: Loaded | None = None,
     ) -> psycopg.Cursor:
-        """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing."""
-        cur = repo.record_steps(tx, ticket_id, owner, pending, release=release)
+        """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing.
+
+        A release ends this worker's part of the round: ``after`` (the state after the records)
+        says which turns it saw, so the ticket leaves the work queue unless a message came since.
+        """
+        turns = len(after.state.turns) if release and after is not None else None
+        cur = repo.record_steps(tx, ticket_id, owner, pending, release=release, known=turns)
         pending.clear()
         return cur
 
@@ -501,6 +516,19 @@ class Engine:
             handled_upto=state.handled_upto,
             **decision_fields(state.approval),
         )
+
+
+class _Rounds(list[RoundResult]):
+    """The results of one drive, reporting each as it is added."""
+
+    def __init__(self, on_round: Callable[[RoundResult], None] | None) -> None:
+        super().__init__()
+        self._on_round = on_round
+
+    def append(self, result: RoundResult, /) -> None:
+        super().append(result)
+        if self._on_round is not None:
+            self._on_round(result)
 
 
 # What _call returns as the next step when the route is to be read off the state after the step,

@@ -35,6 +35,7 @@
     │   └── StoreBusy                         no pooled connection, lock or answer within its timeout
     ├── ContextBudgetExceeded                 the prompt cannot fit the model's context
     ├── ModelError                            the model failed after retries
+    ├── WaitTimeout (TimeoutError)            no answer within wait()'s timeout; the message stays queued
     └── ClaimConflict                         the console: another reviewer holds the approval, or
                                               the reviewer's own claim lapsed
 
@@ -233,3 +234,7 @@ class ClaimConflict(SupportbotError):
     def __init__(self, message: str, *, ticket_id: str, holder: str | None) -> None:
         super().__init__(message, ticket_id=ticket_id)
         self.holder = holder
+
+
+class WaitTimeout(SupportbotError, TimeoutError):
+    """No answer within the timeout given to ``wait()``; the message stays queued for the workers."""

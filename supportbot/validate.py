@@ -23,6 +23,7 @@ from .errors import (
     InvalidChoice,
     InvalidDate,
     InvalidEmail,
+    InvalidInput,
     InvalidStepNumber,
     InvalidText,
     TextTooLong,
@@ -158,3 +159,30 @@ def choice(name: str, value: object, choices: Sequence[C]) -> C:
         choices=tuple(choices),
         value=shown,
     )
+
+
+def count(name: str, value: object, *, limit: int = 10_000) -> int:
+    """A whole number from 1 to ``limit`` (threads, rows to list)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WrongType(f"{name} must be an int, not {type(value).__name__}")
+    if not 1 <= value <= limit:
+        raise InvalidInput(f"{name} must be between 1 and {limit}, not {value}")
+    return value
+
+
+def seconds(name: str, value: object) -> float:
+    """A finite, non-negative number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise WrongType(f"{name} must be a number of seconds, not {type(value).__name__}")
+    if not 0 <= value < float("inf"):
+        raise InvalidInput(f"{name} must be a finite number of seconds, at least 0, not {value}")
+    return float(value)
+
+
+def round_number(value: object) -> int:
+    """A round number as RoundResult gives it: 1 for a ticket's first round."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WrongType(f"a round number must be an int, not {type(value).__name__}")
+    if not 1 <= value <= INT32_MAX:
+        raise InvalidInput(f"round {value} does not exist: rounds are numbered from 1")
+    return value

@@ -49,12 +49,12 @@ def _run_as(host: str) -> pwd.struct_passwd | None:
 
 
 def _from_passfile(passfile: object, user: str) -> str:
-    """The user's password from a libpq password file (the embedded server's URLs name one)."""
-    if not passfile:
+    """The user's password from a libpq passfile (the embedded server's URLs name one)."""
+    if not passfile or not Path(str(passfile)).exists():
         return ""
     for line in Path(str(passfile)).read_text(encoding="utf-8").splitlines():
         fields = line.split(":")
-        if len(fields) == 5 and fields[3] in ("*", user):
+        if len(fields) == 5 and fields[3] in (user, "*"):
             return fields[4]
     return ""
 
@@ -84,7 +84,7 @@ def _running(server_url: str, workdir: Path) -> Iterator[str]:
     params = conninfo_to_dict(server_url)
     host = str(params.get("host") or "/tmp")
     user = str(params.get("user") or pwd.getpwuid(os.geteuid()).pw_name)
-    password = str(params.get("password") or _from_passfile(params.get("passfile"), user))
+    password = str(params.get("password") or "") or _from_passfile(params.get("passfile"), user)
     port = free_port()
     # The embedded server's socket folder is private and its parents may be closed to PgBouncer's
     # OS user: PgBouncer then starts inside that folder and reaches the socket through its own

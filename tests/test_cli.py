@@ -42,6 +42,9 @@ COMMANDS = (
     "reply",
     "handback",
     "audit",
+    "worker",
+    "queue",
+    "console",
 )
 
 

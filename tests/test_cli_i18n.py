@@ -39,7 +39,7 @@ _ARGPARSE_ENGLISH = (
     "expected one argument",
 )
 # Words the Chinese screens legitimately show: values an operator types (statuses, keep modes).
-_TYPED = {*get_args(TicketStatus), *KEEP_MODES, "status", "migrate", "last", "final"}
+_TYPED = {*get_args(TicketStatus), *KEEP_MODES, "status", "migrate", "last", "final", "agent", "approver"}
 LANGUAGES = ("zh", "en")
 
 

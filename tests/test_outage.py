@@ -98,8 +98,7 @@ def test_callers_get_store_unavailable_then_success_and_nothing_is_lost(data_dir
     with psycopg.connect(url) as conn:
         seed_business(conn)
     callers = [
-        Caller(bot.open_ticket("wugang@example.com", subject="", body="E3001 同步失败").ticket_id)
-        for _ in range(THREADS)
+        Caller(bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id) for _ in range(THREADS)
     ]
     stop = threading.Event()
     threads = [threading.Thread(target=_talk, args=(bot, c, stop)) for c in callers]
@@ -169,7 +168,7 @@ def test_every_database_error_reaching_a_caller_is_a_supportbot_error(data_dir: 
             time.sleep(0.05)
         calls = [
             bot.tickets,
-            lambda: bot.open_ticket("wugang@example.com", subject="", body="你好"),
+            lambda: bot.open_ticket("wugang@example.com", body="你好"),
             lambda: bot.send("T000001", "你好"),
             lambda: bot.state("T000001"),
             bot.pending_approvals,
@@ -184,7 +183,7 @@ def test_every_database_error_reaching_a_caller_is_a_supportbot_error(data_dir: 
 
 def test_a_lock_held_past_db_timeout_raises_store_busy(open_bot: Any, database_url: str) -> None:
     bot = open_bot(ScriptedLLM(draft=cite_hits), db_timeout=1.0)
-    ticket = bot.open_ticket("wugang@example.com", subject="", body="E3001 同步失败").ticket_id
+    ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
     with psycopg.connect(database_url) as other:  # another session keeps the ticket row locked
         other.execute("SELECT 1 FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket,))
         started = time.monotonic()

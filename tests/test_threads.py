@@ -139,6 +139,6 @@ def test_a_round_holds_no_connection_while_it_waits_on_the_model(database_url: s
     settings = bot_settings(database_url, pool_max_size=1, pool_timeout=0.5)
     with SupportBot.open(database_url, llm=llm, settings=settings, backend="demo") as bot:
         llm.bot = bot
-        result = bot.open_ticket("wugang@example.com", subject="", body="E3001 同步失败")
+        result = bot.open_ticket("wugang@example.com", body="E3001 同步失败")
         assert result.outcome == "resolved"
     assert len(llm.peeks) >= 3 and set(llm.peeks) == {"free"}, llm.peeks

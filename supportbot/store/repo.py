@@ -61,12 +61,14 @@ def record_steps(
     writes: Sequence[StepWrite],
     *,
     release: bool = False,
+    known: int | None = None,
 ) -> psycopg.Cursor:
-    """Write step records in one statement, fenced by the lease (sql/008_one_ticket_update_per_record.sql,
-    whose facts insert sql/009_fact_ledger.sql extends).
+    """Write step records in one statement, fenced by the lease (sql/014_work_queue.sql, whose
+    function is the live one: see sql/schema.sql).
 
     With ``release`` the same statement frees the lease; ``released`` reads the returned cursor
-    (after the commit, in a pipeline) for the ticket's turn count.
+    (after the commit, in a pipeline) for the ticket's turn count. ``known``: the turns the
+    releasing round knows of; the ticket leaves the work queue unless more were stored.
     """
     batch: dict[str, Any] = {
         "turns": [],
@@ -76,6 +78,7 @@ def record_steps(
         "checkpoints": [],
         "approvals": [],
         "release": release,
+        "known": known,
     }
     # Shallow field dicts, not dataclasses.asdict: that deep-copies every update and result first.
     for w in writes:
@@ -125,6 +128,10 @@ class PendingApproval:
     requested_at: datetime
 
 
+# NOTIFY channels: a ticket needs a worker; a worker's part of a ticket's round ended (payload: ticket id).
+WORK_CHANNEL = "supportbot_work"
+DONE_CHANNEL = "supportbot_done"
+
 _TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at, human_agent"
 _TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx, author"
 
@@ -138,14 +145,39 @@ def no_ticket(ticket_id: str) -> UnknownTicket:
     )
 
 
-def create_ticket(conn: psycopg.Connection, *, email: str, subject: str, body: str, now: datetime) -> Ticket:
+def create_ticket(
+    conn: psycopg.Connection,
+    *,
+    email: str,
+    subject: str,
+    body: str,
+    now: datetime,
+    due: bool = False,
+    lease: tuple[str, float] | None = None,
+) -> Ticket:
+    """Insert a ticket row. ``due``: its first message waits for a round (the work queue); with
+    ``lease`` (owner, seconds) the caller runs that round itself, else workers are notified."""
     number = conn.execute("SELECT nextval('supportbot.ticket_numbers')").fetchone()[0]  # type: ignore[index]
     ticket_id = f"T{number:06d}"
+    owner, seconds = lease if lease is not None else (None, 0.0)
     conn.execute(
-        "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at) VALUES (%s, %s, %s,"
-        " %s, %s)",
-        (ticket_id, email, subject, body, now),
+        "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at, work_due,"
+        " lease_owner, lease_expires) VALUES (%(t)s, %(e)s, %(s)s, %(b)s, %(now)s,"
+        " CASE WHEN %(due)s THEN %(now)s END,"
+        " %(o)s, CASE WHEN %(o)s::text IS NOT NULL THEN now() + make_interval(secs => %(secs)s) END)",
+        {
+            "t": ticket_id,
+            "e": email,
+            "s": subject,
+            "b": body,
+            "now": now,
+            "due": due,
+            "o": owner,
+            "secs": seconds,
+        },
     )
+    if due and lease is None:
+        conn.execute("SELECT pg_notify(%s, %s)", (WORK_CHANNEL, ticket_id))
     return Ticket(ticket_id, email, subject, body, now)
 
 
@@ -265,6 +297,13 @@ def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
     return None if row is None else (int(row[0]), int(row[1]))
 
 
+def mark_due(conn: psycopg.Connection, ticket_id: str) -> None:
+    """Put the ticket in the work queue (a decision was recorded; its round must be finished)."""
+    conn.execute(
+        "UPDATE supportbot.tickets SET work_due = coalesce(work_due, now()) WHERE id = %s", (ticket_id,)
+    )
+
+
 def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
     # RETURNING, not rowcount: in a pipeline the row count is known only once results are fetched.
     row = conn.execute(
@@ -276,14 +315,26 @@ def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: f
         raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
 
 
-def queue_release_lease(conn: psycopg.Connection, ticket_id: str, owner: str) -> psycopg.Cursor:
+def queue_release_lease(
+    conn: psycopg.Connection, ticket_id: str, owner: str, *, known: int | None = None
+) -> psycopg.Cursor:
     """Free the ticket; ``released`` reads (after the commit) its turn count, or None if the lease
-    was no longer ours. (A round's last record frees it itself: ``record_steps(release=True)``.)"""
+    was no longer ours. (A round's last record frees it itself: ``record_steps(release=True)``.)
+
+    ``known``: the worker finished what it found, its state holding this many turns; the ticket
+    leaves the work queue unless more were stored or it waits for a human. None (a failed round):
+    it stays queued.
+    """
+    done = "%(k)s::int IS NOT NULL AND (status = 'waiting_approval' OR turn_count <= %(k)s)"
     return conn.execute(
-        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = %s AND "
-        "lease_owner = %s"
-        " RETURNING turn_count",
-        (ticket_id, owner),
+        "WITH freed AS (UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL,"
+        f"  work_due = CASE WHEN {done} THEN NULL ELSE work_due END,"
+        f"  work_attempts = CASE WHEN {done} THEN 0 ELSE work_attempts END,"
+        f"  work_retry_at = CASE WHEN {done} THEN NULL ELSE work_retry_at END,"
+        f"  work_error = CASE WHEN {done} THEN NULL ELSE work_error END"
+        "  WHERE id = %(t)s AND lease_owner = %(o)s RETURNING turn_count)"
+        " SELECT turn_count, pg_notify(%(ch)s, %(t)s) FROM freed",
+        {"t": ticket_id, "o": owner, "k": known, "ch": DONE_CHANNEL},
     )
 
 
@@ -339,7 +390,11 @@ def append_customer_message(
     )
     try:
         row = conn.execute(
+            # The message puts the ticket in the work queue (sql/014_work_queue.sql); without a
+            # lease (submit) the workers are told, at the commit.
             "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now(),"
+            "  work_attempts = CASE WHEN work_due IS NULL THEN 0 ELSE work_attempts END,"
+            "  work_due = coalesce(work_due, %(now)s),"
             f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
             f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE "
             "lease_expires END"
@@ -352,7 +407,8 @@ def append_customer_message(
             "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC "
             "LIMIT 1), 0) + 1,"
             f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
-            " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count FROM turn, slot",
+            " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count,"
+            "  CASE WHEN %(o)s::text IS NULL THEN pg_notify(%(ch)s, %(t)s) END FROM turn, slot",
             {
                 "t": ticket_id,
                 "c": content,
@@ -361,6 +417,7 @@ def append_customer_message(
                 "now": now,
                 "o": owner,
                 "s": seconds,
+                "ch": WORK_CHANNEL,
             },
         ).fetchone()
     except psycopg.errors.UniqueViolation:
@@ -371,7 +428,7 @@ def append_customer_message(
         return _same_message(conn, ticket_id, found, message_id, content), False, None
     if row is None:
         raise no_ticket(ticket_id)
-    *turn, leased, last_seq, turn_count = row
+    *turn, leased, last_seq, turn_count, _ = row
     return Turn(*turn), True, (int(last_seq), int(turn_count)) if leased else None
 
 

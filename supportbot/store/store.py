@@ -76,6 +76,7 @@ class Store:
             ) from exc
         except psycopg.Error as exc:
             raise _translated(exc, db_timeout) from exc
+        self.url, self.connect_kwargs = url, kwargs  # for connections of their own (LISTEN)
         self.pool = RoundPool(
             url,
             min_size=1,

@@ -1,0 +1,210 @@
+"""The work queue over the tickets table (sql/014_work_queue.sql): claim, fail, list, count.
+
+A ticket is queued while ``work_due`` is set. Workers claim the oldest due tickets whose lease is
+free or expired and whose retry time has come, taking the lease in the same statement; rows
+another worker is claiming at that moment are skipped (``SKIP LOCKED``), not waited for.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg.rows import class_row
+
+from .repo import DONE_CHANNEL
+
+# Tickets a worker may take: not one a person has taken over (SupportBot.take_over); its customer
+# messages wait for that person, and for the bot again after the hand-back.
+AVAILABLE_TO_BOT = "t.human_agent IS NULL"
+
+_CLAIMABLE = (
+    "t.work_due IS NOT NULL AND (t.lease_owner IS NULL OR t.lease_expires < now())"
+    " AND (t.work_retry_at IS NULL OR t.work_retry_at <= now())"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A ticket a worker leased from the queue: the lease owner and what ``Engine.drive`` needs."""
+
+    ticket_id: str
+    owner: str
+    last_seq: int
+    turn_count: int
+    due: datetime  # when its oldest waiting message (or decision) was stored
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    ticket_id: str
+    status: str
+    due: datetime | None
+    waited: float  # seconds since ``due`` (0 when not queued)
+    running: bool  # a worker holds its lease now
+    attempts: int
+    retry_at: datetime | None
+    error: str | None  # why its last round failed; with ``due`` None: why it went to a human
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    queued: int  # tickets that need a worker, running ones included (not those a person took over)
+    running: int  # of those, leased by a worker now
+    retrying: int  # waiting out a backoff after a failed round
+    handed_off: int  # given to a human after their last attempt failed
+    oldest_wait: float  # seconds the oldest queued ticket has waited (0: none)
+    workers: int  # worker processes whose heartbeat is recent
+    rounds: int  # rounds finished by those workers since they started
+    failures: int  # failed rounds of those workers
+
+
+def claim_cursor(
+    conn: psycopg.Connection, prefix: str, limit: int, lease_seconds: float
+) -> psycopg.Cursor[Claim]:
+    """Lease up to ``limit`` due tickets, the longest-waiting first; ``claimed`` reads them (in a
+    pipeline, after the commit: the claim costs one round trip).
+
+    Each lease owner ends in a fresh random part, so a thread of this process that outlived its
+    lease can never write under a later claim of the same ticket.
+    """
+    return conn.cursor(row_factory=class_row(Claim)).execute(
+        "WITH picked AS (SELECT t.id FROM supportbot.tickets t"
+        f" WHERE {_CLAIMABLE} AND {AVAILABLE_TO_BOT}"
+        "  ORDER BY t.work_due, t.id LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
+        " UPDATE supportbot.tickets t SET"
+        "  lease_owner = %(p)s || t.id || ':' || substr(md5(random()::text), 1, 8),"
+        "  lease_expires = now() + make_interval(secs => %(s)s)"
+        " FROM picked WHERE t.id = picked.id"
+        " RETURNING t.id AS ticket_id, t.lease_owner AS owner, t.last_seq, t.turn_count, t.work_due AS due",
+        {"p": prefix, "n": limit, "s": lease_seconds},
+    )
+
+
+def claimed(cur: psycopg.Cursor[Claim]) -> list[Claim]:
+    return cur.fetchall()
+
+
+def record_failure(
+    conn: psycopg.Connection,
+    ticket_id: str,
+    error: str,
+    *,
+    max_attempts: int,
+    backoff: float,
+) -> tuple[int, bool]:
+    """Count a failed round: (attempts so far, whether the ticket went to a human now).
+
+    Before the last attempt the ticket waits ``backoff`` × 2^(attempts-1) seconds (at most 10
+    minutes) and is tried again; after it, it leaves the queue as ``escalated`` with the reason.
+    """
+    last = "t.work_attempts + 1 >= %(max)s"
+    row = conn.execute(
+        "UPDATE supportbot.tickets t SET work_attempts = t.work_attempts + 1, work_error = %(e)s,"
+        f" work_retry_at = CASE WHEN {last} THEN NULL"
+        "  ELSE now() + make_interval(secs => least(%(b)s * 2 ^ t.work_attempts, 600)) END,"
+        f" work_due = CASE WHEN {last} THEN NULL ELSE t.work_due END,"
+        f" status = CASE WHEN {last} THEN 'escalated' ELSE t.status END,"
+        f" updated_at = CASE WHEN {last} THEN now() ELSE t.updated_at END"
+        " WHERE t.id = %(t)s AND t.work_due IS NOT NULL"
+        f" RETURNING t.work_attempts, t.work_due IS NULL AS gave_up,"
+        "  CASE WHEN t.work_due IS NULL THEN pg_notify(%(ch)s, t.id) END",
+        {"t": ticket_id, "e": error[:500], "max": max_attempts, "b": backoff, "ch": DONE_CHANNEL},
+    ).fetchone()
+    if row is None:  # deleted, or finished by someone else meanwhile
+        return 0, False
+    return int(row[0]), bool(row[1])
+
+
+def release_all(conn: psycopg.Connection, owners: list[str]) -> int:
+    """Free the tickets leased to ``owners`` (a worker stopping before its rounds ended)."""
+    rows = conn.execute(
+        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL"
+        " WHERE lease_owner = ANY(%s) RETURNING id",
+        (owners,),
+    ).fetchall()
+    return len(rows)
+
+
+def entries(conn: psycopg.Connection, *, limit: int = 100) -> list[QueueEntry]:
+    """Queued tickets, the longest-waiting first, then those handed to a human after failing."""
+    return (
+        conn.cursor(row_factory=class_row(QueueEntry))
+        .execute(
+            "(SELECT id AS ticket_id, status, work_due AS due, extract(epoch FROM now() - work_due)::float8"
+            "  AS waited, coalesce(lease_expires >= now(), false) AS running, work_attempts AS attempts,"
+            "  work_retry_at AS retry_at, work_error AS error"
+            " FROM supportbot.tickets WHERE work_due IS NOT NULL ORDER BY work_due, id LIMIT %(n)s)"
+            " UNION ALL"
+            " (SELECT id, status, NULL, 0, false, work_attempts, NULL, work_error FROM supportbot.tickets"
+            "  WHERE work_due IS NULL AND work_error IS NOT NULL ORDER BY updated_at DESC, id LIMIT %(n)s)",
+            {"n": limit},
+        )
+        .fetchall()
+    )
+
+
+def stats(conn: psycopg.Connection, *, alive_within: float) -> QueueStats:
+    """Queue counts from the tickets table; worker counters from recent heartbeats."""
+    row = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE lease_expires >= now()),"
+        " count(*) FILTER (WHERE work_retry_at > now()),"
+        " coalesce(extract(epoch FROM now() - min(work_due))::float8, 0),"
+        " (SELECT count(*) FROM supportbot.tickets WHERE work_due IS NULL AND work_error IS NOT NULL),"
+        " (SELECT count(*) FROM supportbot.workers w"
+        "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s)),"
+        " (SELECT coalesce(sum(w.rounds), 0) FROM supportbot.workers w"
+        "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s)),"
+        " (SELECT coalesce(sum(w.failures), 0) FROM supportbot.workers w"
+        "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s))"
+        " FROM supportbot.tickets WHERE work_due IS NOT NULL AND human_agent IS NULL",
+        {"a": alive_within},
+    ).fetchone()
+    assert row is not None
+    queued, running, retrying, oldest, handed_off, workers, rounds, failures = row
+    return QueueStats(
+        queued=int(queued),
+        running=int(running),
+        retrying=int(retrying),
+        handed_off=int(handed_off),
+        oldest_wait=float(oldest),
+        workers=int(workers),
+        rounds=int(rounds),
+        failures=int(failures),
+    )
+
+
+def heartbeat(
+    conn: psycopg.Connection, worker_id: str, *, threads: int, rounds: int, failures: int, running: int
+) -> None:
+    conn.execute(
+        "INSERT INTO supportbot.workers (id, host, pid, threads, rounds, failures, running)"
+        " VALUES (%(id)s, %(h)s, %(p)s, %(n)s, %(r)s, %(f)s, %(u)s) ON CONFLICT (id) DO UPDATE SET"
+        " heartbeat = now(), rounds = excluded.rounds, failures = excluded.failures,"
+        " running = excluded.running",
+        {
+            "id": worker_id,
+            "h": socket.gethostname(),
+            "p": os.getpid(),
+            "n": threads,
+            "r": rounds,
+            "f": failures,
+            "u": running,
+        },
+    )
+
+
+def handed_off(conn: psycopg.Connection, ticket_id: str) -> bool:
+    """Whether the ticket left the queue for a human after its last attempt failed."""
+    row = conn.execute(
+        "SELECT work_due IS NULL AND work_error IS NOT NULL FROM supportbot.tickets WHERE id = %s",
+        (ticket_id,),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def sign_off(conn: psycopg.Connection, worker_id: str) -> None:
+    conn.execute("DELETE FROM supportbot.workers WHERE id = %s", (worker_id,))

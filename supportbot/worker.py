@@ -1,0 +1,243 @@
+"""Workers: answer every queued ticket without a caller waiting on it.
+
+One dispatcher thread claims due tickets (store/queue.py) only as many as it has free threads,
+so a claimed ticket never waits in this process while another worker could run it, and hands
+each to a thread that drives it (``Engine.drive``). A round holds a pooled connection only while
+it talks to the database, so many threads share a small pool while they wait on the model.
+
+The dispatcher wakes on a notification (a message stored without a caller, a thread finished)
+and at least every ``worker_sweep_seconds``, which also finds rounds whose worker died (their
+lease expired) and tickets whose retry time came. Stopping: no new claims; running rounds get up
+to ``worker_shutdown_seconds`` to end; leases still held after that are released.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+from .config import Settings
+from .engine import Engine, RoundResult
+from .errors import StoreError
+from .notify import Listener
+from .store import queue as work_queue
+from .store.repo import WORK_CHANNEL
+from .store.store import Store
+
+log = logging.getLogger("supportbot.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStats:
+    """This process's worker counters since it started."""
+
+    rounds: int
+    failures: int  # failed rounds (each retried, or handed to a human after the last attempt)
+    handed_off: int
+    running: int  # tickets being driven now
+    max_wait: float  # the longest a claimed ticket had waited, in seconds
+
+
+class Worker:
+    def __init__(
+        self,
+        engine: Engine,
+        store: Store,
+        settings: Settings,
+        *,
+        threads: int,
+        listen_url: str | None,
+        stop: threading.Event | None = None,
+    ) -> None:
+        self.engine, self.store, self.settings = engine, store, settings
+        self.threads = threads
+        self.id = f"{engine.worker_id}-{uuid.uuid4().hex[:6]}"
+        self._listen_url = listen_url
+        self.stopping = stop or threading.Event()
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._active: dict[str, str] = {}  # ticket -> lease owner, while a thread drives it
+        self._tasks: queue.SimpleQueue[work_queue.Claim | None] = queue.SimpleQueue()
+        self._rounds = self._failures = self._handed_off = 0
+        self._max_wait = 0.0
+
+    def stats(self) -> WorkerStats:
+        with self._lock:
+            return WorkerStats(
+                self._rounds, self._failures, self._handed_off, len(self._active), self._max_wait
+            )
+
+    def stop(self) -> None:
+        """Take no more work; ``run`` returns once running rounds end (or the shutdown timeout)."""
+        self.stopping.set()
+        self._wake.set()
+
+    def run(self, *, until_idle: bool = False) -> WorkerStats:
+        """Work until ``stop()`` (or, with ``until_idle``, until nothing is claimable and nothing runs)."""
+        listener = None
+        if self._listen_url is not None:
+            listener = Listener(self._listen_url, [WORK_CHANNEL], lambda _c, _p: self._wake.set()).start()
+        pool = [
+            threading.Thread(target=self._serve, name=f"supportbot-worker-{i}", daemon=True)
+            for i in range(self.threads)
+        ]
+        for thread in pool:
+            thread.start()
+        log.info("worker %s started: %d threads", self.id, self.threads)
+        try:
+            self._dispatch(until_idle)
+        finally:
+            self._shut_down(pool)
+            if listener is not None:
+                listener.stop()
+        stats = self.stats()
+        log.info("worker %s stopped: %d rounds, %d failed", self.id, stats.rounds, stats.failures)
+        return stats
+
+    def _dispatch(self, until_idle: bool) -> None:
+        sweep = self.settings.worker_sweep_seconds
+        last_sweep = last_beat = 0.0
+        while not self.stopping.is_set():
+            woken = self._wake.wait(timeout=min(sweep, 0.25))
+            self._wake.clear()
+            now = time.monotonic()
+            if self.stopping.is_set():
+                return
+            if not woken and now - last_sweep < sweep:
+                continue
+            last_sweep = now
+            claimed = self._claim()
+            if now - last_beat >= 1.0:
+                self._heartbeat()
+                last_beat = now
+            if claimed:
+                self._wake.set()  # there may be more: claim again at once if threads are free
+            elif until_idle:
+                with self._lock:
+                    if not self._active:
+                        return
+
+    def _claim(self) -> int:
+        with self._lock:
+            free = self.threads - len(self._active)
+        if free <= 0:
+            return 0
+        try:
+            with self.store.transaction(durable=False) as tx:
+                cur = work_queue.claim_cursor(tx, f"{self.id}:", free, self.settings.lease_seconds)
+            claims = work_queue.claimed(cur)
+        except StoreError as exc:
+            log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)
+            return 0
+        for c in claims:
+            with self._lock:
+                self._active[c.ticket_id] = c.owner
+            self._tasks.put(c)
+        return len(claims)
+
+    def _serve(self) -> None:
+        while (task := self._tasks.get()) is not None:
+            try:
+                self._drive(task)
+            finally:
+                with self._lock:
+                    self._active.pop(task.ticket_id, None)
+                    self._idle.notify_all()
+                self._wake.set()
+
+    def _drive(self, task: work_queue.Claim) -> None:
+        started = last = time.monotonic()
+        waited = max(0.0, time.time() - task.due.timestamp())
+        with self._lock:
+            self._max_wait = max(self._max_wait, waited)
+
+        def finished(result: RoundResult) -> None:
+            nonlocal last
+            now = time.monotonic()
+            log.info(
+                "round ticket=%s round=%d outcome=%s ms=%d",
+                result.ticket_id,
+                result.round,
+                result.outcome,
+                (now - last) * 1000,
+            )
+            last = now
+            with self._lock:
+                self._rounds += 1
+
+        try:
+            self.engine.drive(
+                task.ticket_id,
+                owner=task.owner,
+                taken=(task.last_seq, task.turn_count),
+                on_round=finished,
+            )
+        except Exception as exc:  # noqa: BLE001 - any round failure: counted, retried or handed over
+            self._failed(task, exc, time.monotonic() - started)
+
+    def _failed(self, task: work_queue.Claim, exc: Exception, seconds: float) -> None:
+        # The stored reason is for operators; the log line names only the error's type.
+        first = (str(exc).strip().splitlines() or [""])[0]
+        reason = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+        try:
+            with self.store.transaction() as tx:
+                attempts, gave_up = work_queue.record_failure(
+                    tx,
+                    task.ticket_id,
+                    reason,
+                    max_attempts=self.settings.worker_max_attempts,
+                    backoff=self.settings.worker_retry_seconds,
+                )
+        except StoreError:
+            attempts, gave_up = 0, False  # the lease expires and the ticket is retried anyway
+        with self._lock:
+            self._failures += 1
+            self._handed_off += gave_up
+        log.warning(
+            "round failed ticket=%s attempt=%d/%d error=%s ms=%d%s",
+            task.ticket_id,
+            attempts,
+            self.settings.worker_max_attempts,
+            type(exc).__name__,
+            seconds * 1000,
+            " -> handed to a human" if gave_up else "",
+        )
+
+    def _heartbeat(self) -> None:
+        stats = self.stats()
+        try:
+            with self.store.transaction(durable=False) as tx:
+                work_queue.heartbeat(
+                    tx,
+                    self.id,
+                    threads=self.threads,
+                    rounds=stats.rounds,
+                    failures=stats.failures,
+                    running=stats.running,
+                )
+        except StoreError:
+            pass  # counters only; the next beat tries again
+
+    def _shut_down(self, pool: list[threading.Thread]) -> None:
+        deadline = time.monotonic() + self.settings.worker_shutdown_seconds
+        with self._lock:
+            while self._active and (left := deadline - time.monotonic()) > 0:
+                self._idle.wait(timeout=left)
+            owners = list(self._active.values())
+        for _ in pool:
+            self._tasks.put(None)
+        try:
+            with self.store.transaction(durable=False) as tx:
+                if owners:
+                    released = work_queue.release_all(tx, owners)
+                    log.warning(
+                        "worker %s stopped with %d rounds unfinished; released them", self.id, released
+                    )
+                work_queue.sign_off(tx, self.id)
+        except StoreError:
+            log.warning("could not release the leases of worker %s; they expire by themselves", self.id)

@@ -1,0 +1,236 @@
+"""The work queue in one process: submit, wait, work, fairness, poison tickets, stats.
+
+Across real processes (a worker started later, SIGKILL, SIGTERM, three workers at once):
+tests/test_worker_processes.py.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from fakes import TECH, ScriptedLLM, refund_if_asked, rows
+
+from supportbot import SupportBot
+from supportbot.errors import InvalidInput, WaitTimeout
+from supportbot.state import Triage
+from supportbot.store import queue as work_queue
+
+OpenBot = Callable[..., SupportBot]
+POISON = "毒药工单"
+
+
+def _queued(url: str) -> list[tuple[str]]:
+    return rows(url, "SELECT id FROM supportbot.tickets WHERE work_due IS NOT NULL ORDER BY id")  # type: ignore[return-value]
+
+
+def _agent_turns(url: str, ticket: str) -> int:
+    return int(
+        rows(url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s AND role = 'agent'", ticket)[0][
+            0
+        ]
+    )
+
+
+def test_submit_returns_before_any_round_and_a_worker_answers_once(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot()
+    opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
+    assert opened.idx == 0 and _agent_turns(database_url, opened.ticket_id) == 0
+    more = bot.submit(opened.ticket_id, "还是不行", message_id="m-1")
+    assert more.idx == 1 and more.stored
+    assert _queued(database_url) == [(opened.ticket_id,)]
+
+    stats = bot.work(threads=2, until_idle=True)
+
+    first = bot.wait(opened.ticket_id, opened, timeout=5)
+    second = bot.wait(opened.ticket_id, more, timeout=5)
+    # Both messages were waiting when the round started: one round answers both, once.
+    assert first == second and first.outcome == "resolved" and "KB-bank-001" in first.reply
+    assert stats.rounds == 1 and stats.failures == 0
+    assert _agent_turns(database_url, opened.ticket_id) == 1
+    assert _queued(database_url) == []
+    assert bot.submit(opened.ticket_id, "还是不行", message_id="m-1").stored is False
+
+
+def test_wait_wakes_on_the_notification_of_a_worker_in_another_thread(open_bot: OpenBot) -> None:
+    bot, worker_bot = open_bot(), open_bot()
+    stop = threading.Event()
+    worker = threading.Thread(target=worker_bot.work, kwargs={"threads": 2, "stop": stop})
+    worker.start()
+    try:
+        opened = bot.open_ticket("lina@example.com", body="E3001 同步失败", wait=False)
+        started = time.monotonic()
+        result = bot.wait(opened.ticket_id, opened, timeout=10)
+        waited = time.monotonic() - started
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+    assert result.outcome == "resolved" and result.round == 1
+    assert not worker.is_alive()
+    # A notification, not the 1 s re-check nor the 2 s sweep, brought the work and the answer.
+    assert waited < 0.9, waited
+
+
+def test_polling_only_still_answers(open_bot: OpenBot) -> None:
+    bot = open_bot(listen=False, worker_sweep_seconds=0.2)
+    stop = threading.Event()
+    worker = threading.Thread(target=bot.work, kwargs={"threads": 1, "stop": stop})
+    worker.start()
+    try:
+        opened = bot.open_ticket("lina@example.com", body="E3001 同步失败", wait=False)
+        result = bot.wait(opened.ticket_id, opened, timeout=10)
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+    assert result.outcome == "resolved"
+
+
+def test_wait_without_a_worker_times_out_and_the_message_stays_queued(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot()
+    opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
+    with pytest.raises(WaitTimeout, match=r"SupportBot\.work"):
+        bot.wait(opened.ticket_id, opened, timeout=0.3)
+    assert _queued(database_url) == [(opened.ticket_id,)]
+    with pytest.raises(InvalidInput, match="belongs to ticket"):
+        bot.wait("T999999", opened, timeout=0.1)
+
+
+def test_send_leaves_nothing_queued(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot()
+    first = bot.open_ticket("wugang@example.com", body="E3001 同步失败")
+    bot.send(first.ticket_id, "好的,谢谢")
+    assert _queued(database_url) == []
+    assert bot.work(threads=1, until_idle=True).rounds == 0
+    assert bot.wait(first.ticket_id, 2, timeout=1).round == 2
+
+
+def test_a_message_to_a_ticket_waiting_for_approval_waits_for_the_decision(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot(ScriptedLLM(triage=refund_if_asked, draft="您好 [KB-refund-001]。"))
+    paused = bot.open_ticket("wugang@example.com", body="申请退款 50 元")
+    assert paused.outcome == "waiting_approval"
+    late = bot.submit(paused.ticket_id, "请尽快处理退款")
+    stats = bot.work(threads=1, until_idle=True)
+    # The worker looked, found the round paused for a human, and left the queue: no busy loop.
+    assert _queued(database_url) == [] and stats.failures == 0
+    with pytest.raises(WaitTimeout):  # it is answered after the decision, in a round of its own
+        bot.wait(paused.ticket_id, late, timeout=0.3)
+    assert bot.wait(paused.ticket_id, paused.round, timeout=1).outcome == "waiting_approval"
+    assert bot.approve(paused.ticket_id, approver="王经理").outcome == "resolved"
+    answered = bot.wait(paused.ticket_id, late, timeout=5)
+    assert answered.round == 2 and answered.outcome == "resolved"
+
+
+def test_claims_never_overlap_and_take_the_longest_wait_first(open_bot: OpenBot, database_url: str) -> None:
+    bot = open_bot()
+    ids = [bot.open_ticket("wugang@example.com", body=f"问题 {i}", wait=False).ticket_id for i in range(30)]
+    barrier = threading.Barrier(3)
+    claimed: list[list[str]] = []
+
+    def claim() -> None:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            barrier.wait()
+            with conn.transaction():
+                got = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 12, 30))
+            claimed.append([c.ticket_id for c in got])
+
+    threads = [threading.Thread(target=claim) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [t for batch in claimed for t in batch]
+    assert len(every) == len(set(every)) == 30  # 3 x 12 asked, 30 due: each claimed exactly once
+    # A fresh claim sees nothing: every due ticket is leased.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        assert work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30)) == []
+        conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
+        oldest = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 3, 30))
+    assert [c.ticket_id for c in oldest] == ids[:3]
+
+
+def _poisoned(prompt: str) -> Triage:
+    if POISON in prompt:
+        raise RuntimeError("the business system is down for this customer")
+    return TECH
+
+
+def test_a_poison_ticket_is_retried_with_backoff_then_handed_to_a_human(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot(ScriptedLLM(triage=_poisoned), worker_max_attempts=3, worker_retry_seconds=0.2)
+    poison = bot.open_ticket("wugang@example.com", body=f"{POISON}:E3001", wait=False)
+    healthy = [bot.open_ticket("lina@example.com", body=f"E3001 第 {i} 次", wait=False) for i in range(5)]
+    started = time.monotonic()
+    stop = threading.Event()
+    worker = threading.Thread(target=bot.work, kwargs={"threads": 2, "stop": stop})
+    worker.start()
+    try:
+        for h in healthy:  # answered while the poison ticket fails and waits out its backoff
+            assert bot.wait(h.ticket_id, h, timeout=10).outcome == "resolved"
+        result = bot.wait(poison.ticket_id, poison, timeout=15)
+        took = time.monotonic() - started
+        stats = bot.stats()
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+    assert result.outcome == "escalated" and result.reply == ""
+    assert took >= 0.2 + 0.4  # the two retries waited 0.2 s and 0.4 s
+    (row,) = rows(
+        database_url,
+        "SELECT status, work_attempts, work_error, work_due FROM supportbot.tickets WHERE id = %s",
+        poison.ticket_id,
+    )
+    assert row[:2] == ("escalated", 3) and row[3] is None
+    assert row[2] == "RuntimeError: the business system is down for this customer"
+    assert stats.handed_off == 1 and stats.queued == 0
+    listed = bot.queue()
+    assert [(e.ticket_id, e.due, e.attempts) for e in listed] == [(poison.ticket_id, None, 3)]
+    assert _agent_turns(database_url, poison.ticket_id) == 0
+
+
+def test_stats_count_the_queue_and_the_running_workers(open_bot: OpenBot) -> None:
+    bot = open_bot()
+    for i in range(3):
+        bot.open_ticket("wugang@example.com", body=f"问题 {i}", wait=False)
+    time.sleep(0.05)
+    before = bot.stats()
+    assert before.queued == 3 and before.running == 0 and before.oldest_wait > 0
+    entries = bot.queue(limit=2)
+    assert len(entries) == 2 and all(e.due is not None and not e.running for e in entries)
+    stop = threading.Event()
+    worker = threading.Thread(target=bot.work, kwargs={"threads": 2, "stop": stop})
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while (now := bot.stats()).queued or now.rounds < 3:
+            assert time.monotonic() < deadline, now
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+    assert now.workers == 1 and now.rounds == 3 and now.oldest_wait == 0
+    assert bot.stats().workers == 0  # a stopped worker signs off
+
+
+def test_a_ticket_a_person_took_over_is_skipped_until_the_hand_back(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    bot = open_bot()
+    ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
+    bot.take_over(ticket, agent="小王")
+    late = bot.submit(ticket, "人工客服在吗?")
+    assert bot.work(threads=1, until_idle=True).rounds == 0  # not the bot's to answer
+    assert bot.wait(ticket, late, timeout=1).outcome == "with_human"
+    assert bot.stats().queued == 0 and [e.status for e in bot.queue()] == ["with_human"]
+    answered = bot.hand_back(ticket, agent="小王")
+    assert answered is not None and answered.outcome == "resolved"
+    assert _queued(database_url) == [] and _agent_turns(database_url, ticket) == 2
