@@ -7,7 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -122,10 +122,11 @@ class Engine:
             if acquired is None:
                 return results or None
             loaded, turn_count = acquired
-            released: list[int | None] = []  # the release done by the round's last record, if it was
+            run = _Round(loaded, owner, turn_count, results)
             known: int | None = None  # set when the round ended: the ticket may leave the work queue
             try:
-                loaded = self._run(loaded, owner, results, turn_count, released)
+                self._run(run)
+                loaded = run.loaded
                 known = len(loaded.state.turns)
             except LeaseLost:
                 log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
@@ -135,7 +136,7 @@ class Engine:
                 self._seen.pop(ticket_id, None)
                 raise
             finally:
-                stored = released[0] if released else self._release(ticket_id, owner, known)
+                stored = run.stored_at_release if run.released else self._release(ticket_id, owner, known)
             # Checked after releasing: a message stored while we held the lease saw the lease
             # taken and left its round to us, so look once more before leaving.
             if stored is None or _ends_round(loaded, stored):
@@ -286,22 +287,14 @@ class Engine:
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def _run(
-        self,
-        loaded: Loaded,
-        owner: str,
-        results: list[RoundResult],
-        turn_count: int,
-        released: list[int | None],
-    ) -> Loaded:
-        ticket_id = loaded.state.ticket.id
-        renewed = time.monotonic()
-        pending: list[repo.StepWrite] = []  # step records not yet written; see _execute
+    def _run(self, run: _Round) -> None:
+        """Run the round's steps until it ends or pauses; ``run.loaded`` is where it stopped."""
+        ticket_id = run.loaded.state.ticket.id
         while True:
-            step = loaded.next_step
+            step = run.loaded.next_step
             if step is None:
-                if not _unanswered(loaded.state, turn_count):
-                    return loaded
+                if not _unanswered(run.loaded.state, run.turn_count):
+                    return
                 step = START
             if step not in ROUTES:
                 raise ReplayMismatch(
@@ -311,31 +304,23 @@ class Engine:
                     step=step,
                 )
             interrupt = INTERRUPTS.get(step)
-            if interrupt is not None and not interrupt(loaded.state):
-                results.append(self._result(loaded.state, "waiting_approval"))
-                return loaded
-            loaded = self._execute(loaded, step, owner, pending, turn_count, released)
-            self._seen[ticket_id] = loaded
-            if loaded.next_step is None:
-                results.append(self._result(loaded.state, loaded.state.outcome or "resolved"))
-            if released:  # the lease went with the round's last record
-                if _pauses(loaded):
-                    results.append(self._result(loaded.state, "waiting_approval"))
-                return loaded
-            if time.monotonic() - renewed > self.deps.settings.lease_seconds / 3:
+            if interrupt is not None and not interrupt(run.loaded.state):
+                run.results.append(self._result(run.loaded.state, "waiting_approval"))
+                return
+            run.loaded = self._execute(run, step)
+            self._seen[ticket_id] = run.loaded
+            if run.loaded.next_step is None:
+                run.results.append(self._result(run.loaded.state, run.loaded.state.outcome or "resolved"))
+            if run.released:  # the lease went with the round's last record
+                if _pauses(run.loaded):
+                    run.results.append(self._result(run.loaded.state, "waiting_approval"))
+                return
+            if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
                 with self.store.transaction(durable=False) as tx:
-                    repo.renew_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
-                renewed = time.monotonic()
+                    repo.renew_lease(tx, ticket_id, run.owner, self.deps.settings.lease_seconds)
+                run.renewed = time.monotonic()
 
-    def _execute(
-        self,
-        loaded: Loaded,
-        step: str,
-        owner: str,
-        pending: list[repo.StepWrite],
-        turn_count: int,
-        released: list[int | None],
-    ) -> Loaded:
+    def _execute(self, run: _Round, step: str) -> Loaded:
         """Run one step and record it.
 
         Records of steps that neither act on the business system nor add turns are written
@@ -347,9 +332,9 @@ class Engine:
         Only a step that acts on the business system holds a connection while it runs (its
         transaction); those steps call no model.
         """
-        state = loaded.state
+        loaded, state, pending, owner = run.loaded, run.loaded.state, run.pending, run.owner
         if step == START:
-            loaded, write = self._start_round(loaded, turn_count)
+            loaded, write = self._start_round(loaded, run.turn_count)
             pending.append(write)
             return loaded
         deps = dataclasses.replace(self.deps, round=state.round, step=step)
@@ -358,11 +343,11 @@ class Engine:
             loaded, write, must_commit = self._record(loaded, step, update, next_step)
             pending.append(write)
             if must_commit:
-                release = _ends_round(loaded, turn_count)  # a pause frees the ticket with its record
+                release = _ends_round(loaded, run.turn_count)  # a pause frees the ticket with its record
                 with self.store.transaction() as tx:
                     cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
                 if release:
-                    released.append(repo.released(cur))  # read after the commit: no round trip of its own
+                    run.release_read(cur)
             return loaded
         release = False
         # A reply always commits durably, so its transaction starts that way (no switch at the end).
@@ -387,12 +372,12 @@ class Engine:
                 }
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
-            release = _ends_round(loaded, turn_count)  # the round ends here: its record frees the ticket
+            release = _ends_round(loaded, run.turn_count)  # the round ends here: its record frees the ticket
             cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
                 repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         if release:
-            released.append(repo.released(cur))
+            run.release_read(cur)
         for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded
@@ -539,6 +524,25 @@ _ROUTED_BY_STATE: Any = object()
 def decision_fields(approval: ApprovalDecision | None) -> dict[str, Any]:
     """RoundResult's view of the round's decision."""
     return {} if approval is None else {"approved": approval.approved, "decision_note": approval.note}
+
+
+@dataclass(slots=True)
+class _Round:
+    """One round in progress under this worker's lease: what the loop carries from step to step."""
+
+    loaded: Loaded  # the state after the last step run
+    owner: str  # the lease's owner
+    turn_count: int  # the ticket's stored turns when the lease was taken
+    results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
+    pending: list[repo.StepWrite] = field(default_factory=list)  # records written behind (_execute)
+    renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
+    released: bool = False  # the round's last record freed the lease ...
+    stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
+
+    def release_read(self, cur: psycopg.Cursor) -> None:
+        """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
+        self.released = True
+        self.stored_at_release = repo.released(cur)
 
 
 def _unanswered(state: SupportState, turn_count: int) -> bool:
