@@ -176,8 +176,13 @@ def test_the_console_refuses_to_start_without_operators(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("SUPPORTBOT_CONSOLE_USERS", str(tmp_path / "none.json"))
+    monkeypatch.setenv("SUPPORTBOT_LANG", "en")
     assert main(["console", "--port", "0"]) == 1
-    assert "operator" in capsys.readouterr().err
+    refused = capsys.readouterr().err
+    assert "no operators" in refused and "console --add-user NAME --role approver" in refused
+    monkeypatch.setenv("SUPPORTBOT_LANG", "zh")
+    assert main(["console", "--port", "0"]) == 1
+    assert "操作员" in capsys.readouterr().err
     (tmp_path / "empty.json").write_text('{"users": {}}')
     monkeypatch.setenv("SUPPORTBOT_CONSOLE_USERS", str(tmp_path / "empty.json"))
     assert main(["console"]) == 1
