@@ -7,6 +7,7 @@ import inspect
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import get_args
 
 import psycopg
@@ -162,3 +163,14 @@ def test_open_without_a_business_system_refuses_clearly(database_url: str) -> No
 def test_migrate_reports_an_unreachable_server_as_a_store_error() -> None:
     with pytest.raises(StoreError, match="SUPPORTBOT_DATABASE_URL"):
         migrate("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+
+def test_the_version_is_the_package_metadata_one() -> None:
+    """One version, in pyproject.toml; the installed metadata and __version__ follow it."""
+    import importlib.metadata
+    import tomllib
+
+    declared = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert (
+        supportbot.__version__ == importlib.metadata.version("supportbot") == declared["project"]["version"]
+    )
