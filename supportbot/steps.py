@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import context, findings, guardrails, refunds
+from .backend.base import ListsPlans
 from .caches import WISHES_SIZE, Caches
 from .deps import Deps
 from .errors import ContextBudgetExceeded, ModelError
@@ -82,6 +83,7 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         facts_upto=state.facts_upto,
         mask=settings.mask_pii,
         facts_allowance=context.facts_allowance(settings),
+        plans=deps.backend.list_plans() if isinstance(deps.backend, ListsPlans) else (),
     )
     update: Update = {}
     spend = summarizer.spend

@@ -401,3 +401,27 @@ def test_a_long_ledger_renders_as_before_and_counts_as_its_text() -> None:
     pieces = ledger_view(ledger, summarized_upto=10).pieces
     assert len(pieces) > 3  # the id line is cut, so a new id recounts one piece
     assert count_joined(pieces) == count_tokens(text)
+
+
+def test_a_plan_from_the_backend_catalogue_is_pinned_where_the_form_alone_would_miss_it() -> None:
+    """Plan names are the business system's own words: a catalogue name with no `…版` shape is a
+    fact only because the backend listed it, and compress() passes the catalogue on."""
+    from supportbot.memory.compress import compress
+
+    said = Turn("customer", "我们现在用的是旗舰套餐,想改成年付", round=1, idx=0)
+    assert [f.kind for f in extract(said, 0)] == []
+    assert [(f.kind, f.value) for f in extract(said, 0, plans=["旗舰套餐"])] == [("plan", "旗舰套餐")]
+    turns = tuple(
+        Turn("customer", said.content if i == 0 else f"第{i}条补充", round=1, idx=i) for i in range(6)
+    )
+    folded = compress(turns, "", 0, budget=1, keep_last=2, plans=["旗舰套餐"])
+    assert ("plan", "旗舰套餐") in [(f.kind, f.value) for f in folded.facts]
+
+
+def test_the_demo_backend_lists_its_plan_catalogue(demo_url: str) -> None:
+    from supportbot import Settings, SupportBot
+    from supportbot.backend.base import ListsPlans
+
+    with SupportBot.open(demo_url, backend="demo", settings=Settings(database_url=demo_url)) as bot:
+        assert isinstance(bot.backend, ListsPlans)
+        assert set(bot.backend.list_plans()) == {"基础版", "专业版", "企业版"}

@@ -102,6 +102,15 @@ class ForgetsCustomers(Protocol):
 
 
 @runtime_checkable
+class ListsPlans(Protocol):
+    """Optional: the business system's plan catalogue. The facts ledger pins a plan a customer
+    names when it is in the catalogue, besides the forms it knows (``…版``); keep it cheap, it is
+    read once per compression."""
+
+    def list_plans(self) -> list[str]: ...
+
+
+@runtime_checkable
 class ResetsData(Protocol):
     """Optional: a demo or test backend whose data ``SupportBot.reset`` may clear.
 

@@ -17,7 +17,7 @@ from psycopg_pool import ConnectionPool
 from ..errors import InvalidInput
 from ..records import Customer, Hit, Invoice, PastTicket, RefundQuote, RefundRequest, Subscription
 from . import refund_policy
-from .demo_data import DEMO_TODAY, load_demo_data
+from .demo_data import DEMO_TODAY, PLAN_PRICES, load_demo_data
 from .search import BM25Index
 
 
@@ -39,6 +39,10 @@ class DemoBackend:
         # The engine's clock, so that a ticket resolved on the demo day is in the history of that
         # day (the profile ignores tickets resolved after the day it is built for).
         self._clock = clock or (lambda: datetime.now(UTC))
+
+    def list_plans(self) -> list[str]:
+        """The demo's plan catalogue (supportbot.backend.ListsPlans), from its price list."""
+        return sorted({plan for plan, _ in PLAN_PRICES})
 
     def load_demo_data(self) -> dict[str, int]:
         """(Re)load the demo rows (docs/demo-data.md) in one transaction; rows per table."""

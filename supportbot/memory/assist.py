@@ -11,29 +11,14 @@ only adds, and the offline default never runs it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..state import Fact, Turn
-from .facts import FACT_KINDS, current_facts
+from .facts import FACT_KINDS, FactKind, current_facts
 from .mask import mask_text
 
-ProposedKind = Literal[
-    "id",
-    "error_code",
-    "amount",
-    "date",
-    "phone",
-    "email",
-    "address",
-    "person",
-    "plan",
-    "status",
-    "promise",
-    "promise_reported",
-    "request",
-]
+ProposedKind = FactKind  # a model proposes facts of the kinds the rules know
 
 
 class ProposedFact(BaseModel):

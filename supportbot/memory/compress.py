@@ -91,6 +91,7 @@ def compress(
     facts_upto: int = 0,
     mask: bool = True,
     facts_allowance: int | None = None,
+    plans: Sequence[str] = (),
 ) -> Compression:
     """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
 
@@ -120,7 +121,9 @@ def compress(
         trigger_fraction=trigger_fraction,
     )
     # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
-    ledger = update_ledger(facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask)
+    ledger = update_ledger(
+        facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask, plans=plans
+    )
     if facts_allowance is not None:
         budget = max(budget - ledger_tokens(ledger, len(turns), facts_allowance) - PROMPT_LABEL_TOKENS, 0)
     pending_counts = [count(turn) for turn in turns[summarized_upto:]]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 from ..errors import InvalidInput
 from ..state import Fact, Role, Turn
@@ -33,7 +33,7 @@ from .dates import dates
 from .mask import mask_text
 from .numbers import amounts
 
-FACT_KINDS: tuple[str, ...] = (
+FactKind = Literal[
     "id",
     "error_code",
     "amount",
@@ -47,7 +47,8 @@ FACT_KINDS: tuple[str, ...] = (
     "promise",
     "promise_reported",
     "request",
-)
+]
+FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
 FACT_LABELS_ZH: Mapping[str, str] = {
     "id": "单号",
     "error_code": "错误码",
