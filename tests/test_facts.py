@@ -425,3 +425,19 @@ def test_the_demo_backend_lists_its_plan_catalogue(demo_url: str) -> None:
     with SupportBot.open(demo_url, backend="demo", settings=Settings(database_url=demo_url)) as bot:
         assert isinstance(bot.backend, ListsPlans)
         assert set(bot.backend.list_plans()) == {"基础版", "专业版", "企业版"}
+
+
+def test_a_request_a_later_yes_status_settles_ranks_after_open_ones() -> None:
+    """Satisfied requests and promises are kept but ranked last, so a tight allowance drops them
+    before an open request (the display policy of memory/ledger.py)."""
+    from supportbot.memory.ledger import units
+
+    turns = (
+        Turn("customer", "我想申请退款 200 元", round=1, idx=0),
+        Turn("customer", "另外请帮我开一张发票", round=1, idx=1),
+        Turn("customer", "退款我已经收到了", round=2, idx=2),
+    )
+    shown = {u.fact.value: u.tier for u in units(update_ledger((), turns, 0, mask=False), summarized_upto=3)}
+    settled, still_open = shown["我想申请退款 200 元"], shown["另外请帮我开一张发票"]
+    assert settled > still_open
+    assert shown["200 元"] < still_open  # the amount itself stays an exact value, first

@@ -9,8 +9,9 @@ customer cannot write something that reads as the agent's or the system's.
 There is no fixed count. The facts have a token allowance (a share of the history budget); only
 when it is exhausted are facts left out, lowest rank first: exact values (ids, amounts, dates,
 codes, phones, emails) rank first, then open promises and requests, then people, plans,
-addresses and statuses, and the notes of replaced values last. How many were left out is said in
-the prompt and reported in ``state.context_usage["facts_omitted"]``.
+addresses and statuses, then satisfied requests and promises (a later "yes" status speaks of
+their topic: 退款我已经收到了 after 想申请退款), and the notes of replaced values last. How
+many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
 
 Requests and promises are shown only from folded turns: newer ones are in the history verbatim.
 """
@@ -29,7 +30,9 @@ from .tokens import count_joined, count_tokens
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
 _TIERS: Mapping[str, int] = {**dict.fromkeys(EXACT_KINDS, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
 _OTHER_TIER = 2
-_NOTE_TIER = 3  # "(原为 …)": what a corrected fact replaced
+_SATISFIED_TIER = 3  # a request or promise that a later "yes" status settles
+_NOTE_TIER = 4  # "(原为 …)": what a corrected fact replaced
+_CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
 AGENT_MARK = "[客服]"
 OMITTED = "(另有 {n} 条事实因篇幅未列出)"
 _VALUES_PER_PIECE = 16
@@ -76,7 +79,9 @@ def display(fact: Fact) -> str:
 def units(facts: Sequence[Fact], *, summarized_upto: int) -> list[Unit]:
     """The facts the prompt would show with no allowance, in ledger order."""
     result = []
-    for i, fact in current_facts(facts):
+    current = current_facts(facts)
+    settled = [f for _, f in current if f.kind == "status" and f.key.endswith("=是")]
+    for i, fact in current:
         if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto:
             continue
         note = ""
@@ -84,8 +89,19 @@ def units(facts: Sequence[Fact], *, summarized_upto: int) -> list[Unit]:
             old = facts[fact.supersedes]
             note = "(原为 " + display(old).removeprefix(f"{old.subject} ") + ")"
         tier = _TIERS.get(fact.kind, _OTHER_TIER)
+        if fact.kind in SENTENCE_KINDS and _satisfied(fact, settled):
+            tier = _SATISFIED_TIER
         result.append(Unit(i, fact, display(fact), note, tier))
     return result
+
+
+def _satisfied(fact: Fact, settled: Sequence[Fact]) -> bool:
+    """Whether a later "yes" status speaks of this request's or promise's topic: two CJK
+    characters of its subject (收到退款 → 退款) appear in the sentence."""
+    return any(
+        status.turn > fact.turn and any(pair in fact.value for pair in _CJK_PAIR.findall(status.subject))
+        for status in settled
+    )
 
 
 def view(
