@@ -13,7 +13,6 @@ zh): argparse's own texts included (cli_text.Parser), errors worded from their f
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -26,7 +25,7 @@ from pydantic_core import to_jsonable_python
 from . import cli_takeover
 from .bot import SupportBot, migrate, migration_status
 from .cli_chat import clip, context_text, run_chat
-from .cli_text import HelpFormatter, Parser, columns, email_argument, step_argument
+from .cli_text import HelpFormatter, Parser, email_argument, emit_json, pad, step_argument, when
 from .cli_worker import add_worker_commands
 from .config import Settings
 from .engine import RoundResult
@@ -376,19 +375,6 @@ def _moment(lang: Language) -> Callable[[str], datetime]:
 
 
 # -- output helpers --------------------------------------------------------------------------
-
-
-def emit_json(value: Any) -> None:
-    print(json.dumps(to_jsonable_python(value), ensure_ascii=False, indent=2))
-
-
-def when(moment: datetime | None) -> str:
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S") if moment else "—"
-
-
-def pad(text: str, width: int) -> str:
-    """Left-justify for a terminal, where a CJK character takes two columns."""
-    return text + " " * max(0, width - columns(text))
 
 
 def indented(text: str, prefix: str = "    ") -> str:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from .bot import SupportBot
+from .cli_text import emit_json, pad, when
 from .i18n import Translate, translator
 
 SOURCE = "cli"
@@ -80,8 +81,6 @@ def audit(bot: SupportBot, args: argparse.Namespace) -> int:
     entries = bot.audit(args.ticket, since=args.since, limit=args.limit)
     if args.json:
         return _json(entries)
-    from .cli import pad, when
-
     t = _tr(args)
     for e in entries:
         what = t(f"audit.action.{e.action}")
@@ -93,7 +92,5 @@ def audit(bot: SupportBot, args: argparse.Namespace) -> int:
 
 
 def _json(value: Any) -> int:
-    from .cli import emit_json
-
     emit_json(value)
     return 0

@@ -4,11 +4,15 @@ wraps Chinese by display width, argument checks (errors are worded by i18n.error
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, NoReturn
+
+from pydantic_core import to_jsonable_python
 
 from .i18n import Language, catalog, translator
 
@@ -156,3 +160,17 @@ def step_argument(lang: Language) -> Callable[[str], int]:
             ) from None
 
     return step
+
+
+def emit_json(value: Any) -> None:
+    """What --json prints: the value as indented JSON, Chinese kept as it is."""
+    print(json.dumps(to_jsonable_python(value), ensure_ascii=False, indent=2))
+
+
+def when(moment: datetime | None) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S") if moment else "—"
+
+
+def pad(text: str, width: int) -> str:
+    """Left-justify for a terminal, where a CJK character takes two columns."""
+    return text + " " * max(0, width - columns(text))

@@ -11,11 +11,9 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
-
-from pydantic_core import to_jsonable_python
 
 from .bot import SupportBot
+from .cli_text import emit_json
 from .config import Settings
 from .i18n import Translate, label, translator
 
@@ -88,7 +86,7 @@ def worker(bot: SupportBot, args: argparse.Namespace) -> int:
 def _print_stats(bot: SupportBot, args: argparse.Namespace) -> int:
     stats = bot.stats()
     if args.json:
-        print_json(stats)
+        emit_json(stats)
         return 0
     t = _tr(args)
     print(t("stats.queued", queued=stats.queued, running=stats.running, retrying=stats.retrying))
@@ -101,7 +99,7 @@ def _print_stats(bot: SupportBot, args: argparse.Namespace) -> int:
 def queue(bot: SupportBot, args: argparse.Namespace) -> int:
     entries = bot.queue(limit=args.limit)
     if args.json:
-        print_json(entries)
+        emit_json(entries)
         return 0
     t, common = _tr(args), translator("common", args.language)
     for e in entries:
@@ -119,9 +117,3 @@ def queue(bot: SupportBot, args: argparse.Namespace) -> int:
         print(t("queue.line", ticket=e.ticket_id, status=status, waited=f"{e.waited:>7.1f}", state=state))
     print(t("queue.count", n=len(entries)) if entries else t("queue.empty"))
     return 0
-
-
-def print_json(value: Any) -> None:
-    import json
-
-    print(json.dumps(to_jsonable_python(value), ensure_ascii=False, indent=2))

@@ -89,6 +89,15 @@ def demo_url(database_url: str) -> str:
 
 
 @pytest.fixture
+def db(database_url: str) -> str:
+    """A fresh database with the two customers of fakes.seed_business, for tests whose bots live
+    in other processes."""
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    return database_url
+
+
+@pytest.fixture
 def open_bot(database_url: str) -> Iterator[Callable[..., SupportBot]]:
     """Opens SupportBots on a database with two customers (fakes.seed_business); closes them after.
 

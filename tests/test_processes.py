@@ -10,19 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psycopg
-import pytest
-from fakes import rows, seed_business
+from fakes import rows
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 LEASE = 1.0
-
-
-@pytest.fixture
-def db(database_url: str) -> str:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    return database_url
 
 
 def _env(url: str) -> dict[str, str]:

@@ -16,21 +16,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from fakes import rows, seed_business
+from fakes import rows
 
 from supportbot import Settings, SupportBot
 
 HELPER = Path(__file__).resolve().parent / "work_process.py"
 LEASE = 1.0
-
-
-@pytest.fixture
-def db(database_url: str) -> str:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    return database_url
 
 
 @pytest.fixture
