@@ -294,18 +294,14 @@ class SupportBot:
         message = self._check_message(message)
         if message_id is not None:
             validate.text("message_id", message_id, limit=validate.MESSAGE_ID_CHARS, empty=False)
-        with self._store.connection() as conn:
-            stored = repo.append_customer_message(
-                conn,
-                ticket_id,
-                message,
-                message_id=message_id,
-                now=self._deps.clock(),
-                tokens=turn_tokens(Turn("customer", message)),
-                lease=(owner, self._deps.settings.lease_seconds) if owner is not None else None,
-            )
-        self._store.remember_turn(ticket_id, stored[0])
-        return stored
+        return self._store.append_message(
+            ticket_id,
+            message,
+            message_id=message_id,
+            now=self._deps.clock(),
+            tokens=turn_tokens(Turn("customer", message)),
+            lease=(owner, self._deps.settings.lease_seconds) if owner is not None else None,
+        )
 
     def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable
 
@@ -267,6 +268,43 @@ def test_message_id_makes_send_idempotent(open_bot: OpenBot, database_url: str) 
         == 2
     )
     assert bot.state(ticket).round == 2
+
+
+def test_the_same_message_id_sent_twice_at_once_is_stored_once(open_bot: OpenBot, database_url: str) -> None:
+    """Both copies find no turn with the id and queue on the ticket row: the second's insert
+    then violates the id's unique key, and it reads the first's turn in a new transaction."""
+    bot = open_bot()
+    ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
+    submitted: list[object] = []
+    with psycopg.connect(database_url) as other:
+        other.execute("SELECT 1 FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket,))
+        copies = [
+            threading.Thread(
+                target=lambda: submitted.append(bot.submit(ticket, "还是不行", message_id="m-1"))
+            )
+            for _ in range(2)
+        ]
+        for copy in copies:
+            copy.start()
+        _until_waiting_on_locks(database_url, 2)
+    for copy in copies:
+        copy.join(timeout=30)
+    assert sorted(s.stored for s in submitted) == [False, True]  # type: ignore[attr-defined]
+    assert len({s.idx for s in submitted}) == 1  # type: ignore[attr-defined]
+    assert [t.content for t in bot.state(ticket).turns].count("还是不行") == 1
+
+
+def _until_waiting_on_locks(url: str, count: int) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        for _ in range(200):
+            waiting = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            ).fetchone()
+            if waiting is not None and waiting[0] >= count:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"{count} sessions never waited on the ticket's row lock")
 
 
 def test_a_message_arriving_mid_round_is_answered_by_the_next_round(

@@ -375,61 +375,60 @@ def append_customer_message(
     """Store a customer message at the next position: (the stored turn, stored_now, taken).
 
     One statement: the ticket row's update allocates the position under its row lock, so
-    concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing.
+    concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing;
+    one sent concurrently fails the statement with a unique violation (Store.append_message reads
+    the winner's turn in a new transaction).
     With ``lease`` (owner, seconds) the same update takes the ticket if it is free, saving the
     round its own lease statement; ``taken`` is then (latest seq, turn count), as ``acquired``
     reads it, else None.
     """
-    if message_id is not None:
-        found = find_message(conn, ticket_id, message_id)
-        if found is not None:
-            return _same_message(conn, ticket_id, found, message_id, content), False, None
+    if message_id is not None and (repeated := stored_message(conn, ticket_id, message_id, content)):
+        return repeated, False, None
     owner, seconds = lease if lease is not None else (None, 0.0)
     free = (
         "(%(o)s::text IS NOT NULL AND (lease_owner IS NULL OR lease_expires < now()) AND human_agent IS NULL)"
     )
-    try:
-        row = conn.execute(
-            # The message puts the ticket in the work queue (sql/014_work_queue.sql); without a
-            # lease (submit) the workers are told, at the commit.
-            "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now(),"
-            "  work_attempts = CASE WHEN work_due IS NULL THEN 0 ELSE work_attempts END,"
-            "  work_due = coalesce(work_due, %(now)s),"
-            f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
-            f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE "
-            "lease_expires END"
-            "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx, turn_count, last_seq,"
-            "   coalesce(lease_owner = %(o)s::text, false) AS leased),"
-            " turn AS (INSERT INTO supportbot.turns"
-            "  (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
-            "  SELECT %(t)s, slot.idx,"
-            # the round after the latest step's: read off the primary key's end, whatever the ticket's length
-            "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC "
-            "LIMIT 1), 0) + 1,"
-            f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
-            " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count,"
-            "  CASE WHEN %(o)s::text IS NULL THEN pg_notify(%(ch)s, %(t)s) END FROM turn, slot",
-            {
-                "t": ticket_id,
-                "c": content,
-                "m": message_id,
-                "n": tokens,
-                "now": now,
-                "o": owner,
-                "s": seconds,
-                "ch": WORK_CHANNEL,
-            },
-        ).fetchone()
-    except psycopg.errors.UniqueViolation:
-        if message_id is None:
-            raise
-        found = find_message(conn, ticket_id, message_id)  # a concurrent send of the same id won
-        assert found is not None
-        return _same_message(conn, ticket_id, found, message_id, content), False, None
+    row = conn.execute(
+        # The message puts the ticket in the work queue (sql/014_work_queue.sql); without a
+        # lease (submit) the workers are told, at the commit.
+        "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now(),"
+        "  work_attempts = CASE WHEN work_due IS NULL THEN 0 ELSE work_attempts END,"
+        "  work_due = coalesce(work_due, %(now)s),"
+        f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
+        f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE "
+        "lease_expires END"
+        "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx, turn_count, last_seq,"
+        "   coalesce(lease_owner = %(o)s::text, false) AS leased),"
+        " turn AS (INSERT INTO supportbot.turns"
+        "  (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
+        "  SELECT %(t)s, slot.idx,"
+        # the round after the latest step's: read off the primary key's end, whatever the ticket's length
+        "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC "
+        "LIMIT 1), 0) + 1,"
+        f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
+        " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count,"
+        "  CASE WHEN %(o)s::text IS NULL THEN pg_notify(%(ch)s, %(t)s) END FROM turn, slot",
+        {
+            "t": ticket_id,
+            "c": content,
+            "m": message_id,
+            "n": tokens,
+            "now": now,
+            "o": owner,
+            "s": seconds,
+            "ch": WORK_CHANNEL,
+        },
+    ).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
     *turn, leased, last_seq, turn_count, _ = row
     return Turn(*turn), True, (int(last_seq), int(turn_count)) if leased else None
+
+
+def stored_message(conn: psycopg.Connection, ticket_id: str, message_id: str, content: str) -> Turn | None:
+    """The turn already stored under ``message_id`` (a retry of the same message), or None."""
+    found = find_message(conn, ticket_id, message_id)
+    return None if found is None else _same_message(conn, ticket_id, found, message_id, content)
 
 
 def _same_message(conn: psycopg.Connection, ticket_id: str, idx: int, message_id: str, content: str) -> Turn:

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -191,6 +192,39 @@ class Store:
             with self._lock:
                 cache[ticket_id] = cached
         return cached[:count]
+
+    def append_message(
+        self,
+        ticket_id: str,
+        content: str,
+        *,
+        message_id: str | None,
+        now: datetime,
+        tokens: int,
+        lease: tuple[str, float] | None,
+    ) -> tuple[Turn, bool, tuple[int, int] | None]:
+        """Store a customer message (``repo.append_customer_message``) and remember its turn.
+
+        In a transaction of its own, so its wait for the ticket row's lock (held by a round that
+        records a step while a slow host call is under way, or by a stuck process) is bounded by
+        ``db_timeout`` like every other statement: StoreBusy then, and nothing was stored.
+        """
+        with self.pool.connection() as conn:
+            try:
+                with self.transaction(conn) as tx:
+                    stored = repo.append_customer_message(
+                        tx, ticket_id, content, message_id=message_id, now=now, tokens=tokens, lease=lease
+                    )
+            except psycopg.errors.UniqueViolation:
+                if message_id is None:
+                    raise
+                with self.transaction(conn) as tx:  # a concurrent send of the same id won: its turn
+                    repeated = repo.stored_message(tx, ticket_id, message_id, content)
+                if repeated is None:
+                    raise
+                stored = (repeated, False, None)
+        self.remember_turn(ticket_id, stored[0])
+        return stored
 
     def remember_turn(self, ticket_id: str, turn: Turn) -> None:
         """Add a turn this process just stored, so the round that answers it need not read it back."""
