@@ -7,6 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import psycopg
 
 from . import refunds, steps
+from .backend.base import ReadsEnginePool
 from .deps import Deps, Effects
 from .errors import (
     ApprovalNotPending,
@@ -64,6 +66,8 @@ class Engine:
         # The last state this process saw per ticket. Valid while the ticket's latest seq is
         # unchanged, which acquiring the lease reports, so a round starts without re-reading it.
         self._seen: dict[str, Loaded] = {}
+        # Checked once: a runtime protocol check walks the class on every call.
+        self._shared_start = isinstance(deps.backend, ReadsEnginePool)
 
     def latest(self, ticket_id: str) -> Loaded:
         """The ticket's latest state: this process's copy while the ticket's row says no step was
@@ -115,28 +119,36 @@ class Engine:
         results: list[RoundResult] = _Rounds(on_round)
         owner = owner or self.new_owner()
         # No connection is held across the loop: each database call takes one from the pool and
-        # gives it back, so a round waiting on a model holds none (see Store).
+        # gives it back, so a round waiting on a model holds none (see Store). Except at the
+        # start of a round, where everything up to the first model call reads only this database
+        # (the lease, the state, new turns, and the customer's records from a backend that
+        # queries it): those reads share one connection instead of queueing for the pool once each.
         while True:
-            acquired = self._acquire(ticket_id, owner, taken)
-            taken = None
-            if acquired is None:
-                return results or None
-            loaded, turn_count = acquired
-            run = _Round(loaded, owner, turn_count, results)
-            known: int | None = None  # set when the round ended: the ticket may leave the work queue
-            try:
-                self._run(run)
-                loaded = run.loaded
-                known = len(loaded.state.turns)
-            except LeaseLost:
-                log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
-                self._seen.pop(ticket_id, None)
-                return results or None
-            except BaseException:
-                self._seen.pop(ticket_id, None)
-                raise
-            finally:
-                stored = run.stored_at_release if run.released else self._release(ticket_id, owner, known)
+            held = ExitStack()
+            if self._shared_start:
+                held.enter_context(self.store.connection())
+            with held:
+                acquired = self._acquire(ticket_id, owner, taken)
+                taken = None
+                if acquired is None:
+                    return results or None
+                loaded, turn_count = acquired
+                run = _Round(loaded, owner, turn_count, results, held=held)
+                known: int | None = None  # set when the round ended: the ticket may leave the work queue
+                try:
+                    self._run(run)
+                    loaded = run.loaded
+                    known = len(loaded.state.turns)
+                except LeaseLost:
+                    log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
+                    self._seen.pop(ticket_id, None)
+                    return results or None
+                except BaseException:
+                    self._seen.pop(ticket_id, None)
+                    raise
+                finally:
+                    held.close()
+                    stored = run.stored_at_release if run.released else self._release(ticket_id, owner, known)
             # Checked after releasing: a message stored while we held the lease saw the lease
             # taken and left its round to us, so look once more before leaving.
             if stored is None or _ends_round(loaded, stored):
@@ -296,6 +308,8 @@ class Engine:
                 if not _unanswered(run.loaded.state, run.turn_count):
                     return
                 step = START
+            if step not in _READS_ONLY:
+                run.held.close()  # gives the round's first connection back before any model call
             if step not in ROUTES:
                 raise ReplayMismatch(
                     f"ticket {ticket_id} stopped before step {step!r}, which this version does not have; "
@@ -330,7 +344,7 @@ class Engine:
         began; nothing the customer or the business system saw is ever lost or repeated.
 
         Only a step that acts on the business system holds a connection while it runs (its
-        transaction); those steps call no model.
+        transaction), and the round's first steps (see ``drive``); those steps call no model.
         """
         loaded, state, pending, owner = run.loaded, run.loaded.state, run.pending, run.owner
         if step == START:
@@ -516,6 +530,10 @@ class _Rounds(list[RoundResult]):
             self._on_round(result)
 
 
+# The steps a round starts with that call no model and read only the database (load_customer's
+# backend reads, when the backend declares ReadsEnginePool).
+_READS_ONLY = frozenset({START, "load_customer"})
+
 # What _call returns as the next step when the route is to be read off the state after the step,
 # which _record computes anyway (routes read no append-only field, so one reduce serves both).
 _ROUTED_BY_STATE: Any = object()
@@ -534,6 +552,7 @@ class _Round:
     owner: str  # the lease's owner
     turn_count: int  # the ticket's stored turns when the lease was taken
     results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
+    held: ExitStack = field(default_factory=ExitStack)  # the connection of the round's first steps
     pending: list[repo.StepWrite] = field(default_factory=list)  # records written behind (_execute)
     renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
     released: bool = False  # the round's last record freed the lease ...

@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 import psycopg
 import pytest
+from conftest import bot_settings
 from fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked
 
-from supportbot import Settings, SupportBot
+from supportbot import SupportBot
 from supportbot.errors import (
     ApprovalNotPending,
     EmptyMessage,
@@ -310,7 +311,7 @@ def _until_waiting_on_locks(url: str, count: int) -> None:
 def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
     open_bot: OpenBot, database_url: str
 ) -> None:
-    other = SupportBot.open(database_url, settings=Settings(database_url=database_url), backend="demo")
+    other = SupportBot.open(database_url, settings=bot_settings(database_url), backend="demo")
     sent: list[object] = []
 
     def draft(prompt: str) -> str:

@@ -22,6 +22,7 @@ from fakes import ScriptedLLM, cite_hits, refund_if_asked, rows, seed_business
 from pgbouncer import pgbouncer
 
 from supportbot import Settings, SupportBot
+from supportbot.errors import StoreUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 # The engine, many threads sharing one bot, and crashes and concurrency across processes.
@@ -69,6 +70,15 @@ def test_a_pooled_bot_migrates_and_runs_many_transactions_on_shared_sessions(
             bot.close()
     assert rows(url, "SELECT count(*) FROM supportbot.turns") == [(3 * 10 + 2,)]
     assert rows(url, "SELECT status FROM demo.refunds") == [("approved",)]
+
+
+def test_a_bot_not_told_of_the_pooler_says_what_to_set(bouncer: str, database_url: str) -> None:
+    """Connected directly, pooled connections start with the limits as startup options, which
+    PgBouncer refuses: opening says so, with the setting that fixes it, before anything runs."""
+    url = _through(bouncer, database_url)
+    with pytest.raises(StoreUnavailable, match="SUPPORTBOT_PREPARED_STATEMENTS=off") as raised:
+        SupportBot.open(url, settings=Settings(database_url=url), backend="demo")
+    assert raised.value.reason == "connect"  # type: ignore[attr-defined]
 
 
 def test_nothing_in_the_code_or_schema_needs_a_session() -> None:

@@ -10,8 +10,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import bot_settings
+from conftest import VIA_PGBOUNCER, bot_settings
 from fakes import ScriptedLLM, cite_hits, rows, seed_business
+from psycopg.conninfo import make_conninfo
 
 from supportbot import OfflineModel, SupportBot
 from supportbot.errors import StoreBusy
@@ -142,3 +143,44 @@ def test_a_round_holds_no_connection_while_it_waits_on_the_model(database_url: s
         result = bot.open_ticket("wugang@example.com", body="E3001 同步失败")
         assert result.outcome == "resolved"
     assert len(llm.peeks) >= 3 and set(llm.peeks) == {"free"}, llm.peeks
+
+
+def test_a_round_takes_the_pool_once_to_start_and_once_to_reply(open_bot: Any) -> None:
+    """Up to the first model call a round reads only the database (the lease, new turns, and the
+    demo backend's customer, subscriptions and past tickets): one checkout for all of it, then
+    one for the reply's transaction. Every checkout is a wait in the pool's queue when many
+    rounds share a small pool."""
+    bot = open_bot(ScriptedLLM(draft=cite_hits))
+    ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
+    pool = bot._store.pool
+    taken: list[str] = []
+    getconn = pool.getconn
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        taken.append(threading.current_thread().name)
+        return getconn(*args, **kwargs)
+
+    pool.getconn = counting  # type: ignore[method-assign]
+    try:
+        assert bot.send(ticket, "还是不行").outcome == "resolved"
+    finally:
+        pool.getconn = getconn  # type: ignore[method-assign]
+    assert len(taken) == 3, taken  # the message, the round's start, the reply
+
+
+def test_pooled_connections_start_with_the_limits_and_keep_the_urls_options(database_url: str) -> None:
+    """Connected directly, the statement and lock-wait limits are the session's from the start
+    (no statement per transaction), beside the options given in the URL. Behind PgBouncer, whose
+    sessions pass from client to client, each transaction sets them (SET LOCAL) instead."""
+    url = database_url if VIA_PGBOUNCER else make_conninfo(database_url, options="-c work_mem=7MB")
+    with SupportBot.open(url, settings=bot_settings(url, db_timeout=3.0), backend="demo") as bot:
+        with bot._store.transaction() as tx:
+            in_transaction = [tx.execute(f"SHOW {name}").fetchone() for name in _LIMITS]
+        with bot._store.connection() as conn:
+            in_session = [conn.execute(f"SHOW {name}").fetchone() for name in (*_LIMITS, "work_mem")]
+    assert in_transaction == [("3s",), ("3s",)]
+    if not VIA_PGBOUNCER:
+        assert in_session == [("3s",), ("3s",), ("7MB",)]
+
+
+_LIMITS = ("statement_timeout", "lock_timeout")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import psycopg
 
@@ -108,6 +108,17 @@ class ListsPlans(Protocol):
     read once per compression."""
 
     def list_plans(self) -> list[str]: ...
+
+
+@runtime_checkable
+class ReadsEnginePool(Protocol):
+    """Optional: a backend whose reads are short queries through the engine's own connection pool
+    (the demo's). A step that only reads the business system (load_customer, retrieve) then holds
+    one pooled connection while it runs, so its reads share one checkout instead of queueing for
+    the pool once each. A backend that calls other services must not declare it: a database
+    connection would be held while they answer."""
+
+    reads_engine_pool: Literal[True]
 
 
 @runtime_checkable

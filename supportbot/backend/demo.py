@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 from psycopg import sql
@@ -25,6 +25,9 @@ class DemoBackend:
     """``today``: the day refunds are quoted on. The demo business lives on its demo day
     (DEMO_TODAY), so its 30-day refund window tells the same story whenever the demo runs.
     ``clock``: the engine's clock, which dates the tickets it resolves."""
+
+    # Its reads are queries through the pool it is given, the engine's (backend.ReadsEnginePool).
+    reads_engine_pool: Literal[True] = True
 
     def __init__(
         self,
@@ -249,19 +252,25 @@ class DemoBackend:
         tx: psycopg.Connection | None,
     ) -> dict[str, Any]:
         with self._writer(tx) as conn:
+            # One statement: the closure, and the ticket's facts joining the customer's history
+            # (a later round of the same ticket replaces them, so one ticket counts once in the
+            # profile).
             conn.execute(
-                "INSERT INTO demo.ticket_closures (ticket_id, customer_email, resolution, idempotency_key)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING",
-                (ticket_id, customer_email, resolution, key),
-            )
-            # The ticket's facts join the customer's history; a later round of the same ticket
-            # replaces them, so one ticket counts once in the profile.
-            conn.execute(
-                "INSERT INTO demo.past_tickets (id, customer_id, subject, resolved_on, facts)"
-                " SELECT %s, c.id, t.subject, %s, %s FROM demo.customers c, supportbot.tickets t"
-                " WHERE lower(c.email) = lower(%s) AND t.id = %s"
+                "WITH closed AS (INSERT INTO demo.ticket_closures"
+                "  (ticket_id, customer_email, resolution, idempotency_key)"
+                "  VALUES (%(t)s, %(e)s, %(r)s, %(k)s) ON CONFLICT (idempotency_key) DO NOTHING)"
+                " INSERT INTO demo.past_tickets (id, customer_id, subject, resolved_on, facts)"
+                " SELECT %(t)s, c.id, t.subject, %(d)s, %(f)s FROM demo.customers c, supportbot.tickets t"
+                " WHERE lower(c.email) = lower(%(e)s) AND t.id = %(t)s"
                 " ON CONFLICT (id) DO UPDATE SET facts = EXCLUDED.facts, resolved_on = EXCLUDED.resolved_on",
-                (ticket_id, self._clock().date(), Jsonb(dict(facts)), customer_email, ticket_id),
+                {
+                    "t": ticket_id,
+                    "e": customer_email,
+                    "r": resolution,
+                    "k": key,
+                    "d": self._clock().date(),
+                    "f": Jsonb(dict(facts)),
+                },
             )
         return {"ticket_id": ticket_id, "closed": True}
 

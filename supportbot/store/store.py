@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -67,12 +68,24 @@ class Store:
             kwargs["connect_timeout"] = max(2, math.ceil(db_timeout))  # libpq's least useful value is 2
         if not prepared_statements:
             kwargs["prepare_threshold"] = None
+        limits = f"{round(db_timeout * 1000)}ms" if db_timeout > 0 else None
+        # Statements and lock waits are bounded. Connected directly, each pooled connection starts
+        # with the limits, for its whole session. Behind a pooler (no prepared statements) sessions
+        # pass from client to client, so each transaction sets them again, with SET LOCAL, which
+        # ends with the transaction: one more statement each.
+        self._limits = limits if not prepared_statements else None
+        pool_kwargs = migrate_kwargs = kwargs
+        if limits is not None and prepared_statements:
+            pool_kwargs = {**kwargs, "options": _with_limits(url, limits)}
+            # A migration may wait and take long: unbounded, but with the same startup option, so
+            # a server that refuses it (a pooler) says so here, before the pool meets it.
+            migrate_kwargs = {**kwargs, "options": _with_limits(url, "0")}
         try:
-            with psycopg.connect(url, **kwargs) as conn:
+            with psycopg.connect(url, **migrate_kwargs) as conn:
                 migrate(conn, demo=demo)
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(
-                f"cannot connect to PostgreSQL: {_first_line(exc)}. Check SUPPORTBOT_DATABASE_URL",
+                f"cannot connect to PostgreSQL: {_first_line(exc)}. {_connect_hint(exc)}",
                 reason="connect",
             ) from exc
         except psycopg.Error as exc:
@@ -84,11 +97,8 @@ class Store:
             max_size=max_size,
             timeout=pool_timeout,
             db_timeout=db_timeout,
-            kwargs=kwargs,
+            kwargs=pool_kwargs,
         )
-        # Each transaction bounds its own statements and lock waits: SET LOCAL ends with the
-        # transaction, so it also holds behind a pooler that hands sessions from client to client.
-        self._limits = f"{round(db_timeout * 1000)}ms" if db_timeout > 0 else None
         self._lock = threading.Lock()
         # Turns and tool calls never change once written, so a copy read once stays valid:
         # loading a 500-round ticket reads only what was added since the last load.
@@ -149,7 +159,8 @@ class Store:
             raise
 
     def _set_local(self, conn: psycopg.Connection, durable: bool) -> None:
-        """The transaction's timeouts and commit mode, in one statement of the pipeline."""
+        """The transaction's timeouts (behind a pooler) and commit mode, in one statement of the
+        pipeline, or none."""
         if self._limits is None:
             if not durable:
                 conn.execute("SET LOCAL synchronous_commit = off")
@@ -384,6 +395,21 @@ def _translated(exc: psycopg.Error, db_timeout: float) -> SupportbotError:
         f"the database refused a statement ({exc.sqlstate}: {_first_line(exc)}). This is a bug, or the "
         "schema was changed by hand: please report it"
     )
+
+
+def _connect_hint(exc: psycopg.OperationalError) -> str:
+    if "unsupported startup parameter" in str(exc):
+        return (
+            "A pooler such as PgBouncer sits in front of the database: set "
+            "SUPPORTBOT_PREPARED_STATEMENTS=off (Settings.prepared_statements=False)"
+        )
+    return "Check SUPPORTBOT_DATABASE_URL"
+
+
+def _with_limits(url: str, limits: str) -> str:
+    """The URL's own ``options`` followed by the statement and lock-wait limits."""
+    given = str(conninfo_to_dict(url).get("options") or "")
+    return f"{given} -c statement_timeout={limits} -c lock_timeout={limits}".strip()
 
 
 def _first_line(exc: BaseException) -> str:
