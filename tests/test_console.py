@@ -307,6 +307,8 @@ def test_bad_ids_and_steps_give_pages_not_tracebacks(client: TestClient, setup: 
         ("/approvals/T999999", 404),
         (f"/tickets/{played.refund_ticket}?at=0", 404),
         (f"/tickets/{played.refund_ticket}?at=99999", 404),
+        (f"/tickets/{played.refund_ticket}?at=abc", 422),
+        (f"/tickets/{played.refund_ticket}?at=99999999999999999999", 404),
         (f"/approvals/{played.handoff_ticket}", 409),
         ("/customers/not-an-email", 422),
         (f"/tickets/{'x' * 100}", 422),
@@ -314,6 +316,8 @@ def test_bad_ids_and_steps_give_pages_not_tracebacks(client: TestClient, setup: 
         response = client.get(path)
         assert response.status_code == status, path
         assert "Traceback" not in response.text and 'id="message"' in response.text, path
+    flag = client.get(f"/tickets/{played.refund_ticket}?decided=abc")  # not "1": no notice, no error
+    assert flag.status_code == 200 and played.refund_ticket in flag.text
 
 
 def test_inbox_filters_by_kind_and_customer(client: TestClient, setup: Setup) -> None:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from .. import validate
+from ..errors import WrongType
 from .app import Ctx, context, describe, operator_of, render, set_session_cookie
 from .security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
 from .service import KINDS, Console, Kind
@@ -169,9 +170,13 @@ def decide(request: Request, ticket_id: str, form: Form) -> Response:
 
 
 @router.get("/tickets/{ticket_id}", response_class=HTMLResponse)
-def ticket_page(request: Request, ticket_id: str, at: int | None = None, decided: int = 0) -> Response:
+def ticket_page(request: Request, ticket_id: str, at: str | None = None, decided: str = "") -> Response:
+    # Query values read as text: a typed parameter would answer `?at=abc` with the framework's
+    # JSON error instead of a page in the operator's language.
     ctx, _ = operator_of(request)
-    return _ticket(request, ctx, ticket_id, at=at, decided=bool(decided))
+    if at is not None and not (at.isascii() and at.isdigit()):
+        raise WrongType(f"a step number is written in digits, not {at[:20]!r}")
+    return _ticket(request, ctx, ticket_id, at=None if at is None else int(at), decided=decided == "1")
 
 
 def _ticket(
