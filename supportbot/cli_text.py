@@ -16,6 +16,8 @@ from pydantic_core import to_jsonable_python
 
 from .i18n import Language, catalog, translator
 
+PROG = "python -m supportbot"  # how usage lines and hints name the command
+
 _UNITS = re.compile(r"[!-~]+|\s+|.")  # an ASCII word, a run of spaces, or any one other character
 _NO_LINE_START = frozenset(",。、;:)」』!?")
 
@@ -174,3 +176,7 @@ def when(moment: datetime | None) -> str:
 def pad(text: str, width: int) -> str:
     """Left-justify for a terminal, where a CJK character takes two columns."""
     return text + " " * max(0, width - columns(text))
+
+
+def indented(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines() or [""])
