@@ -29,7 +29,7 @@ from .cli_admin import db, forget, prune, reset
 from .cli_chat import run_chat
 from .cli_conversations import approvals, approve, demo, tickets
 from .cli_memory import fork, history, profile, show, state_at
-from .cli_text import PROG, HelpFormatter, Parser, email_argument, step_argument
+from .cli_text import PROG, HelpFormatter, Parser, cli_words, email_argument, step_argument
 from .cli_worker import add_worker_commands
 from .config import Settings
 from .errors import (
@@ -49,10 +49,6 @@ from .state import TicketStatus
 TICKET_STATUSES: tuple[TicketStatus, ...] = get_args(TicketStatus)
 
 
-def _tr(args: argparse.Namespace) -> Translate:
-    return translator("cli", args.language)
-
-
 # -- entry point -----------------------------------------------------------------------------
 
 
@@ -63,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     args.validate(args)
-    t = _tr(args)
+    t = cli_words(args)
     try:
         settings = Settings.from_env()
         if (adjust := getattr(args, "adjust_settings", None)) is not None:
@@ -101,7 +97,7 @@ def _demo_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _hint(exc: SupportbotError, args: argparse.Namespace) -> str:
     """The CLI's way to the next step; the library's messages name API calls, not commands."""
-    t, ticket = _tr(args), getattr(args, "ticket", None)
+    t, ticket = cli_words(args), getattr(args, "ticket", None)
     if isinstance(exc, UnknownTicket):
         return t("hint.tickets", prog=PROG)
     if isinstance(exc, ApprovalNotPending):
@@ -118,7 +114,7 @@ def _hint(exc: SupportbotError, args: argparse.Namespace) -> str:
 def _fail(args: argparse.Namespace, exc: BaseException, message: str) -> int:
     if args.debug:
         raise exc
-    print(_tr(args)("error", message=" ".join(message.split())), file=sys.stderr)
+    print(cli_words(args)("error", message=" ".join(message.split())), file=sys.stderr)
     return 1
 
 
@@ -133,7 +129,7 @@ def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> It
     embedded = not (args.database_url or settings.database_url)
     if embedded and sys.stderr.isatty():
         # The first start runs initdb, which takes a few seconds: say why nothing happens.
-        print(_tr(args)("starting_embedded"), end="", file=sys.stderr, flush=True)
+        print(cli_words(args)("starting_embedded"), end="", file=sys.stderr, flush=True)
     try:
         # The CLI is the demo business system's console: a host application's own Backend is
         # reached through the library, where it is passed to SupportBot.open().
@@ -217,7 +213,7 @@ def build_parser(lang: Language | None = None) -> Parser:
 def _check_json(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     # Only reachable as `--json chat ...`: the subcommands themselves do not accept it.
     if args.json and args.handler in (run_chat, demo):
-        parser.error(_tr(args)("usage.no_json"))
+        parser.error(cli_words(args)("usage.no_json"))
 
 
 def _add_conversation_commands(
@@ -325,15 +321,15 @@ def console(args: argparse.Namespace, settings: Settings) -> int:
 def _check_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     _check_json(args, parser)
     if args.ticket and (args.email or args.message):
-        parser.error(_tr(args)("usage.chat_both"))
+        parser.error(cli_words(args)("usage.chat_both"))
     if not args.ticket and not (args.email and args.message):
-        parser.error(_tr(args)("usage.chat_neither"))
+        parser.error(cli_words(args)("usage.chat_neither"))
 
 
 def _needs_yes(key: str) -> Callable[[argparse.Namespace, argparse.ArgumentParser], None]:
     def check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         if not args.yes:
-            parser.error(_tr(args)(key))
+            parser.error(cli_words(args)(key))
 
     return check
 

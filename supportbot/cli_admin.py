@@ -9,13 +9,9 @@ import argparse
 
 from . import cli_takeover
 from .bot import SupportBot, migrate, migration_status
-from .cli_text import emit_json, when
+from .cli_text import cli_words, emit_json, when
 from .config import Settings
-from .i18n import Translate, translator
-
-
-def _tr(args: argparse.Namespace) -> Translate:
-    return translator("cli", args.language)
+from .i18n import Translate
 
 
 def db(args: argparse.Namespace, settings: Settings) -> int:
@@ -27,7 +23,7 @@ def db(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         emit_json({"applied_now": len(done), "migrations": rows})
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     if args.action == "migrate":
         print(t("db.migrated", n=len(done)))
     width = max((len(str(r["name"])) for r in rows), default=0)
@@ -42,7 +38,7 @@ def forget(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     listed = t("list_separator").join(report.tickets) or "—"
     print(t("forget.done", email=report.email, n=len(report.tickets), tickets=listed))
     _print_rows(report.rows, t)
@@ -54,7 +50,7 @@ def prune(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     kb = f"{report.bytes_freed / 1024:.1f}"
     print(t("prune.done", before=when(args.closed_before), n=len(report.tickets), kb=kb))
     _print_rows(report.rows, t)
@@ -66,7 +62,7 @@ def reset(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     print(t("reset.done", n=len(report.tickets), rows=report.total))
     _print_rows(report.rows, t)
     return 0

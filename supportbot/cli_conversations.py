@@ -12,20 +12,12 @@ import sys
 from . import cli_takeover
 from .bot import SupportBot
 from .cli_chat import clip
-from .cli_text import PROG, emit_json, pad, when
+from .cli_text import PROG, cli_words, common_words, emit_json, pad, when
 from .engine import RoundResult
-from .i18n import Translate, label, translator
+from .i18n import Translate, label
 
 DEMO_EMAIL = "wugang@example.com"
 DEMO_SUBJECT = "银行流水又同步失败了"  # how `demo` finds the ticket it played
-
-
-def _tr(args: argparse.Namespace) -> Translate:
-    return translator("cli", args.language)
-
-
-def _common(args: argparse.Namespace) -> Translate:
-    return translator("common", args.language)
 
 
 def tickets(bot: SupportBot, args: argparse.Namespace) -> int:
@@ -33,7 +25,7 @@ def tickets(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(rows)
         return 0
-    t, c = _tr(args), _common(args)
+    t, c = cli_words(args), common_words(args)
     for row in rows:
         status, turns = pad(label(c, "status", row.status), 16), t("n_turns", n=f"{row.turn_count:>3}")
         updated = t("updated_at", when=when(row.updated_at))
@@ -48,7 +40,7 @@ def approvals(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(pending)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     for p in pending:
         refund = p.request.get("refund_request") or {}
         print(
@@ -74,7 +66,7 @@ def approve(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     if args.approved and result.approved is False:  # the business system could not apply it
         print(t("approve.failed", ticket=args.ticket, by=args.by, note=result.decision_note))
     else:
@@ -84,8 +76,8 @@ def approve(bot: SupportBot, args: argparse.Namespace) -> int:
 
 
 def _print_result(result: RoundResult, args: argparse.Namespace) -> None:
-    t = _tr(args)
-    print(t("reply.header", outcome=label(_common(args), "outcome", result.outcome), round=result.round))
+    t = cli_words(args)
+    print(t("reply.header", outcome=label(common_words(args), "outcome", result.outcome), round=result.round))
     print(result.reply or t("reply.waiting"))
 
 
@@ -99,14 +91,14 @@ def demo(bot: SupportBot, args: argparse.Namespace) -> int:
     from .backend.demo import DemoBackend
     from .backend.demo_data import DEMO_TODAY
 
-    t = _tr(args)
+    t = cli_words(args)
     print(t("demo.loading"), file=sys.stderr, flush=True)
     assert isinstance(bot.backend, DemoBackend)  # _open_bot opens every CLI bot on the demo
     counts = bot.backend.load_demo_data()
     print(t("demo.data", counts=t("list_separator").join(f"{table} {n}" for table, n in counts.items())))
     played = [row for row in bot.tickets(email=DEMO_EMAIL) if row.subject == DEMO_SUBJECT]
     if played:
-        status = label(_common(args), "status", played[0].status)
+        status = label(common_words(args), "status", played[0].status)
         print(t("demo.played", ticket=played[0].id, day=DEMO_TODAY, status=status))
         print(t("demo.profile", text=bot.profile(DEMO_EMAIL).text))
         print(t("demo.replay", prog=PROG, email=DEMO_EMAIL))

@@ -15,8 +15,8 @@ from pydantic_core import to_jsonable_python
 from . import cli_takeover
 from .bot import SupportBot
 from .cli_chat import context_text
-from .cli_text import PROG, emit_json, indented, pad, when
-from .i18n import Translate, label, translator
+from .cli_text import PROG, cli_words, common_words, emit_json, indented, pad, when
+from .i18n import Translate, label
 from .memory.facts import FACT_LABELS_EN, FACT_LABELS_ZH
 from .memory.profile import Profile
 from .state import SupportState
@@ -24,14 +24,6 @@ from .state import SupportState
 # Where each kind of memory lives, so `show` can say it and operators can find it with psql; the
 # descriptions are in the catalogs ("storage.turns"...).
 STORAGE = ("turns", "summary", "facts", "profile", "context_usage", "tool_calls", "steps", "approvals")
-
-
-def _tr(args: argparse.Namespace) -> Translate:
-    return translator("cli", args.language)
-
-
-def _common(args: argparse.Namespace) -> Translate:
-    return translator("common", args.language)
 
 
 def storage(t: Translate) -> dict[str, str]:
@@ -42,7 +34,7 @@ def show(bot: SupportBot, args: argparse.Namespace) -> int:
     state = bot.state(args.ticket)
     steps = bot.history(args.ticket)
     row = bot.ticket(args.ticket)
-    t, c = _tr(args), _common(args)
+    t, c = cli_words(args), common_words(args)
     where = storage(t)
     if args.json:
         emit_json(
@@ -122,7 +114,7 @@ def history(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(steps)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     mark = bot.pruned(args.ticket)
     if mark is not None:
         print(
@@ -155,7 +147,7 @@ def state_at(bot: SupportBot, args: argparse.Namespace) -> int:
             }
         )  # reply is derived
         return 0
-    t, c = _tr(args), _common(args)
+    t, c = cli_words(args), common_words(args)
     print(
         t(
             "state.title",
@@ -209,7 +201,7 @@ def fork(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"ticket_id": new_id, "forked_from": args.ticket, "at": args.at})
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     print(t("fork.done", ticket=args.ticket, at=args.at, new=new_id))
     print(t("chat.resume_hint", command=f"{PROG} chat --ticket {new_id}"))
     return 0
@@ -220,7 +212,7 @@ def profile(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(p)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     plan = f"{p.plan}{p.billing_cycle or ''}" if p.plan else t("profile.no_plan")
     print(t("profile.title", name=p.name, id=p.customer_id, plan=plan, vip=" · VIP" if p.is_vip else ""))
     print(t("profile.text"))

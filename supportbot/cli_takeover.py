@@ -12,8 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from .bot import SupportBot
-from .cli_text import emit_json, pad, when
-from .i18n import Translate, translator
+from .cli_text import cli_words, emit_json, pad, when
+from .i18n import Translate
 
 SOURCE = "cli"
 
@@ -41,15 +41,11 @@ def add_commands(
     p.add_argument("--limit", type=int, default=1000, metavar="N", help=t("opt.audit.limit"))
 
 
-def _tr(args: argparse.Namespace) -> Translate:
-    return translator("cli", args.language)
-
-
 def takeover(bot: SupportBot, args: argparse.Namespace) -> int:
     state = bot.take_over(args.ticket, agent=args.by, source=SOURCE)
     if args.json:
         return _json({"ticket_id": args.ticket, "human_agent": state.human_agent})
-    t = _tr(args)
+    t = cli_words(args)
     print(t("takeover.done", agent=args.by, ticket=args.ticket))
     for turn in state.turns[state.handled_upto :]:
         if turn.role == "customer":
@@ -61,7 +57,7 @@ def reply(bot: SupportBot, args: argparse.Namespace) -> int:
     turn = bot.reply_as_human(args.ticket, args.text, agent=args.by, source=SOURCE)
     if args.json:
         return _json(turn)
-    print(_tr(args)("reply.done", ticket=args.ticket, idx=turn.idx, agent=args.by))
+    print(cli_words(args)("reply.done", ticket=args.ticket, idx=turn.idx, agent=args.by))
     return 0
 
 
@@ -69,7 +65,7 @@ def handback(bot: SupportBot, args: argparse.Namespace) -> int:
     result = bot.hand_back(args.ticket, agent=args.by, note=args.note, source=SOURCE)
     if args.json:
         return _json(result)
-    t = _tr(args)
+    t = cli_words(args)
     print(t("handback.done", agent=args.by, ticket=args.ticket))
     if result is not None:
         print(t("handback.answered", round=result.round))
@@ -81,7 +77,7 @@ def audit(bot: SupportBot, args: argparse.Namespace) -> int:
     entries = bot.audit(args.ticket, since=args.since, limit=args.limit)
     if args.json:
         return _json(entries)
-    t = _tr(args)
+    t = cli_words(args)
     for e in entries:
         what = t(f"audit.action.{e.action}")
         detail = " ".join(f"{k}={v}" for k, v in e.detail.items())

@@ -14,9 +14,20 @@ from typing import Any, NoReturn
 
 from pydantic_core import to_jsonable_python
 
-from .i18n import Language, catalog, translator
+from .i18n import Language, Translate, catalog, translator
 
 PROG = "python -m supportbot"  # how usage lines and hints name the command
+
+
+def cli_words(args: argparse.Namespace) -> Translate:
+    """The CLI catalog in the language this command runs in (set once by the parser)."""
+    return translator("cli", args.language)
+
+
+def common_words(args: argparse.Namespace) -> Translate:
+    """The catalog the CLI shares with the console (statuses, outcomes), in the command's language."""
+    return translator("common", args.language)
+
 
 _UNITS = re.compile(r"[!-~]+|\s+|.")  # an ASCII word, a run of spaces, or any one other character
 _NO_LINE_START = frozenset(",。、;:)」』!?")

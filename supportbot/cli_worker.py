@@ -13,7 +13,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from .bot import SupportBot
-from .cli_text import emit_json
+from .cli_text import cli_words, emit_json
 from .config import Settings
 from .i18n import Translate, label, translator
 
@@ -46,10 +46,6 @@ def _positive(t: Translate) -> Callable[[str], int]:
     return positive
 
 
-def _tr(args: argparse.Namespace) -> Translate:
-    return translator("cli", args.language)
-
-
 def _pool_for_threads(settings: Settings, args: argparse.Namespace) -> Settings:
     if "SUPPORTBOT_POOL_MAX_SIZE" in os.environ or args.stats:
         return settings
@@ -68,14 +64,14 @@ def worker(bot: SupportBot, args: argparse.Namespace) -> int:
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():  # the second signal: leave now; the leases expire by themselves
             os._exit(128 + signum)
-        print(_tr(args)("worker.stopping"), file=sys.stderr, flush=True)
+        print(cli_words(args)("worker.stopping"), file=sys.stderr, flush=True)
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     stats = bot.work(threads=args.threads, stop=stop)
     print(
-        _tr(args)(
+        cli_words(args)(
             "worker.stopped", rounds=stats.rounds, failures=stats.failures, handed_off=stats.handed_off
         ),
         file=sys.stderr,
@@ -88,7 +84,7 @@ def _print_stats(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(stats)
         return 0
-    t = _tr(args)
+    t = cli_words(args)
     print(t("stats.queued", queued=stats.queued, running=stats.running, retrying=stats.retrying))
     print(t("stats.oldest", seconds=f"{stats.oldest_wait:.1f}"))
     print(t("stats.handed_off", n=stats.handed_off))
@@ -101,7 +97,7 @@ def queue(bot: SupportBot, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(entries)
         return 0
-    t, common = _tr(args), translator("common", args.language)
+    t, common = cli_words(args), translator("common", args.language)
     for e in entries:
         if e.due is None:
             state = t("queue.handed_off", error=e.error)
