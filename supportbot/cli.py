@@ -23,7 +23,7 @@ from typing import Any, get_args
 from pydantic_core import to_jsonable_python
 
 from . import cli_takeover
-from .bot import SupportBot, migrate, migration_status
+from .bot import SupportBot
 from .cli_chat import clip, context_text, run_chat
 from .cli_text import HelpFormatter, Parser, email_argument, emit_json, pad, step_argument, when
 from .cli_worker import add_worker_commands
@@ -43,6 +43,7 @@ from .i18n import Language, Translate, error_text, label, language, translator
 from .lifecycle import KEEP_MODES
 from .memory.facts import FACT_LABELS_EN, FACT_LABELS_ZH
 from .memory.profile import Profile
+from .opening import migrate, migration_status
 from .state import SupportState, TicketStatus
 
 PROG = "python -m supportbot"
