@@ -4,7 +4,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .audit import AuditAction, AuditEntry
 from .backend.base import Backend, ForgetsCustomers
-from .bot import SupportBot, migrate
+from .bot import SupportBot
 from .config import Settings
 from .engine import RoundResult
 from .errors import SupportbotError
@@ -12,6 +12,7 @@ from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetRepor
 from .llm.base import LLM, Completion, Usage
 from .llm.offline import OfflineModel
 from .memory.profile import Profile
+from .opening import migrate
 from .records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
 from .state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .store.migrate import Migration

@@ -3,56 +3,36 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
-import sys
 import threading
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Literal, TypeVar, overload
+from typing import Literal, overload
 
 import psycopg
 
-from . import audit, lifecycle, takeover, validate, waiting
+from . import audit, forks, lifecycle, opening, round_results, takeover, validate, waiting
 from .audit import AuditEntry
 from .backend.base import Backend
-from .backend.demo import DemoBackend
 from .config import Settings
 from .deps import Deps
-from .engine import Engine, RoundResult, decision_fields
-from .errors import (
-    ConfigError,
-    EmptyMessage,
-    ForkRefused,
-    InvalidInput,
-    MessageTooLong,
-    StoreError,
-    UnknownCustomer,
-    WrongType,
-)
-from .graph import INTERRUPTS
+from .engine import Engine, RoundResult
+from .errors import InvalidInput, UnknownCustomer
 from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
 from .llm.base import LLM
-from .llm.factory import models_from_settings
 from .memory import tokens
 from .memory.profile import Profile
 from .memory.tokens import turn_tokens, with_tokens
-from .profiles import Profiles
 from .records import ApprovalDecision
 from .state import Outcome, SupportState, TicketStatus, Turn
 from .store import queue as work_queue
 from .store import repo
-from .store.migrate import Migration
-from .store.migrate import migrate as apply_migrations
-from .store.migrate import status as migrations_applied
 from .store.queue import QueueEntry, QueueStats
 from .store.repo import PendingApproval, StepRecord, TicketRow
-from .store.store import Loaded, Store
+from .store.store import Store
 from .waiting import Answers, Submitted
 from .worker import Worker, WorkerStats
-
-T = TypeVar("T")
 
 
 def _utcnow() -> datetime:
@@ -92,30 +72,13 @@ class SupportBot:
         then, and only then), or ``"package.module:factory"`` (``factory(settings)`` returns a
         Backend). Without it, ``SUPPORTBOT_BACKEND`` names one; with neither, ConfigError.
         """
-        settings = settings or Settings.from_env()
-        backend = _backend(backend, settings)
-        store = Store(
-            _database_url(database_url, settings),
-            max_size=settings.pool_max_size,
-            pool_timeout=settings.pool_timeout,
-            db_timeout=settings.db_timeout,
-            prepared_statements=settings.prepared_statements,
-            demo=backend == "demo",
-        )
-        if llm is None:
-            llm, default_small = models_from_settings(settings)
-            small_llm = small_llm or default_small
-        model = llm
-        if backend == "demo":
-            backend = DemoBackend(store.pool, clock=clock)
-        profiles = Profiles(store, backend, clock=clock, mask=settings.mask_pii)
-        deps = Deps(
-            llm=model,
-            small_llm=small_llm or model,
+        store, deps = opening.store_and_deps(
+            database_url,
+            llm=llm,
+            small_llm=small_llm,
             backend=backend,
-            settings=settings,
+            settings=settings or Settings.from_env(),
             clock=clock,
-            profiles=profiles,
         )
         return cls(store, deps)
 
@@ -160,7 +123,7 @@ class SupportBot:
         side are too easy to swap. ``wait=False``: return once the ticket is stored; a worker
         runs the round (``wait()`` gets its result).
         """
-        email = _check_email(email)
+        email = validate.email(email)
         body = self._check_message(body)
         given = validate.optional_text("subject", subject, limit=validate.SUBJECT_CHARS)
         subject = (given or "").strip() or body[:30]
@@ -179,7 +142,7 @@ class SupportBot:
         if owner is None:
             return Submitted(ticket_id=ticket.id, idx=0)
         self._store.remember_turn(ticket.id, first)
-        return self._answer(ticket.id, 0, owner=owner, taken=(0, 1))
+        return round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=(0, 1))
 
     def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
         """Add a customer message and run the round that answers it.
@@ -192,9 +155,9 @@ class SupportBot:
         # Storing the message also takes the ticket if it is free: the round needs no lease statement.
         turn, _, taken = self._store_message(ticket_id, message, message_id, owner=owner)
         assert turn.idx is not None
-        if taken is None and (person := self._owned_by(ticket_id)):
-            return self._with_human(ticket_id, turn.idx, person)
-        return self._answer(ticket_id, turn.idx, owner=owner, taken=taken)
+        if taken is None and self._owned_by(ticket_id):
+            return round_results.with_human(self._store, ticket_id, turn.idx)
+        return round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
 
     # -- without waiting: submit, wait, workers ----------------------------------------------
 
@@ -229,24 +192,9 @@ class SupportBot:
         else:
             idx, round_ = None, validate.round_number(submitted)
         timeout = validate.seconds("timeout", timeout)
-        return self._answers.wait(ticket_id, lambda: self._finished(ticket_id, idx, round_), timeout)
-
-    def _finished(self, ticket_id: str, idx: int | None, round_: int | None) -> RoundResult | None:
-        with self._store.connection() as conn:
-            if round_ is None:
-                assert idx is not None
-                round_ = repo.round_of_message(conn, ticket_id, idx)
-            handed_off = work_queue.handed_off(conn, ticket_id)
-            person = repo.human_agent(conn, ticket_id)
-        if round_ is not None:
-            result = self._round_result(ticket_id, round_)
-            if result.outcome != "queued":
-                return result
-        if handed_off:
-            return RoundResult(ticket_id=ticket_id, round=round_ or 0, outcome="escalated")
-        if person is not None and idx is not None:  # the message is for the person who took the ticket
-            return self._with_human(ticket_id, idx, person)
-        return None
+        return self._answers.wait(
+            ticket_id, lambda: round_results.finished(self._store, ticket_id, idx, round_), timeout
+        )
 
     def work(
         self, *, threads: int | None = None, stop: threading.Event | None = None, until_idle: bool = False
@@ -349,15 +297,9 @@ class SupportBot:
     ) -> RoundResult:
         """Record a human's decision on the pending refund and finish the paused round."""
         ticket_id = validate.ticket_id(ticket_id)
-        approver = validate.text("approver", approver, limit=validate.NAME_CHARS).strip()
-        if not approver:
-            raise InvalidInput(
-                "approve() needs the approver's name (approver='...')",
-                ticket_id=ticket_id,
-                reason="no_approver",
-            )
+        approver = validate.approver(approver, ticket_id=ticket_id)
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
-        source = _check_source(source)
+        source = validate.source(source)
 
         def record(tx: psycopg.Connection, state: SupportState, decision: ApprovalDecision) -> None:
             refund = state.refund_request
@@ -382,11 +324,11 @@ class SupportBot:
         for result in results:
             if result.round == paused_round:
                 return result
-        return self._round_result(ticket_id, paused_round)
+        return round_results.of_round(self._store, ticket_id, paused_round)
 
     def profile(self, email: str) -> Profile:
         """The customer's current profile (rebuilt only if their records changed)."""
-        email = _check_email(email)
+        email = validate.email(email)
         customer = self._deps.backend.get_customer(email)
         if customer is None:
             raise UnknownCustomer(
@@ -439,47 +381,8 @@ class SupportBot:
         business system, and two tickets deciding it would decide one refund twice.
         """
         ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
-        actor, source = _check_actor(actor), _check_source(source)
-        with self._store.transaction() as tx:
-            loaded = self._store.load(tx, ticket_id, at=seq)
-            if loaded.next_step is not None and loaded.state.refund_request is not None:
-                raise ForkRefused(
-                    f"step {seq} of ticket {ticket_id} is inside a round that holds refund request "
-                    f"{loaded.state.refund_request.id}; a fork would share that request with the original. "
-                    "Fork from a step before the request was filed, or from the end of the round",
-                    ticket_id=ticket_id,
-                    at=seq,
-                    refund=loaded.state.refund_request.id,
-                )
-            origin = loaded.state.ticket
-            new = repo.create_ticket(
-                tx,
-                email=origin.customer_email,
-                subject=origin.subject,
-                body=origin.body,
-                now=origin.created_at,
-            )
-            repo.copy_history(
-                tx,
-                ticket_id,
-                new.id,
-                seq=seq,
-                turn_count=len(loaded.state.turns),
-                tool_call_count=len(loaded.state.tool_log),
-                fact_count=len(loaded.state.facts),
-                status=_status_after(loaded),
-                human_agent=loaded.state.human_agent or None,
-            )
-            audit.record(
-                tx,
-                actor=actor,
-                action="fork",
-                source=source,
-                ticket_id=ticket_id,
-                customer_email=loaded.state.ticket.customer_email,
-                detail={"seq": seq, "fork": new.id},
-            )
-        return new.id
+        actor, source = validate.actor(actor), validate.source(source)
+        return forks.fork(self._store, ticket_id, seq, actor=actor, source=source)
 
     # -- human takeover and the audit log (takeover.py, audit.py) ---------------------------
 
@@ -490,7 +393,8 @@ class SupportBot:
         (retry after ``retry_after`` s) and TakeoverRefused when another person owns the ticket
         or it is inside a round (waiting for a refund decision: decide it first).
         """
-        ticket_id, agent, source = validate.ticket_id(ticket_id), _check_agent(agent), _check_source(source)
+        ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
+        source = validate.source(source)
         return takeover.take_over(self._engine, ticket_id, agent=agent, source=source)
 
     def reply_as_human(self, ticket_id: str, text: str, *, agent: str, source: str = "api") -> Turn:
@@ -498,7 +402,8 @@ class SupportBot:
 
         Raises NotTakenOver unless ``agent`` owns the ticket (take_over() first).
         """
-        ticket_id, agent, source = validate.ticket_id(ticket_id), _check_agent(agent), _check_source(source)
+        ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
+        source = validate.source(source)
         text = self._check_message(text)
         return takeover.reply_as_human(self._engine, ticket_id, text, agent=agent, source=source)
 
@@ -510,7 +415,8 @@ class SupportBot:
 
         ``note`` is for colleagues (the audit log), never shown to the model or the customer.
         """
-        ticket_id, agent, source = validate.ticket_id(ticket_id), _check_agent(agent), _check_source(source)
+        ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
+        source = validate.source(source)
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
         return takeover.hand_back(self._engine, ticket_id, agent=agent, note=note, source=source)
 
@@ -522,22 +428,13 @@ class SupportBot:
             ticket_id = validate.ticket_id(ticket_id)
         if since is not None:
             since = validate.moment("since", since)
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise WrongType(f"limit must be an int, not {type(limit).__name__}")
-        if not 1 <= limit <= validate.INT32_MAX:
-            raise InvalidInput(f"limit must be at least 1, not {limit}")
+        limit = validate.row_limit(limit)
         with self._store.connection() as conn:
             return audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
 
     def _owned_by(self, ticket_id: str) -> str | None:
         with self._store.connection() as conn:
             return repo.human_agent(conn, ticket_id)
-
-    def _with_human(self, ticket_id: str, idx: int, person: str) -> RoundResult:
-        """send()'s result while a person owns the ticket: stored for them, no round ran."""
-        with self._store.connection() as conn:
-            round_ = repo.ticket_round(conn, ticket_id)
-        return RoundResult(ticket_id=ticket_id, round=round_, outcome="with_human", handled_upto=idx)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -553,7 +450,7 @@ class SupportBot:
         a SHA-256 digest of the address and the number of tickets deleted (no row when nothing
         was found to delete).
         """
-        email, actor, source = _check_email(email), _check_actor(actor), _check_source(source)
+        email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
 
         def record(tx: psycopg.Connection, tickets: list[str]) -> None:
             audit.redact_customer(tx, email, tickets)
@@ -595,157 +492,5 @@ class SupportBot:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _answer(
-        self, ticket_id: str, idx: int, *, owner: str | None = None, taken: tuple[int, int] | None = None
-    ) -> RoundResult:
-        for result in self._engine.drive(ticket_id, owner=owner, taken=taken) or []:
-            if result.handled_upto > idx:
-                return result
-        with self._store.connection() as conn:
-            round_ = repo.round_of_message(conn, ticket_id, idx)
-        if round_ is None:
-            return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
-        return self._round_result(ticket_id, round_)
-
-    def _round_result(self, ticket_id: str, round_: int) -> RoundResult:
-        with self._store.connection() as conn:
-            seq = repo.last_seq_of_round(conn, ticket_id, round_)
-            if seq is None:
-                return RoundResult(ticket_id=ticket_id, round=round_, outcome="queued")
-            loaded = self._store.load(conn, ticket_id, at=seq)
-        state = loaded.state
-        if loaded.next_step is None:
-            outcome = state.outcome or "resolved"
-        elif state.outcome == "waiting_approval":
-            outcome = "waiting_approval"
-        else:
-            outcome = "queued"
-        reply = state.reply if loaded.next_step is None else ""
-        return RoundResult(
-            ticket_id=ticket_id,
-            round=round_,
-            outcome=outcome,
-            reply=reply,
-            handled_upto=state.handled_upto,
-            **decision_fields(state.approval),
-        )
-
     def _check_message(self, message: str) -> str:
-        # No length limit here: the limit applies to the stripped text, with its own error below.
-        stripped = validate.text("message", message, limit=sys.maxsize).strip()
-        if not stripped:
-            raise EmptyMessage("the message is empty; send the customer's words", field="message")
-        limit = self._deps.settings.max_message_chars
-        if len(stripped) > limit:
-            raise MessageTooLong(
-                f"the message has {len(stripped)} characters, more than the limit of {limit}; "
-                "split it, or raise SUPPORTBOT_MAX_MESSAGE_CHARS",
-                field="message",
-                length=len(stripped),
-                limit=limit,
-            )
-        return stripped
-
-
-def migrate(
-    database_url: str | None = None, *, demo: bool = False, settings: Settings | None = None
-) -> list[Migration]:
-    """Apply the migrations the database lacks; returns those applied now (none when up to date).
-
-    ``demo``: also create the demo business system's tables (a database that has them keeps them
-    current either way).
-
-    ``SupportBot.open()`` migrates too. Call this where a deployment migrates once, before its
-    workers start, or to migrate without a business system at hand. The URL is resolved as in
-    ``open()``: the argument, else ``SUPPORTBOT_DATABASE_URL``, else the embedded PostgreSQL.
-    """
-    return _with_connection(database_url, settings, lambda conn: apply_migrations(conn, demo=demo))
-
-
-def migration_status(
-    database_url: str | None = None, *, settings: Settings | None = None
-) -> list[tuple[Migration, bool]]:
-    """Every migration this version has, and whether the database applied it; changes nothing."""
-    return _with_connection(database_url, settings, migrations_applied)
-
-
-def _with_connection(
-    database_url: str | None, settings: Settings | None, use: Callable[[psycopg.Connection], T]
-) -> T:
-    url = _database_url(database_url, settings or Settings.from_env())
-    try:
-        with psycopg.connect(url) as conn:
-            return use(conn)
-    except psycopg.OperationalError as exc:
-        raise StoreError(
-            f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL", reason="connect"
-        ) from exc
-    except psycopg.Error as exc:
-        raise StoreError(
-            f"migrating the database failed: {exc}; nothing of that migration was applied", reason="migrate"
-        ) from exc
-
-
-def _backend(given: Backend | str | None, settings: Settings) -> Backend | Literal["demo"]:
-    """The business system open() was given, else the one SUPPORTBOT_BACKEND names."""
-    chosen = given if given is not None else settings.backend
-    if chosen is None:
-        raise ConfigError(
-            "SupportBot.open() needs a business system: backend=<your supportbot.Backend>, "
-            "backend='demo' for the demo business system, or SUPPORTBOT_BACKEND=demo|package.module:factory"
-        )
-    if not isinstance(chosen, str):
-        return chosen
-    if chosen == "demo":
-        return "demo"
-    module_name, _, attribute = chosen.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-        made = factory(settings)
-    except Exception as exc:
-        raise ConfigError(
-            f"backend {chosen!r} could not be made ({type(exc).__name__}); it must name "
-            "package.module:factory where factory(settings) returns a supportbot.Backend"
-        ) from exc
-    if not isinstance(made, Backend):
-        raise ConfigError(f"backend {chosen!r} returned {type(made).__name__}, not a supportbot.Backend")
-    return made
-
-
-def _database_url(database_url: str | None, settings: Settings) -> str:
-    url = database_url or settings.database_url
-    if url is None:
-        from .store.embedded import embedded_url
-
-        url = embedded_url(settings.data_dir)
-    return url
-
-
-def _check_email(email: str) -> str:
-    return validate.email(email)
-
-
-def _check_agent(agent: str) -> str:
-    return validate.text("agent", agent, limit=validate.NAME_CHARS, empty=False).strip()
-
-
-def _check_actor(actor: str | None) -> str:
-    return (
-        "anonymous"
-        if actor is None
-        else validate.text("actor", actor, limit=validate.NAME_CHARS, empty=False).strip()
-    )
-
-
-def _check_source(source: str) -> str:
-    return validate.text("source", source, limit=audit.SOURCE_CHARS, empty=False).strip()
-
-
-def _status_after(loaded: Loaded) -> str:
-    """The ticket's status right after ``loaded``'s step, as the engine sets it (engine._status)."""
-    if loaded.state.human_agent:
-        return "with_human"
-    if loaded.next_step is None:
-        return {"resolved": "resolved", "escalated": "escalated"}.get(loaded.state.outcome or "", "open")
-    interrupt = INTERRUPTS.get(loaded.next_step)
-    return "waiting_approval" if interrupt is not None and not interrupt(loaded.state) else "in_progress"
+        return validate.message(message, limit=self._deps.settings.max_message_chars)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 
 from . import cli_takeover
-from .bot import SupportBot, migrate, migration_status
+from .bot import SupportBot
 from .cli_text import cli_words, emit_json, when
 from .config import Settings
 from .i18n import Translate
+from .opening import migrate, migration_status
 
 
 def db(args: argparse.Namespace, settings: Settings) -> int:

@@ -19,13 +19,16 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import TypeVar, get_args
 
+from .audit import SOURCE_CHARS
 from .errors import (
+    EmptyMessage,
     InvalidChoice,
     InvalidDate,
     InvalidEmail,
     InvalidInput,
     InvalidStepNumber,
     InvalidText,
+    MessageTooLong,
     TextTooLong,
     WrongType,
 )
@@ -102,6 +105,50 @@ def email(value: object, name: str = "email") -> str:
     return address
 
 
+def message(value: object, *, limit: int) -> str:
+    """A message for the customer's conversation, stripped: not blank, at most ``limit`` characters."""
+    # No length limit here: the limit applies to the stripped text, with its own error below.
+    stripped = text("message", value, limit=sys.maxsize).strip()
+    if not stripped:
+        raise EmptyMessage("the message is empty; send the customer's words", field="message")
+    if len(stripped) > limit:
+        raise MessageTooLong(
+            f"the message has {len(stripped)} characters, more than the limit of {limit}; "
+            "split it, or raise SUPPORTBOT_MAX_MESSAGE_CHARS",
+            field="message",
+            length=len(stripped),
+            limit=limit,
+        )
+    return stripped
+
+
+def agent(value: object) -> str:
+    """The name of the person who takes over, replies or hands back, stripped."""
+    return text("agent", value, limit=NAME_CHARS, empty=False).strip()
+
+
+def actor(value: object) -> str:
+    """Who acts, as the audit log names them, stripped; ``anonymous`` when no one is named."""
+    return "anonymous" if value is None else text("actor", value, limit=NAME_CHARS, empty=False).strip()
+
+
+def source(value: object) -> str:
+    """Where an action comes from, as the audit log records it (an address, a host, ``cli``), stripped."""
+    return text("source", value, limit=SOURCE_CHARS, empty=False).strip()
+
+
+def approver(value: object, *, ticket_id: str) -> str:
+    """The name of the person who approves or rejects a refund, stripped."""
+    name = text("approver", value, limit=NAME_CHARS).strip()
+    if not name:
+        raise InvalidInput(
+            "approve() needs the approver's name (approver='...')",
+            ticket_id=ticket_id,
+            reason="no_approver",
+        )
+    return name
+
+
 def step_number(value: object) -> int:
     """A step number as ``history`` lists them: 1 for a ticket's first step, up to 2**31 - 1."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -167,6 +214,15 @@ def count(name: str, value: object, *, limit: int = 10_000) -> int:
         raise WrongType(f"{name} must be an int, not {type(value).__name__}")
     if not 1 <= value <= limit:
         raise InvalidInput(f"{name} must be between 1 and {limit}, not {value}")
+    return value
+
+
+def row_limit(value: object) -> int:
+    """How many rows to list at most: from 1 up to 2**31 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WrongType(f"limit must be an int, not {type(value).__name__}")
+    if not 1 <= value <= INT32_MAX:
+        raise InvalidInput(f"limit must be at least 1, not {value}")
     return value
 
 
