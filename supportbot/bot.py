@@ -42,12 +42,13 @@ from .profiles import Profiles
 from .records import ApprovalDecision
 from .state import Outcome, SupportState, TicketStatus, Turn
 from .store import queue as work_queue
-from .store import repo
+from .store import repo, steps_repo
 from .store.migrate import Migration
 from .store.migrate import migrate as apply_migrations
 from .store.migrate import status as migrations_applied
 from .store.queue import QueueEntry, QueueStats
-from .store.repo import PendingApproval, StepRecord, TicketRow
+from .store.repo import PendingApproval, TicketRow
+from .store.steps_repo import StepRecord
 from .store.store import Loaded, Store
 from .waiting import Answers, Submitted
 from .worker import Worker, WorkerStats
@@ -235,7 +236,7 @@ class SupportBot:
         with self._store.connection() as conn:
             if round_ is None:
                 assert idx is not None
-                round_ = repo.round_of_message(conn, ticket_id, idx)
+                round_ = steps_repo.round_of_message(conn, ticket_id, idx)
             handed_off = work_queue.handed_off(conn, ticket_id)
             person = repo.human_agent(conn, ticket_id)
         if round_ is not None:
@@ -414,7 +415,7 @@ class SupportBot:
         ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
             repo.get_ticket(conn, ticket_id)
-            return repo.history(conn, ticket_id)
+            return steps_repo.history(conn, ticket_id)
 
     def ticket(self, ticket_id: str) -> TicketRow:
         """The ticket's row: customer, subject, status, turn count, when it was created and updated."""
@@ -459,7 +460,7 @@ class SupportBot:
                 body=origin.body,
                 now=origin.created_at,
             )
-            repo.copy_history(
+            steps_repo.copy_history(
                 tx,
                 ticket_id,
                 new.id,
@@ -536,7 +537,7 @@ class SupportBot:
     def _with_human(self, ticket_id: str, idx: int, person: str) -> RoundResult:
         """send()'s result while a person owns the ticket: stored for them, no round ran."""
         with self._store.connection() as conn:
-            round_ = repo.ticket_round(conn, ticket_id)
+            round_ = steps_repo.ticket_round(conn, ticket_id)
         return RoundResult(ticket_id=ticket_id, round=round_, outcome="with_human", handled_upto=idx)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -602,14 +603,14 @@ class SupportBot:
             if result.handled_upto > idx:
                 return result
         with self._store.connection() as conn:
-            round_ = repo.round_of_message(conn, ticket_id, idx)
+            round_ = steps_repo.round_of_message(conn, ticket_id, idx)
         if round_ is None:
             return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
         return self._round_result(ticket_id, round_)
 
     def _round_result(self, ticket_id: str, round_: int) -> RoundResult:
         with self._store.connection() as conn:
-            seq = repo.last_seq_of_round(conn, ticket_id, round_)
+            seq = steps_repo.last_seq_of_round(conn, ticket_id, round_)
             if seq is None:
                 return RoundResult(ticket_id=ticket_id, round=round_, outcome="queued")
             loaded = self._store.load(conn, ticket_id, at=seq)
