@@ -17,7 +17,8 @@ from .records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscrip
 from .state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .store.migrate import Migration
 from .store.queue import QueueEntry, QueueStats
-from .store.repo import PendingApproval, StepRecord, TicketRow
+from .store.repo import PendingApproval, TicketRow
+from .store.steps_repo import StepRecord
 from .waiting import Submitted
 from .worker import WorkerStats
 

@@ -27,9 +27,10 @@ from .memory.tokens import turn_tokens, with_tokens
 from .records import ApprovalDecision
 from .state import Outcome, SupportState, TicketStatus, Turn
 from .store import queue as work_queue
-from .store import repo
+from .store import repo, steps_repo
 from .store.queue import QueueEntry, QueueStats
-from .store.repo import PendingApproval, StepRecord, TicketRow
+from .store.repo import PendingApproval, TicketRow
+from .store.steps_repo import StepRecord
 from .store.store import Store
 from .waiting import Answers, Submitted
 from .worker import Worker, WorkerStats
@@ -356,7 +357,7 @@ class SupportBot:
         ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
             repo.get_ticket(conn, ticket_id)
-            return repo.history(conn, ticket_id)
+            return steps_repo.history(conn, ticket_id)
 
     def ticket(self, ticket_id: str) -> TicketRow:
         """The ticket's row: customer, subject, status, turn count, when it was created and updated."""

@@ -30,7 +30,8 @@ from .graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, STAR
 from .llm.base import Completion
 from .records import ApprovalDecision
 from .state import ENGINE_FIELDS, Outcome, SupportState, new_round, reduce
-from .store import repo
+from .store import lease_repo, repo, steps_repo
+from .store import queue as work_queue
 from .store.codec import encode_fields, encode_state
 from .store.store import Loaded, Store
 
@@ -161,8 +162,8 @@ class Engine:
     ) -> tuple[Loaded, int] | None:
         if taken is None:
             with self.store.transaction(durable=False) as tx:
-                cur = repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
-            taken = repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
+                cur = lease_repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
+            taken = lease_repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
         if taken is None:
             return None
         latest, turn_count = taken
@@ -174,8 +175,8 @@ class Engine:
 
     def _release(self, ticket_id: str, owner: str, known: int | None = None) -> int | None:
         with self.store.transaction(durable=False) as tx:
-            cur = repo.queue_release_lease(tx, ticket_id, owner, known=known)
-        return repo.released(cur)
+            cur = lease_repo.queue_release_lease(tx, ticket_id, owner, known=known)
+        return lease_repo.released(cur)
 
     def decide(
         self,
@@ -235,7 +236,7 @@ class Engine:
                     audit(tx, loaded.state, decision)
                 decided, write, _ = self._record(loaded, DECISION, update, "approval")
                 self._flush(tx, [write], ticket_id, owner)
-                repo.mark_due(tx, ticket_id)  # should this process die now, a worker finishes the round
+                work_queue.mark_due(tx, ticket_id)  # should this process die now, a worker finishes the round
                 self._seen[ticket_id] = decided
         except BaseException:
             self._release(ticket_id, owner)
@@ -245,7 +246,7 @@ class Engine:
 
     def _busy(self, ticket_id: str) -> TicketBusy:
         with self.store.connection() as conn:
-            wait = repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
+            wait = lease_repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
         return TicketBusy(
             f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
             f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
@@ -263,10 +264,10 @@ class Engine:
         """
         owner = self.new_owner()
         with self.store.transaction(durable=False) as tx:
-            cur = repo.queue_acquire_lease(
+            cur = lease_repo.queue_acquire_lease(
                 tx, ticket_id, owner, self.deps.settings.lease_seconds, person=True
             )
-        taken = repo.acquired(cur)
+        taken = lease_repo.acquired(cur)
         if taken is None:
             raise self._busy(ticket_id)
         acquired = self._acquire(ticket_id, owner, taken)
@@ -331,7 +332,7 @@ class Engine:
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
                 with self.store.transaction(durable=False) as tx:
-                    repo.renew_lease(tx, ticket_id, run.owner, self.deps.settings.lease_seconds)
+                    lease_repo.renew_lease(tx, ticket_id, run.owner, self.deps.settings.lease_seconds)
                 run.renewed = time.monotonic()
 
     def _execute(self, run: _Round, step: str) -> Loaded:
@@ -389,7 +390,7 @@ class Engine:
             release = _ends_round(loaded, run.turn_count)  # the round ends here: its record frees the ticket
             cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
-                repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
+                steps_repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         if release:
             run.release_read(cur)
         for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
@@ -399,7 +400,7 @@ class Engine:
     @staticmethod
     def _flush(
         tx: psycopg.Connection,
-        pending: list[repo.StepWrite],
+        pending: list[steps_repo.StepWrite],
         ticket_id: str,
         owner: str,
         *,
@@ -412,7 +413,7 @@ class Engine:
         says which turns it saw, so the ticket leaves the work queue unless a message came since.
         """
         turns = len(after.state.turns) if release and after is not None else None
-        cur = repo.record_steps(tx, ticket_id, owner, pending, release=release, known=turns)
+        cur = steps_repo.record_steps(tx, ticket_id, owner, pending, release=release, known=turns)
         pending.clear()
         return cur
 
@@ -434,7 +435,7 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, _ROUTED_BY_STATE
 
-    def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, repo.StepWrite]:
+    def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, steps_repo.StepWrite]:
         state = loaded.state
         # The round takes up every message stored when the lease was taken, and any that arrived
         # during the last round (already in state.turns). Those are committed (send() stores them
@@ -457,7 +458,7 @@ class Engine:
         next_step: str | None,
         *,
         stored_turns: int | None = None,
-    ) -> tuple[Loaded, repo.StepWrite, bool]:
+    ) -> tuple[Loaded, steps_repo.StepWrite, bool]:
         """The state after ``step``, the write that records it, and whether it must commit now.
 
         ``stored_turns``: turns below this index are in the database already (customer messages);
@@ -479,7 +480,7 @@ class Engine:
         seq = loaded.seq + 1
         refs = after.round_calls  # what this round's tools returned: stored values may refer to it
         checkpoint = encode_state(after) if step == CHECKPOINT_AFTER else None
-        row = repo.StepRow(
+        row = steps_repo.StepRow(
             seq=seq,
             round=after.round,
             step=step,
@@ -491,7 +492,7 @@ class Engine:
             fact_count=len(after.facts),
         )
         status = _status(after, next_step, pausing)
-        write = repo.StepWrite(
+        write = steps_repo.StepWrite(
             row=row,
             created_at=datetime.now(UTC),
             turns=new_turns,
@@ -553,7 +554,7 @@ class _Round:
     turn_count: int  # the ticket's stored turns when the lease was taken
     results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
     held: ExitStack = field(default_factory=ExitStack)  # the connection of the round's first steps
-    pending: list[repo.StepWrite] = field(default_factory=list)  # records written behind (_execute)
+    pending: list[steps_repo.StepWrite] = field(default_factory=list)  # records written behind (_execute)
     renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
@@ -561,7 +562,7 @@ class _Round:
     def release_read(self, cur: psycopg.Cursor) -> None:
         """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
         self.released = True
-        self.stored_at_release = repo.released(cur)
+        self.stored_at_release = lease_repo.released(cur)
 
 
 def _unanswered(state: SupportState, turn_count: int) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import audit
 from .errors import ForkRefused
 from .graph import INTERRUPTS
-from .store import repo
+from .store import repo, steps_repo
 from .store.store import Loaded, Store
 
 
@@ -39,7 +39,7 @@ def fork(store: Store, ticket_id: str, seq: int, *, actor: str, source: str) -> 
             body=origin.body,
             now=origin.created_at,
         )
-        repo.copy_history(
+        steps_repo.copy_history(
             tx,
             ticket_id,
             new.id,

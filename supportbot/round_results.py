@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .engine import Engine, RoundResult, decision_fields
 from .store import queue as work_queue
-from .store import repo
+from .store import repo, steps_repo
 from .store.store import Store
 
 
@@ -29,7 +29,7 @@ def answer(
         if result.handled_upto > idx:
             return result
     with engine.store.connection() as conn:
-        round_ = repo.round_of_message(conn, ticket_id, idx)
+        round_ = steps_repo.round_of_message(conn, ticket_id, idx)
     if round_ is None:
         return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
     return of_round(engine.store, ticket_id, round_)
@@ -40,7 +40,7 @@ def finished(store: Store, ticket_id: str, idx: int | None, round_: int | None) 
     with store.connection() as conn:
         if round_ is None:
             assert idx is not None
-            round_ = repo.round_of_message(conn, ticket_id, idx)
+            round_ = steps_repo.round_of_message(conn, ticket_id, idx)
         handed_off = work_queue.handed_off(conn, ticket_id)
         person = repo.human_agent(conn, ticket_id)
     if round_ is not None:
@@ -57,7 +57,7 @@ def finished(store: Store, ticket_id: str, idx: int | None, round_: int | None) 
 def of_round(store: Store, ticket_id: str, round_: int) -> RoundResult:
     """Round ``round_``'s result as its latest step record shows it (``queued`` before its first)."""
     with store.connection() as conn:
-        seq = repo.last_seq_of_round(conn, ticket_id, round_)
+        seq = steps_repo.last_seq_of_round(conn, ticket_id, round_)
         if seq is None:
             return RoundResult(ticket_id=ticket_id, round=round_, outcome="queued")
         loaded = store.load(conn, ticket_id, at=seq)
@@ -82,5 +82,5 @@ def of_round(store: Store, ticket_id: str, round_: int) -> RoundResult:
 def with_human(store: Store, ticket_id: str, idx: int) -> RoundResult:
     """The result for customer turn ``idx`` while a person owns the ticket: stored for them, no round ran."""
     with store.connection() as conn:
-        round_ = repo.ticket_round(conn, ticket_id)
+        round_ = steps_repo.ticket_round(conn, ticket_id)
     return RoundResult(ticket_id=ticket_id, round=round_, outcome="with_human", handled_upto=idx)

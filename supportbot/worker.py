@@ -25,7 +25,7 @@ from .engine import Engine, RoundResult
 from .errors import StoreError
 from .notify import Listener
 from .store import queue as work_queue
-from .store.repo import WORK_CHANNEL
+from .store.queue import WORK_CHANNEL
 from .store.store import Store
 
 log = logging.getLogger("supportbot.worker")

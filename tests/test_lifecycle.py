@@ -24,7 +24,7 @@ from supportbot.errors import (
 )
 from supportbot.memory import tokens
 from supportbot.state import Triage
-from supportbot.store import repo
+from supportbot.store import lease_repo
 
 SCHEMAS = ("supportbot", "demo")
 # 吴刚 as the demo data has him: id, email, name, phone.
@@ -97,7 +97,7 @@ def _without(rows: dict[str, Counter[str]], needles: Sequence[str]) -> dict[str,
 def _hold_lease(url: str, ticket_id: str, owner: str = "worker-elsewhere") -> None:
     """A worker in another process takes the ticket, as it does at the start of a round."""
     with psycopg.connect(url, autocommit=True) as conn:
-        assert repo.acquired(repo.queue_acquire_lease(conn, ticket_id, owner, 60)) is not None
+        assert lease_repo.acquired(lease_repo.queue_acquire_lease(conn, ticket_id, owner, 60)) is not None
 
 
 # -- forget ------------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_a_busy_ticket_blocks_the_forget_and_nothing_is_deleted(bot: SupportBot,
     bot.forget_customer("wugang@example.com", force=True)
     assert _traces(demo_url, [*WUGANG, *made.values()]) == {}
     with psycopg.connect(demo_url, autocommit=True) as conn, pytest.raises(LeaseLost):
-        repo.renew_lease(conn, made["busy"], "worker-elsewhere", 30)  # the cancelled round's worker
+        lease_repo.renew_lease(conn, made["busy"], "worker-elsewhere", 30)  # the cancelled round's worker
 
 
 def test_an_expired_lease_does_not_block_and_an_unknown_email_deletes_nothing(

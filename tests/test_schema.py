@@ -10,12 +10,12 @@ import psycopg
 
 from supportbot.records import ToolCall
 from supportbot.state import Fact, Turn
-from supportbot.store.repo import StepRow
 from supportbot.store.schema import dump_schema
+from supportbot.store.steps_repo import StepRow
 
 SCHEMA_SQL = Path(__file__).resolve().parent.parent / "sql" / "schema.sql"
 
-# What repo.record_steps sends under each key of its batch: a record's fields plus what it adds.
+# What steps_repo.record_steps sends under each key of its batch: a record's fields plus what it adds.
 BATCH_ROWS: dict[str, set[str]] = {
     "turns": {f.name for f in dataclasses.fields(Turn)},
     "tool_calls": {f.name for f in dataclasses.fields(ToolCall)},

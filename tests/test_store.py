@@ -11,7 +11,7 @@ import pytest
 
 from supportbot.deps import Effects
 from supportbot.errors import LeaseLost, ReplayMismatch
-from supportbot.store import repo
+from supportbot.store import lease_repo, steps_repo
 from supportbot.store.store import Store, _failed_statement
 
 _INSERT = (
@@ -111,7 +111,7 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
     database_url: str,
 ) -> None:
     store = Store(database_url)
-    row = repo.StepRow(
+    row = steps_repo.StepRow(
         seq=1,
         round=1,
         step="start_round",
@@ -120,7 +120,7 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
         tool_call_count=0,
         update={},
     )
-    write = repo.StepWrite(row=row, created_at=datetime.now(UTC))
+    write = steps_repo.StepWrite(row=row, created_at=datetime.now(UTC))
     try:
         with store.connection() as conn:
             with store.transaction(conn) as tx:
@@ -131,14 +131,14 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
                 )  # B took the ticket over from A
             with pytest.raises(LeaseLost, match="no longer leased to A"):
                 with store.transaction(conn) as tx:
-                    repo.record_steps(tx, "TXL", "A", [write], release=True)
+                    steps_repo.record_steps(tx, "TXL", "A", [write], release=True)
             assert conn.execute(
                 "SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
             ).fetchone() == ("B", 0)
             assert conn.execute("SELECT count(*) FROM supportbot.steps").fetchone()[0] == 0  # type: ignore[index]
             with store.transaction(conn) as tx:  # the owner's own records go in, and free the ticket
-                cur = repo.record_steps(tx, "TXL", "B", [write], release=True)
-            assert repo.released(cur) == 0
+                cur = steps_repo.record_steps(tx, "TXL", "B", [write], release=True)
+            assert lease_repo.released(cur) == 0
             assert conn.execute(
                 "SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
             ).fetchone() == (None, 1)

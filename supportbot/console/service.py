@@ -24,7 +24,8 @@ from ..memory.profile import Profile
 from ..state import SupportState, Turn
 from ..store import console_repo
 from ..store.console_repo import Claim, Note
-from ..store.repo import PendingApproval, StepRecord, TicketRow
+from ..store.repo import PendingApproval, TicketRow
+from ..store.steps_repo import StepRecord
 from ..store.store import Store
 from .users import Operator
 

@@ -1,4 +1,5 @@
-"""The work queue over the tickets table (sql/014_work_queue.sql): claim, fail, list, count.
+"""The work queue over the tickets table (sql/014_work_queue.sql): mark due, claim, fail, list, count,
+and the NOTIFY channels that wake workers and waiters.
 
 A ticket is queued while ``work_due`` is set. Workers claim the oldest due tickets whose lease is
 free or expired and whose retry time has come, taking the lease in the same statement; rows
@@ -15,7 +16,9 @@ from datetime import datetime
 import psycopg
 from psycopg.rows import class_row
 
-from .repo import DONE_CHANNEL
+# NOTIFY channels: a ticket needs a worker; a worker's part of a ticket's round ended (payload: ticket id).
+WORK_CHANNEL = "supportbot_work"
+DONE_CHANNEL = "supportbot_done"
 
 # Tickets a worker may take: not one a person has taken over (SupportBot.take_over); its customer
 # messages wait for that person, and for the bot again after the hand-back.
@@ -60,6 +63,13 @@ class QueueStats:
     workers: int  # worker processes whose heartbeat is recent
     rounds: int  # rounds finished by those workers since they started
     failures: int  # failed rounds of those workers
+
+
+def mark_due(conn: psycopg.Connection, ticket_id: str) -> None:
+    """Put the ticket in the work queue (a decision was recorded; its round must be finished)."""
+    conn.execute(
+        "UPDATE supportbot.tickets SET work_due = coalesce(work_due, now()) WHERE id = %s", (ticket_id,)
+    )
 
 
 def claim_cursor(

@@ -28,7 +28,7 @@ from ..errors import (
 )
 from ..records import ToolCall
 from ..state import ROUND_START, Fact, SupportState, Turn, new_round, reduce
-from . import repo
+from . import repo, steps_repo
 from .codec import decode_fields, decode_state
 from .migrate import migrate
 
@@ -254,7 +254,7 @@ class Store:
         """Rebuild the state after step ``at`` (default: the latest step)."""
         # Steps from the checkpointed step's own row on: it gives the counters; its update is in the
         # checkpoint.
-        row, base, records = repo.read_state_rows(conn, ticket_id, at)
+        row, base, records = steps_repo.read_state_rows(conn, ticket_id, at)
         last = records[-1] if records else None
         if at is not None and (last.seq if last else 0) != at:
             raise self._missing(conn, ticket_id, at)
@@ -281,7 +281,7 @@ class Store:
 
     @staticmethod
     def _missing(conn: psycopg.Connection, ticket_id: str, at: int) -> UnknownStep:
-        mark = repo.pruned_before(conn, ticket_id)
+        mark = steps_repo.pruned_before(conn, ticket_id)
         if mark is not None and 0 < at < mark[0]:
             return StepPruned(
                 f"step {at} of ticket {ticket_id} was pruned on {mark[1]:%Y-%m-%d}; steps from {mark[0]} on "
