@@ -2,6 +2,7 @@
 
     python benchmarks/bench_threads.py                          # 256 threads, 2 to 7 ms (about 2 min)
     python benchmarks/bench_threads.py --threads 64 --cpu 4,8 --seconds 10
+    python benchmarks/bench_threads.py --asyncio                # the same rounds as asyncio tasks
 
 No database and no supportbot code: each thread runs synthetic rounds shaped like a worker's
 (bench_workers.py): 1.2 s of sleeping in three model calls (0.3, 0.6, 0.3 s), C ms of Python CPU
@@ -9,11 +10,16 @@ spread around them, and K short waits that release the interpreter lock, as a da
 does. Only one thread runs Python at a time, so once the threads' CPU nears one core the rate falls
 well below ideal (threads / 1.2 s) however few of them compute at any moment. bench_workers.py
 prints the real worker's CPU per round, to place it on this curve.
+
+``--asyncio`` runs the same rounds as tasks on one event loop (the waits yield to the loop): what
+an async core would gain with the same CPU per round. One core bounds both: at C ms per round no
+model of concurrency passes 1000 / C rounds/s.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import select
 import socket
 import sys
@@ -80,6 +86,43 @@ def run(threads: int, cpu_ms: float, releases: int, seconds: float) -> dict[str,
     }
 
 
+def run_tasks(tasks: int, cpu_ms: float, releases: int, seconds: float) -> dict[str, float]:
+    """``run`` with asyncio tasks on one loop instead of threads."""
+    done = 0
+    bursts = (*MODEL_CALLS, 0.0)
+    share = cpu_ms / 1000 / len(bursts)
+    waits = releases // len(bursts)
+
+    async def rounds(stop: float) -> None:
+        nonlocal done
+        while time.monotonic() < stop:
+            for nap in bursts:
+                for _ in range(waits):
+                    burn(share / (waits + 1))
+                    await asyncio.sleep(0)
+                burn(share / (waits + 1))
+                if nap:
+                    await asyncio.sleep(nap)
+            done += 1
+
+    async def all_rounds() -> None:
+        stop = time.monotonic() + seconds
+        await asyncio.gather(*(rounds(stop) for _ in range(tasks)))
+
+    started, cpu = time.monotonic(), time.process_time()
+    asyncio.run(all_rounds())
+    elapsed = time.monotonic() - started
+    rate = done / elapsed
+    return {
+        "threads": tasks,
+        "cpu_ms": cpu_ms,
+        "releases": releases,
+        "rounds_per_s": round(rate, 1),
+        "of_ideal": round(100 * rate / (tasks / ROUND_SECONDS), 1),
+        "process_cpu_ms_per_round": round(1000 * (time.process_time() - cpu) / max(done, 1), 2),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -88,12 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cpu", default="2,3,4,5,6,7", help="Python CPU per round, ms, comma-separated")
     parser.add_argument("--releases", default="12,48", help="lock-releasing waits per round, comma-separated")
     parser.add_argument("--seconds", type=float, default=10.0, help="per configuration (default 10)")
+    parser.add_argument("--asyncio", action="store_true", help="asyncio tasks on one loop instead of threads")
     args = parser.parse_args(argv)
     releases = [int(r) for r in args.releases.split(",")]
     rows = []
     for cpu_ms in (float(c) for c in args.cpu.split(",")):
         for k in releases:
-            rows.append(run(args.threads, cpu_ms, k, args.seconds))
+            rows.append((run_tasks if args.asyncio else run)(args.threads, cpu_ms, k, args.seconds))
             print(rows[-1], flush=True)
     print()
     print(
