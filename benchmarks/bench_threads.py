@@ -25,7 +25,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 MODEL_CALLS = (0.3, 0.6, 0.3)  # seconds; the draft takes two calls' time
 ROUND_SECONDS = sum(MODEL_CALLS)
@@ -40,14 +40,38 @@ def burn(seconds: float) -> None:
             x += i
 
 
+# CPU and lock-releasing waits come in four bursts: before each model call and after the last.
+BURSTS = (*MODEL_CALLS, 0.0)
+
+
+def _slices(cpu_ms: float, releases: int) -> tuple[float, int]:
+    """Seconds of CPU between two waits, and waits per burst (each burst: waits + 1 slices)."""
+    waits = releases // len(BURSTS)
+    return cpu_ms / 1000 / len(BURSTS) / (waits + 1), waits
+
+
+def _measure(
+    concurrency: int, cpu_ms: float, releases: int, rounds_done: Callable[[], int]
+) -> dict[str, float]:
+    """Time ``rounds_done`` (which runs the rounds and returns how many ended) and report the rate."""
+    started, cpu = time.monotonic(), time.process_time()
+    done = rounds_done()
+    rate = done / (time.monotonic() - started)
+    return {
+        "threads": concurrency,
+        "cpu_ms": cpu_ms,
+        "releases": releases,
+        "rounds_per_s": round(rate, 1),
+        "of_ideal": round(100 * rate / (concurrency / ROUND_SECONDS), 1),
+        "process_cpu_ms_per_round": round(1000 * (time.process_time() - cpu) / max(done, 1), 2),
+    }
+
+
 def run(threads: int, cpu_ms: float, releases: int, seconds: float) -> dict[str, float]:
     done = 0
     lock = threading.Lock()
     stop = time.monotonic() + seconds
-    # CPU and lock-releasing waits come in four bursts: before each model call and after the last.
-    bursts = (*MODEL_CALLS, 0.0)
-    share = cpu_ms / 1000 / len(bursts)
-    waits = releases // len(bursts)
+    slice_, waits = _slices(cpu_ms, releases)
 
     def rounds() -> None:
         nonlocal done
@@ -55,11 +79,11 @@ def run(threads: int, cpu_ms: float, releases: int, seconds: float) -> dict[str,
         peer.send(b"x")  # always readable: select returns at once, but releases the lock to do so
         try:
             while time.monotonic() < stop:
-                for nap in bursts:
+                for nap in BURSTS:
                     for _ in range(waits):
-                        burn(share / (waits + 1))
+                        burn(slice_)
                         select.select([ours], [], [], 0)
-                    burn(share / (waits + 1))
+                    burn(slice_)
                     if nap:
                         time.sleep(nap)
                 with lock:
@@ -68,39 +92,30 @@ def run(threads: int, cpu_ms: float, releases: int, seconds: float) -> dict[str,
             ours.close()
             peer.close()
 
-    pool = [threading.Thread(target=rounds) for _ in range(threads)]
-    started, cpu = time.monotonic(), time.process_time()
-    for thread in pool:
-        thread.start()
-    for thread in pool:
-        thread.join()
-    elapsed = time.monotonic() - started
-    rate = done / elapsed
-    return {
-        "threads": threads,
-        "cpu_ms": cpu_ms,
-        "releases": releases,
-        "rounds_per_s": round(rate, 1),
-        "of_ideal": round(100 * rate / (threads / ROUND_SECONDS), 1),
-        "process_cpu_ms_per_round": round(1000 * (time.process_time() - cpu) / max(done, 1), 2),
-    }
+    def all_rounds() -> int:
+        pool = [threading.Thread(target=rounds) for _ in range(threads)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+        return done
+
+    return _measure(threads, cpu_ms, releases, all_rounds)
 
 
 def run_tasks(tasks: int, cpu_ms: float, releases: int, seconds: float) -> dict[str, float]:
     """``run`` with asyncio tasks on one loop instead of threads."""
     done = 0
-    bursts = (*MODEL_CALLS, 0.0)
-    share = cpu_ms / 1000 / len(bursts)
-    waits = releases // len(bursts)
+    slice_, waits = _slices(cpu_ms, releases)
 
     async def rounds(stop: float) -> None:
         nonlocal done
         while time.monotonic() < stop:
-            for nap in bursts:
+            for nap in BURSTS:
                 for _ in range(waits):
-                    burn(share / (waits + 1))
+                    burn(slice_)
                     await asyncio.sleep(0)
-                burn(share / (waits + 1))
+                burn(slice_)
                 if nap:
                     await asyncio.sleep(nap)
             done += 1
@@ -109,18 +124,11 @@ def run_tasks(tasks: int, cpu_ms: float, releases: int, seconds: float) -> dict[
         stop = time.monotonic() + seconds
         await asyncio.gather(*(rounds(stop) for _ in range(tasks)))
 
-    started, cpu = time.monotonic(), time.process_time()
-    asyncio.run(all_rounds())
-    elapsed = time.monotonic() - started
-    rate = done / elapsed
-    return {
-        "threads": tasks,
-        "cpu_ms": cpu_ms,
-        "releases": releases,
-        "rounds_per_s": round(rate, 1),
-        "of_ideal": round(100 * rate / (tasks / ROUND_SECONDS), 1),
-        "process_cpu_ms_per_round": round(1000 * (time.process_time() - cpu) / max(done, 1), 2),
-    }
+    def run_loop() -> int:
+        asyncio.run(all_rounds())
+        return done
+
+    return _measure(tasks, cpu_ms, releases, run_loop)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
