@@ -429,7 +429,7 @@ class SupportBot:
             ticket_id = validate.ticket_id(ticket_id)
         if since is not None:
             since = validate.moment("since", since)
-        limit = validate.row_limit(limit)
+        limit = validate.count("limit", limit, limit=validate.INT32_MAX)
         with self._store.connection() as conn:
             return audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
 

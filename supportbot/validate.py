@@ -217,15 +217,6 @@ def count(name: str, value: object, *, limit: int = 10_000) -> int:
     return value
 
 
-def row_limit(value: object) -> int:
-    """How many rows to list at most: from 1 up to 2**31 - 1."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise WrongType(f"limit must be an int, not {type(value).__name__}")
-    if not 1 <= value <= INT32_MAX:
-        raise InvalidInput(f"limit must be at least 1, not {value}")
-    return value
-
-
 def seconds(name: str, value: object) -> float:
     """A finite, non-negative number of seconds."""
     if isinstance(value, bool) or not isinstance(value, int | float):
