@@ -1,14 +1,19 @@
 """Workers: answer every queued ticket without a caller waiting on it.
 
-One dispatcher thread claims due tickets (store/queue.py) only as many as it has free threads,
-so a claimed ticket never waits in this process while another worker could run it, and hands
-each to a thread that drives it (``Engine.drive``). A round holds a pooled connection only while
-it talks to the database, so many threads share a small pool while they wait on the model.
+One dispatcher thread claims due tickets (store/queue.py) and hands each to a thread that
+drives it (``Engine.drive``). It claims as many as it has free threads, plus a few more
+(``lookahead``: an eighth of the threads, rounded down): a claim is a database transaction that
+waits for the interpreter lock like every other thread, and under hundreds of threads it takes
+tens of milliseconds, during which threads that finish would otherwise sit idle. A ticket claimed
+ahead waits here at most until this process's next round ends; its lease covers the wait. A
+round holds a pooled connection only while it talks to the database, so many threads share a
+small pool while they wait on the model.
 
 The dispatcher wakes on a notification (a message stored without a caller, a thread finished)
 and at least every ``worker_sweep_seconds``, which also finds rounds whose worker died (their
-lease expired) and tickets whose retry time came. Stopping: no new claims; running rounds get up
-to ``worker_shutdown_seconds`` to end; leases still held after that are released.
+lease expired) and tickets whose retry time came. Stopping: no new claims; tickets claimed ahead
+and not started are released at once; running rounds get up to ``worker_shutdown_seconds`` to
+end; leases still held after that are released.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ class WorkerStats:
     rounds: int
     failures: int  # failed rounds (each retried, or handed to a human after the last attempt)
     handed_off: int
-    running: int  # tickets being driven now
+    running: int  # tickets claimed and not finished: being driven, or claimed ahead
     max_wait: float  # the longest a claimed ticket had waited, in seconds
 
 
@@ -55,13 +60,15 @@ class Worker:
     ) -> None:
         self.engine, self.store, self.settings = engine, store, settings
         self.threads = threads
+        self.lookahead = threads // 8  # see the module docstring
         self.id = f"{engine.worker_id}-{uuid.uuid4().hex[:6]}"
         self._listen_url = listen_url
         self.stopping = stop or threading.Event()
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._active: dict[str, str] = {}  # ticket -> lease owner, while a thread drives it
+        self._active: dict[str, str] = {}  # ticket -> lease owner, from its claim until its round ends
+        self._unstarted: list[str] = []  # lease owners of claims dropped because the worker stopped
         self._tasks: queue.SimpleQueue[work_queue.Claim | None] = queue.SimpleQueue()
         self._rounds = self._failures = self._handed_off = 0
         self._max_wait = 0.0
@@ -124,7 +131,7 @@ class Worker:
 
     def _claim(self) -> int:
         with self._lock:
-            free = self.threads - len(self._active)
+            free = self.threads + self.lookahead - len(self._active)
         if free <= 0:
             return 0
         try:
@@ -140,8 +147,27 @@ class Worker:
             self._tasks.put(c)
         return len(claims)
 
+    def _take_unstarted(self) -> None:
+        """Claims no thread has taken yet (claimed ahead) leave this worker instead of running."""
+        while True:
+            try:
+                task = self._tasks.get_nowait()
+            except queue.Empty:
+                return
+            if task is not None:
+                self._skip(task)
+
+    def _skip(self, task: work_queue.Claim) -> None:
+        with self._lock:
+            self._active.pop(task.ticket_id, None)
+            self._unstarted.append(task.owner)
+            self._idle.notify_all()
+
     def _serve(self) -> None:
         while (task := self._tasks.get()) is not None:
+            if self.stopping.is_set():
+                self._skip(task)  # stopping: no round starts now; _shut_down releases its lease
+                continue
             try:
                 self._drive(task)
             finally:
@@ -225,10 +251,11 @@ class Worker:
 
     def _shut_down(self, pool: list[threading.Thread]) -> None:
         deadline = time.monotonic() + self.settings.worker_shutdown_seconds
+        self._take_unstarted()
         with self._lock:
             while self._active and (left := deadline - time.monotonic()) > 0:
                 self._idle.wait(timeout=left)
-            owners = list(self._active.values())
+            owners = self._unstarted + list(self._active.values())
         for _ in pool:
             self._tasks.put(None)
         try:
@@ -236,7 +263,9 @@ class Worker:
                 if owners:
                     released = work_queue.release_all(tx, owners)
                     log.warning(
-                        "worker %s stopped with %d rounds unfinished; released them", self.id, released
+                        "worker %s stopped with %d tickets claimed and unfinished; released them",
+                        self.id,
+                        released,
                     )
                 work_queue.sign_off(tx, self.id)
         except StoreError:

@@ -234,3 +234,46 @@ def test_a_ticket_a_person_took_over_is_skipped_until_the_hand_back(
     answered = bot.hand_back(ticket, agent="小王")
     assert answered is not None and answered.outcome == "resolved"
     assert _queued(database_url) == [] and _agent_turns(database_url, ticket) == 2
+
+
+def test_stopping_releases_tickets_claimed_ahead_without_running_them(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    # 8 threads claim one ticket ahead (an eighth). Every round waits in triage until released,
+    # so 8 run and the 9th sits claimed in this process when the worker is told to stop.
+    started, release = threading.Semaphore(0), threading.Event()
+
+    def triage(_prompt: str) -> Triage:
+        started.release()
+        release.wait(timeout=30)
+        return TECH
+
+    bot = open_bot(llm=ScriptedLLM(triage=triage))
+    tickets = [
+        bot.open_ticket("wugang@example.com", body=f"问题 {i}", wait=False).ticket_id for i in range(9)
+    ]
+    stop = threading.Event()
+    worker = threading.Thread(target=bot.work, kwargs={"threads": 8, "stop": stop})
+    worker.start()
+    try:
+        for _ in range(8):
+            assert started.acquire(timeout=20)
+        leased = "SELECT count(*) FROM supportbot.tickets WHERE lease_owner IS NOT NULL"
+        deadline = time.monotonic() + 10
+        while rows(database_url, leased)[0][0] < 9:
+            assert time.monotonic() < deadline, "the worker did not claim a ticket ahead"
+            time.sleep(0.05)
+        stop.set()
+        time.sleep(0.2)  # the stop is seen before any thread frees up
+    finally:
+        release.set()
+        worker.join(timeout=30)
+    assert not worker.is_alive()
+    answered = [t for t in tickets if _agent_turns(database_url, t)]
+    waiting = [t for t in tickets if t not in answered]
+    assert len(answered) == 8 and len(waiting) == 1
+    # Not run, not left leased: queued again for any worker at once, not after the lease expires.
+    assert rows(database_url, leased)[0][0] == 0
+    assert _queued(database_url) == [(waiting[0],)]
+    assert bot.work(threads=1, until_idle=True).rounds == 1
+    assert _agent_turns(database_url, waiting[0]) == 1
