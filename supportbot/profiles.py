@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime
 
 from pydantic import TypeAdapter
 
 from .backend.base import Backend
 from .memory.profile import RULES_VERSION, Profile, build_profile, fingerprint
-from .records import Customer
+from .records import Customer, PastTicket, Subscription
 from .store import profiles_repo
 from .store.store import Store
 
 _PROFILE: TypeAdapter[Profile] = TypeAdapter(Profile)
+# A profile's inputs as the backend returned them, and the day it was built for.
+_Inputs = tuple[Customer, tuple[Subscription, ...], tuple[PastTicket, ...], date]
 
 
 class Profiles:
@@ -39,8 +41,10 @@ class Profiles:
         self._lock = threading.Lock()
         self.builds = 0  # how many times a profile was actually built (tests count them)
         # The builder is deterministic, so a profile made from inputs with the same key is the
-        # same profile: this process need not read it back from the table again.
-        self._memo: dict[str, tuple[str, Profile]] = {}
+        # same profile: this process need not read it back from the table again. The inputs
+        # themselves are kept too: records equal to the last ones need no fingerprint (hashing
+        # their JSON cost more than the customer's three reads, every round).
+        self._memo: dict[str, tuple[_Inputs, str, Profile]] = {}
 
     def for_customer(self, customer: Customer, *, excluding: str | None = None) -> Profile:
         """The profile; ``excluding`` a ticket leaves that ticket out (a ticket's own rounds are
@@ -48,19 +52,22 @@ class Profiles:
         subscriptions = self._backend.list_subscriptions(customer.id)
         tickets = [t for t in self._backend.list_resolved_tickets(customer.id) if t.id != excluding]
         today = self._clock().date()
+        inputs = (customer, tuple(subscriptions), tuple(tickets), today)
+        with self._lock:
+            memo = self._memo.get(customer.id)
+        if memo is not None and memo[0] == inputs:
+            return memo[2]
         # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
         key = (
             f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
             f":{'masked' if self.mask else 'raw'}"
         )
-        with self._lock:
-            memo = self._memo.get(customer.id)
-        if memo is not None and memo[0] == key:
-            return memo[1]
+        if memo is not None and memo[1] == key:
+            return self._remember(customer.id, inputs, key, memo[2])
         with self._store.connection() as conn:
             stored = profiles_repo.stored_profile(conn, customer.id)
             if stored is not None and stored.fingerprint == key:
-                return self._remember(customer.id, key, _PROFILE.validate_python(stored.profile))
+                return self._remember(customer.id, inputs, key, _PROFILE.validate_python(stored.profile))
             profile = build_profile(
                 customer, subscriptions, tickets, today=today, max_chars=self.max_chars, mask=self.mask
             )
@@ -69,11 +76,11 @@ class Profiles:
             profiles_repo.save_profile(
                 conn, customer.id, key, _PROFILE.dump_python(profile, mode="json"), profile.text
             )
-        return self._remember(customer.id, key, profile)
+        return self._remember(customer.id, inputs, key, profile)
 
-    def _remember(self, customer_id: str, key: str, profile: Profile) -> Profile:
+    def _remember(self, customer_id: str, inputs: _Inputs, key: str, profile: Profile) -> Profile:
         with self._lock:
-            self._memo[customer_id] = (key, profile)
+            self._memo[customer_id] = (inputs, key, profile)
         return profile
 
     def clear(self) -> None:

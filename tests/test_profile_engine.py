@@ -10,6 +10,7 @@ import pytest
 from fakes import TECH, ScriptedLLM, cite_hits, latest_part
 
 from supportbot import Settings, SupportBot
+from supportbot import profiles as profiles_module
 from supportbot.errors import UnknownCustomer
 from supportbot.state import Triage
 
@@ -85,6 +86,21 @@ def test_profile_is_rebuilt_only_when_its_inputs_change(
     assert profiles.builds == builds + 1
     assert "企业版" in _profile_line(llm.user_prompts()[-1])
     assert "企业版" in bot.state(ticket).profile
+
+
+def test_records_equal_to_the_last_ones_are_not_fingerprinted_again(
+    bot_and_llm: tuple[SupportBot, ScriptedLLM], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot, _ = bot_and_llm
+    first = bot.profile("lina@example.com")
+    hashed: list[object] = []
+    real = profiles_module.fingerprint
+    monkeypatch.setattr(profiles_module, "fingerprint", lambda *a: hashed.append(a) or real(*a))
+    assert bot.profile("lina@example.com") == first
+    assert hashed == []  # the same records as last time: the profile in memory, no hash of them
+    bot._deps.profiles.clear()
+    assert bot.profile("lina@example.com") == first
+    assert len(hashed) == 1  # nothing remembered: hashed, and found by its fingerprint
 
 
 def test_a_resolved_round_adds_its_facts_to_the_history(bot_and_llm: tuple[SupportBot, ScriptedLLM]) -> None:
