@@ -124,10 +124,15 @@ class Engine:
         # start of a round, where everything up to the first model call reads only this database
         # (the lease, the state, new turns, and the customer's records from a backend that
         # queries it): those reads share one connection instead of queueing for the pool once each.
+        # It is taken by the first read that needs it (a worker that claimed the ticket, with
+        # the state and turns cached, has none until the customer's records), and given back as
+        # soon as the records are read, before the round's Python work on them: under hundreds of
+        # threads, each millisecond of Python costs a held connection many more while the thread
+        # waits its turn for the interpreter lock.
         while True:
             held = ExitStack()
             if self._shared_start:
-                held.enter_context(self.store.connection())
+                held.enter_context(self.store.keep_connection())
             with held:
                 acquired = self._acquire(ticket_id, owner, taken)
                 taken = None
@@ -355,6 +360,8 @@ class Engine:
         deps = dataclasses.replace(self.deps, round=state.round, step=step)
         if step not in EFFECT_STEPS:
             update, next_step = self._call(step, state, deps)
+            if step in _READS_ONLY:
+                run.held.close()  # its reads are done: the rest of the round needs no shared connection
             loaded, write, must_commit = self._record(loaded, step, update, next_step)
             pending.append(write)
             if must_commit:

@@ -69,6 +69,40 @@ def test_a_thread_gets_its_own_connection_again_instead_of_waiting_for_a_second(
         assert held is again is tx
 
 
+def test_keep_shares_the_first_connection_taken_and_takes_none_unasked(demo_url: str) -> None:
+    settings = bot_settings(demo_url, pool_max_size=1, pool_timeout=0.3)
+    with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings, backend="demo") as bot:
+        store = bot._store
+        taken = store.pool.get_stats().get("requests_num", 0)
+        with store.keep_connection():
+            pass
+        assert store.pool.get_stats().get("requests_num", 0) == taken  # no call, no connection
+
+        others: list[BaseException | None] = []
+
+        def another_thread() -> None:
+            try:
+                with store.connection():
+                    others.append(None)
+            except StoreBusy as exc:
+                others.append(exc)
+
+        with store.keep_connection():
+            with store.connection() as first:
+                pass
+            # Given back after its block, it would serve the other thread: kept, it does not.
+            other = threading.Thread(target=another_thread)
+            other.start()
+            other.join()
+            with store.connection() as second, store.transaction() as tx:
+                assert first is second is tx
+        assert isinstance(others[0], StoreBusy)
+        other = threading.Thread(target=another_thread)
+        other.start()
+        other.join()
+        assert others[1] is None  # back in the pool once the block ends
+
+
 def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
     model = OfflineModel()
     settings = bot_settings(demo_url, pool_max_size=1)

@@ -20,8 +20,8 @@ from .repo import no_ticket
 def queue_acquire_lease(
     conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float, *, person: bool = False
 ) -> psycopg.Cursor:
-    """Take the ticket if free or abandoned; ``acquired`` reads the result (in a pipeline, after
-    the commit: the whole transaction is one round trip).
+    """Take the ticket if free or abandoned; ``acquired`` reads the result (after
+    the commit).
 
     A round (``person`` False) never takes a ticket a person owns (see SupportBot.take_over); a
     person's own action does, to record it between rounds.
@@ -42,7 +42,7 @@ def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
 
 
 def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
-    # RETURNING, not rowcount: in a pipeline the row count is known only once results are fetched.
+    # A row back means the lease was still ours.
     row = conn.execute(
         "UPDATE supportbot.tickets SET lease_expires = now() + make_interval(secs => %s)"
         " WHERE id = %s AND lease_owner = %s RETURNING 1",

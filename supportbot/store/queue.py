@@ -75,8 +75,8 @@ def mark_due(conn: psycopg.Connection, ticket_id: str) -> None:
 def claim_cursor(
     conn: psycopg.Connection, prefix: str, limit: int, lease_seconds: float
 ) -> psycopg.Cursor[Claim]:
-    """Lease up to ``limit`` due tickets, the longest-waiting first; ``claimed`` reads them (in a
-    pipeline, after the commit: the claim costs one round trip).
+    """Lease up to ``limit`` due tickets, the longest-waiting first; ``claimed`` reads them (after
+    the commit).
 
     Each lease owner ends in a fresh random part, so a thread of this process that outlived its
     lease can never write under a later claim of the same ticket.

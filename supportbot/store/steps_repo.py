@@ -71,7 +71,7 @@ def record_steps(
     function is the live one: see sql/schema.sql).
 
     With ``release`` the same statement frees the lease; ``released`` reads the returned cursor
-    (after the commit, in a pipeline) for the ticket's turn count. ``known``: the turns the
+    (after the commit) for the ticket's turn count. ``known``: the turns the
     releasing round knows of; the ticket leaves the work queue unless more were stored.
     """
     batch: dict[str, Any] = {

@@ -6,14 +6,13 @@ import dataclasses
 import math
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import (
@@ -115,40 +114,35 @@ class Store:
         with self.pool.connection() as conn:
             yield conn
 
+    def keep_connection(self) -> AbstractContextManager[None]:
+        """Calls in the block share the first connection one of them takes (RoundPool.keep)."""
+        return self.pool.keep()
+
     @contextmanager
     def transaction(
         self, conn: psycopg.Connection | None = None, *, durable: bool = True
     ) -> Iterator[psycopg.Connection]:
-        """Open a pipelined transaction; ``durable=False`` commits without waiting for the WAL flush.
+        """Open a transaction; ``durable=False`` commits without waiting for the WAL flush.
 
-        Statements are pipelined, so a step's writes and its commit cost one round trip. A
-        non-durable commit survives a crash of this process (the server has it); only a crash of
-        the server itself within a fraction of a second can lose it. The engine uses it for steps
-        whose loss only means running that step again; turns, decisions and side effects always
-        commit durably.
+        A non-durable commit survives a crash of this process (the server has it); only a crash
+        of the server itself within a fraction of a second can lose it. The engine uses it for
+        steps whose loss only means running that step again; turns, decisions and side effects
+        always commit durably.
+
+        Statements go one at a time, not in a pipeline. A pipeline would save round trips, but
+        psycopg polls the socket once per pipelined statement, and each poll gives the
+        interpreter lock away: under hundreds of worker threads, winning it back costs far more
+        than a round trip to the database (a worker round polled 26 times pipelined, 13 without;
+        benchmarks/bench_workers.py).
         """
         if conn is None:
             with self.pool.connection() as own, self.transaction(own, durable=durable) as tx:
                 yield tx
             return
-        outermost = conn.pgconn.transaction_status == TransactionStatus.IDLE
         try:
-            try:
-                # One pipeline around a plain Transaction: BEGIN, the statements and COMMIT go out
-                # together and cost one round trip at the pipeline's exit (conn.transaction() in a
-                # pipeline nests two more pipelines, whose exits sync before and after COMMIT).
-                with conn.pipeline(), psycopg.Transaction(conn):
-                    self._set_local(conn, durable)
-                    yield conn
-            except BaseException:
-                # A statement that failed in the pipeline leaves the transaction aborted, not ended.
-                # (Nested in a caller's transaction, that caller's own exit rolls it all back.)
-                if outermost and conn.pgconn.transaction_status in (
-                    TransactionStatus.INTRANS,
-                    TransactionStatus.INERROR,
-                ):
-                    conn.rollback()
-                raise
+            with psycopg.Transaction(conn):
+                self._set_local(conn, durable)
+                yield conn
         except psycopg.Error as reported:
             failed = _failed_statement(reported)
             if (engine_error := _engine_error(failed)) is not None:
@@ -159,8 +153,7 @@ class Store:
             raise
 
     def _set_local(self, conn: psycopg.Connection, durable: bool) -> None:
-        """The transaction's timeouts (behind a pooler) and commit mode, in one statement of the
-        pipeline, or none."""
+        """The transaction's timeouts (behind a pooler) and commit mode, in one statement, or none."""
         if self._limits is None:
             if not durable:
                 conn.execute("SET LOCAL synchronous_commit = off")
@@ -322,7 +315,12 @@ class RoundPool(ConnectionPool):
         if held is not None:
             yield held
             return
+        keep: ExitStack | None = getattr(self._held, "keep", None)
         try:
+            if keep is not None:  # inside keep(): the connection stays with this thread until it ends
+                self._held.conn = keep.enter_context(super().connection(timeout))
+                yield self._held.conn
+                return
             with super().connection(timeout) as conn:
                 self._held.conn = conn
                 try:
@@ -336,6 +334,20 @@ class RoundPool(ConnectionPool):
             if _connection_lost(exc):
                 self.drain()  # the others were most likely cut off too: reconnect, don't hand them out
             raise _translated(exc, self.db_timeout) from exc
+
+    @contextmanager
+    def keep(self) -> Iterator[None]:
+        """Within the block, the first connection this thread takes stays with it until the block
+        ends, and serves every later call; none is taken if no call needs one."""
+        if getattr(self._held, "keep", None) is not None or getattr(self._held, "conn", None) is not None:
+            yield
+            return
+        self._held.keep = ExitStack()
+        try:
+            yield
+        finally:
+            kept, self._held.keep, self._held.conn = self._held.keep, None, None
+            kept.close()
 
     def _probe(self) -> psycopg.OperationalError | None:
         """Why a new connection fails, or None when the server answers (the pool is merely full)."""
