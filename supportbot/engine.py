@@ -168,7 +168,7 @@ class Engine:
         if taken is None:
             with self.store.transaction(durable=False) as tx:
                 cur = lease_repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
-            taken = lease_repo.acquired(cur)  # read after the commit: the whole transaction is one round trip
+            taken = lease_repo.acquired(cur)  # read after the commit
         if taken is None:
             return None
         latest, turn_count = taken
@@ -374,8 +374,8 @@ class Engine:
         release = False
         # A reply always commits durably, so its transaction starts that way (no switch at the end).
         with self.store.transaction(durable=step in REPLY_STEPS) as tx:
-            # Steps that reply lock the ticket row first: its result comes back with the step's
-            # first read instead of costing a round trip of its own.
+            # Steps that reply lock the ticket row before they act: a message stored from now on
+            # waits for the reply's record, and those stored before are read below.
             lock_cur = repo.queue_lock_turn_count(tx, state.ticket.id) if step in REPLY_STEPS else None
             deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
             update, next_step = self._call(step, state, deps)
