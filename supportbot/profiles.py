@@ -43,7 +43,7 @@ class Profiles:
         # The builder is deterministic, so a profile made from inputs with the same key is the
         # same profile: this process need not read it back from the table again. The inputs
         # themselves are kept too: records equal to the last ones need no fingerprint (hashing
-        # their JSON cost more than the customer's three reads, every round).
+        # their JSON cost about as much as reading them, every round).
         self._memo: dict[str, tuple[_Inputs, str, Profile]] = {}
 
     def for_customer(self, customer: Customer, *, excluding: str | None = None) -> Profile:

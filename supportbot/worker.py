@@ -68,7 +68,7 @@ class Worker:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._active: dict[str, str] = {}  # ticket -> lease owner, from its claim until its round ends
-        self._unstarted: list[str] = []  # lease owners of claims dropped because the worker stopped
+        self._unstarted: list[str] = []  # lease owners of claims a thread took only after the stop
         self._tasks: queue.SimpleQueue[work_queue.Claim | None] = queue.SimpleQueue()
         self._rounds = self._failures = self._handed_off = 0
         self._max_wait = 0.0
@@ -147,15 +147,28 @@ class Worker:
             self._tasks.put(c)
         return len(claims)
 
-    def _take_unstarted(self) -> None:
-        """Claims no thread has taken yet (claimed ahead) leave this worker instead of running."""
+    def _release_unstarted(self) -> None:
+        """Give back the claims no thread has taken (claimed ahead), so that other workers can run
+        them while this one's rounds end."""
+        owners = []
         while True:
             try:
                 task = self._tasks.get_nowait()
             except queue.Empty:
-                return
+                break
             if task is not None:
-                self._skip(task)
+                owners.append(task.owner)
+                with self._lock:
+                    self._active.pop(task.ticket_id, None)
+        if not owners:
+            return
+        try:
+            with self.store.transaction(durable=False) as tx:
+                work_queue.release_all(tx, owners)
+        except StoreError:
+            log.warning(
+                "could not release %d claims of worker %s; they expire by themselves", len(owners), self.id
+            )
 
     def _skip(self, task: work_queue.Claim) -> None:
         with self._lock:
@@ -166,7 +179,7 @@ class Worker:
     def _serve(self) -> None:
         while (task := self._tasks.get()) is not None:
             if self.stopping.is_set():
-                self._skip(task)  # stopping: no round starts now; _shut_down releases its lease
+                self._skip(task)  # taken as the stop came: released with the running rounds' leases
                 continue
             try:
                 self._drive(task)
@@ -251,7 +264,7 @@ class Worker:
 
     def _shut_down(self, pool: list[threading.Thread]) -> None:
         deadline = time.monotonic() + self.settings.worker_shutdown_seconds
-        self._take_unstarted()
+        self._release_unstarted()
         with self._lock:
             while self._active and (left := deadline - time.monotonic()) > 0:
                 self._idle.wait(timeout=left)

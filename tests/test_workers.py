@@ -264,7 +264,12 @@ def test_stopping_releases_tickets_claimed_ahead_without_running_them(
             assert time.monotonic() < deadline, "the worker did not claim a ticket ahead"
             time.sleep(0.05)
         stop.set()
-        time.sleep(0.2)  # the stop is seen before any thread frees up
+        # Given back while the 8 rounds still run: another worker could take it meanwhile.
+        deadline = time.monotonic() + 10
+        while rows(database_url, leased)[0][0] > 8:
+            assert time.monotonic() < deadline, "the ticket claimed ahead stayed leased after the stop"
+            time.sleep(0.05)
+        assert worker.is_alive() and not any(_agent_turns(database_url, t) for t in tickets)
     finally:
         release.set()
         worker.join(timeout=30)
