@@ -290,6 +290,10 @@ BEGIN
                                                      fact_count integer, created_at timestamptz);
     INSERT INTO supportbot.checkpoints (ticket_id, seq, state)
     SELECT p_ticket, x.seq, x.state FROM jsonb_to_recordset(p_batch -> 'checkpoints') AS x(seq integer, state jsonb);
+    INSERT INTO supportbot.effects (key, ticket_id, round, step, kind, result)
+    SELECT x.key, p_ticket, x.round, x.step, x.kind, x.result
+    FROM jsonb_to_recordset(coalesce(p_batch -> 'effects', '[]')) AS x(key text, round integer, step text, kind text,
+                                                                    result jsonb);
     INSERT INTO supportbot.approvals (ticket_id, round, request)
     SELECT p_ticket, x.round, x.request FROM jsonb_to_recordset(p_batch -> 'approvals') AS x(round integer, request jsonb)
     ON CONFLICT (ticket_id, round) DO NOTHING;

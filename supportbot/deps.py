@@ -16,15 +16,15 @@ from .caches import Caches
 from .config import Settings
 from .llm.base import LLM
 from .records import ToolCall
-from .store import repo
 
 
 @dataclass(frozen=True, slots=True)
 class Effects:
     """Runs side effects on the business system at most once per (ticket, round, step, kind).
 
-    The engine opens the transaction before the step runs; the effect's record goes into it, so
-    with a backend on the same database the effect, its record and the step commit together. A
+    The engine opens the transaction before the step runs; the effect's record goes into it (with
+    the step's own record, in the statement that writes both: ``records``), so with a backend on
+    the same database the effect, its record and the step commit together. A
     committed effect therefore always comes with its step's record, and the engine never runs a
     recorded step again: nothing is read before acting. Should a bug ever re-run one, the
     record's primary key aborts the transaction, and the effect (same database) with it; another
@@ -35,26 +35,19 @@ class Effects:
     ticket_id: str
     round: int
     step: str
-    _ran: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)  # written by the step's record
 
     @property
     def ran(self) -> bool:
         """Whether an effect happened in this step (its record must then commit durably)."""
-        return bool(self._ran)
+        return bool(self.records)
 
     def run(self, kind: str, call: Callable[[str, psycopg.Connection], Any]) -> Any:
         """Call ``call(key, tx)`` and record it under its key; return its JSON result."""
         key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
-        self._ran.append(kind)
         result = to_jsonable_python(call(key, self.tx))
-        repo.record_effect(
-            self.tx,
-            key=key,
-            ticket_id=self.ticket_id,
-            round_=self.round,
-            step=self.step,
-            kind=kind,
-            result=result,
+        self.records.append(
+            {"key": key, "round": self.round, "step": self.step, "kind": kind, "result": result}
         )
         return result
 
@@ -68,9 +61,17 @@ class ToolRecorder:
     calls: list[ToolCall] = field(default_factory=list)
 
     def call(
-        self, name: str, fn: Callable[..., Any], /, *, logged_as: Mapping[str, Any] | None = None, **args: Any
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        /,
+        *,
+        logged_as: Mapping[str, Any] | None = None,
+        logged_result: Callable[[Any], Any] | None = None,
+        **args: Any,
     ) -> Any:
-        """Call ``fn(**args)`` and log it; ``logged_as`` replaces bulky arguments in the log only."""
+        """Call ``fn(**args)`` and log it; ``logged_as`` replaces bulky arguments in the log only,
+        and ``logged_result`` picks the part of the result the log keeps."""
         started = time.perf_counter()
         shown = {**args, **logged_as} if logged_as else args
         try:
@@ -78,7 +79,7 @@ class ToolRecorder:
         except Exception as exc:
             self._log(name, shown, None, f"{type(exc).__name__}: {exc}", started)
             raise
-        self._log(name, shown, result, None, started)
+        self._log(name, shown, result if logged_result is None else logged_result(result), None, started)
         return result
 
     def _log(self, name: str, args: dict[str, Any], result: Any, error: str | None, started: float) -> None:

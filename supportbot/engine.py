@@ -221,7 +221,8 @@ class Engine:
             with self.store.transaction() as tx:
                 # The business system applies the decision in this transaction, so a refund is
                 # approved if and only if the decision recorded here says so.
-                update = refunds.decide(loaded.state, self._decision_deps(tx, loaded), decision)
+                deps = self._decision_deps(tx, loaded)
+                update = refunds.decide(loaded.state, deps, decision)
                 decision = update["approval"]
                 if not repo.decide_approval(
                     tx,
@@ -240,7 +241,7 @@ class Engine:
                 if audit is not None:
                     audit(tx, loaded.state, decision)
                 decided, write, _ = self._record(loaded, DECISION, update, "approval")
-                self._flush(tx, [write], ticket_id, owner)
+                self._flush(tx, [write], ticket_id, owner, effects=deps.effects)
                 work_queue.mark_due(tx, ticket_id)  # should this process die now, a worker finishes the round
                 self._seen[ticket_id] = decided
         except BaseException:
@@ -395,7 +396,9 @@ class Engine:
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
             release = _ends_round(loaded, run.turn_count)  # the round ends here: its record frees the ticket
-            cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
+            cur = self._flush(
+                tx, pending, state.ticket.id, owner, effects=deps.effects, release=release, after=loaded
+            )
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
                 steps_repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
         if release:
@@ -411,16 +414,21 @@ class Engine:
         ticket_id: str,
         owner: str,
         *,
+        effects: Effects | None = None,
         release: bool = False,
         after: Loaded | None = None,
     ) -> psycopg.Cursor:
         """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing.
+        The side effects the transaction ran (``effects``) are recorded by the same statement.
 
         A release ends this worker's part of the round: ``after`` (the state after the records)
         says which turns it saw, so the ticket leaves the work queue unless a message came since.
         """
         turns = len(after.state.turns) if release and after is not None else None
-        cur = steps_repo.record_steps(tx, ticket_id, owner, pending, release=release, known=turns)
+        ran = effects.records if effects is not None else ()
+        cur = steps_repo.record_steps(
+            tx, ticket_id, owner, pending, effects=ran, release=release, known=turns
+        )
         pending.clear()
         return cur
 

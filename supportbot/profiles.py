@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 
 from pydantic import TypeAdapter
 
 from .backend.base import Backend
 from .memory.profile import RULES_VERSION, Profile, build_profile, fingerprint
-from .records import Customer, PastTicket, Subscription
+from .records import Customer, CustomerRecords, PastTicket, Subscription
 from .store import profiles_repo
 from .store.store import Store
 
@@ -46,11 +46,19 @@ class Profiles:
         # their JSON cost about as much as reading them, every round).
         self._memo: dict[str, tuple[_Inputs, str, Profile]] = {}
 
-    def for_customer(self, customer: Customer, *, excluding: str | None = None) -> Profile:
+    def for_customer(
+        self, customer: Customer, *, excluding: str | None = None, records: CustomerRecords | None = None
+    ) -> Profile:
         """The profile; ``excluding`` a ticket leaves that ticket out (a ticket's own rounds are
-        in its conversation, and must not count as one more past occurrence of its issue)."""
-        subscriptions = self._backend.list_subscriptions(customer.id)
-        tickets = [t for t in self._backend.list_resolved_tickets(customer.id) if t.id != excluding]
+        in its conversation, and must not count as one more past occurrence of its issue).
+        ``records``: the customer's records, already read (else they are read here)."""
+        if records is not None:
+            subscriptions: Sequence[Subscription] = records.subscriptions
+            resolved: Sequence[PastTicket] = records.resolved_tickets
+        else:
+            subscriptions = self._backend.list_subscriptions(customer.id)
+            resolved = self._backend.list_resolved_tickets(customer.id)
+        tickets = [t for t in resolved if t.id != excluding]
         today = self._clock().date()
         inputs = (customer, tuple(subscriptions), tuple(tickets), today)
         with self._lock:

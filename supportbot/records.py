@@ -37,6 +37,16 @@ class Subscription:
 
 
 @dataclass(frozen=True, slots=True)
+class CustomerRecords:
+    """A customer with what their profile is built from, as one read returns them
+    (backend.ReadsCustomerRecords): subscriptions in start order, resolved tickets oldest first."""
+
+    customer: Customer
+    subscriptions: tuple[Subscription, ...]
+    resolved_tickets: tuple[PastTicket, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Invoice:
     id: str
     customer_id: str

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import context, findings, guardrails, refunds
-from .backend.base import ListsPlans
+from .backend.base import ListsPlans, ReadsCustomerRecords
 from .caches import WISHES_SIZE, Caches
 from .deps import Deps
 from .errors import ContextBudgetExceeded, ModelError
@@ -27,7 +27,7 @@ from .memory.facts import current_facts, update_ledger
 from .memory.mask import mask_text
 from .memory.tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from .prompts import is_english
-from .records import ApprovalDecision, RefundStatus
+from .records import ApprovalDecision, Customer, CustomerRecords, RefundStatus
 from .state import Fact, Review, SupportState, Triage, Turn, reduce
 
 Update = dict[str, Any]
@@ -46,13 +46,26 @@ SYSTEM_PROMPTS = (context.CLASSIFY_PROMPT, context.DRAFT_PROMPT, context.REVIEW_
 
 def load_customer(state: SupportState, deps: Deps) -> Update:
     tools = deps.tools()
-    customer = tools.call("get_customer", deps.backend.get_customer, email=state.ticket.customer_email)
+    email = state.ticket.customer_email
+    records: CustomerRecords | None = None
+    if isinstance(deps.backend, ReadsCustomerRecords):
+        # One read for the customer and the profile's records; logged as the get_customer it replaces.
+        records = tools.call(
+            "get_customer", deps.backend.customer_records, logged_result=_customer_of, email=email
+        )
+        customer = _customer_of(records)
+    else:
+        customer = tools.call("get_customer", deps.backend.get_customer, email=email)
     update: Update = {"customer": customer, "tool_log": tools.calls}
     if customer is not None and deps.profiles is not None:
-        profile = deps.profiles.for_customer(customer, excluding=state.ticket.id).text
+        profile = deps.profiles.for_customer(customer, excluding=state.ticket.id, records=records).text
         if profile != state.profile:  # it persists across rounds: record it when it changes
             update["profile"] = profile
     return update
+
+
+def _customer_of(records: CustomerRecords | None) -> Customer | None:
+    return None if records is None else records.customer
 
 
 def prepare_context(state: SupportState, deps: Deps) -> Update:

@@ -163,6 +163,31 @@ def _profile_inputs(url: str, email: str) -> tuple[Customer, list[Subscription],
         return customer, backend.list_subscriptions(customer.id), backend.list_resolved_tickets(customer.id)
 
 
+def test_one_read_returns_what_the_three_reads_return(database_url: str) -> None:
+    """customer_records (backend.ReadsCustomerRecords) equals get_customer, list_subscriptions and
+    list_resolved_tickets, for every demo customer: amounts, days, missing days, facts, orders."""
+    with psycopg.connect(database_url) as conn:
+        load_demo_data(conn)
+    with ConnectionPool(database_url, min_size=1, kwargs={"autocommit": True}) as pool:
+        backend = DemoBackend(pool)
+        days_missing: set[bool] = set()
+        rows = 0
+        for customer in CUSTOMERS:
+            email = f"  {customer.email.upper()} "
+            records = backend.customer_records(email)
+            found = backend.get_customer(email)
+            assert records is not None and found is not None
+            assert records.customer == found
+            assert list(records.subscriptions) == backend.list_subscriptions(found.id)
+            assert list(records.resolved_tickets) == backend.list_resolved_tickets(found.id)
+            days_missing |= {s.renews_on is None for s in records.subscriptions}
+            days_missing |= {t.resolved_on is None for t in records.resolved_tickets}
+            rows += len(records.subscriptions) + len(records.resolved_tickets)
+        assert backend.customer_records("nobody@example.com") is None
+    # The data exercised what a JSON round trip could get wrong: several rows, and missing days.
+    assert rows >= len(SUBSCRIPTIONS) + len(PAST_TICKETS) and days_missing == {True, False}
+
+
 def test_wugang_profile_from_the_database(database_url: str) -> None:
     with psycopg.connect(database_url) as conn:
         load_demo_data(conn)

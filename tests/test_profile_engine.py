@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
 from fakes import TECH, ScriptedLLM, cite_hits, latest_part
+from psycopg_pool import ConnectionPool
 
 from supportbot import Settings, SupportBot
 from supportbot import profiles as profiles_module
+from supportbot.backend.demo import DemoBackend
 from supportbot.errors import UnknownCustomer
 from supportbot.state import Triage
 
@@ -35,6 +38,45 @@ def test_fourth_bank_sync_ticket_sees_the_first_three(bot_and_llm: tuple[Support
     assert "E3001" in line and "3 次" in line and "提醒" in line
     assert "专业版" in line and "VIP" in line
     assert len(line) - len("客户画像:") <= 100
+
+
+class _ThreeReads:
+    """The demo business system without its one-read ``customer_records``: a backend that has only
+    the protocol's get_customer, list_subscriptions and list_resolved_tickets."""
+
+    def __init__(self, backend: DemoBackend) -> None:
+        self._backend = backend
+        self.reads: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("customer_records", "reads_engine_pool"):
+            raise AttributeError(name)
+        if name in ("get_customer", "list_subscriptions", "list_resolved_tickets"):
+            self.reads.append(name)
+        return getattr(self._backend, name)
+
+
+def test_a_backend_without_the_one_read_gives_the_round_the_same_customer_and_profile(demo_url: str) -> None:
+    body = "招商银行流水又同步失败了,提示 E3001"
+    seen = []
+    with ConnectionPool(demo_url, min_size=1, kwargs={"autocommit": True}) as pool:
+        three = _ThreeReads(DemoBackend(pool))
+        for backend in ("demo", three):
+            llm = ScriptedLLM(draft=cite_hits)
+            settings = Settings(database_url=demo_url)
+            with SupportBot.open(demo_url, llm=llm, settings=settings, backend=backend) as bot:  # type: ignore[arg-type]
+                ticket = bot.open_ticket("wugang@example.com", subject="同步", body=body).ticket_id
+                state = bot.state(ticket)
+                call = next(c for c in state.tool_log if c.step == "load_customer")
+                with psycopg.connect(demo_url, autocommit=True) as conn:  # the next run sees the same history
+                    conn.execute("DELETE FROM demo.past_tickets WHERE id = %s", (ticket,))
+                seen.append(
+                    (_profile_line(llm.user_prompts()[0]), state.profile, call.name, call.args, call.result)
+                )
+    assert three.reads == ["get_customer", "list_subscriptions", "list_resolved_tickets"]
+    assert seen[0] == seen[1]
+    assert seen[0][2:] == ("get_customer", {"email": "wugang@example.com"}, seen[0][4])
+    assert seen[0][4]["email"] == "wugang@example.com" and "E3001" in seen[0][0]
 
 
 def test_a_ticket_does_not_count_itself_in_its_own_profile(

@@ -80,12 +80,14 @@ def test_a_failed_transaction_leaves_nothing_and_the_connection_usable(
 
 def test_an_effect_run_again_under_its_key_is_refused_and_rolled_back(database_url: str) -> None:
     """Effects are not looked up before acting (a committed effect comes with its step's record,
-    so the engine never re-runs it); the key's primary key is what still stops a second one."""
+    so the engine never re-runs it); the key's primary key is what still stops a second one. The
+    effect's record is written by the statement that records the steps of its transaction."""
     store = Store(database_url)
     try:
         with store.connection() as conn:
             with store.transaction(conn) as tx:
                 tx.execute(_INSERT, ("TXE",))
+                tx.execute("UPDATE supportbot.tickets SET lease_owner = 'W' WHERE id = 'TXE'")
             for attempt, business_row in enumerate(["TXE-1", "TXE-2"]):
 
                 def act(key: str, tx: psycopg.Connection, row: str = business_row) -> dict[str, str]:
@@ -94,15 +96,28 @@ def test_an_effect_run_again_under_its_key_is_refused_and_rolled_back(database_u
 
                 if attempt == 0:
                     with store.transaction(conn) as tx:
-                        assert Effects(tx, "TXE", 1, "finalize").run("finish_ticket", act) == {
-                            "key": "TXE:1:finalize:finish_ticket"
-                        }
+                        effects = Effects(tx, "TXE", 1, "finalize")
+                        assert effects.run("finish_ticket", act) == {"key": "TXE:1:finalize:finish_ticket"}
+                        assert effects.ran
+                        steps_repo.record_steps(tx, "TXE", "W", [], effects=effects.records)
                 else:
                     with pytest.raises(ReplayMismatch, match="already recorded"):
                         with store.transaction(conn) as tx:
-                            Effects(tx, "TXE", 1, "finalize").run("finish_ticket", act)
+                            effects = Effects(tx, "TXE", 1, "finalize")
+                            effects.run("finish_ticket", act)
+                            steps_repo.record_steps(tx, "TXE", "W", [], effects=effects.records)
             assert (_has(conn, "TXE-1"), _has(conn, "TXE-2")) == (True, False)
-            assert conn.execute("SELECT count(*) FROM supportbot.effects").fetchone()[0] == 1  # type: ignore[index]
+            assert conn.execute(
+                "SELECT key, round, step, kind, result FROM supportbot.effects WHERE ticket_id = 'TXE'"
+            ).fetchall() == [
+                (
+                    "TXE:1:finalize:finish_ticket",
+                    1,
+                    "finalize",
+                    "finish_ticket",
+                    {"key": "TXE:1:finalize:finish_ticket"},
+                )
+            ]
     finally:
         store.close()
 

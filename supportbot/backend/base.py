@@ -14,7 +14,16 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import psycopg
 
-from ..records import Customer, Hit, Invoice, PastTicket, RefundQuote, RefundRequest, Subscription
+from ..records import (
+    Customer,
+    CustomerRecords,
+    Hit,
+    Invoice,
+    PastTicket,
+    RefundQuote,
+    RefundRequest,
+    Subscription,
+)
 
 
 @runtime_checkable
@@ -108,6 +117,18 @@ class ListsPlans(Protocol):
     read once per compression."""
 
     def list_plans(self) -> list[str]: ...
+
+
+@runtime_checkable
+class ReadsCustomerRecords(Protocol):
+    """Optional: the customer and the records the profile is built from, in one read.
+
+    Every round starts by reading the customer, their subscriptions and their resolved tickets
+    (``get_customer``, ``list_subscriptions``, ``list_resolved_tickets``); a backend that can
+    return all three at once saves the round two trips to the business system. The result must
+    equal what the three calls return; None when no customer has the address."""
+
+    def customer_records(self, email: str) -> CustomerRecords | None: ...
 
 
 @runtime_checkable

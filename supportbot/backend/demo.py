@@ -15,7 +15,16 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from ..errors import InvalidInput
-from ..records import Customer, Hit, Invoice, PastTicket, RefundQuote, RefundRequest, Subscription
+from ..records import (
+    Customer,
+    CustomerRecords,
+    Hit,
+    Invoice,
+    PastTicket,
+    RefundQuote,
+    RefundRequest,
+    Subscription,
+)
 from . import refund_policy
 from .demo_data import DEMO_TODAY, PLAN_PRICES, load_demo_data
 from .search import BM25Index
@@ -64,6 +73,35 @@ class DemoBackend:
                 )
                 .fetchone()
             )
+
+    def customer_records(self, email: str) -> CustomerRecords | None:
+        """get_customer, list_subscriptions and list_resolved_tickets in one query
+        (backend.ReadsCustomerRecords): the lists come as JSON arrays, amounts as text."""
+        with self._pool.connection() as conn:
+            row = conn.execute(_CUSTOMER_RECORDS, (email.strip(),)).fetchone()
+        if row is None:
+            return None
+        customer = Customer(*row[:6])
+        return CustomerRecords(
+            customer=customer,
+            subscriptions=tuple(
+                Subscription(
+                    sid,
+                    customer.id,
+                    plan,
+                    cycle,
+                    status,
+                    date.fromisoformat(started),
+                    _day(renews),
+                    Decimal(amount),
+                )
+                for sid, plan, cycle, status, started, renews, amount in row[6]
+            ),
+            resolved_tickets=tuple(
+                PastTicket(tid, customer.id, subject, _day(resolved), facts)
+                for tid, subject, resolved, facts in row[7]
+            ),
+        )
 
     def list_subscriptions(self, customer_id: str) -> list[Subscription]:
         with self._pool.connection() as conn:
@@ -334,3 +372,21 @@ class DemoBackend:
             return
         with self._pool.connection() as conn, conn.transaction():
             yield conn
+
+
+# The lists in the orders list_subscriptions and list_resolved_tickets use. JSON has no decimal or
+# date type, so amounts travel as text and days as ISO strings.
+_CUSTOMER_RECORDS = (
+    "SELECT c.id, c.name, c.email, c.company, c.phone, c.is_vip,"
+    " (SELECT coalesce(jsonb_agg(jsonb_build_array(s.id, s.plan, s.billing_cycle, s.status, s.started_on,"
+    "   s.renews_on, s.amount::text) ORDER BY s.started_on, s.id), '[]')"
+    "  FROM demo.subscriptions s WHERE s.customer_id = c.id),"
+    " (SELECT coalesce(jsonb_agg(jsonb_build_array(t.id, t.subject, t.resolved_on, t.facts)"
+    "   ORDER BY t.resolved_on NULLS LAST, t.id), '[]')"
+    "  FROM demo.past_tickets t WHERE t.customer_id = c.id)"
+    " FROM demo.customers c WHERE lower(c.email) = lower(%s) ORDER BY c.id LIMIT 1"
+)
+
+
+def _day(value: str | None) -> date | None:
+    return None if value is None else date.fromisoformat(value)

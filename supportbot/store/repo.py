@@ -15,8 +15,6 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
-from psycopg.types.json import Jsonb
-from pydantic_core import to_jsonable_python
 
 from ..errors import IdempotencyConflict, LeaseLost, UnknownTicket
 from ..records import ToolCall
@@ -378,17 +376,4 @@ def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:
             " WHERE a.decided_at IS NULL ORDER BY a.requested_at, a.ticket_id"
         )
         .fetchall()
-    )
-
-
-# -- effects ---------------------------------------------------------------------------------
-
-
-def record_effect(
-    conn: psycopg.Connection, *, key: str, ticket_id: str, round_: int, step: str, kind: str, result: Any
-) -> None:
-    conn.execute(
-        "INSERT INTO supportbot.effects (key, ticket_id, round, step, kind, result) VALUES (%s, %s, %s, %s,"
-        " %s, %s)",
-        (key, ticket_id, round_, step, kind, Jsonb(to_jsonable_python(result))),
     )

@@ -64,12 +64,14 @@ def record_steps(
     owner: str,
     writes: Sequence[StepWrite],
     *,
+    effects: Sequence[dict[str, Any]] = (),
     release: bool = False,
     known: int | None = None,
 ) -> psycopg.Cursor:
-    """Write step records in one statement, fenced by the lease (sql/014_work_queue.sql, whose
-    function is the live one: see sql/schema.sql).
+    """Write step records in one statement, fenced by the lease (sql/015_effects_with_steps.sql,
+    whose function is the live one: see sql/schema.sql).
 
+    ``effects``: the records of the side effects the transaction ran (deps.Effects.records).
     With ``release`` the same statement frees the lease; ``released`` reads the returned cursor
     (after the commit) for the ticket's turn count. ``known``: the turns the
     releasing round knows of; the ticket leaves the work queue unless more were stored.
@@ -81,6 +83,7 @@ def record_steps(
         "steps": [],
         "checkpoints": [],
         "approvals": [],
+        "effects": effects,
         "release": release,
         "known": known,
     }
