@@ -142,6 +142,7 @@ class Worker:
             log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)
             return 0
         for c in claims:
+            self.store.remember_turns(c.ticket_id, c.waiting)
             with self._lock:
                 self._active[c.ticket_id] = c.owner
             self._tasks.put(c)

@@ -18,6 +18,7 @@ from supportbot import SupportBot
 from supportbot.errors import InvalidInput, WaitTimeout
 from supportbot.state import Triage
 from supportbot.store import queue as work_queue
+from supportbot.store import repo
 
 OpenBot = Callable[..., SupportBot]
 POISON = "毒药工单"
@@ -155,6 +156,36 @@ def test_claims_never_overlap_and_take_the_longest_wait_first(open_bot: OpenBot,
         conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
         oldest = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 3, 30))
     assert [c.ticket_id for c in oldest] == ids[:3]
+
+
+def test_a_claim_brings_the_waiting_messages_so_the_round_reads_no_turns(
+    open_bot: OpenBot, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker, web = open_bot(), open_bot()  # two processes' caches: the web one stores the messages
+    opened = worker.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
+    assert worker.work(threads=1, until_idle=True).rounds == 1
+    first = web.submit(opened.ticket_id, "重新授权了,还是不行")
+    second = web.submit(opened.ticket_id, "今天下午三点前能解决吗")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        with conn.transaction():
+            (claim,) = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30))
+        assert claim.waiting == tuple(
+            repo.load_turns(conn, opened.ticket_id, first.idx)
+        )  # all of it, as stored
+        conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
+    assert [t.content for t in claim.waiting] == ["重新授权了,还是不行", "今天下午三点前能解决吗"]
+
+    reads: list[tuple[int, int | None]] = []
+    real = repo.load_turns
+    monkeypatch.setattr(
+        repo,
+        "load_turns",
+        lambda c, t, start, stop=None: reads.append((start, stop)) or real(c, t, start, stop),
+    )
+    assert worker.work(threads=1, until_idle=True).rounds == 1
+    assert reads == []  # the claim brought both messages; the round read none back
+    answered = worker.wait(opened.ticket_id, second, timeout=5)
+    assert answered.handled_upto == second.idx + 1 and answered.outcome == "resolved"
 
 
 def _poisoned(prompt: str) -> Triage:

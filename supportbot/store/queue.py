@@ -8,13 +8,17 @@ another worker is claiming at that moment are skipped (``SKIP LOCKED``), not wai
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
+
+from ..state import Turn
 
 # NOTIFY channels: a ticket needs a worker; a worker's part of a ticket's round ended (payload: ticket id).
 WORK_CHANNEL = "supportbot_work"
@@ -39,6 +43,9 @@ class Claim:
     last_seq: int
     turn_count: int
     due: datetime  # when its oldest waiting message (or decision) was stored
+    # The turns stored since its latest step (the messages its round answers, at most _WAITING of
+    # them): the worker caches them, so the round need not read them back one ticket at a time.
+    waiting: tuple[Turn, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +81,14 @@ def mark_due(conn: psycopg.Connection, ticket_id: str) -> None:
 
 def claim_cursor(
     conn: psycopg.Connection, prefix: str, limit: int, lease_seconds: float
-) -> psycopg.Cursor[Claim]:
+) -> psycopg.Cursor[Any]:
     """Lease up to ``limit`` due tickets, the longest-waiting first; ``claimed`` reads them (after
     the commit).
 
     Each lease owner ends in a fresh random part, so a thread of this process that outlived its
     lease can never write under a later claim of the same ticket.
     """
-    return conn.cursor(row_factory=class_row(Claim)).execute(
+    return conn.execute(
         "WITH picked AS (SELECT t.id FROM supportbot.tickets t"
         f" WHERE {_CLAIMABLE} AND {AVAILABLE_TO_BOT}"
         "  ORDER BY t.work_due, t.id LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
@@ -89,13 +96,33 @@ def claim_cursor(
         "  lease_owner = %(p)s || t.id || ':' || substr(md5(random()::text), 1, 8),"
         "  lease_expires = now() + make_interval(secs => %(s)s)"
         " FROM picked WHERE t.id = picked.id"
-        " RETURNING t.id AS ticket_id, t.lease_owner AS owner, t.last_seq, t.turn_count, t.work_due AS due",
-        {"p": prefix, "n": limit, "s": lease_seconds},
+        " RETURNING t.id AS ticket_id, t.lease_owner AS owner, t.last_seq, t.turn_count, t.work_due AS due,"
+        "  (SELECT coalesce(jsonb_agg(to_jsonb(w) ORDER BY w.idx), '[]') FROM"
+        "   (SELECT * FROM supportbot.turns u WHERE u.ticket_id = t.id AND u.idx >= coalesce("
+        "     (SELECT s.turn_count FROM supportbot.steps s WHERE s.ticket_id = t.id AND s.seq = t.last_seq),"
+        "    0)"
+        "    ORDER BY u.idx LIMIT %(w)s) w) AS waiting",
+        {"p": prefix, "n": limit, "s": lease_seconds, "w": _WAITING},
     )
 
 
-def claimed(cur: psycopg.Cursor[Claim]) -> list[Claim]:
-    return cur.fetchall()
+def claimed(cur: psycopg.Cursor[Any]) -> list[Claim]:
+    return [
+        Claim(ticket_id, owner, last_seq, turn_count, due, tuple(_turn(w) for w in waiting))
+        for ticket_id, owner, last_seq, turn_count, due, waiting in cur.fetchall()
+    ]
+
+
+def _turn(row: dict[str, Any]) -> Turn:
+    fields = {name: row[name] for name in _TURN_FIELDS}
+    return Turn(**{**fields, "created_at": datetime.fromisoformat(row["created_at"])})
+
+
+_TURN_FIELDS = tuple(f.name for f in dataclasses.fields(Turn))
+
+
+# Enough for the messages of a round; a ticket with more waiting reads the rest when its round starts.
+_WAITING = 16
 
 
 def record_failure(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -232,10 +232,18 @@ class Store:
 
     def remember_turn(self, ticket_id: str, turn: Turn) -> None:
         """Add a turn this process just stored, so the round that answers it need not read it back."""
+        self.remember_turns(ticket_id, (turn,))
+
+    def remember_turns(self, ticket_id: str, turns: Sequence[Turn]) -> None:
+        """Add stored turns (in order) that continue the cached ones; the others are read when needed."""
         with self._lock:
             cached = self._turns.get(ticket_id, ())
-            if turn.idx == len(cached):
-                self._turns[ticket_id] = (*cached, turn)
+            added = list(cached)
+            for turn in turns:
+                if turn.idx == len(added):
+                    added.append(turn)
+            if len(added) > len(cached):
+                self._turns[ticket_id] = tuple(added)
 
     def forget_cached(self, ticket_id: str) -> None:
         with self._lock:
