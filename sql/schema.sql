@@ -411,6 +411,8 @@ CREATE TABLE demo.ticket_closures (
     CONSTRAINT ticket_closures_pkey PRIMARY KEY (idempotency_key)
 );
 
+CREATE INDEX customers_email_lower ON demo.customers USING btree (lower(email));
+
 CREATE INDEX invoices_customer ON demo.invoices USING btree (customer_id);
 
 CREATE INDEX past_tickets_customer ON demo.past_tickets USING btree (customer_id);

@@ -15,7 +15,7 @@ from .backend.base import Backend
 from .caches import Caches
 from .config import Settings
 from .llm.base import LLM
-from .records import ToolCall
+from .records import CustomerRecords, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +109,9 @@ class Deps:
     effects: Effects | None = None  # set only for steps that act on the business system
     profiles: Any = None  # supportbot.profiles.Profiles; None leaves the profile empty
     caches: Caches = field(default_factory=Caches)  # this bot's caches of customer text
+    # The customer's records as read for this round before it started (a worker reads those of
+    # every ticket it claims in one call); load_customer reads them itself when None.
+    records: CustomerRecords | None = None
 
     def tools(self) -> ToolRecorder:
         return ToolRecorder(round=self.round, step=self.step)

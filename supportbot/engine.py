@@ -28,7 +28,7 @@ from .errors import (
 )
 from .graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, START, STEPS
 from .llm.base import Completion
-from .records import ApprovalDecision
+from .records import ApprovalDecision, CustomerRecords
 from .state import ENGINE_FIELDS, Outcome, SupportState, new_round, reduce
 from .store import lease_repo, repo, steps_repo
 from .store import queue as work_queue
@@ -110,12 +110,14 @@ class Engine:
         owner: str | None = None,
         taken: tuple[int, int] | None = None,
         on_round: Callable[[RoundResult], None] | None = None,
+        records: CustomerRecords | None = None,
     ) -> list[RoundResult] | None:
         """Run every round the ticket has work for; None when another worker holds it.
 
         ``taken``: the caller's own statement already took the lease for ``owner`` (storing a
         message does), and returned the ticket's latest seq and turn count. ``on_round`` is
-        called with each round's result as it ends (a worker logs it).
+        called with each round's result as it ends (a worker logs it). ``records``: the
+        customer's records, read after the lease was taken, for the first round's load_customer.
         """
         results: list[RoundResult] = _Rounds(on_round)
         owner = owner or self.new_owner()
@@ -139,7 +141,8 @@ class Engine:
                 if acquired is None:
                     return results or None
                 loaded, turn_count = acquired
-                run = _Round(loaded, owner, turn_count, results, held=held)
+                run = _Round(loaded, owner, turn_count, results, held=held, records=records)
+                records = None  # a later round reads them again
                 known: int | None = None  # set when the round ended: the ticket may leave the work queue
                 try:
                     self._run(run)
@@ -358,7 +361,7 @@ class Engine:
             loaded, write = self._start_round(loaded, run.turn_count)
             pending.append(write)
             return loaded
-        deps = dataclasses.replace(self.deps, round=state.round, step=step)
+        deps = dataclasses.replace(self.deps, round=state.round, step=step, records=run.records)
         if step not in EFFECT_STEPS:
             update, next_step = self._call(step, state, deps)
             if step in _READS_ONLY:
@@ -569,6 +572,7 @@ class _Round:
     turn_count: int  # the ticket's stored turns when the lease was taken
     results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
     held: ExitStack = field(default_factory=ExitStack)  # the connection of the round's first steps
+    records: CustomerRecords | None = None  # the customer's records, read before the round (drive)
     pending: list[steps_repo.StepWrite] = field(default_factory=list)  # records written behind (_execute)
     renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
     released: bool = False  # the round's last record freed the lease ...

@@ -49,10 +49,10 @@ def load_customer(state: SupportState, deps: Deps) -> Update:
     email = state.ticket.customer_email
     records: CustomerRecords | None = None
     if isinstance(deps.backend, ReadsCustomerRecords):
-        # One read for the customer and the profile's records; logged as the get_customer it replaces.
-        records = tools.call(
-            "get_customer", deps.backend.customer_records, logged_result=_customer_of, email=email
-        )
+        # One read for the customer and the profile's records, made before the round when a worker
+        # claimed the ticket; logged as the get_customer it replaces.
+        read = partial(_read_records, deps.backend, deps.records)
+        records = tools.call("get_customer", read, logged_result=_customer_of, email=email)
         customer = _customer_of(records)
     else:
         customer = tools.call("get_customer", deps.backend.get_customer, email=email)
@@ -62,6 +62,12 @@ def load_customer(state: SupportState, deps: Deps) -> Update:
         if profile != state.profile:  # it persists across rounds: record it when it changes
             update["profile"] = profile
     return update
+
+
+def _read_records(
+    backend: ReadsCustomerRecords, ahead: CustomerRecords | None, email: str
+) -> CustomerRecords | None:
+    return ahead if ahead is not None else backend.customer_records([email])[0]
 
 
 def _customer_of(records: CustomerRecords | None) -> Customer | None:

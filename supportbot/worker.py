@@ -7,7 +7,11 @@ waits for the interpreter lock like every other thread, and under hundreds of th
 tens of milliseconds, during which threads that finish would otherwise sit idle. A ticket claimed
 ahead waits here at most until this process's next round ends; its lease covers the wait. A
 round holds a pooled connection only while it talks to the database, so many threads share a
-small pool while they wait on the model.
+small pool while they wait on the model. A claim brings each ticket's waiting messages, and with a
+backend that reads customers in batches (``ReadsCustomerRecords``) the dispatcher then reads the
+customers of all the tickets it claimed in one call: a round that continues a ticket this process
+saw before talks to the database only for its reply, which keeps the small pool from becoming the
+queue that every round waits in.
 
 The dispatcher wakes on a notification (a message stored without a caller, a thread finished)
 and at least every ``worker_sweep_seconds``, which also finds rounds whose worker died (their
@@ -25,15 +29,25 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from .backend.base import ReadsCustomerRecords
 from .config import Settings
 from .engine import Engine, RoundResult
 from .errors import StoreError
 from .notify import Listener
+from .records import CustomerRecords
 from .store import queue as work_queue
 from .store.queue import WORK_CHANNEL
 from .store.store import Store
 
 log = logging.getLogger("supportbot.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    """A claimed ticket on its way to a thread, with its customer's records when read ahead."""
+
+    claim: work_queue.Claim
+    records: CustomerRecords | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +83,7 @@ class Worker:
         self._idle = threading.Condition(self._lock)
         self._active: dict[str, str] = {}  # ticket -> lease owner, from its claim until its round ends
         self._unstarted: list[str] = []  # lease owners of claims a thread took only after the stop
-        self._tasks: queue.SimpleQueue[work_queue.Claim | None] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[_Task | None] = queue.SimpleQueue()
         self._rounds = self._failures = self._handed_off = 0
         self._max_wait = 0.0
 
@@ -137,16 +151,31 @@ class Worker:
         try:
             with self.store.transaction(durable=False) as tx:
                 cur = work_queue.claim_cursor(tx, f"{self.id}:", free, self.settings.lease_seconds)
-            claims = work_queue.claimed(cur)
+                claims = work_queue.claimed(cur)
         except StoreError as exc:
             log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)
             return 0
-        for c in claims:
+        for c, records in zip(claims, self._customer_records(claims), strict=True):
             self.store.remember_turns(c.ticket_id, c.waiting)
             with self._lock:
                 self._active[c.ticket_id] = c.owner
-            self._tasks.put(c)
+            self._tasks.put(_Task(c, records))
         return len(claims)
+
+    def _customer_records(self, claims: list[work_queue.Claim]) -> list[CustomerRecords | None]:
+        """The claimed tickets' customers with their records, in one read of the backend, so that
+        their rounds start without one each (None where the round reads its own)."""
+        backend = self.engine.deps.backend
+        if not claims or not isinstance(backend, ReadsCustomerRecords):
+            return [None] * len(claims)
+        try:
+            return backend.customer_records([c.customer_email for c in claims])
+        except Exception as exc:  # noqa: BLE001 - the rounds read their customers themselves
+            log.warning(
+                "reading the claimed tickets' customers failed (%s); each round reads its own",
+                type(exc).__name__,
+            )
+            return [None] * len(claims)
 
     def _release_unstarted(self) -> None:
         """Give back the claims no thread has taken (claimed ahead), so that other workers can run
@@ -158,9 +187,9 @@ class Worker:
             except queue.Empty:
                 break
             if task is not None:
-                owners.append(task.owner)
+                owners.append(task.claim.owner)
                 with self._lock:
-                    self._active.pop(task.ticket_id, None)
+                    self._active.pop(task.claim.ticket_id, None)
         if not owners:
             return
         try:
@@ -180,17 +209,17 @@ class Worker:
     def _serve(self) -> None:
         while (task := self._tasks.get()) is not None:
             if self.stopping.is_set():
-                self._skip(task)  # taken as the stop came: released with the running rounds' leases
+                self._skip(task.claim)  # taken as the stop came: released with the running rounds' leases
                 continue
             try:
-                self._drive(task)
+                self._drive(task.claim, task.records)
             finally:
                 with self._lock:
-                    self._active.pop(task.ticket_id, None)
+                    self._active.pop(task.claim.ticket_id, None)
                     self._idle.notify_all()
                 self._wake.set()
 
-    def _drive(self, task: work_queue.Claim) -> None:
+    def _drive(self, task: work_queue.Claim, records: CustomerRecords | None) -> None:
         started = last = time.monotonic()
         waited = max(0.0, time.time() - task.due.timestamp())
         with self._lock:
@@ -215,6 +244,7 @@ class Worker:
                 task.ticket_id,
                 owner=task.owner,
                 taken=(task.last_seq, task.turn_count),
+                records=records,
                 on_round=finished,
             )
         except Exception as exc:  # noqa: BLE001 - any round failure: counted, retried or handed over

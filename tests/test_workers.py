@@ -15,7 +15,9 @@ import pytest
 from fakes import TECH, ScriptedLLM, refund_if_asked, rows
 
 from supportbot import SupportBot
+from supportbot.backend.demo import DemoBackend
 from supportbot.errors import InvalidInput, WaitTimeout
+from supportbot.records import CustomerRecords
 from supportbot.state import Triage
 from supportbot.store import queue as work_queue
 from supportbot.store import repo
@@ -186,6 +188,57 @@ def test_a_claim_brings_the_waiting_messages_so_the_round_reads_no_turns(
     assert reads == []  # the claim brought both messages; the round read none back
     answered = worker.wait(opened.ticket_id, second, timeout=5)
     assert answered.handled_upto == second.idx + 1 and answered.outcome == "resolved"
+
+
+def _reads_by_thread(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tuple[str, int]]:
+    """Record each customer_records call: the calling thread and how many addresses it asked for."""
+    calls: list[tuple[str, int]] = []
+    real = DemoBackend.customer_records
+
+    def reading(self: DemoBackend, emails: list[str]) -> list[CustomerRecords | None]:
+        calls.append((threading.current_thread().name, len(emails)))
+        if fail and len(emails) > 1:
+            raise psycopg.OperationalError("the business system is unreachable")
+        return real(self, emails)
+
+    monkeypatch.setattr(DemoBackend, "customer_records", reading)
+    return calls
+
+
+def test_the_dispatcher_reads_the_claimed_customers_once_for_all_their_rounds(
+    open_bot: OpenBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = open_bot()
+    emails = ["wugang@example.com", "lina@example.com"] * 3
+    tickets = [bot.open_ticket(e, body="E3001 同步失败", wait=False).ticket_id for e in emails]
+    calls = _reads_by_thread(monkeypatch)
+    assert bot.work(threads=4, until_idle=True).rounds == 6
+    # One read per claim (the first takes a ticket per thread), made by the dispatcher; no round
+    # thread read its customer.
+    assert calls[0][1] == 4 and sum(n for _, n in calls) == 6
+    assert not any(name.startswith("supportbot-worker") for name, _ in calls)
+    for ticket, email in zip(tickets, emails, strict=True):
+        state = bot.state(ticket)
+        (call,) = [c for c in state.tool_log if c.step == "load_customer"]
+        assert call.name == "get_customer" and call.args == {"email": email} and call.result["email"] == email
+        assert state.customer is not None and state.customer.email == email
+        assert "专业版" in state.profile if email.startswith("wugang") else "基础版" in state.profile
+
+
+def test_when_the_batch_read_fails_each_round_reads_its_own_customer(
+    open_bot: OpenBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = open_bot()
+    tickets = [
+        bot.open_ticket(e, body="E3001 同步失败", wait=False).ticket_id
+        for e in ("wugang@example.com", "lina@example.com")
+    ]
+    calls = _reads_by_thread(monkeypatch, fail=True)
+    stats = bot.work(threads=2, until_idle=True)
+    assert stats.rounds == 2 and stats.failures == 0
+    assert sorted(n for _, n in calls) == [1, 1, 2]  # the failed batch, then one read per round
+    assert sum(name.startswith("supportbot-worker") for name, _ in calls) == 2
+    assert [bot.state(t).customer.name for t in tickets] == ["吴刚", "李娜"]  # type: ignore[union-attr]
 
 
 def _poisoned(prompt: str) -> Triage:

@@ -121,14 +121,15 @@ class ListsPlans(Protocol):
 
 @runtime_checkable
 class ReadsCustomerRecords(Protocol):
-    """Optional: the customer and the records the profile is built from, in one read.
+    """Optional: customers with the records their profiles are built from, in one read.
 
-    Every round starts by reading the customer, their subscriptions and their resolved tickets
-    (``get_customer``, ``list_subscriptions``, ``list_resolved_tickets``); a backend that can
-    return all three at once saves the round two trips to the business system. The result must
-    equal what the three calls return; None when no customer has the address."""
+    Every round starts with a customer, their subscriptions and their resolved tickets
+    (``get_customer``, ``list_subscriptions``, ``list_resolved_tickets``). A backend that returns
+    all three at once, for many customers at once, saves each round those trips: a worker reads the
+    customers of every ticket it claims in one call, before their rounds start. The result has one
+    entry per address, in order, equal to what the three calls return (None: no such customer)."""
 
-    def customer_records(self, email: str) -> CustomerRecords | None: ...
+    def customer_records(self, emails: Sequence[str]) -> list[CustomerRecords | None]: ...
 
 
 @runtime_checkable

@@ -74,34 +74,15 @@ class DemoBackend:
                 .fetchone()
             )
 
-    def customer_records(self, email: str) -> CustomerRecords | None:
-        """get_customer, list_subscriptions and list_resolved_tickets in one query
+    def customer_records(self, emails: Sequence[str]) -> list[CustomerRecords | None]:
+        """get_customer, list_subscriptions and list_resolved_tickets of each address, in one query
         (backend.ReadsCustomerRecords): the lists come as JSON arrays, amounts as text."""
+        if not emails:
+            return []
         with self._pool.connection() as conn:
-            row = conn.execute(_CUSTOMER_RECORDS, (email.strip(),)).fetchone()
-        if row is None:
-            return None
-        customer = Customer(*row[:6])
-        return CustomerRecords(
-            customer=customer,
-            subscriptions=tuple(
-                Subscription(
-                    sid,
-                    customer.id,
-                    plan,
-                    cycle,
-                    status,
-                    date.fromisoformat(started),
-                    _day(renews),
-                    Decimal(amount),
-                )
-                for sid, plan, cycle, status, started, renews, amount in row[6]
-            ),
-            resolved_tickets=tuple(
-                PastTicket(tid, customer.id, subject, _day(resolved), facts)
-                for tid, subject, resolved, facts in row[7]
-            ),
-        )
+            rows = conn.execute(_CUSTOMER_RECORDS, ([email.strip() for email in emails],)).fetchall()
+        found = {row[0]: _records(row[1:]) for row in rows}
+        return [found.get(n) for n in range(1, len(emails) + 1)]
 
     def list_subscriptions(self, customer_id: str) -> list[Subscription]:
         with self._pool.connection() as conn:
@@ -374,18 +355,45 @@ class DemoBackend:
             yield conn
 
 
-# The lists in the orders list_subscriptions and list_resolved_tickets use. JSON has no decimal or
-# date type, so amounts travel as text and days as ISO strings.
+# One row per address found, numbered from 1 in the order given: the customer get_customer finds
+# for it, with the lists in the orders list_subscriptions and list_resolved_tickets use. JSON has
+# no decimal or date type, so amounts travel as text and days as ISO strings.
 _CUSTOMER_RECORDS = (
-    "SELECT c.id, c.name, c.email, c.company, c.phone, c.is_vip,"
+    "SELECT e.n, c.id, c.name, c.email, c.company, c.phone, c.is_vip,"
     " (SELECT coalesce(jsonb_agg(jsonb_build_array(s.id, s.plan, s.billing_cycle, s.status, s.started_on,"
     "   s.renews_on, s.amount::text) ORDER BY s.started_on, s.id), '[]')"
     "  FROM demo.subscriptions s WHERE s.customer_id = c.id),"
     " (SELECT coalesce(jsonb_agg(jsonb_build_array(t.id, t.subject, t.resolved_on, t.facts)"
     "   ORDER BY t.resolved_on NULLS LAST, t.id), '[]')"
     "  FROM demo.past_tickets t WHERE t.customer_id = c.id)"
-    " FROM demo.customers c WHERE lower(c.email) = lower(%s) ORDER BY c.id LIMIT 1"
+    " FROM unnest(%s::text[]) WITH ORDINALITY AS e(email, n)"
+    " CROSS JOIN LATERAL (SELECT * FROM demo.customers WHERE lower(email) = lower(e.email)"
+    "  ORDER BY id LIMIT 1) c"
 )
+
+
+def _records(row: Sequence[Any]) -> CustomerRecords:
+    customer = Customer(*row[:6])
+    return CustomerRecords(
+        customer=customer,
+        subscriptions=tuple(
+            Subscription(
+                sid,
+                customer.id,
+                plan,
+                cycle,
+                status,
+                date.fromisoformat(started),
+                _day(renews),
+                Decimal(amount),
+            )
+            for sid, plan, cycle, status, started, renews, amount in row[6]
+        ),
+        resolved_tickets=tuple(
+            PastTicket(tid, customer.id, subject, _day(resolved), facts)
+            for tid, subject, resolved, facts in row[7]
+        ),
+    )
 
 
 def _day(value: str | None) -> date | None:

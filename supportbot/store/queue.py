@@ -43,6 +43,7 @@ class Claim:
     last_seq: int
     turn_count: int
     due: datetime  # when its oldest waiting message (or decision) was stored
+    customer_email: str = ""
     # The turns stored since its latest step (the messages its round answers, at most _WAITING of
     # them): the worker caches them, so the round need not read them back one ticket at a time.
     waiting: tuple[Turn, ...] = ()
@@ -97,6 +98,7 @@ def claim_cursor(
         "  lease_expires = now() + make_interval(secs => %(s)s)"
         " FROM picked WHERE t.id = picked.id"
         " RETURNING t.id AS ticket_id, t.lease_owner AS owner, t.last_seq, t.turn_count, t.work_due AS due,"
+        "  t.customer_email,"
         "  (SELECT coalesce(jsonb_agg(to_jsonb(w) ORDER BY w.idx), '[]') FROM"
         "   (SELECT * FROM supportbot.turns u WHERE u.ticket_id = t.id AND u.idx >= coalesce("
         "     (SELECT s.turn_count FROM supportbot.steps s WHERE s.ticket_id = t.id AND s.seq = t.last_seq),"
@@ -108,8 +110,8 @@ def claim_cursor(
 
 def claimed(cur: psycopg.Cursor[Any]) -> list[Claim]:
     return [
-        Claim(ticket_id, owner, last_seq, turn_count, due, tuple(_turn(w) for w in waiting))
-        for ticket_id, owner, last_seq, turn_count, due, waiting in cur.fetchall()
+        Claim(ticket_id, owner, last_seq, turn_count, due, email, tuple(_turn(w) for w in waiting))
+        for ticket_id, owner, last_seq, turn_count, due, email, waiting in cur.fetchall()
     ]
 
 
