@@ -21,6 +21,7 @@ from supportbot.records import CustomerRecords
 from supportbot.state import Triage
 from supportbot.store import queue as work_queue
 from supportbot.store import repo
+from supportbot.worker import Worker
 
 OpenBot = Callable[..., SupportBot]
 POISON = "毒药工单"
@@ -239,6 +240,28 @@ def test_when_the_batch_read_fails_each_round_reads_its_own_customer(
     assert sorted(n for _, n in calls) == [1, 1, 2]  # the failed batch, then one read per round
     assert sum(name.startswith("supportbot-worker") for name, _ in calls) == 2
     assert [bot.state(t).customer.name for t in tickets] == ["吴刚", "李娜"]  # type: ignore[union-attr]
+
+
+def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(
+    open_bot: OpenBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = open_bot()
+    for i in range(3):
+        bot.open_ticket("wugang@example.com", body=f"问题 {i}", wait=False)
+    worker = Worker(bot._engine, bot._store, bot._deps.settings, threads=64, listen_url=None)
+    assert worker.lookahead == 8
+    asked: list[int] = []
+    real = work_queue.claim_cursor
+    monkeypatch.setattr(work_queue, "claim_cursor", lambda tx, p, n, s: asked.append(n) or real(tx, p, n, s))
+    # 69 of 72 places taken (64 threads, 8 ahead): 3 free, under half the lookahead.
+    worker._active = {f"T{i}": f"o{i}" for i in range(69)}
+    worker._tasks.put(None)  # a claimed ticket still waits for a thread: no claim yet
+    assert worker._claim() == 0 and asked == []
+    assert worker._tasks.get_nowait() is None
+    assert worker._claim() == 3 and asked == [3]  # none waits: a thread may be idle, claim at once
+    worker._active = {f"T{i}": f"o{i}" for i in range(68)}
+    worker._tasks.put(None)
+    assert worker._claim() == 0 and asked == [3, 4]  # half the lookahead free: claim (none left)
 
 
 def _poisoned(prompt: str) -> Triage:
