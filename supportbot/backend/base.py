@@ -126,8 +126,10 @@ class ReadsCustomerRecords(Protocol):
     Every round starts with a customer, their subscriptions and their resolved tickets
     (``get_customer``, ``list_subscriptions``, ``list_resolved_tickets``). A backend that returns
     all three at once, for many customers at once, saves each round those trips: a worker reads the
-    customers of every ticket it claims in one call, before their rounds start. The result has one
-    entry per address, in order, equal to what the three calls return (None: no such customer)."""
+    customers of every ticket it claims in one call, before their rounds start (on the thread that
+    hands out the work: keep it one quick query). The result has one entry per address, in order,
+    equal to what the three calls return (None: no such customer). Should it raise, each round
+    reads its own customer."""
 
     def customer_records(self, emails: Sequence[str]) -> list[CustomerRecords | None]: ...
 
