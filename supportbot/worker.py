@@ -6,9 +6,10 @@ drives it (``Engine.drive``). It claims as many as it has free threads, plus a f
 waits for the interpreter lock like every other thread, and under hundreds of threads it takes
 tens of milliseconds, during which threads that finish would otherwise sit idle. While tickets
 claimed ahead still wait for a thread, it claims again only once half the lookahead is free, so
-claims come in batches rather than one per finished round. A ticket claimed
-ahead waits here at most until this process's next round ends; its lease covers the wait. A
-round holds a pooled connection only while it talks to the database, so many threads share a
+claims come in batches rather than one per finished round. A ticket claimed ahead waits here at
+most until this process's next round ends; its lease covers the wait.
+
+A round holds a pooled connection only while it talks to the database, so many threads share a
 small pool while they wait on the model. A claim brings each ticket's waiting messages, and with a
 backend that reads customers in batches (``ReadsCustomerRecords``) the dispatcher then reads the
 customers of all the tickets it claimed in one call: a round that continues a ticket this process

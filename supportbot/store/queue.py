@@ -43,10 +43,14 @@ class Claim:
     last_seq: int
     turn_count: int
     due: datetime  # when its oldest waiting message (or decision) was stored
-    customer_email: str = ""
+    customer_email: str
     # The turns stored since its latest step (the messages its round answers, at most _WAITING of
     # them): the worker caches them, so the round need not read them back one ticket at a time.
-    waiting: tuple[Turn, ...] = ()
+    waiting: tuple[Turn, ...]
+
+
+# Enough for the messages of a round; a ticket with more waiting reads the rest when its round starts.
+_WAITING = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +125,6 @@ def _turn(row: dict[str, Any]) -> Turn:
 
 
 _TURN_FIELDS = tuple(f.name for f in dataclasses.fields(Turn))
-
-
-# Enough for the messages of a round; a ticket with more waiting reads the rest when its round starts.
-_WAITING = 16
 
 
 def record_failure(
