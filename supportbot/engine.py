@@ -28,11 +28,13 @@ from .errors import (
 )
 from .graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, START, STEPS
 from .llm.base import Completion
+from .recent import RECENT_TICKETS, LastWritten
 from .records import ApprovalDecision, CustomerRecords
 from .state import ENGINE_FIELDS, Outcome, SupportState, new_round, reduce
 from .store import lease_repo, repo, steps_repo
 from .store import queue as work_queue
 from .store.codec import encode_fields, encode_state
+from .store.repo import TicketRow
 from .store.store import Loaded, Store
 
 log = logging.getLogger(__name__)
@@ -66,7 +68,7 @@ class Engine:
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
         # The last state this process saw per ticket. Valid while the ticket's latest seq is
         # unchanged, which acquiring the lease reports, so a round starts without re-reading it.
-        self._seen: dict[str, Loaded] = {}
+        self._seen: LastWritten[str, Loaded] = LastWritten(RECENT_TICKETS)
         # Checked once: a runtime protocol check walks the class on every call.
         self._shared_start = isinstance(deps.backend, ReadsEnginePool)
 
@@ -94,7 +96,7 @@ class Engine:
 
     def forget(self, ticket_id: str) -> None:
         """Drop this process's copy of a ticket's state (after it was deleted or reset)."""
-        self._seen.pop(ticket_id, None)
+        self._seen.pop(ticket_id)
         self.store.forget_cached(ticket_id)
 
     # -- entry points ---------------------------------------------------------------------
@@ -111,11 +113,13 @@ class Engine:
         taken: tuple[int, int] | None = None,
         on_round: Callable[[RoundResult], None] | None = None,
         records: CustomerRecords | None = None,
+        row: TicketRow | None = None,
     ) -> list[RoundResult] | None:
         """Run every round the ticket has work for; None when another worker holds it.
 
         ``taken``: the caller's own statement already took the lease for ``owner`` (storing a
-        message does), and returned the ticket's latest seq and turn count. ``on_round`` is
+        message does), and returned the ticket's latest seq and turn count; ``row``: the ticket's
+        row read with the lease (a claim), from which a ticket without steps starts. ``on_round`` is
         called with each round's result as it ends (a worker logs it). ``records``: the
         customer's records, read after the lease was taken, for the first round's load_customer.
         """
@@ -136,8 +140,8 @@ class Engine:
             if self._shared_start:
                 held.enter_context(self.store.keep_connection())
             with held:
-                acquired = self._acquire(ticket_id, owner, taken)
-                taken = None
+                acquired = self._acquire(ticket_id, owner, taken, row)
+                taken = row = None
                 if acquired is None:
                     return results or None
                 loaded, turn_count = acquired
@@ -150,10 +154,10 @@ class Engine:
                     known = len(loaded.state.turns)
                 except LeaseLost:
                     log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
-                    self._seen.pop(ticket_id, None)
+                    self._seen.pop(ticket_id)
                     return results or None
                 except BaseException:
-                    self._seen.pop(ticket_id, None)
+                    self._seen.pop(ticket_id)
                     raise
                 finally:
                     held.close()
@@ -166,7 +170,7 @@ class Engine:
     # Lease changes commit without waiting for the disk: after a database crash a lost
     # acquire is simply not held, and a lost release expires after lease_seconds.
     def _acquire(
-        self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None
+        self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None, row: TicketRow | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
             with self.store.transaction(durable=False) as tx:
@@ -178,6 +182,8 @@ class Engine:
         seen = self._seen.get(ticket_id)
         if seen is not None and seen.seq == latest:
             return seen, turn_count
+        if latest == 0 and row is not None:  # no step yet: the ticket as the lease found it
+            return Loaded.unstarted(row), turn_count
         with self.store.connection() as conn:
             return self.store.load(conn, ticket_id), turn_count
 
@@ -377,10 +383,10 @@ class Engine:
             return loaded
         release = False
         # A reply always commits durably, so its transaction starts that way (no switch at the end).
-        with self.store.transaction(durable=step in REPLY_STEPS) as tx:
-            # Steps that reply lock the ticket row before they act: a message stored from now on
-            # waits for the reply's record, and those stored before are read below.
-            lock_cur = repo.queue_lock_turn_count(tx, state.ticket.id) if step in REPLY_STEPS else None
+        # Steps that reply lock the ticket row before they act, with the BEGIN: a message stored
+        # from now on waits for the reply's record, and those stored before are read below.
+        opening = repo.lock_turn_count_statement(state.ticket.id) if step in REPLY_STEPS else None
+        with self.store.transaction_with(opening, durable=step in REPLY_STEPS) as (tx, lock_cur):
             deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
             update, next_step = self._call(step, state, deps)
             stored = None

@@ -10,6 +10,7 @@ from pydantic import TypeAdapter
 
 from .backend.base import Backend
 from .memory.profile import RULES_VERSION, Profile, build_profile, fingerprint
+from .recent import RECENT_CUSTOMERS, LastWritten
 from .records import Customer, CustomerRecords, PastTicket, Subscription
 from .store import profiles_repo
 from .store.store import Store
@@ -44,7 +45,7 @@ class Profiles:
         # same profile: this process need not read it back from the table again. The inputs
         # themselves are kept too: records equal to the last ones need no fingerprint (hashing
         # their JSON cost about as much as reading them, every round).
-        self._memo: dict[str, tuple[_Inputs, str, Profile]] = {}
+        self._memo: LastWritten[str, tuple[_Inputs, str, Profile]] = LastWritten(RECENT_CUSTOMERS)
 
     def for_customer(
         self, customer: Customer, *, excluding: str | None = None, records: CustomerRecords | None = None
@@ -61,8 +62,7 @@ class Profiles:
         tickets = [t for t in resolved if t.id != excluding]
         today = self._clock().date()
         inputs = (customer, tuple(subscriptions), tuple(tickets), today)
-        with self._lock:
-            memo = self._memo.get(customer.id)
+        memo = self._memo.get(customer.id)
         if memo is not None and memo[0] == inputs:
             return memo[2]
         # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
@@ -87,11 +87,9 @@ class Profiles:
         return self._remember(customer.id, inputs, key, profile)
 
     def _remember(self, customer_id: str, inputs: _Inputs, key: str, profile: Profile) -> Profile:
-        with self._lock:
-            self._memo[customer_id] = (inputs, key, profile)
+        self._memo[customer_id] = (inputs, key, profile)
         return profile
 
     def clear(self) -> None:
         """Drop this process's copies (after a customer is forgotten or the data is reset)."""
-        with self._lock:
-            self._memo.clear()
+        self._memo.clear()

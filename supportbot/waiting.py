@@ -11,7 +11,7 @@ from .config import Settings
 from .engine import RoundResult
 from .errors import WaitTimeout
 from .notify import Listener, Waiters
-from .store.queue import DONE_CHANNEL
+from .store.channels import DONE_CHANNEL
 
 # How often a waiter reads the database anyway: while it listens, only to cover a lost
 # notification; without a listener, this is how soon it sees the answer.

@@ -10,17 +10,18 @@ claims come in batches rather than one per finished round. A ticket claimed ahea
 most until this process's next round ends; its lease covers the wait.
 
 A round holds a pooled connection only while it talks to the database, so many threads share a
-small pool while they wait on the model. A claim brings each ticket's waiting messages, and with a
-backend that reads customers in batches (``ReadsCustomerRecords``) the dispatcher then reads the
-customers of all the tickets it claimed in one call: a round that continues a ticket this process
-saw before talks to the database only for its reply, which keeps the small pool from becoming the
-queue that every round waits in.
+small pool while they wait on the model. A claim brings each ticket's row and waiting messages
+(a new ticket's state is its row: nothing to read back), and with a backend that reads customers
+in batches (``ReadsCustomerRecords``) the dispatcher then reads the customers of all the tickets
+it claimed in one call: a round that continues a ticket this process saw before talks to the
+database only for its reply, which keeps the small pool from becoming the queue that every round
+waits in.
 
 The dispatcher wakes on a notification (a message stored without a caller, a thread finished)
-and at least every ``worker_sweep_seconds``, which also finds rounds whose worker died (their
-lease expired) and tickets whose retry time came. Stopping: no new claims; tickets claimed ahead
-and not started are released at once; running rounds get up to ``worker_shutdown_seconds`` to
-end; leases still held after that are released.
+when a claim would take work, and at least every ``worker_sweep_seconds``, which also finds
+rounds whose worker died (their lease expired) and tickets whose retry time came. Stopping: no
+new claims; tickets claimed ahead and not started are released at once; running rounds get up to
+``worker_shutdown_seconds`` to end; leases still held after that are released.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .errors import StoreError
 from .notify import Listener
 from .records import CustomerRecords
 from .store import queue as work_queue
-from .store.queue import WORK_CHANNEL
+from .store.channels import WORK_CHANNEL
 from .store.store import Store
 
 log = logging.getLogger("supportbot.worker")
@@ -105,7 +106,7 @@ class Worker:
         """Work until ``stop()`` (or, with ``until_idle``, until nothing is claimable and nothing runs)."""
         listener = None
         if self._listen_url is not None:
-            listener = Listener(self._listen_url, [WORK_CHANNEL], lambda _c, _p: self._wake.set()).start()
+            listener = Listener(self._listen_url, [WORK_CHANNEL], lambda _c, _p: self._nudge()).start()
         pool = [
             threading.Thread(target=self._serve, name=f"supportbot-worker-{i}", daemon=True)
             for i in range(self.threads)
@@ -146,22 +147,45 @@ class Worker:
                     if not self._active:
                         return
 
+    def _room(self) -> int:
+        """How many tickets a claim would take now (0: claim nothing yet); hold ``_lock``.
+
+        While claimed tickets still wait for a thread, none is idle: claim when half the
+        lookahead is free instead of once per finished round (a claim and the read of its
+        customers cost the same for one ticket as for sixteen).
+        """
+        free = self.threads + self.lookahead - len(self._active)
+        if free <= 0 or (free < self.lookahead // 2 and not self._tasks.empty()):
+            return 0
+        return free
+
+    def _nudge(self) -> None:
+        """Wake the dispatcher if a claim would take work now. Under load most rounds end, and
+        most messages arrive, while it would not; each wake costs a trip through the interpreter
+        lock, which hundreds of threads are queueing for."""
+        with self._lock:
+            room = self._room()
+        if room:
+            self._wake.set()
+
     def _claim(self) -> int:
         with self._lock:
-            free = self.threads + self.lookahead - len(self._active)
-        if free <= 0 or (free < self.lookahead // 2 and not self._tasks.empty()):
-            # While claimed tickets still wait for a thread, none is idle: claim when half the
-            # lookahead is free instead of once per finished round (a claim and the read of its
-            # customers cost the same for one ticket as for sixteen).
+            free = self._room()
+        if not free:
             return 0
-        try:
-            with self.store.transaction(durable=False) as tx:
-                cur = work_queue.claim_cursor(tx, f"{self.id}:", free, self.settings.lease_seconds)
-                claims = work_queue.claimed(cur)
-        except StoreError as exc:
-            log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)
-            return 0
-        for c, records in zip(claims, self._customer_records(claims), strict=True):
+        # The claim and the read of its customers share one connection: under load a thread
+        # waits its turn for the pool, and threads that finish meanwhile find no work.
+        with self.store.keep_connection():
+            try:
+                with self.store.statement() as conn:
+                    claims = work_queue.claimed(
+                        work_queue.claim_cursor(conn, f"{self.id}:", free, self.settings.lease_seconds)
+                    )
+            except StoreError as exc:
+                log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)
+                return 0
+            customers = self._customer_records(claims)
+        for c, records in zip(claims, customers, strict=True):
             self.store.remember_turns(c.ticket_id, c.waiting)
             with self._lock:
                 self._active[c.ticket_id] = c.owner
@@ -175,7 +199,7 @@ class Worker:
         if not claims or not isinstance(backend, ReadsCustomerRecords):
             return [None] * len(claims)
         try:
-            return backend.customer_records([c.customer_email for c in claims])
+            return backend.customer_records([c.ticket.customer_email for c in claims])
         except Exception as exc:  # noqa: BLE001 - the rounds read their customers themselves
             log.warning(
                 "reading the claimed tickets' customers failed (%s); each round reads its own",
@@ -223,7 +247,7 @@ class Worker:
                 with self._lock:
                     self._active.pop(task.claim.ticket_id, None)
                     self._idle.notify_all()
-                self._wake.set()
+                self._nudge()
 
     def _drive(self, task: work_queue.Claim, records: CustomerRecords | None) -> None:
         started = last = time.monotonic()
@@ -251,6 +275,7 @@ class Worker:
                 owner=task.owner,
                 taken=(task.last_seq, task.turn_count),
                 records=records,
+                row=task.ticket,
                 on_round=finished,
             )
         except Exception as exc:  # noqa: BLE001 - any round failure: counted, retried or handed over

@@ -10,8 +10,9 @@ import psycopg
 import pytest
 
 from supportbot.deps import Effects
-from supportbot.errors import LeaseLost, ReplayMismatch
-from supportbot.store import lease_repo, steps_repo
+from supportbot.errors import LeaseLost, ReplayMismatch, UnknownTicket
+from supportbot.store import lease_repo, repo, steps_repo
+from supportbot.store import queue as work_queue
 from supportbot.store.store import Store, _failed_statement
 
 _INSERT = (
@@ -157,5 +158,111 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
             assert conn.execute(
                 "SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
             ).fetchone() == (None, 1)
+    finally:
+        store.close()
+
+
+def _round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every wait for the server (one per round trip) on any connection."""
+    waits: list[str] = []
+    real = psycopg.Connection.wait
+
+    def wait(self: psycopg.Connection, gen, *args, **kwargs):  # type: ignore[no-untyped-def]
+        waits.append(getattr(gen, "__qualname__", "?"))
+        return real(self, gen, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "wait", wait)
+    return waits
+
+
+@pytest.mark.parametrize("prepared", [True, False])  # False: as behind a pooler, limits per transaction
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_transaction_opened_by_a_statement_sends_it_with_the_begin(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, durable: bool, prepared: bool
+) -> None:
+    store = Store(database_url, prepared_statements=prepared)
+    ticket = "TXO'; DROP TABLE supportbot.tickets; --"  # quoted, never run
+    try:
+        with store.transaction() as tx:
+            tx.execute(_INSERT, (ticket,))
+        waits = _round_trips(monkeypatch)
+        with store.transaction_with(repo.lock_turn_count_statement(ticket), durable=durable) as (tx, cur):
+            assert cur is not None and repo.locked_turn_count(cur, ticket) == 0
+            opened = len(waits)
+            with psycopg.connect(database_url, autocommit=True) as other:  # the row is locked
+                with pytest.raises(psycopg.errors.LockNotAvailable):
+                    other.execute(
+                        "SELECT 1 FROM supportbot.tickets WHERE id = %s FOR UPDATE NOWAIT", (ticket,)
+                    )
+            tx.execute("UPDATE supportbot.tickets SET turn_count = 7 WHERE id = %s", (ticket,))
+            settings = tx.execute(
+                "SELECT current_setting('synchronous_commit'), current_setting('lock_timeout')"
+            ).fetchone()
+        assert opened == 1  # BEGIN, the transaction's settings and the lock: one round trip
+        assert settings == ("on" if durable else "off", "10s")  # the limits hold either way
+        with store.connection() as conn:
+            assert conn.execute(
+                "SELECT turn_count FROM supportbot.tickets WHERE id = %s", (ticket,)
+            ).fetchone() == (7,)
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    finally:
+        store.close()
+
+
+def test_a_transaction_opened_by_a_statement_rolls_back_on_any_error_and_speaks_the_engines_errors(
+    database_url: str,
+) -> None:
+    store = Store(database_url)
+    try:
+        with store.transaction() as tx:
+            tx.execute(_INSERT, ("TXR",))
+        with pytest.raises(RuntimeError):  # the caller fails
+            with store.transaction_with(repo.lock_turn_count_statement("TXR")) as (tx, _):
+                tx.execute("UPDATE supportbot.tickets SET turn_count = 5 WHERE id = 'TXR'")
+                raise RuntimeError("a step failed")
+        with pytest.raises(LeaseLost):  # the server refuses the records of a worker without the lease
+            with store.transaction_with(repo.lock_turn_count_statement("TXR")) as (tx, _):
+                tx.execute("UPDATE supportbot.tickets SET turn_count = 6 WHERE id = 'TXR'")
+                steps_repo.record_steps(tx, "TXR", "nobody", [], release=True)
+        with pytest.raises(UnknownTicket):
+            with store.transaction_with(repo.lock_turn_count_statement("TX-none")) as (tx, cur):
+                repo.locked_turn_count(cur, "TX-none")  # type: ignore[arg-type]
+        with store.connection() as conn:  # nothing stayed, and the connection is as good as new
+            assert conn.execute("SELECT turn_count FROM supportbot.tickets WHERE id = 'TXR'").fetchone() == (
+                0,
+            )
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            with store.transaction(conn) as tx:  # inside one already: the opening gets a savepoint
+                tx.execute("UPDATE supportbot.tickets SET turn_count = 1 WHERE id = 'TXR'")
+                with pytest.raises(RuntimeError):
+                    with store.transaction_with(repo.lock_turn_count_statement("TXR")) as (inner, cur):
+                        assert inner is tx and repo.locked_turn_count(cur, "TXR") == 1  # type: ignore[arg-type]
+                        inner.execute("UPDATE supportbot.tickets SET turn_count = 9 WHERE id = 'TXR'")
+                        raise RuntimeError("the inner part failed")
+            assert conn.execute("SELECT turn_count FROM supportbot.tickets WHERE id = 'TXR'").fetchone() == (
+                1,
+            )
+    finally:
+        store.close()
+
+
+def test_a_claim_is_one_round_trip_and_leaves_the_sessions_commit_mode_alone(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(database_url)
+    try:
+        with store.transaction() as tx:
+            tx.execute(_INSERT, ("TXC",))
+            tx.execute("UPDATE supportbot.tickets SET work_due = now() WHERE id = 'TXC'")
+        waits = _round_trips(monkeypatch)
+        with store.statement() as conn:
+            claims = work_queue.claimed(work_queue.claim_cursor(conn, "w:", 5, 30))
+            assert len(waits) == 1  # no BEGIN, no COMMIT: the statement is its own transaction
+            assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+        assert [c.ticket_id for c in claims] == ["TXC"] and claims[0].owner.startswith("w:TXC:")
+        with store.connection() as conn:  # committed
+            assert conn.execute("SELECT lease_owner FROM supportbot.tickets WHERE id = 'TXC'").fetchone() == (
+                claims[0].owner,
+            )
     finally:
         store.close()

@@ -15,12 +15,15 @@ import pytest
 from fakes import TECH, ScriptedLLM, refund_if_asked, rows
 
 from supportbot import SupportBot
+from supportbot import engine as engine_module
+from supportbot import profiles as profiles_module
 from supportbot.backend.demo import DemoBackend
 from supportbot.errors import InvalidInput, WaitTimeout
 from supportbot.records import CustomerRecords
 from supportbot.state import Triage
 from supportbot.store import queue as work_queue
-from supportbot.store import repo
+from supportbot.store import repo, steps_repo
+from supportbot.store import store as store_module
 from supportbot.worker import Worker
 
 OpenBot = Callable[..., SupportBot]
@@ -189,6 +192,54 @@ def test_a_claim_brings_the_waiting_messages_so_the_round_reads_no_turns(
     assert reads == []  # the claim brought both messages; the round read none back
     answered = worker.wait(opened.ticket_id, second, timeout=5)
     assert answered.handled_upto == second.idx + 1 and answered.outcome == "resolved"
+
+
+def test_a_claimed_ticket_without_steps_starts_from_the_claimed_row(
+    open_bot: OpenBot, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker, web = open_bot(), open_bot()  # the web process opens it; the worker has never seen it
+    opened = web.open_ticket("wugang@example.com", subject="银行同步", body="E3001 同步失败", wait=False)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        with conn.transaction():
+            (claim,) = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30))
+        assert claim.last_seq == 0 and claim.ticket == repo.get_ticket(conn, opened.ticket_id)
+        conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
+
+    loads: list[str] = []
+    real = steps_repo.read_state_rows
+    monkeypatch.setattr(
+        steps_repo, "read_state_rows", lambda c, t, at=None: loads.append(t) or real(c, t, at)
+    )
+    assert worker.work(threads=1, until_idle=True).rounds == 1
+    assert loads == []  # its state is the ticket itself: nothing to read
+    assert worker.wait(opened.ticket_id, opened, timeout=5).outcome == "resolved"
+    monkeypatch.setattr(steps_repo, "read_state_rows", real)
+    assert worker.state(opened.ticket_id) == web.state(opened.ticket_id)  # as rebuilt from the records
+
+
+def test_a_worker_keeps_only_its_recent_tickets_and_reads_the_others_back(
+    open_bot: OpenBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in (engine_module, store_module):
+        monkeypatch.setattr(module, "RECENT_TICKETS", 2)
+    monkeypatch.setattr(profiles_module, "RECENT_CUSTOMERS", 1)
+    worker, web = open_bot(), open_bot()
+    emails = ["wugang@example.com", "lina@example.com"] * 3
+    opened = [
+        web.open_ticket(e, body=f"E3001 同步失败,第 {n} 个工单", wait=False) for n, e in enumerate(emails)
+    ]
+    assert worker.work(threads=2, until_idle=True).rounds == 6
+    more = [web.submit(o.ticket_id, "重新授权了,还是不行") for o in opened]
+    assert worker.work(threads=2, until_idle=True).rounds == 6
+
+    for o, m in zip(opened, more, strict=True):  # evicted or not, each round continued its own ticket
+        answered = worker.wait(o.ticket_id, m, timeout=5)
+        assert answered.outcome == "resolved" and answered.handled_upto == m.idx + 1
+        assert worker.state(o.ticket_id) == web.state(o.ticket_id)
+    engine, store = worker._engine, worker._store
+    assert 0 < len(engine._seen) <= 2
+    assert all(0 < len(c) <= 2 for c in (store._turns, store._tools, store._facts))
+    assert len(worker._deps.profiles._memo) == 1
 
 
 def _reads_by_thread(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tuple[str, int]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import psycopg
 
 from ..errors import LeaseLost
-from .queue import DONE_CHANNEL
+from .channels import DONE_CHANNEL
 from .repo import no_ticket
 
 

@@ -19,10 +19,8 @@ import psycopg
 from psycopg.rows import class_row
 
 from ..state import Turn
-
-# NOTIFY channels: a ticket needs a worker; a worker's part of a ticket's round ended (payload: ticket id).
-WORK_CHANNEL = "supportbot_work"
-DONE_CHANNEL = "supportbot_done"
+from .channels import DONE_CHANNEL
+from .repo import TICKET_COLUMNS, TicketRow
 
 # Tickets a worker may take: not one a person has taken over (SupportBot.take_over); its customer
 # messages wait for that person, and for the bot again after the hand-back.
@@ -43,7 +41,9 @@ class Claim:
     last_seq: int
     turn_count: int
     due: datetime  # when its oldest waiting message (or decision) was stored
-    customer_email: str
+    # The ticket's row as the claim found it: a ticket with no step yet starts its first round
+    # from it, and its customer's records are read for all the claimed tickets at once.
+    ticket: TicketRow
     # The turns stored since its latest step (the messages its round answers, at most _WAITING of
     # them): the worker caches them, so the round need not read them back one ticket at a time.
     waiting: tuple[Turn, ...]
@@ -51,6 +51,9 @@ class Claim:
 
 # Enough for the messages of a round; a ticket with more waiting reads the rest when its round starts.
 _WAITING = 16
+# The ticket row's columns, as the claim returns them after the lease's.
+_TICKET = ", ".join(f"t.{name}" for name in TICKET_COLUMNS.split(", "))
+_TICKET_WIDTH = len(TICKET_COLUMNS.split(", "))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,21 +91,23 @@ def claim_cursor(
     conn: psycopg.Connection, prefix: str, limit: int, lease_seconds: float
 ) -> psycopg.Cursor[Any]:
     """Lease up to ``limit`` due tickets, the longest-waiting first; ``claimed`` reads them (after
-    the commit).
+    the commit). One statement, so it can run as a transaction of its own (``Store.statement``).
 
     Each lease owner ends in a fresh random part, so a thread of this process that outlived its
     lease can never write under a later claim of the same ticket.
     """
     return conn.execute(
-        "WITH picked AS (SELECT t.id FROM supportbot.tickets t"
+        # A lost claim is merely not held: its commit need not wait for the disk (Store.statement).
+        "WITH nowait AS (SELECT set_config('synchronous_commit', 'off', true)),"
+        " picked AS (SELECT t.id FROM supportbot.tickets t"
         f" WHERE {_CLAIMABLE} AND {AVAILABLE_TO_BOT}"
         "  ORDER BY t.work_due, t.id LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
         " UPDATE supportbot.tickets t SET"
         "  lease_owner = %(p)s || t.id || ':' || substr(md5(random()::text), 1, 8),"
         "  lease_expires = now() + make_interval(secs => %(s)s)"
-        " FROM picked WHERE t.id = picked.id"
+        " FROM picked, nowait WHERE t.id = picked.id"
         " RETURNING t.id AS ticket_id, t.lease_owner AS owner, t.last_seq, t.turn_count, t.work_due AS due,"
-        "  t.customer_email,"
+        f" {_TICKET},"
         "  (SELECT coalesce(jsonb_agg(to_jsonb(w) ORDER BY w.idx), '[]') FROM"
         "   (SELECT * FROM supportbot.turns u WHERE u.ticket_id = t.id AND u.idx >= coalesce("
         "     (SELECT s.turn_count FROM supportbot.steps s WHERE s.ticket_id = t.id AND s.seq = t.last_seq),"
@@ -113,10 +118,13 @@ def claim_cursor(
 
 
 def claimed(cur: psycopg.Cursor[Any]) -> list[Claim]:
-    return [
-        Claim(ticket_id, owner, last_seq, turn_count, due, email, tuple(_turn(w) for w in waiting))
-        for ticket_id, owner, last_seq, turn_count, due, email, waiting in cur.fetchall()
-    ]
+    claims = []
+    for row in cur.fetchall():
+        ticket_id, owner, last_seq, turn_count, due = row[:5]
+        ticket = TicketRow(*row[5 : 5 + _TICKET_WIDTH])
+        waiting = tuple(_turn(w) for w in row[5 + _TICKET_WIDTH])
+        claims.append(Claim(ticket_id, owner, last_seq, turn_count, due, ticket, waiting))
+    return claims
 
 
 def _turn(row: dict[str, Any]) -> Turn:

@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import class_row
 
 from ..errors import IdempotencyConflict, LeaseLost, UnknownTicket
 from ..records import ToolCall
 from ..state import Fact, Ticket, TicketStatus, Turn
-from .queue import WORK_CHANNEL
+from .channels import WORK_CHANNEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ class PendingApproval:
 
 
 # TicketRow's fields in order; steps_repo.read_state_rows reads the ticket row with them too.
-_TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at, human_agent"
+TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at, human_agent"
 _TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx, author"
 
 
@@ -121,7 +122,7 @@ def ticket_head(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str, int
 def get_ticket(conn: psycopg.Connection, ticket_id: str) -> TicketRow:
     row = (
         conn.cursor(row_factory=class_row(TicketRow))
-        .execute(f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s", (ticket_id,))
+        .execute(f"SELECT {TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s", (ticket_id,))
         .fetchone()
     )
     if row is None:
@@ -135,7 +136,7 @@ def list_tickets(
     return (
         conn.cursor(row_factory=class_row(TicketRow))
         .execute(
-            f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets"
+            f"SELECT {TICKET_COLUMNS} FROM supportbot.tickets"
             " WHERE (%(email)s::text IS NULL OR customer_email = %(email)s)"
             " AND (%(status)s::text IS NULL OR status = %(status)s) ORDER BY created_at, id",
             {"email": email, "status": status},
@@ -165,13 +166,19 @@ def set_human_agent(conn: psycopg.Connection, ticket_id: str, owner: str, agent:
 # -- turns -----------------------------------------------------------------------------------
 
 
+_LOCK_TURN_COUNT = sql.SQL("SELECT turn_count FROM supportbot.tickets WHERE id = {} FOR UPDATE")
+_LOCK_TURN_COUNT_BY_ID = _LOCK_TURN_COUNT.format(sql.Placeholder()).as_string()  # prepared once
+
+
 def lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> int:
     """Lock the ticket row (serializing turn appends) and return how many turns it has."""
-    return locked_turn_count(queue_lock_turn_count(conn, ticket_id), ticket_id)
+    return locked_turn_count(conn.execute(_LOCK_TURN_COUNT_BY_ID, (ticket_id,)), ticket_id)
 
 
-def queue_lock_turn_count(conn: psycopg.Connection, ticket_id: str) -> psycopg.Cursor:
-    return conn.execute("SELECT turn_count FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket_id,))
+def lock_turn_count_statement(ticket_id: str) -> sql.Composed:
+    """``lock_turn_count``'s statement with the id in its text: it can go with a BEGIN
+    (``Store.transaction_with``); ``locked_turn_count`` reads its answer."""
+    return _LOCK_TURN_COUNT.format(sql.Literal(ticket_id))
 
 
 def locked_turn_count(cur: psycopg.Cursor, ticket_id: str) -> int:

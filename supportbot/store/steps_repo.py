@@ -19,7 +19,7 @@ from pydantic_core import to_json
 
 from ..records import ToolCall
 from ..state import Fact, Turn
-from .repo import _TICKET_COLUMNS, TicketRow, no_ticket
+from .repo import TICKET_COLUMNS, TicketRow, no_ticket
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,7 @@ def read_state_rows(
     params = {"t": ticket_id, "at": at}
     with conn.pipeline():
         ticket = conn.cursor(row_factory=class_row(TicketRow)).execute(
-            f"SELECT {_TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %(t)s", params
+            f"SELECT {TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %(t)s", params
         )
         checkpoint = conn.cursor().execute(
             "SELECT seq, state FROM supportbot.checkpoints WHERE ticket_id = %(t)s AND seq = "

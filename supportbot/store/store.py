@@ -6,13 +6,15 @@ import dataclasses
 import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import (
@@ -25,6 +27,7 @@ from ..errors import (
     SupportbotError,
     UnknownStep,
 )
+from ..recent import RECENT_TICKETS, LastWritten
 from ..records import ToolCall
 from ..state import ROUND_START, Fact, SupportState, Turn, new_round, reduce
 from . import repo, steps_repo
@@ -42,6 +45,11 @@ class Loaded:
     seq: int  # 0 when no step was recorded yet
     next_step: str | None
     status: str
+
+    @staticmethod
+    def unstarted(row: repo.TicketRow) -> Loaded:
+        """A ticket no step was recorded for: its state is the ticket itself."""
+        return Loaded(state=SupportState(ticket=row.ticket()), seq=0, next_step=None, status=row.status)
 
 
 class Store:
@@ -100,10 +108,11 @@ class Store:
         )
         self._lock = threading.Lock()
         # Turns and tool calls never change once written, so a copy read once stays valid:
-        # loading a 500-round ticket reads only what was added since the last load.
-        self._turns: dict[str, tuple[Turn, ...]] = {}
-        self._tools: dict[str, tuple[ToolCall, ...]] = {}
-        self._facts: dict[str, tuple[Fact, ...]] = {}
+        # loading a 500-round ticket reads only what was added since the last load. Kept for
+        # the tickets written last (recent.py): a long-running worker must not keep them all.
+        self._turns: LastWritten[str, tuple[Turn, ...]] = LastWritten(RECENT_TICKETS)
+        self._tools: LastWritten[str, tuple[ToolCall, ...]] = LastWritten(RECENT_TICKETS)
+        self._facts: LastWritten[str, tuple[Fact, ...]] = LastWritten(RECENT_TICKETS)
 
     def close(self) -> None:
         self.pool.close()
@@ -152,17 +161,73 @@ class Store:
                 raise failed from None
             raise
 
-    def _set_local(self, conn: psycopg.Connection, durable: bool) -> None:
-        """The transaction's timeouts (behind a pooler) and commit mode, in one statement, or none."""
+    @contextmanager
+    def statement(self) -> Iterator[psycopg.Connection]:
+        """A connection for one statement that is a transaction by itself, without BEGIN and
+        COMMIT (nor the SET LOCAL of a commit that need not wait for the disk): two or three round
+        trips fewer than ``transaction()``. Connected directly, the session's
+        limits bound it. Behind a pooler, which passes sessions from client to client, the
+        limits are set per transaction, so the statement gets one after all.
+
+        It commits durably unless it says otherwise itself (``set_config('synchronous_commit',
+        'off', true)`` holds until its commit)."""
         if self._limits is None:
-            if not durable:
-                conn.execute("SET LOCAL synchronous_commit = off")
+            with self.connection() as conn:
+                yield conn
+        else:
+            with self.transaction(durable=False) as tx:
+                yield tx
+
+    @contextmanager
+    def transaction_with(
+        self, opening: sql.Composed | None, *, durable: bool = True
+    ) -> Iterator[tuple[psycopg.Connection, psycopg.Cursor[Any] | None]]:
+        """``transaction()`` whose first statement, ``opening``, is sent with its BEGIN in one
+        round trip; yields the transaction and that statement's cursor (None without one).
+
+        A reply locks its ticket row this way: one round trip fewer while it holds a pooled
+        connection, which hundreds of worker threads take turns with. Only statements without
+        parameters can share a round trip, so ``opening`` carries its values in its text, quoted
+        by ``psycopg.sql``. On a connection already in a transaction (this thread's, held by a
+        caller) it runs as the first statement of a savepoint instead.
+        """
+        if opening is None:
+            with self.transaction(durable=durable) as tx:
+                yield tx, None
             return
-        conn.execute(
-            "SELECT set_config('statement_timeout', %(t)s, true), set_config('lock_timeout', %(t)s, true),"
-            " set_config('synchronous_commit', %(c)s, true)",
-            {"t": self._limits, "c": "on" if durable else "off"},
-        )
+        with self.pool.connection() as conn:
+            if conn.info.transaction_status != TransactionStatus.IDLE:
+                with self.transaction(conn, durable=durable) as tx:
+                    yield tx, tx.execute(opening)
+                return
+            local = self._local(durable)
+            statements = [sql.SQL("BEGIN"), *([local] if local is not None else []), opening]
+            try:
+                cur = conn.execute(sql.SQL("; ").join(statements), prepare=False)
+                for _ in statements[:-1]:
+                    cur.nextset()
+                yield conn, cur
+                conn.commit()
+            except BaseException as exc:
+                _roll_back(conn)
+                if isinstance(exc, psycopg.Error) and (engine_error := _engine_error(exc)) is not None:
+                    raise engine_error from exc
+                raise
+
+    def _set_local(self, conn: psycopg.Connection, durable: bool) -> None:
+        local = self._local(durable)
+        if local is not None:
+            conn.execute(local)
+
+    def _local(self, durable: bool) -> sql.SQL | sql.Composed | None:
+        """The statement that sets the transaction's timeouts (behind a pooler) and commit mode,
+        or None when the session's settings are right as they are."""
+        if self._limits is None:
+            return None if durable else sql.SQL("SET LOCAL synchronous_commit = off")
+        return sql.SQL(
+            "SELECT set_config('statement_timeout', {t}, true), set_config('lock_timeout', {t}, true),"
+            " set_config('synchronous_commit', {c}, true)"
+        ).format(t=sql.Literal(self._limits), c=sql.Literal("on" if durable else "off"))
 
     # -- reading back ----------------------------------------------------------------------
 
@@ -178,7 +243,7 @@ class Store:
 
     def _prefix(
         self,
-        cache: dict[str, tuple[T, ...]],
+        cache: LastWritten[str, tuple[T, ...]],
         load: Callable[..., list[T]],
         conn: psycopg.Connection | None,
         ticket_id: str,
@@ -186,7 +251,7 @@ class Store:
     ) -> tuple[T, ...]:
         """The first ``count`` rows of an append-only log, reading only what the cache lacks."""
         with self._lock:
-            cached = cache.get(ticket_id, ())
+            cached = cache.get(ticket_id) or ()
         if len(cached) < count:
             if conn is None:
                 with self.connection() as own:
@@ -237,7 +302,7 @@ class Store:
     def remember_turns(self, ticket_id: str, turns: Sequence[Turn]) -> None:
         """Add stored turns (in order) that continue the cached ones; the others are read when needed."""
         with self._lock:
-            cached = self._turns.get(ticket_id, ())
+            cached = self._turns.get(ticket_id) or ()
             added = list(cached)
             for turn in turns:
                 if turn.idx == len(added):
@@ -247,9 +312,9 @@ class Store:
 
     def forget_cached(self, ticket_id: str) -> None:
         with self._lock:
-            self._turns.pop(ticket_id, None)
-            self._tools.pop(ticket_id, None)
-            self._facts.pop(ticket_id, None)
+            self._turns.pop(ticket_id)
+            self._tools.pop(ticket_id)
+            self._facts.pop(ticket_id)
 
     def load(self, conn: psycopg.Connection, ticket_id: str, *, at: int | None = None) -> Loaded:
         """Rebuild the state after step ``at`` (default: the latest step)."""
@@ -260,7 +325,9 @@ class Store:
         if at is not None and (last.seq if last else 0) != at:
             raise self._missing(conn, ticket_id, at)
         # Stored values may refer to tool results (see codec), so the tool log comes first.
-        tool_log = self.tool_calls(conn, ticket_id, last.tool_call_count if last else 0)
+        if last is None:
+            return Loaded.unstarted(row)
+        tool_log = self.tool_calls(conn, ticket_id, last.tool_call_count)
         if base is None:
             state = SupportState(ticket=row.ticket())
         else:
@@ -270,8 +337,6 @@ class Store:
                 if step.step == ROUND_START:
                     state = new_round(state)
                 state = reduce(state, decode_fields(step.update, tools=tool_log))
-        if last is None:
-            return Loaded(state=state, seq=0, next_step=None, status=row.status)
         state = dataclasses.replace(
             state,
             turns=self.turns(conn, ticket_id, last.turn_count),
@@ -437,6 +502,13 @@ def _first_line(exc: BaseException) -> str:
     if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
         return exc.diag.message_primary
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _roll_back(conn: psycopg.Connection) -> None:
+    """End a transaction begun by hand after an error; a connection that broke is the pool's."""
+    if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+        with suppress(psycopg.Error):
+            conn.rollback()
 
 
 def _failed_statement(exc: psycopg.Error) -> psycopg.Error:
