@@ -247,7 +247,9 @@ class Worker:
                 with self._lock:
                     self._active.pop(task.claim.ticket_id, None)
                     self._idle.notify_all()
-                self._nudge()
+                    room = self._room()
+                if room:
+                    self._wake.set()
 
     def _drive(self, task: work_queue.Claim, records: CustomerRecords | None) -> None:
         started = last = time.monotonic()

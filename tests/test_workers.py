@@ -164,6 +164,14 @@ def test_claims_never_overlap_and_take_the_longest_wait_first(open_bot: OpenBot,
     assert [c.ticket_id for c in oldest] == ids[:3]
 
 
+def _claim_one_and_free_it(url: str) -> work_queue.Claim:
+    """Claim the one due ticket as a worker would (one statement), then give its lease back."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        (claim,) = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30))
+        conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
+    return claim
+
+
 def test_a_claim_brings_the_waiting_messages_so_the_round_reads_no_turns(
     open_bot: OpenBot, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,13 +180,9 @@ def test_a_claim_brings_the_waiting_messages_so_the_round_reads_no_turns(
     assert worker.work(threads=1, until_idle=True).rounds == 1
     first = web.submit(opened.ticket_id, "重新授权了,还是不行")
     second = web.submit(opened.ticket_id, "今天下午三点前能解决吗")
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        with conn.transaction():
-            (claim,) = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30))
-        assert claim.waiting == tuple(
-            repo.load_turns(conn, opened.ticket_id, first.idx)
-        )  # all of it, as stored
-        conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
+    claim = _claim_one_and_free_it(database_url)
+    with psycopg.connect(database_url) as conn:
+        assert claim.waiting == tuple(repo.load_turns(conn, opened.ticket_id, first.idx))  # all, as stored
     assert [t.content for t in claim.waiting] == ["重新授权了,还是不行", "今天下午三点前能解决吗"]
 
     reads: list[tuple[int, int | None]] = []
@@ -199,11 +203,9 @@ def test_a_claimed_ticket_without_steps_starts_from_the_claimed_row(
 ) -> None:
     worker, web = open_bot(), open_bot()  # the web process opens it; the worker has never seen it
     opened = web.open_ticket("wugang@example.com", subject="银行同步", body="E3001 同步失败", wait=False)
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        with conn.transaction():
-            (claim,) = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30))
+    claim = _claim_one_and_free_it(database_url)
+    with psycopg.connect(database_url) as conn:
         assert claim.last_seq == 0 and claim.ticket == repo.get_ticket(conn, opened.ticket_id)
-        conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
 
     loads: list[str] = []
     real = steps_repo.read_state_rows
