@@ -27,10 +27,13 @@ LEASE = 1.0
 
 @pytest.fixture
 def workers(db: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
-    """Starts worker processes (``start(delay=, threads=, **env)``); kills any left at the end."""
+    """Starts worker processes (``start(delay=, threads=, calls=, **env)``); kills any left at the
+    end. ``calls``: a file the worker's model marks as each call starts (see _calling)."""
     started: list[subprocess.Popen[str]] = []
 
-    def start(*, delay: float = 0.0, threads: int = 4, **env: str) -> subprocess.Popen[str]:
+    def start(
+        *, delay: float = 0.0, threads: int = 4, calls: Path | None = None, **env: str
+    ) -> subprocess.Popen[str]:
         environ = {
             **os.environ,
             "SUPPORTBOT_DATABASE_URL": db,
@@ -40,7 +43,11 @@ def workers(db: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[
         }
         log = (tmp_path / f"worker-{len(started)}.log").open("w")
         proc = subprocess.Popen(
-            [sys.executable, str(HELPER), json.dumps({"delay": delay, "threads": threads})],
+            [
+                sys.executable,
+                str(HELPER),
+                json.dumps({"delay": delay, "threads": threads, "calls": str(calls) if calls else None}),
+            ],
             env=environ,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -77,6 +84,12 @@ def _leased(url: str, ticket: str) -> bool:
     ]
 
 
+def _calling(calls: Path) -> bool:
+    """Whether the worker's model was called: a thread is in the round, not only its lease taken
+    (a claimed ticket no thread has started is released at a stop, not left to run)."""
+    return calls.exists()
+
+
 def _agent_turns(url: str, ticket: str) -> int:
     query = "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s AND role = 'agent'"
     return int(rows(url, query, ticket)[0][0])
@@ -105,12 +118,11 @@ def test_a_message_nobody_waits_for_is_answered_once_by_a_worker_started_later(
 
 
 def test_sigkill_mid_round_and_a_second_worker_finishes_after_the_lease_expires(
-    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]]
+    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    first = workers(delay=0.5)
+    first = workers(delay=0.5, calls=tmp_path / "calls")
     opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
-    _until(lambda: _leased(db, opened.ticket_id), 10, "the first worker to claim the ticket")
-    time.sleep(0.3)  # inside its first model call
+    _until(lambda: _calling(tmp_path / "calls"), 10, "the first worker's round to call the model")
     first.kill()
     first.wait(timeout=10)
     assert _agent_turns(db, opened.ticket_id) == 0 and _leased(db, opened.ticket_id)
@@ -126,11 +138,11 @@ def test_sigkill_mid_round_and_a_second_worker_finishes_after_the_lease_expires(
 
 
 def test_sigterm_lets_the_running_round_finish_then_exits(
-    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]]
+    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    worker = workers(delay=0.3, threads=1, worker_shutdown_seconds="10")
+    worker = workers(delay=0.3, threads=1, worker_shutdown_seconds="10", calls=tmp_path / "calls")
     opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
-    _until(lambda: _leased(db, opened.ticket_id), 10, "the worker to claim the ticket")
+    _until(lambda: _calling(tmp_path / "calls"), 10, "the worker's round to call the model")
     late = bot.open_ticket("lina@example.com", body="E3001 同步失败", wait=False)
     took = _stop(worker)
     assert worker.returncode == 0 and took < 10
@@ -143,11 +155,11 @@ def test_sigterm_lets_the_running_round_finish_then_exits(
 
 
 def test_sigterm_past_the_shutdown_timeout_releases_the_lease_at_once(
-    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]]
+    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    worker = workers(delay=2.0, worker_shutdown_seconds="0.5")
+    worker = workers(delay=2.0, worker_shutdown_seconds="0.5", calls=tmp_path / "calls")
     opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
-    _until(lambda: _leased(db, opened.ticket_id), 10, "the worker to claim the ticket")
+    _until(lambda: _calling(tmp_path / "calls"), 10, "the worker's round to call the model")
     took = _stop(worker)
     assert worker.returncode == 0 and took < 2.0
     assert rows(db, "SELECT lease_owner, work_due IS NOT NULL FROM supportbot.tickets") == [(None, True)]
@@ -160,11 +172,11 @@ def test_sigterm_past_the_shutdown_timeout_releases_the_lease_at_once(
 
 
 def test_a_second_signal_stops_at_once_and_leaves_the_lease_to_expire(
-    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]]
+    db: str, bot: SupportBot, workers: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    worker = workers(delay=3.0, worker_shutdown_seconds="30")
+    worker = workers(delay=3.0, worker_shutdown_seconds="30", calls=tmp_path / "calls")
     opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
-    _until(lambda: _leased(db, opened.ticket_id), 10, "the worker to claim the ticket")
+    _until(lambda: _calling(tmp_path / "calls"), 10, "the worker's round to call the model")
     worker.send_signal(signal.SIGTERM)
     time.sleep(0.3)
     assert worker.poll() is None  # still letting its round end

@@ -3,8 +3,9 @@
     python tests/work_process.py JSON_ARGS
 
 ``delay``: seconds each model call sleeps (a real model's latency); ``threads``: the worker's
-threads. It runs the same handler as ``python -m supportbot worker`` (signals included), so
-SIGTERM, SIGINT and SIGKILL act on it as on the real command.
+threads; ``calls``: a file marked as each model call starts. It runs the same handler as
+``python -m supportbot worker`` (signals included), so SIGTERM, SIGINT and SIGKILL act on it as
+on the real command.
 """
 
 from __future__ import annotations
@@ -27,11 +28,18 @@ from supportbot.cli_worker import worker
 
 
 class SlowLLM(ScriptedLLM):
-    def __init__(self, delay: float) -> None:
+    """``calls``: a file that gets a line as each model call starts, so a test knows a round is
+    under way (a ticket's lease alone does not say a thread has started its round)."""
+
+    def __init__(self, delay: float, calls: str | None = None) -> None:
         super().__init__(triage=refund_if_asked, draft=cite_hits)
         self.delay = delay
+        self.calls = calls
 
     def chat(self, messages: Sequence[Any], *, schema: Any = None, temperature: float = 0.0) -> Any:
+        if self.calls:
+            with open(self.calls, "a") as marks:
+                marks.write("call\n")
         if self.delay:
             time.sleep(self.delay)
         return super().chat(messages, schema=schema)
@@ -42,7 +50,7 @@ def main() -> int:
     settings = Settings.from_env()
     with SupportBot.open(
         os.environ["SUPPORTBOT_DATABASE_URL"],
-        llm=SlowLLM(args.get("delay", 0.0)),
+        llm=SlowLLM(args.get("delay", 0.0), args.get("calls")),
         settings=settings,
         backend="demo",
     ) as bot:  # type: ignore[arg-type]
