@@ -167,14 +167,14 @@ class Engine:
             if stored is None or _ends_round(loaded, stored):
                 return results
 
-    # Lease changes commit without waiting for the disk: after a database crash a lost
-    # acquire is simply not held, and a lost release expires after lease_seconds.
+    # A lease change is one statement that is its own transaction and commits without waiting
+    # for the disk (lease_repo.NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
     def _acquire(
         self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None, row: TicketRow | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
-            with self.store.transaction(durable=False) as tx:
-                cur = lease_repo.queue_acquire_lease(tx, ticket_id, owner, self.deps.settings.lease_seconds)
+            with self.store.statement() as conn:
+                cur = lease_repo.queue_acquire_lease(conn, ticket_id, owner, self.deps.settings.lease_seconds)
             taken = lease_repo.acquired(cur)  # read after the commit
         if taken is None:
             return None
@@ -188,8 +188,8 @@ class Engine:
             return self.store.load(conn, ticket_id), turn_count
 
     def _release(self, ticket_id: str, owner: str, known: int | None = None) -> int | None:
-        with self.store.transaction(durable=False) as tx:
-            cur = lease_repo.queue_release_lease(tx, ticket_id, owner, known=known)
+        with self.store.statement() as conn:
+            cur = lease_repo.queue_release_lease(conn, ticket_id, owner, known=known)
         return lease_repo.released(cur)
 
     def decide(
@@ -278,9 +278,9 @@ class Engine:
         Raises TicketBusy while a round runs: a person's action never waits on a model call.
         """
         owner = self.new_owner()
-        with self.store.transaction(durable=False) as tx:
+        with self.store.statement() as conn:
             cur = lease_repo.queue_acquire_lease(
-                tx, ticket_id, owner, self.deps.settings.lease_seconds, person=True
+                conn, ticket_id, owner, self.deps.settings.lease_seconds, person=True
             )
         taken = lease_repo.acquired(cur)
         if taken is None:
@@ -346,8 +346,8 @@ class Engine:
                     run.results.append(self._result(run.loaded.state, "waiting_approval"))
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
-                with self.store.transaction(durable=False) as tx:
-                    lease_repo.renew_lease(tx, ticket_id, run.owner, self.deps.settings.lease_seconds)
+                with self.store.statement() as conn:
+                    lease_repo.renew_lease(conn, ticket_id, run.owner, self.deps.settings.lease_seconds)
                 run.renewed = time.monotonic()
 
     def _execute(self, run: _Round, step: str) -> Loaded:

@@ -314,9 +314,9 @@ class Worker:
     def _heartbeat(self) -> None:
         stats = self.stats()
         try:
-            with self.store.transaction(durable=False) as tx:
+            with self.store.statement() as conn:
                 work_queue.heartbeat(
-                    tx,
+                    conn,
                     self.id,
                     threads=self.threads,
                     rounds=stats.rounds,

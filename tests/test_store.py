@@ -4,6 +4,7 @@ and a worker that lost its lease writes nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import psycopg
@@ -242,6 +243,50 @@ def test_a_transaction_opened_by_a_statement_rolls_back_on_any_error_and_speaks_
             assert conn.execute("SELECT turn_count FROM supportbot.tickets WHERE id = 'TXR'").fetchone() == (
                 1,
             )
+    finally:
+        store.close()
+
+
+def test_lease_changes_and_heartbeats_are_one_round_trip_whose_commit_alone_does_not_wait_for_the_disk(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(database_url)
+    changes: list[tuple[str, Callable[[psycopg.Connection], object]]] = [
+        ("acquire", lambda c: lease_repo.acquired(lease_repo.queue_acquire_lease(c, "TXA", "w1", 30))),
+        ("renew", lambda c: lease_repo.renew_lease(c, "TXA", "w1", 60)),
+        ("release", lambda c: lease_repo.released(lease_repo.queue_release_lease(c, "TXA", "w1", known=0))),
+        ("heartbeat", lambda c: work_queue.heartbeat(c, "w1", threads=4, rounds=2, failures=0, running=1)),
+    ]
+    try:
+        with store.transaction() as tx:
+            tx.execute(_INSERT, ("TXA",))
+        waits = _round_trips(monkeypatch)
+        answers = {}
+        for name, change in changes:
+            waits.clear()
+            with store.statement() as conn:
+                answers[name] = change(conn)
+                assert len(waits) == 1, name  # no BEGIN, SET LOCAL or COMMIT: a transaction by itself
+                assert conn.execute("SHOW synchronous_commit").fetchone() == (
+                    "on",
+                )  # the session's mode stays
+            if name == "renew":
+                with store.connection() as conn:  # committed
+                    assert conn.execute(
+                        "SELECT lease_owner, lease_expires > now() + interval '50 seconds'"
+                        " FROM supportbot.tickets WHERE id = 'TXA'"
+                    ).fetchone() == ("w1", True)
+        assert answers["acquire"] == (0, 0) and answers["release"] == 0
+        with store.connection() as conn:
+            assert conn.execute("SELECT lease_owner FROM supportbot.tickets WHERE id = 'TXA'").fetchone() == (
+                None,
+            )
+            assert conn.execute("SELECT rounds FROM supportbot.workers WHERE id = 'w1'").fetchone() == (2,)
+        for name, change in changes:  # what each statement sets holds for its own transaction only
+            with store.transaction() as tx:
+                assert tx.execute("SHOW synchronous_commit").fetchone() == ("on",)
+                change(tx)
+                assert tx.execute("SHOW synchronous_commit").fetchone() == ("off",), name
     finally:
         store.close()
 

@@ -20,6 +20,7 @@ from psycopg.rows import class_row
 
 from ..state import Turn
 from .channels import DONE_CHANNEL
+from .lease_repo import NOWAIT
 from .repo import TICKET_COLUMNS, TicketRow
 
 # Tickets a worker may take: not one a person has taken over (SupportBot.take_over); its customer
@@ -91,15 +92,14 @@ def claim_cursor(
     conn: psycopg.Connection, prefix: str, limit: int, lease_seconds: float
 ) -> psycopg.Cursor[Any]:
     """Lease up to ``limit`` due tickets, the longest-waiting first; ``claimed`` reads them (after
-    the commit). One statement, so it can run as a transaction of its own (``Store.statement``).
+    the commit). One statement, so it can run as a transaction of its own (``Store.statement``);
+    a lost claim is merely not held (``lease_repo.NOWAIT``).
 
     Each lease owner ends in a fresh random part, so a thread of this process that outlived its
     lease can never write under a later claim of the same ticket.
     """
     return conn.execute(
-        # A lost claim is merely not held: its commit need not wait for the disk (Store.statement).
-        "WITH nowait AS (SELECT set_config('synchronous_commit', 'off', true)),"
-        " picked AS (SELECT t.id FROM supportbot.tickets t"
+        f"WITH {NOWAIT}, picked AS (SELECT t.id FROM supportbot.tickets t"
         f" WHERE {_CLAIMABLE} AND {AVAILABLE_TO_BOT}"
         "  ORDER BY t.work_due, t.id LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
         " UPDATE supportbot.tickets t SET"
@@ -227,9 +227,10 @@ def stats(conn: psycopg.Connection, *, alive_within: float) -> QueueStats:
 def heartbeat(
     conn: psycopg.Connection, worker_id: str, *, threads: int, rounds: int, failures: int, running: int
 ) -> None:
+    """A statement of its own (``Store.statement``): see ``lease_repo.NOWAIT``."""
     conn.execute(
-        "INSERT INTO supportbot.workers (id, host, pid, threads, rounds, failures, running)"
-        " VALUES (%(id)s, %(h)s, %(p)s, %(n)s, %(r)s, %(f)s, %(u)s) ON CONFLICT (id) DO UPDATE SET"
+        f"WITH {NOWAIT} INSERT INTO supportbot.workers (id, host, pid, threads, rounds, failures, running)"
+        " SELECT %(id)s, %(h)s, %(p)s, %(n)s, %(r)s, %(f)s, %(u)s FROM nowait ON CONFLICT (id) DO UPDATE SET"
         " heartbeat = now(), rounds = excluded.rounds, failures = excluded.failures,"
         " running = excluded.running",
         {
