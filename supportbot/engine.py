@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -30,19 +29,15 @@ from .graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, STAR
 from .llm.base import Completion
 from .recent import RECENT_TICKETS, LastWritten
 from .records import ApprovalDecision, CustomerRecords
-from .state import ENGINE_FIELDS, Outcome, SupportState, new_round, reduce
+from .state import ENGINE_FIELDS, Outcome, SupportState
+from .step_record import ROUTED_BY_STATE, record_step
 from .store import lease_repo, repo, steps_repo
 from .store import queue as work_queue
-from .store.codec import encode_fields, encode_state
 from .store.repo import TicketRow
 from .store.store import Loaded, Store
 
 log = logging.getLogger(__name__)
 
-# Each round stores one checkpoint (a whole state without turns, so loading never replays far),
-# after this step: the summary it may rewrite is a state's largest field, and stored there it is
-# stored once.
-CHECKPOINT_AFTER = "prepare_context"
 # Step records commit without waiting for the disk, except those that carry new turns, a human
 # decision or a side effect: losing any other step to a database crash only means running it again.
 
@@ -457,7 +452,7 @@ class Engine:
             return handoff, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
-        return update, _ROUTED_BY_STATE
+        return update, ROUTED_BY_STATE  # record_step reads the route off the state after the step
 
     def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, steps_repo.StepWrite]:
         state = loaded.state
@@ -483,52 +478,15 @@ class Engine:
         *,
         stored_turns: int | None = None,
     ) -> tuple[Loaded, steps_repo.StepWrite, bool]:
-        """The state after ``step``, the write that records it, and whether it must commit now.
-
-        ``stored_turns``: turns below this index are in the database already (customer messages);
-        new turns above it are written with the record.
-        """
-        state = loaded.state
-        if step == START:
-            state = new_round(state)  # implied by the record, so not stored in it
-        after = reduce(state, update)
-        if next_step is _ROUTED_BY_STATE:
-            next_step = ROUTES[step](after, self.deps.settings.max_revisions)
-        pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](after)
-        if pausing:
-            update = {**update, "outcome": "waiting_approval"}
-            after = dataclasses.replace(after, outcome="waiting_approval")
-        new_turns = after.turns[stored_turns if stored_turns is not None else len(state.turns) :]
-        new_calls = after.tool_log[len(state.tool_log) :]
-        new_facts = after.facts[len(state.facts) :]
-        seq = loaded.seq + 1
-        refs = after.round_calls  # what this round's tools returned: stored values may refer to it
-        checkpoint = encode_state(after) if step == CHECKPOINT_AFTER else None
-        row = steps_repo.StepRow(
-            seq=seq,
-            round=after.round,
-            step=step,
-            next_step=next_step,
-            turn_count=len(after.turns),
-            tool_call_count=len(after.tool_log),
-            # the checkpoint is the state after this step, so the step's update is not kept twice
-            update={} if checkpoint is not None else encode_fields(update, tools=refs),
-            fact_count=len(after.facts),
+        """``record_step`` with this engine's settings."""
+        return record_step(
+            loaded,
+            step,
+            update,
+            next_step,
+            max_revisions=self.deps.settings.max_revisions,
+            stored_turns=stored_turns,
         )
-        status = _status(after, next_step, pausing)
-        write = steps_repo.StepWrite(
-            row=row,
-            created_at=datetime.now(UTC),
-            turns=new_turns,
-            tool_calls=new_calls,
-            facts_start=len(state.facts),
-            facts=new_facts,
-            checkpoint=checkpoint,
-            status=status if status != loaded.status else None,
-            approval=encode_fields({"refund_request": after.refund_request}, tools=refs) if pausing else None,
-        )
-        must_commit = bool(new_turns) or pausing or next_step is None
-        return Loaded(state=after, seq=seq, next_step=next_step, status=status), write, must_commit
 
     @staticmethod
     def _result(state: SupportState, outcome: Outcome) -> RoundResult:
@@ -558,10 +516,6 @@ class _Rounds(list[RoundResult]):
 # The steps a round starts with that call no model and read only the database (load_customer's
 # backend reads, when the backend declares ReadsEnginePool).
 _READS_ONLY = frozenset({START, "load_customer"})
-
-# What _call returns as the next step when the route is to be read off the state after the step,
-# which _record computes anyway (routes read no append-only field, so one reduce serves both).
-_ROUTED_BY_STATE: Any = object()
 
 
 def decision_fields(approval: ApprovalDecision | None) -> dict[str, Any]:
@@ -608,13 +562,3 @@ def _ends_round(loaded: Loaded, turn_count: int) -> bool:
     if loaded.next_step is None:
         return not _unanswered(loaded.state, turn_count)
     return _pauses(loaded)
-
-
-def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:
-    if state.human_agent:
-        return "with_human"
-    if pausing:
-        return "waiting_approval"
-    if next_step is None:
-        return {"resolved": "resolved", "escalated": "escalated"}.get(state.outcome or "", "open")
-    return "in_progress"
