@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import psycopg
 import pytest
@@ -247,11 +248,12 @@ def test_a_transaction_opened_by_a_statement_rolls_back_on_any_error_and_speaks_
         store.close()
 
 
-def test_lease_changes_and_heartbeats_are_one_round_trip_whose_commit_alone_does_not_wait_for_the_disk(
+def test_claims_lease_changes_and_heartbeats_are_one_round_trip_whose_commit_alone_skips_the_disk(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store(database_url)
     changes: list[tuple[str, Callable[[psycopg.Connection], object]]] = [
+        ("claim", lambda c: work_queue.claimed(work_queue.claim_cursor(c, "w:", 5, 30))),
         ("acquire", lambda c: lease_repo.acquired(lease_repo.queue_acquire_lease(c, "TXA", "w1", 30))),
         ("renew", lambda c: lease_repo.renew_lease(c, "TXA", "w1", 60)),
         ("release", lambda c: lease_repo.released(lease_repo.queue_release_lease(c, "TXA", "w1", known=0))),
@@ -260,8 +262,10 @@ def test_lease_changes_and_heartbeats_are_one_round_trip_whose_commit_alone_does
     try:
         with store.transaction() as tx:
             tx.execute(_INSERT, ("TXA",))
+            tx.execute(_INSERT, ("TXC",))
+            tx.execute("UPDATE supportbot.tickets SET work_due = now() WHERE id = 'TXC'")  # to claim
         waits = _round_trips(monkeypatch)
-        answers = {}
+        answers: dict[str, Any] = {}
         for name, change in changes:
             waits.clear()
             with store.statement() as conn:
@@ -276,8 +280,16 @@ def test_lease_changes_and_heartbeats_are_one_round_trip_whose_commit_alone_does
                         "SELECT lease_owner, lease_expires > now() + interval '50 seconds'"
                         " FROM supportbot.tickets WHERE id = 'TXA'"
                     ).fetchone() == ("w1", True)
+        claims = answers["claim"]
+        assert [c.ticket_id for c in claims] == ["TXC"] and claims[0].owner.startswith("w:TXC:")
         assert answers["acquire"] == (0, 0) and answers["release"] == 0
         with store.connection() as conn:
+            assert conn.execute("SELECT lease_owner FROM supportbot.tickets WHERE id = 'TXC'").fetchone() == (
+                claims[0].owner,
+            )
+            conn.execute(
+                "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL WHERE id = 'TXC'"
+            )
             assert conn.execute("SELECT lease_owner FROM supportbot.tickets WHERE id = 'TXA'").fetchone() == (
                 None,
             )
@@ -287,27 +299,5 @@ def test_lease_changes_and_heartbeats_are_one_round_trip_whose_commit_alone_does
                 assert tx.execute("SHOW synchronous_commit").fetchone() == ("on",)
                 change(tx)
                 assert tx.execute("SHOW synchronous_commit").fetchone() == ("off",), name
-    finally:
-        store.close()
-
-
-def test_a_claim_is_one_round_trip_and_leaves_the_sessions_commit_mode_alone(
-    database_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = Store(database_url)
-    try:
-        with store.transaction() as tx:
-            tx.execute(_INSERT, ("TXC",))
-            tx.execute("UPDATE supportbot.tickets SET work_due = now() WHERE id = 'TXC'")
-        waits = _round_trips(monkeypatch)
-        with store.statement() as conn:
-            claims = work_queue.claimed(work_queue.claim_cursor(conn, "w:", 5, 30))
-            assert len(waits) == 1  # no BEGIN, no COMMIT: the statement is its own transaction
-            assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
-        assert [c.ticket_id for c in claims] == ["TXC"] and claims[0].owner.startswith("w:TXC:")
-        with store.connection() as conn:  # committed
-            assert conn.execute("SELECT lease_owner FROM supportbot.tickets WHERE id = 'TXC'").fetchone() == (
-                claims[0].owner,
-            )
     finally:
         store.close()

@@ -169,8 +169,8 @@ class Store:
         limits bound it. Behind a pooler, which passes sessions from client to client, the
         limits are set per transaction, so the statement gets one after all.
 
-        It commits durably unless it says otherwise itself (``set_config('synchronous_commit',
-        'off', true)`` holds until its commit)."""
+        It commits durably unless it says otherwise itself (``lease_repo.NOWAIT``: a
+        ``set_config('synchronous_commit', 'off', true)`` holds until its commit)."""
         if self._limits is None:
             with self.connection() as conn:
                 yield conn
