@@ -1,13 +1,15 @@
 """Workers: answer every queued ticket without a caller waiting on it.
 
 One dispatcher thread claims due tickets (store/queue.py) and hands each to a thread that
-drives it (``Engine.drive``). It claims as many as it has free threads, plus a few more
-(``lookahead``: an eighth of the threads, rounded down): a claim is a database transaction that
-waits for the interpreter lock like every other thread, and under hundreds of threads it takes
-tens of milliseconds, during which threads that finish would otherwise sit idle. While tickets
-claimed ahead still wait for a thread, it claims again only once half the lookahead is free, so
-claims come in batches rather than one per finished round. A ticket claimed ahead waits here at
-most until this process's next round ends; its lease covers the wait.
+drives it (``Engine.drive``). It claims as many as it has free threads, plus half as many
+again (``lookahead``: half the threads, rounded down): a claim is a database transaction that
+waits for a pooled connection and for the interpreter lock like every other thread, and under
+hundreds of threads it takes tens to hundreds of milliseconds, during which threads that finish
+would otherwise sit idle (with an eighth ahead, three in ten threads that finished a round found
+no ticket waiting). While tickets claimed ahead still wait for a thread, it claims again only
+once half the lookahead is free, so claims come in batches rather than one per finished round.
+A ticket claimed ahead waits here at most until this process's next round ends; its lease covers
+the wait.
 
 A round holds a pooled connection only while it talks to the database, so many threads share a
 small pool while they wait on the model. A claim brings each ticket's row and waiting messages
@@ -78,7 +80,7 @@ class Worker:
     ) -> None:
         self.engine, self.store, self.settings = engine, store, settings
         self.threads = threads
-        self.lookahead = threads // 8  # see the module docstring
+        self.lookahead = threads // 2  # see the module docstring
         self.id = f"{engine.worker_id}-{uuid.uuid4().hex[:6]}"
         self._listen_url = listen_url
         self.stopping = stop or threading.Event()

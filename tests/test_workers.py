@@ -263,13 +263,13 @@ def test_the_dispatcher_reads_the_claimed_customers_once_for_all_their_rounds(
     open_bot: OpenBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bot = open_bot()
-    emails = ["wugang@example.com", "lina@example.com"] * 3
+    emails = ["wugang@example.com", "lina@example.com"] * 4
     tickets = [bot.open_ticket(e, body="E3001 同步失败", wait=False).ticket_id for e in emails]
     calls = _reads_by_thread(monkeypatch)
-    assert bot.work(threads=4, until_idle=True).rounds == 6
-    # One read per claim (the first takes a ticket per thread), made by the dispatcher; no round
-    # thread read its customer.
-    assert calls[0][1] == 4 and sum(n for _, n in calls) == 6
+    assert bot.work(threads=4, until_idle=True).rounds == 8
+    # One read per claim (the first takes a ticket per thread and half as many ahead), made by the
+    # dispatcher; no round thread read its customer.
+    assert calls[0][1] == 6 and len(calls) > 1 and sum(n for _, n in calls) == 8
     assert not any(name.startswith("supportbot-worker") for name, _ in calls)
     for ticket, email in zip(tickets, emails, strict=True):
         state = bot.state(ticket)
@@ -302,19 +302,19 @@ def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(
     for i in range(3):
         bot.open_ticket("wugang@example.com", body=f"问题 {i}", wait=False)
     worker = Worker(bot._engine, bot._store, bot._deps.settings, threads=64, listen_url=None)
-    assert worker.lookahead == 8
+    assert worker.lookahead == 32
     asked: list[int] = []
     real = work_queue.claim_cursor
     monkeypatch.setattr(work_queue, "claim_cursor", lambda tx, p, n, s: asked.append(n) or real(tx, p, n, s))
-    # 69 of 72 places taken (64 threads, 8 ahead): 3 free, under half the lookahead.
-    worker._active = {f"T{i}": f"o{i}" for i in range(69)}
+    # 81 of 96 places taken (64 threads, 32 ahead): 15 free, under half the lookahead.
+    worker._active = {f"T{i}": f"o{i}" for i in range(81)}
     worker._tasks.put(None)  # a claimed ticket still waits for a thread: no claim yet
     assert worker._claim() == 0 and asked == []
     assert worker._tasks.get_nowait() is None
-    assert worker._claim() == 3 and asked == [3]  # none waits: a thread may be idle, claim at once
-    worker._active = {f"T{i}": f"o{i}" for i in range(68)}
+    assert worker._claim() == 3 and asked == [15]  # none waits: a thread may be idle, claim at once
+    worker._active = {f"T{i}": f"o{i}" for i in range(80)}
     worker._tasks.put(None)
-    assert worker._claim() == 0 and asked == [3, 4]  # half the lookahead free: claim (none left)
+    assert worker._claim() == 0 and asked == [15, 16]  # half the lookahead free: claim (none left)
 
 
 def _poisoned(prompt: str) -> Triage:
