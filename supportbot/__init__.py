@@ -6,7 +6,6 @@ from .audit import AuditAction, AuditEntry
 from .backend.base import Backend, ForgetsCustomers
 from .bot import SupportBot
 from .config import Settings
-from .engine import RoundResult
 from .errors import SupportbotError
 from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
 from .llm.base import LLM, Completion, Usage
@@ -14,6 +13,7 @@ from .llm.offline import OfflineModel
 from .memory.profile import Profile
 from .opening import migrate
 from .records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
+from .rounds import RoundResult
 from .state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .store.migrate import Migration
 from .store.queue import QueueEntry, QueueStats

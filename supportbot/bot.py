@@ -17,7 +17,7 @@ from .audit import AuditEntry
 from .backend.base import Backend
 from .config import Settings
 from .deps import Deps
-from .engine import Engine, RoundResult
+from .engine import Engine
 from .errors import InvalidInput, UnknownCustomer
 from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
 from .llm.base import LLM
@@ -25,6 +25,7 @@ from .memory import tokens
 from .memory.profile import Profile
 from .memory.tokens import turn_tokens, with_tokens
 from .records import ApprovalDecision
+from .rounds import RoundResult
 from .state import Outcome, SupportState, TicketStatus, Turn
 from .store import queue as work_queue
 from .store import repo, steps_repo

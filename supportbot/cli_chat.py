@@ -19,11 +19,11 @@ from pydantic import BaseModel
 
 from .bot import SupportBot
 from .config import Settings
-from .engine import RoundResult
 from .errors import InvalidInput
 from .i18n import Translate, error_text, label, translator
 from .llm.base import LLM, Completion, Message
 from .llm.factory import models_from_settings
+from .rounds import RoundResult
 from .state import SupportState, Turn
 
 T = TypeVar("T")

@@ -13,8 +13,8 @@ from . import cli_takeover
 from .bot import SupportBot
 from .cli_chat import clip
 from .cli_text import PROG, cli_words, common_words, emit_json, pad, when
-from .engine import RoundResult
 from .i18n import Translate, label
+from .rounds import RoundResult
 
 DEMO_EMAIL = "wugang@example.com"
 DEMO_SUBJECT = "银行流水又同步失败了"  # how `demo` finds the ticket it played

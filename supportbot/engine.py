@@ -8,7 +8,6 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
@@ -29,7 +28,17 @@ from .graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, STAR
 from .llm.base import Completion
 from .recent import RECENT_TICKETS, LastWritten
 from .records import ApprovalDecision, CustomerRecords
-from .state import ENGINE_FIELDS, Outcome, SupportState
+from .rounds import (
+    READS_ONLY,
+    ActiveRound,
+    RoundResult,
+    RoundResults,
+    ends_round,
+    pauses,
+    result_of,
+    unanswered,
+)
+from .state import ENGINE_FIELDS, SupportState
 from .step_record import ROUTED_BY_STATE, record_step
 from .store import lease_repo, repo, steps_repo
 from .store import queue as work_queue
@@ -40,20 +49,6 @@ log = logging.getLogger(__name__)
 
 # Step records commit without waiting for the disk, except those that carry new turns, a human
 # decision or a side effect: losing any other step to a database crash only means running it again.
-
-
-@dataclass(frozen=True, slots=True)
-class RoundResult:
-    ticket_id: str
-    round: int
-    outcome: Outcome
-    reply: str = ""
-    handled_upto: int = 0  # customer messages before this turn index were answered by this round
-    # The decision on the round's refund as recorded (None: none in this round). An approval the
-    # business system could not apply (nothing left to refund on the invoice) is recorded as a
-    # rejection, and decision_note says why.
-    approved: bool | None = None
-    decision_note: str = ""
 
 
 class Engine:
@@ -118,7 +113,7 @@ class Engine:
         called with each round's result as it ends (a worker logs it). ``records``: the
         customer's records, read after the lease was taken, for the first round's load_customer.
         """
-        results: list[RoundResult] = _Rounds(on_round)
+        results: list[RoundResult] = RoundResults(on_round)
         owner = owner or self.new_owner()
         # No connection is held across the loop: each database call takes one from the pool and
         # gives it back, so a round waiting on a model holds none (see Store). Except at the
@@ -140,7 +135,7 @@ class Engine:
                 if acquired is None:
                     return results or None
                 loaded, turn_count = acquired
-                run = _Round(loaded, owner, turn_count, results, held=held, records=records)
+                run = ActiveRound(loaded, owner, turn_count, results, held=held, records=records)
                 records = None  # a later round reads them again
                 known: int | None = None  # set when the round ended: the ticket may leave the work queue
                 try:
@@ -159,7 +154,7 @@ class Engine:
                     stored = run.stored_at_release if run.released else self._release(ticket_id, owner, known)
             # Checked after releasing: a message stored while we held the lease saw the lease
             # taken and left its round to us, so look once more before leaving.
-            if stored is None or _ends_round(loaded, stored):
+            if stored is None or ends_round(loaded, stored):
                 return results
 
     # A lease change is one statement that is its own transaction and commits without waiting
@@ -310,16 +305,16 @@ class Engine:
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def _run(self, run: _Round) -> None:
+    def _run(self, run: ActiveRound) -> None:
         """Run the round's steps until it ends or pauses; ``run.loaded`` is where it stopped."""
         ticket_id = run.loaded.state.ticket.id
         while True:
             step = run.loaded.next_step
             if step is None:
-                if not _unanswered(run.loaded.state, run.turn_count):
+                if not unanswered(run.loaded.state, run.turn_count):
                     return
                 step = START
-            if step not in _READS_ONLY:
+            if step not in READS_ONLY:
                 run.held.close()  # gives the round's first connection back before any model call
             if step not in ROUTES:
                 raise ReplayMismatch(
@@ -330,22 +325,22 @@ class Engine:
                 )
             interrupt = INTERRUPTS.get(step)
             if interrupt is not None and not interrupt(run.loaded.state):
-                run.results.append(self._result(run.loaded.state, "waiting_approval"))
+                run.results.append(result_of(run.loaded.state, "waiting_approval"))
                 return
             run.loaded = self._execute(run, step)
             self._seen[ticket_id] = run.loaded
             if run.loaded.next_step is None:
-                run.results.append(self._result(run.loaded.state, run.loaded.state.outcome or "resolved"))
+                run.results.append(result_of(run.loaded.state, run.loaded.state.outcome or "resolved"))
             if run.released:  # the lease went with the round's last record
-                if _pauses(run.loaded):
-                    run.results.append(self._result(run.loaded.state, "waiting_approval"))
+                if pauses(run.loaded):
+                    run.results.append(result_of(run.loaded.state, "waiting_approval"))
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
                 with self.store.statement() as conn:
                     lease_repo.renew_lease(conn, ticket_id, run.owner, self.deps.settings.lease_seconds)
                 run.renewed = time.monotonic()
 
-    def _execute(self, run: _Round, step: str) -> Loaded:
+    def _execute(self, run: ActiveRound, step: str) -> Loaded:
         """Run one step and record it.
 
         Records of steps that neither act on the business system nor add turns are written
@@ -365,12 +360,12 @@ class Engine:
         deps = dataclasses.replace(self.deps, round=state.round, step=step, records=run.records)
         if step not in EFFECT_STEPS:
             update, next_step = self._call(step, state, deps)
-            if step in _READS_ONLY:
+            if step in READS_ONLY:
                 run.held.close()  # its reads are done: the rest of the round needs no shared connection
             loaded, write, must_commit = self._record(loaded, step, update, next_step)
             pending.append(write)
             if must_commit:
-                release = _ends_round(loaded, run.turn_count)  # a pause frees the ticket with its record
+                release = ends_round(loaded, run.turn_count)  # a pause frees the ticket with its record
                 with self.store.transaction() as tx:
                     cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
                 if release:
@@ -399,7 +394,7 @@ class Engine:
                 }
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
-            release = _ends_round(loaded, run.turn_count)  # the round ends here: its record frees the ticket
+            release = ends_round(loaded, run.turn_count)  # the round ends here: its record frees the ticket
             cur = self._flush(
                 tx, pending, state.ticket.id, owner, effects=deps.effects, release=release, after=loaded
             )
@@ -487,78 +482,3 @@ class Engine:
             max_revisions=self.deps.settings.max_revisions,
             stored_turns=stored_turns,
         )
-
-    @staticmethod
-    def _result(state: SupportState, outcome: Outcome) -> RoundResult:
-        return RoundResult(
-            ticket_id=state.ticket.id,
-            round=state.round,
-            outcome=outcome,
-            reply=state.reply if outcome != "waiting_approval" else "",
-            handled_upto=state.handled_upto,
-            **decision_fields(state.approval),
-        )
-
-
-class _Rounds(list[RoundResult]):
-    """The results of one drive, reporting each as it is added."""
-
-    def __init__(self, on_round: Callable[[RoundResult], None] | None) -> None:
-        super().__init__()
-        self._on_round = on_round
-
-    def append(self, result: RoundResult, /) -> None:
-        super().append(result)
-        if self._on_round is not None:
-            self._on_round(result)
-
-
-# The steps a round starts with that call no model and read only the database (load_customer's
-# backend reads, when the backend declares ReadsEnginePool).
-_READS_ONLY = frozenset({START, "load_customer"})
-
-
-def decision_fields(approval: ApprovalDecision | None) -> dict[str, Any]:
-    """RoundResult's view of the round's decision."""
-    return {} if approval is None else {"approved": approval.approved, "decision_note": approval.note}
-
-
-@dataclass(slots=True)
-class _Round:
-    """One round in progress under this worker's lease: what the loop carries from step to step."""
-
-    loaded: Loaded  # the state after the last step run
-    owner: str  # the lease's owner
-    turn_count: int  # the ticket's stored turns when the lease was taken
-    results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
-    held: ExitStack = field(default_factory=ExitStack)  # the connection of the round's first steps
-    records: CustomerRecords | None = None  # the customer's records, read before the round (drive)
-    pending: list[steps_repo.StepWrite] = field(default_factory=list)  # records written behind (_execute)
-    renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
-    released: bool = False  # the round's last record freed the lease ...
-    stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
-
-    def release_read(self, cur: psycopg.Cursor) -> None:
-        """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
-        self.released = True
-        self.stored_at_release = lease_repo.released(cur)
-
-
-def _unanswered(state: SupportState, turn_count: int) -> bool:
-    """Whether customer messages wait for a round: stored after this state, or taken in mid-round."""
-    return turn_count > len(state.turns) or any(
-        t.role == "customer" for t in state.turns[state.handled_upto :]
-    )
-
-
-def _pauses(loaded: Loaded) -> bool:
-    interrupt = INTERRUPTS.get(loaded.next_step or "")
-    return interrupt is not None and not interrupt(loaded.state)
-
-
-def _ends_round(loaded: Loaded, turn_count: int) -> bool:
-    """Whether this worker's part of the round ends with this record: it finished with no message
-    waiting, or it pauses for a human (a message that waits is answered after the decision)."""
-    if loaded.next_step is None:
-        return not _unanswered(loaded.state, turn_count)
-    return _pauses(loaded)

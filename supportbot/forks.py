@@ -63,7 +63,7 @@ def fork(store: Store, ticket_id: str, seq: int, *, actor: str, source: str) -> 
 
 
 def _status_after(loaded: Loaded) -> str:
-    """The ticket's status right after ``loaded``'s step, as the engine sets it (engine._status)."""
+    """The ticket's status right after ``loaded``'s step, as the engine sets it (step_record._status)."""
     if loaded.state.human_agent:
         return "with_human"
     if loaded.next_step is None:

@@ -7,7 +7,8 @@ back from the round's latest step record.
 
 from __future__ import annotations
 
-from .engine import Engine, RoundResult, decision_fields
+from .engine import Engine
+from .rounds import RoundResult, decision_fields
 from .store import queue as work_queue
 from .store import repo, steps_repo
 from .store.store import Store

@@ -21,10 +21,11 @@ import dataclasses
 import psycopg
 
 from . import audit
-from .engine import Engine, RoundResult
+from .engine import Engine
 from .errors import NotTakenOver, TakeoverRefused
 from .graph import HAND_BACK, HUMAN_REPLY, TAKEOVER
 from .memory.tokens import with_tokens
+from .rounds import RoundResult
 from .state import SupportState, Turn
 from .store import repo
 from .store.store import Loaded

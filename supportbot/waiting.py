@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .config import Settings
-from .engine import RoundResult
 from .errors import WaitTimeout
 from .notify import Listener, Waiters
+from .rounds import RoundResult
 from .store.channels import DONE_CHANNEL
 
 # How often a waiter reads the database anyway: while it listens, only to cover a lost

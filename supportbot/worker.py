@@ -37,10 +37,11 @@ from dataclasses import dataclass
 
 from .backend.base import ReadsCustomerRecords
 from .config import Settings
-from .engine import Engine, RoundResult
+from .engine import Engine
 from .errors import StoreError
 from .notify import Listener
 from .records import CustomerRecords
+from .rounds import RoundResult
 from .store import queue as work_queue
 from .store.channels import WORK_CHANNEL
 from .store.store import Store

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot.backend.demo_data import INVOICES, PAST_TICKETS
 from supportbot.backend.refund_policy import REFUND_WINDOW_DAYS, entitlement
-from supportbot.engine import RoundResult
+from supportbot.rounds import RoundResult
 
 SUNLI = "sunli@example.com"  # 专业版年付 3588.00, paid 2026-10-02: 13 of 365 days used on the demo day
 SUNLI_INVOICE = "INV-C0006-20261002"

@@ -23,7 +23,7 @@ from fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import Settings, SupportBot
 from supportbot.errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError
-from supportbot.store.store import _translated
+from supportbot.store.pool import translated
 
 THREADS = 4
 LEASE = 1.0
@@ -242,7 +242,7 @@ def test_storing_a_message_waits_for_a_held_ticket_no_longer_than_db_timeout(
 def test_driver_errors_become_store_errors_without_row_data(
     raised: psycopg.Error, becomes: type[StoreError]
 ) -> None:
-    translated = _translated(raised, 10.0)
-    assert type(translated) is becomes
-    assert "li@example.com" not in str(translated)  # a DETAIL line may quote customer data
-    assert ("SUPPORTBOT_DB_TIMEOUT" in str(translated)) == (becomes is StoreBusy)  # says what to do next
+    error = translated(raised, 10.0)
+    assert type(error) is becomes
+    assert "li@example.com" not in str(error)  # a DETAIL line may quote customer data
+    assert ("SUPPORTBOT_DB_TIMEOUT" in str(error)) == (becomes is StoreBusy)  # says what to do next

@@ -17,10 +17,10 @@ from .. import validate
 from ..audit import AuditEntry
 from ..backend.base import Backend
 from ..bot import SupportBot
-from ..engine import RoundResult
 from ..errors import ApprovalNotPending, ClaimConflict, UnknownCustomer
 from ..lifecycle import DeletionReport
 from ..memory.profile import Profile
+from ..rounds import RoundResult
 from ..state import SupportState, Turn
 from ..store import console_repo
 from ..store.console_repo import Claim, Note
