@@ -47,9 +47,6 @@ from .store.store import Loaded, Store
 
 log = logging.getLogger(__name__)
 
-# Step records commit without waiting for the disk, except those that carry new turns, a human
-# decision or a side effect: losing any other step to a database crash only means running it again.
-
 
 class Engine:
     def __init__(self, store: Store, deps: Deps, *, worker_id: str | None = None) -> None:
@@ -372,7 +369,9 @@ class Engine:
                     run.release_read(cur)
             return loaded
         release = False
-        # A reply always commits durably, so its transaction starts that way (no switch at the end).
+        # Step records commit without waiting for the disk, except those that carry new turns, a
+        # human decision or a side effect: losing any other step to a database crash only means
+        # running it again. A reply always commits durably, so its transaction starts that way.
         # Steps that reply lock the ticket row before they act, with the BEGIN: a message stored
         # from now on waits for the reply's record, and those stored before are read below.
         opening = repo.lock_turn_count_statement(state.ticket.id) if step in REPLY_STEPS else None

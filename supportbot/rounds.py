@@ -76,8 +76,9 @@ class ActiveRound:
     turn_count: int  # the ticket's stored turns when the lease was taken
     results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
     held: ExitStack = field(default_factory=ExitStack)  # the connection of the round's first steps
-    records: CustomerRecords | None = None  # the customer's records, read before the round (drive)
-    pending: list[steps_repo.StepWrite] = field(default_factory=list)  # records written behind (_execute)
+    records: CustomerRecords | None = None  # the customer's records, read before the round (Engine.drive)
+    # The step records written behind, with the round's next transaction (Engine._execute).
+    pending: list[steps_repo.StepWrite] = field(default_factory=list)
     renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
