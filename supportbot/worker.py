@@ -39,6 +39,7 @@ from .backend.base import ReadsCustomerRecords
 from .config import Settings
 from .engine import Engine
 from .errors import StoreError
+from .memory import tokens
 from .notify import Listener
 from .records import CustomerRecords
 from .rounds import RoundResult
@@ -106,7 +107,14 @@ class Worker:
         self._wake.set()
 
     def run(self, *, until_idle: bool = False) -> WorkerStats:
-        """Work until ``stop()`` (or, with ``until_idle``, until nothing is claimable and nothing runs)."""
+        """Work until ``stop()`` (or, with ``until_idle``, until nothing is claimable and nothing runs).
+
+        Raises ConfigError before claiming anything when the tokenizer cannot be loaded: every
+        round counts tokens, so each claimed ticket would fail its attempts and go to a human.
+        """
+        # Loaded now, not by the first round: parsing the ranks takes a tenth of a second or more
+        # of one thread holding the interpreter lock, just when the first claims start their rounds.
+        tokens.encoder()
         listener = None
         if self._listen_url is not None:
             listener = Listener(self._listen_url, [WORK_CHANNEL], lambda _c, _p: self._nudge()).start()

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from supportbot.errors import ConfigError
+from supportbot.i18n import error_text
 from supportbot.memory.tokens import (
     MESSAGE_OVERHEAD,
     TOKENIZER_FILE_ENV,
@@ -151,8 +152,31 @@ def test_url_is_not_fetched(tmp_path: Path) -> None:
 def test_malformed_tokenizer_file_is_a_config_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.tiktoken"
     bad.write_text("this is not a rank file\n")
-    with pytest.raises(ConfigError, match=r"bad\.tiktoken:1"):
+    with pytest.raises(ConfigError, match=r"bad\.tiktoken line 1 is not"):
         count_tokens("hello", tokenizer_file=bad)
+
+
+def test_an_unreadable_tokenizer_file_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    locked = tmp_path / "locked.tiktoken"
+    locked.write_text("YQ== 0\n")
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "open", refuse)  # tests run as root, which no file mode stops
+    with pytest.raises(ConfigError, match="cannot be read \\(Permission denied\\)"):
+        count_tokens("hello", tokenizer_file=locked)
+
+
+def test_a_tokenizer_error_says_which_setting_in_the_screen_language(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.tiktoken"
+    with pytest.raises(ConfigError) as caught:
+        count_tokens("hello", tokenizer_file=missing)
+    zh, en = error_text(caught.value, "zh"), error_text(caught.value, "en")
+    assert TOKENIZER_FILE_ENV in zh and str(missing) in zh and "分词文件" in zh
+    assert TOKENIZER_FILE_ENV in en and str(missing) in en and "tokenizer file" in en
 
 
 # -- counting a text from its pieces ------------------------------------------------------------

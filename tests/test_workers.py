@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -18,7 +19,8 @@ from supportbot import SupportBot
 from supportbot import engine as engine_module
 from supportbot import profiles as profiles_module
 from supportbot.backend.demo import DemoBackend
-from supportbot.errors import InvalidInput, WaitTimeout
+from supportbot.errors import ConfigError, InvalidInput, WaitTimeout
+from supportbot.memory.tokens import TOKENIZER_FILE_ENV
 from supportbot.records import CustomerRecords
 from supportbot.state import Triage
 from supportbot.store import queue as work_queue
@@ -355,6 +357,28 @@ def test_a_poison_ticket_is_retried_with_backoff_then_handed_to_a_human(
     listed = bot.queue()
     assert [(e.ticket_id, e.due, e.attempts) for e in listed] == [(poison.ticket_id, None, 3)]
     assert _agent_turns(database_url, poison.ticket_id) == 0
+
+
+def test_a_worker_without_a_tokenizer_stops_before_claiming_and_hands_nothing_over(
+    open_bot: OpenBot, database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bot = open_bot()
+    opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
+    # A deployment mistake, not the ticket's: every round would fail on it, and after its
+    # attempts each claimed ticket would go to a human.
+    monkeypatch.setenv(TOKENIZER_FILE_ENV, str(tmp_path / "missing.tiktoken"))
+    with pytest.raises(ConfigError, match=r"missing\.tiktoken does not exist"):
+        bot.work(threads=2, until_idle=True)
+    assert _queued(database_url) == [(opened.ticket_id,)]
+    assert rows(
+        database_url,
+        "SELECT work_attempts, work_error, lease_owner FROM supportbot.tickets WHERE id = %s",
+        opened.ticket_id,
+    ) == [(0, None, None)]
+
+    monkeypatch.delenv(TOKENIZER_FILE_ENV)
+    assert bot.work(threads=2, until_idle=True).rounds == 1
+    assert bot.wait(opened.ticket_id, opened, timeout=5).outcome == "resolved"
 
 
 def test_stats_count_the_queue_and_the_running_workers(open_bot: OpenBot) -> None:

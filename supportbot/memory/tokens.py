@@ -226,36 +226,53 @@ def _load(path: str | None) -> tiktoken.Encoding:
     try:
         return tiktoken.get_encoding(ENCODING_NAME)
     except (ValueError, OSError) as exc:  # unknown encoding name, or its bundled data file is gone
-        raise ConfigError(f"no offline tokenizer available ({exc}); {_INSTALL_HINT}") from exc
+        raise ConfigError(
+            f"no offline tokenizer available ({exc}); {_INSTALL_HINT}",
+            reason="tokenizer",
+            setting=TOKENIZER_FILE_ENV,
+        ) from exc
 
 
 def _from_file(path: Path) -> tiktoken.Encoding:
     # Parsed here instead of tiktoken.load.load_tiktoken_bpe, which would fetch any "http://" path:
     # a configured tokenizer must be a local file, whatever string ends up in the setting.
     if not path.is_file():
-        raise ConfigError(f"tokenizer file {path} does not exist; {_INSTALL_HINT}")
+        raise _unusable(path, "does not exist")
     ranks = _read_ranks(path)
     if not ranks:
-        raise ConfigError(f"tokenizer file {path} holds no ranks; {_INSTALL_HINT}")
+        raise _unusable(path, "holds no ranks")
     try:
         return tiktoken.Encoding(
             name=f"file:{path.name}", pat_str=_CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={}
         )
     except Exception as exc:  # the Rust core reports malformed rank tables with assorted types
-        raise ConfigError(f"tokenizer file {path} is not a usable rank table: {exc}") from exc
+        raise _unusable(path, f"is not a usable rank table: {exc}") from exc
 
 
 def _read_ranks(path: Path) -> dict[bytes, int]:
     ranks: dict[bytes, int] = {}
-    with path.open("rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                token, rank = line.split()
-                ranks[base64.b64decode(token, validate=True)] = int(rank)
-            except ValueError as exc:  # also covers binascii.Error from bad base64
-                raise ConfigError(
-                    f"{path}:{lineno} is not a '<base64 token> <rank>' line; is this a .tiktoken file?"
-                ) from exc
+    try:
+        with path.open("rb") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    token, rank = line.split()
+                    ranks[base64.b64decode(token, validate=True)] = int(rank)
+                except ValueError as exc:  # also covers binascii.Error from bad base64
+                    raise _unusable(
+                        path,
+                        f"line {lineno} is not a '<base64 token> <rank>' line; is this a .tiktoken file?",
+                    ) from exc
+    except OSError as exc:  # unreadable: permissions, or a device that fails mid-read
+        raise _unusable(path, f"cannot be read ({exc.strerror or exc})") from exc
     return ranks
+
+
+def _unusable(path: Path, why: str) -> ConfigError:
+    return ConfigError(
+        f"tokenizer file {path} {why}; {_INSTALL_HINT}",
+        reason="tokenizer_file",
+        setting=TOKENIZER_FILE_ENV,
+        path=str(path),
+    )
