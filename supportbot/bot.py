@@ -204,6 +204,7 @@ class SupportBot:
         """Answer queued tickets in this thread until ``stop`` is set (or, with ``until_idle``,
         until nothing is left to claim); ``threads`` rounds at a time (default
         ``Settings.worker_threads``). Any number of processes may work on one database.
+        Raises ConfigError, before claiming anything, when the tokenizer cannot be loaded.
         """
         settings = self._deps.settings
         count = validate.count("threads", threads if threads is not None else settings.worker_threads)
