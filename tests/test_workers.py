@@ -19,7 +19,7 @@ from supportbot import SupportBot
 from supportbot import engine as engine_module
 from supportbot import profiles as profiles_module
 from supportbot.backend.demo import DemoBackend
-from supportbot.errors import ConfigError, InvalidInput, WaitTimeout
+from supportbot.errors import ConfigError, InvalidInput, ModelError, WaitTimeout
 from supportbot.memory.tokens import TOKENIZER_FILE_ENV
 from supportbot.records import CustomerRecords
 from supportbot.state import Triage
@@ -379,6 +379,29 @@ def test_a_worker_without_a_tokenizer_stops_before_claiming_and_hands_nothing_ov
     monkeypatch.delenv(TOKENIZER_FILE_ENV)
     assert bot.work(threads=2, until_idle=True).rounds == 1
     assert bot.wait(opened.ticket_id, opened, timeout=5).outcome == "resolved"
+
+
+def test_a_model_that_fails_hands_the_ticket_over_at_once_without_retries(
+    open_bot: OpenBot, database_url: str
+) -> None:
+    class Down(ScriptedLLM):
+        def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+            if schema is None:  # the draft
+                raise ModelError("upstream returned 503 three times")
+            return super().chat(messages, schema=schema)
+
+    bot = open_bot(Down())
+    opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)
+    stats = bot.work(threads=1, until_idle=True)
+    assert (stats.rounds, stats.failures, stats.handed_off) == (1, 0, 0)  # not a failed round
+    assert bot.wait(opened.ticket_id, opened, timeout=5).outcome == "escalated"
+    assert "503" in bot.state(opened.ticket_id).handoff_reason
+    assert _queued(database_url) == []
+    assert rows(
+        database_url,
+        "SELECT work_attempts, work_error FROM supportbot.tickets WHERE id = %s",
+        opened.ticket_id,
+    ) == [(0, None)]
 
 
 def test_stats_count_the_queue_and_the_running_workers(open_bot: OpenBot) -> None:
