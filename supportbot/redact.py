@@ -6,7 +6,7 @@ other control character, a space, a non-ASCII character. httpx would otherwise f
 encoding the Authorization header, with an error that quotes the header, key and all.
 ``Redactor`` scrubs a key from text that may hold it anyway (an error body that echoes the
 request, a transport error), in the forms it takes there: as written, escaped by ``repr`` or
-JSON, and after "Bearer".
+JSON, and after "Bearer"; and it unlinks the exceptions chained below an error that quote it.
 """
 
 from __future__ import annotations
@@ -107,5 +107,40 @@ class Redactor:
         """Whether ``text`` holds the secret in any of its forms."""
         return any(form in text for form in self._forms)
 
+    def chain_leaks(self, exc: BaseException) -> bool:
+        """Whether ``exc`` or an exception chained to it quotes the secret."""
+        return any(self.leaks(_text_of(link)) for link in _chain(exc))
+
+    def cut_leaking_causes(self, error: BaseException) -> None:
+        """Unlink, below ``error``, every exception that quotes the secret, with what hangs below it.
+
+        ``error``'s own message is redacted already. Providers and proxies sometimes echo the
+        request back, and httpx quotes a header it cannot send: such a cause would put the key in
+        any traceback a host application logs.
+        """
+        for link in _chain(error):
+            if link.__cause__ is not None and self.leaks(_text_of(link.__cause__)):
+                link.__cause__ = None
+                link.__suppress_context__ = True
+            if link.__context__ is not None and self.leaks(_text_of(link.__context__)):
+                link.__context__ = None
+
     def __repr__(self) -> str:
         return "Redactor(***)"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and every exception reachable through causes and contexts, each once."""
+    found: dict[int, BaseException] = {}
+    todo = [exc]
+    while todo:
+        link = todo.pop()
+        if id(link) in found:
+            continue
+        found[id(link)] = link
+        todo += [e for e in (link.__cause__, link.__context__) if e is not None]
+    return list(found.values())
+
+
+def _text_of(exc: BaseException) -> str:
+    return f"{exc!s} {exc!r} {exc.args!r}"

@@ -188,12 +188,12 @@ class OpenAICompatible:
         except Exception as exc:
             # Anything else that quotes the key (an encoding error on the header) becomes a
             # ModelError too; other faults are bugs and pass through untouched.
-            if not _chain_leaks(exc, self._redact):
+            if not self._redact.chain_leaks(exc):
                 raise
             failure = ModelError(
                 self._redact(f"chat completion at {self._shown_url} failed: {type(exc).__name__}: {exc}")
             )
-        _cut_leaking_causes(failure, self._redact)
+        self._redact.cut_leaking_causes(failure)
         # Raised here, outside the except blocks, so Python chains no context the cut removed.
         raise failure
 
@@ -414,43 +414,6 @@ class OpenAICompatible:
             return 0.0
         prompt_price, completion_price = price
         return (usage.prompt_tokens * prompt_price + usage.completion_tokens * completion_price) / 1_000_000
-
-
-def _chain_leaks(exc: BaseException, redact: Redactor) -> bool:
-    """Whether ``exc`` or an exception chained to it quotes the key."""
-    return any(redact.leaks(_text_of(link)) for link in _chain(exc))
-
-
-def _cut_leaking_causes(error: BaseException, redact: Redactor) -> None:
-    """Unlink, below ``error``, every exception that quotes the key, with what hangs below it.
-
-    ``error``'s own message is redacted already. Providers and proxies sometimes echo the request
-    back, and httpx quotes a header it cannot send: such a cause would put the key in any
-    traceback a host application logs.
-    """
-    for link in _chain(error):
-        if link.__cause__ is not None and redact.leaks(_text_of(link.__cause__)):
-            link.__cause__ = None
-            link.__suppress_context__ = True
-        if link.__context__ is not None and redact.leaks(_text_of(link.__context__)):
-            link.__context__ = None
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """``exc`` and every exception reachable through causes and contexts, each once."""
-    found: dict[int, BaseException] = {}
-    todo = [exc]
-    while todo:
-        link = todo.pop()
-        if id(link) in found:
-            continue
-        found[id(link)] = link
-        todo += [e for e in (link.__cause__, link.__context__) if e is not None]
-    return list(found.values())
-
-
-def _text_of(exc: BaseException) -> str:
-    return f"{exc!s} {exc!r} {exc.args!r}"
 
 
 def _with_schema_hint(messages: Sequence[Message], schema: type[BaseModel]) -> list[dict[str, Any]]:
