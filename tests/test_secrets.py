@@ -166,6 +166,24 @@ def test_the_redactor_scrubs_escaped_forms_and_other_bearer_tokens() -> None:
     assert "SECRET" not in repr(Redactor(KEY))
 
 
+def test_the_redactor_unlinks_only_the_chained_exceptions_that_quote_the_key() -> None:
+    redact = Redactor(KEY)
+    quoting = ValueError(f"header Bearer {KEY} cannot be sent")
+    innocent = OSError("connection reset")
+    innocent.__cause__ = quoting  # the key hangs below an innocent link
+    error = ModelError("chat completion failed")
+    error.__cause__ = innocent
+    error.__context__ = TimeoutError("read timed out")
+    assert redact.chain_leaks(error) and not redact.chain_leaks(error.__context__)
+
+    redact.cut_leaking_causes(error)
+
+    assert not redact.chain_leaks(error)
+    assert error.__cause__ is innocent and innocent.__cause__ is None  # only the quoting link goes
+    assert isinstance(error.__context__, TimeoutError)
+    _assert_silent("".join(traceback.format_exception(error)))
+
+
 def _failing(exc: Callable[[httpx.Request], Exception]) -> httpx.Client:
     def handler(request: httpx.Request) -> httpx.Response:
         raise exc(request)
