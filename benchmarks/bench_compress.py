@@ -26,16 +26,12 @@ from pydantic import BaseModel
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ChineseText, fresh_database, median
 
-from supportbot import (
-    Completion,
-    Settings,
-    SupportBot,
-    context,
-)
-from supportbot.memory.compress import SUMMARY_PROMPT, compress
-from supportbot.memory.facts import SENTENCE_KINDS
-from supportbot.memory.tokens import count_tokens
-from supportbot.state import Review, SupportState, Triage
+from supportbot import Completion, Settings, SupportBot
+from supportbot._state import Review, SupportState, Triage
+from supportbot.memory._compress import SUMMARY_PROMPT, compress
+from supportbot.memory._facts import SENTENCE_KINDS
+from supportbot.memory._tokens import count_tokens
+from supportbot.reply import _context as context
 
 TECH = Triage(
     category="technical",

@@ -26,8 +26,9 @@ from pydantic import BaseModel
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ChineseText, fresh_database, insert_floor, median, p95
 
-from supportbot import Completion, Settings, SupportBot, graph
-from supportbot.state import Review, Triage
+from supportbot import Completion, Settings, SupportBot
+from supportbot._state import Review, Triage
+from supportbot.run import _graph as graph
 
 TABLES = ("tickets", "turns", "tool_calls", "steps", "checkpoints", "approvals", "effects")
 TECH = Triage(

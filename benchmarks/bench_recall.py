@@ -37,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import fresh_database, median
 
 from supportbot import Completion, Settings, SupportBot
-from supportbot.context import DRAFT_PROMPT, FACTS_OMITTED
+from supportbot._state import SupportState, Turn
 from supportbot.llm.offline import OfflineModel
-from supportbot.memory.facts import extract
-from supportbot.memory.mask import mask_text
-from supportbot.state import SupportState, Turn
+from supportbot.memory._facts import extract
+from supportbot.memory._mask import mask_text
+from supportbot.reply._context import DRAFT_PROMPT, FACTS_OMITTED
 
 BUDGETS = (800, 1200, 2000)
 EMAIL = "recall-bench@example.com"  # not a demo customer: no refund flow, no approval pauses

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import fresh_database, median, p95
 
 from supportbot import Completion, Settings, SupportBot
-from supportbot.state import Review, Triage
+from supportbot._state import Review, Triage
 
 TECH = Triage(
     category="technical",

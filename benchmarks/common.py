@@ -14,7 +14,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from supportbot.store.migrate import migrate
+from supportbot.store._migrate import migrate
 
 
 @contextmanager
@@ -23,7 +23,7 @@ def fresh_database(name: str) -> Iterator[str]:
     admin = os.environ.get("SUPPORTBOT_DATABASE_URL")
     tmp = None
     if not admin:
-        from supportbot.store.embedded import embedded_url
+        from supportbot.store._embedded import embedded_url
 
         tmp = tempfile.TemporaryDirectory(prefix="supportbot-bench-")
         admin = embedded_url(Path(tmp.name), admin=True)

@@ -16,8 +16,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from supportbot.store.migrate import migrate
-from supportbot.store.schema import dump_schema
+from supportbot.store._migrate import migrate
+from supportbot.store._schema import dump_schema
 
 OUT = Path(__file__).resolve().parent.parent / "sql" / "schema.sql"
 
@@ -26,7 +26,7 @@ def main() -> int:
     url = os.environ.get("SUPPORTBOT_DATABASE_URL")
     with tempfile.TemporaryDirectory() as scratch:
         if url is None:
-            from supportbot.store.embedded import embedded_url
+            from supportbot.store._embedded import embedded_url
 
             url = embedded_url(Path(scratch), admin=True)  # the superuser: it creates the scratch database
         name = f"supportbot_schema_{uuid.uuid4().hex[:8]}"

@@ -2,25 +2,25 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .audit import AuditAction, AuditEntry
+from ._bot import SupportBot
+from ._lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
+from ._opening import migrate
+from ._records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
+from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .backend.base import Backend, ForgetsCustomers
-from .bot import SupportBot
 from .config import Settings
 from .errors import SupportbotError
-from .lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
 from .llm.base import LLM, Completion, Usage
 from .llm.offline import OfflineModel
-from .memory.profile import Profile
-from .opening import migrate
-from .records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
-from .rounds import RoundResult
-from .state import Fact, Outcome, SupportState, TicketStatus, Turn
-from .store.migrate import Migration
-from .store.queue import QueueEntry, QueueStats
-from .store.repo import PendingApproval, TicketRow
-from .store.steps_repo import StepRecord
-from .waiting import Submitted
-from .worker import WorkerStats
+from .memory._profile import Profile
+from .run._rounds import RoundResult
+from .run._waiting import Submitted
+from .run._worker import WorkerStats
+from .store._audit import AuditAction, AuditEntry
+from .store._history import StepRecord
+from .store._migrate import Migration
+from .store._queue import QueueEntry, QueueStats
+from .store._tickets import PendingApproval, TicketRow
 
 try:
     __version__ = version("supportbot")

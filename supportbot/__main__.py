@@ -1,3 +1,3 @@
-from .cli import main
+from .cli._main import main
 
 raise SystemExit(main())

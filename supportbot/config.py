@@ -11,8 +11,8 @@ from pathlib import Path
 
 import platformdirs
 
+from ._redact import check_api_key, hide_password
 from .errors import ConfigError
-from .redact import check_api_key, hide_password
 
 
 def _default_data_dir() -> Path:
@@ -27,7 +27,7 @@ class Settings:
     max_revisions: int = 2
     lease_seconds: float = 30.0  # a worker that dies mid-round blocks its ticket at most this long
     pool_max_size: int = 4
-    # Database connections (store/store.py). A round holds a connection only while it talks to the
+    # Database connections (store/_store.py). A round holds a connection only while it talks to the
     # database, so a pool far smaller than the number of threads serves them all.
     pool_timeout: float = 5.0  # seconds to wait for a free pooled connection, then StoreBusy
     db_timeout: float = 10.0  # seconds: connect, statement and lock timeout; 0 turns the last two off
@@ -43,7 +43,7 @@ class Settings:
     llm_prices: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
     llm_timeout: float = 30.0  # seconds per network operation of one model request
     llm_max_retries: int = 3  # retries after the first attempt (connection errors, timeouts, 429, 5xx)
-    # Compression (memory/compress.py): what the conversation part of a prompt may cost.
+    # Compression (memory/_compress.py): what the conversation part of a prompt may cost.
     history_budget: int = 1200  # tokens for summary + unsummarized turns before folding starts
     keep_last: int = 4  # turns always kept verbatim
     summary_cap: int = 400  # tokens; a longer summary is condensed again
@@ -51,13 +51,13 @@ class Settings:
     context_window: int = 16_000  # tokens the model accepts; the whole prompt must fit
     trigger_fraction: float | None = None  # also fold when history exceeds this share of context_window
     mask_pii: bool = True  # mask phones, emails, ID and bank cards in summaries, facts and profiles
-    # With a real small model: also ask it for facts the rules missed (memory/assist.py); each is
+    # With a real small model: also ask it for facts the rules missed (memory/_assist.py); each is
     # kept only if it quotes its turn verbatim. Off by default: one more model call per round.
     fact_assist: bool = False
     # The business system when open() is given none: "demo", or "package.module:factory" where
     # factory(settings) returns a supportbot.Backend. The CLI uses "demo" when this is unset.
     backend: str | None = None
-    # Workers (worker.py) and waiting for answers (notify.py).
+    # Workers (run/_worker.py) and waiting for answers (store/_listen.py).
     worker_threads: int = 8  # rounds one worker process runs at once (each mostly waits on the model)
     worker_sweep_seconds: float = 2.0  # look for work at least this often, with or without NOTIFY
     worker_max_attempts: int = 5  # failed rounds of one ticket before a human gets it

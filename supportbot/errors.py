@@ -170,7 +170,7 @@ class ModelError(SupportbotError):
 
 
 # -- input hygiene ------------------------------------------------------------------------------
-# Raised before anything is written (supportbot/validate.py), so a caller can fix and retry.
+# Raised before anything is written (supportbot/_validate.py), so a caller can fix and retry.
 
 
 class WrongType(InvalidInput, TypeError):

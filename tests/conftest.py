@@ -19,8 +19,8 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo_data import load_demo_data
-from supportbot.store.migrate import migrate
+from supportbot.backend.demo._data import load_demo_data
+from supportbot.store._migrate import migrate
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -46,7 +46,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if url:
         yield url
         return
-    from supportbot.store.embedded import embedded_url
+    from supportbot.store._embedded import embedded_url
 
     data_dir = tmp_path_factory.mktemp("pg")
     yield embedded_url(data_dir, admin=True)  # the superuser: the fixtures create databases

@@ -18,13 +18,13 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
 from supportbot import Completion, OfflineModel, Settings, SupportBot
-from supportbot.backend.demo import DemoBackend
-from supportbot.backend.demo_data import demo_clock
-from supportbot.console.app import create_app
-from supportbot.console.service import Console
-from supportbot.console.users import Users, add_user
+from supportbot.backend.demo._backend import DemoBackend
+from supportbot.backend.demo._data import demo_clock
+from supportbot.console._app import create_app
+from supportbot.console._service import Console
+from supportbot.console._users import Users, add_user
 from supportbot.llm.base import Message
-from supportbot.store.store import Store
+from supportbot.store._store import Store
 
 DEMO_EMAIL = "wugang@example.com"
 HANDOFF_EMAIL = "sunli@example.com"

@@ -11,10 +11,10 @@ import psycopg
 from psycopg import sql
 from pydantic import BaseModel
 
+from supportbot._state import Review, Triage
+from supportbot.i18n._prompts import LABELS
 from supportbot.llm.base import Completion, Message, Usage
-from supportbot.memory.compress import SUMMARY_PROMPT
-from supportbot.prompts import LABELS
-from supportbot.state import Review, Triage
+from supportbot.memory._compress import SUMMARY_PROMPT
 
 TECH = Triage(
     category="technical",

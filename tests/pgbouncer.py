@@ -88,7 +88,7 @@ def _running(server_url: str, workdir: Path) -> Iterator[str]:
     port = free_port()
     # The embedded server's socket folder is private and its parents may be closed to PgBouncer's
     # OS user: PgBouncer then starts inside that folder and reaches the socket through its own
-    # working directory, as the server does (supportbot/store/embedded.py).
+    # working directory, as the server does (supportbot/store/_embedded.py).
     inside = host.startswith("/") and Path(host).is_dir() and os.geteuid() == 0
     server = f"host={'/proc/self/cwd' if inside else host} port={params.get('port') or 5432}"
     ini = workdir / "pgbouncer.ini"

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from hypothesis import strategies as st
 
-from supportbot.state import Role, Turn
+from supportbot._state import Role, Turn
 
 
 class Snippet(NamedTuple):
@@ -223,7 +223,7 @@ budgets = st.builds(
 )
 
 
-# -- the forms customers write facts in (memory/numbers.py, dates.py, contacts.py) ---------------
+# -- the forms customers write facts in (memory/_numbers.py, dates.py, contacts.py) ---------------
 # Keys are computed here by hand-written arithmetic, not with supportbot's normalizers.
 
 TURN_TIME = datetime(2026, 3, 18, 10, 0, tzinfo=UTC)  # a Wednesday

@@ -27,7 +27,7 @@ from supportbot import (
     migrate,
 )
 from supportbot.errors import ConfigError, InvalidInput, StoreError, UnknownTicket
-from supportbot.store.migrate import available
+from supportbot.store._migrate import available
 
 OpenBot = Callable[..., SupportBot]
 

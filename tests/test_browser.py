@@ -23,7 +23,7 @@ from console_kit import DEMO_EMAIL, PASSWORDS, Played, RecordingModel, make_user
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from supportbot import SupportBot
-from supportbot.console.app import create_app
+from supportbot.console._app import create_app
 
 CHROMIUM = "/usr/bin/chromium"
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from supportbot import SupportBot
-from supportbot.backend.demo_data import DEMO_TODAY, load_demo_data
-from supportbot.cli import build_parser, main
-from supportbot.cli_text import wrap
+from supportbot.backend.demo._data import DEMO_TODAY, load_demo_data
+from supportbot.cli._main import build_parser, main
+from supportbot.cli._text import wrap
 from supportbot.errors import UnknownTicket
 
 COMMANDS = (

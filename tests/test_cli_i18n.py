@@ -18,11 +18,11 @@ import pytest
 from test_cli import COMMANDS
 
 from supportbot import SupportBot, errors, i18n
-from supportbot.backend.demo_data import load_demo_data
-from supportbot.cli import main
+from supportbot._lifecycle import KEEP_MODES
+from supportbot._state import TicketStatus
+from supportbot.backend.demo._data import load_demo_data
+from supportbot.cli._main import main
 from supportbot.i18n import error_text
-from supportbot.lifecycle import KEEP_MODES
-from supportbot.state import TicketStatus
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _ARGPARSE_ENGLISH = (

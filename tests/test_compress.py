@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import Budget, budgets, conversations
 
+from supportbot._state import Turn
 from supportbot.errors import InvalidInput
-from supportbot.memory.compress import (
+from supportbot.memory._compress import (
     SUMMARY_PROMPT,
     Compression,
     _longest,
@@ -22,9 +23,8 @@ from supportbot.memory.compress import (
     text_tokens,
     truncate_to_tokens,
 )
-from supportbot.memory.facts import extract, update_ledger
-from supportbot.memory.tokens import turn_tokens, with_tokens
-from supportbot.state import Turn
+from supportbot.memory._facts import extract, update_ledger
+from supportbot.memory._tokens import turn_tokens, with_tokens
 
 
 class Recorder:

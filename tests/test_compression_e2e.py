@@ -8,9 +8,9 @@ import psycopg
 from fakes import ScriptedLLM
 
 from supportbot import SupportBot
-from supportbot.context import ANSWER_RESERVE
 from supportbot.errors import ModelError
-from supportbot.memory.tokens import count_tokens
+from supportbot.memory._tokens import count_tokens
+from supportbot.reply._context import ANSWER_RESERVE
 
 OpenBot = Callable[..., SupportBot]
 BILL = "INV-2026-0415"

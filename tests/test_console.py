@@ -21,11 +21,12 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from supportbot import SupportBot, i18n
-from supportbot.console import api, pages
-from supportbot.console.app import create_app
-from supportbot.console.security import Sessions
-from supportbot.console.service import Console
-from supportbot.console.users import Users
+from supportbot.console import _api as api
+from supportbot.console import _pages as pages
+from supportbot.console._app import create_app
+from supportbot.console._security import Sessions
+from supportbot.console._service import Console
+from supportbot.console._users import Users
 
 Setup = tuple[Console, SupportBot, Users, Played]
 

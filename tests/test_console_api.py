@@ -26,11 +26,11 @@ from console_kit import (
 from fastapi.testclient import TestClient
 
 from supportbot import SupportBot
-from supportbot.cli import main
-from supportbot.console.app import create_app
-from supportbot.console.security import MAX_SESSIONS, Sessions
-from supportbot.console.service import Console
-from supportbot.console.users import Operator, Users, add_user
+from supportbot.cli._main import main
+from supportbot.console._app import create_app
+from supportbot.console._security import MAX_SESSIONS, Sessions
+from supportbot.console._service import Console
+from supportbot.console._users import Operator, Users, add_user
 from supportbot.errors import ClaimConflict, ConsoleConfigError
 
 Setup = tuple[Console, SupportBot, Users, Played]
@@ -255,7 +255,7 @@ def test_a_sign_in_posted_as_text_by_another_site_is_not_read_as_json(setup: Set
 
 def test_the_core_never_imports_the_console() -> None:
     code = (
-        "import sys, supportbot, supportbot.cli; supportbot.cli.build_parser(); "
+        "import sys, supportbot, supportbot.cli._main as cli; cli.build_parser(); "
         "web = ('fastapi', 'starlette', 'jinja2', 'uvicorn'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in web or 'console' in m.split('.')))"
     )

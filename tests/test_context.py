@@ -9,17 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import conversations
 
-from supportbot import context
-from supportbot.caches import Caches
-from supportbot.findings import Finding, render
-from supportbot.guardrails import EVIDENCE_LABEL
-from supportbot.memory import ledger
-from supportbot.memory.compress import render_turns
-from supportbot.memory.facts import SENTENCE_KINDS, update_ledger
-from supportbot.memory.tokens import count_tokens, turn_tokens, with_tokens
-from supportbot.prompts import SECTIONS, PromptSections
-from supportbot.records import Hit
-from supportbot.state import Review, SupportState, Ticket, Turn
+from supportbot._records import Hit
+from supportbot._state import Review, SupportState, Ticket, Turn
+from supportbot.i18n._prompts import SECTIONS, PromptSections
+from supportbot.memory import _ledger as ledger
+from supportbot.memory._compress import render_turns
+from supportbot.memory._facts import SENTENCE_KINDS, update_ledger
+from supportbot.memory._tokens import count_tokens, turn_tokens, with_tokens
+from supportbot.reply import _context as context
+from supportbot.reply._caches import Caches
+from supportbot.reply._findings import Finding, render
+from supportbot.reply._guardrails import EVIDENCE_LABEL
 
 NOW = datetime(2026, 10, 15, tzinfo=UTC)
 ORDER = ["hits", "findings", "basics", "profile", "facts", "summary", "history", "latest"]

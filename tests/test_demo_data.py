@@ -14,8 +14,9 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from supportbot.backend.demo import DemoBackend
-from supportbot.backend.demo_data import (
+from supportbot._records import Customer, PastTicket, Subscription
+from supportbot.backend.demo._backend import DemoBackend
+from supportbot.backend.demo._data import (
     CUSTOMERS,
     DEMO_TODAY,
     INVOICES,
@@ -26,8 +27,7 @@ from supportbot.backend.demo_data import (
     demo_profile_inputs,
     load_demo_data,
 )
-from supportbot.memory.profile import build_profile, fingerprint
-from supportbot.records import Customer, PastTicket, Subscription
+from supportbot.memory._profile import build_profile, fingerprint
 
 TABLES = ("kb_articles", "customers", "subscriptions", "invoices", "past_tickets")
 

@@ -29,8 +29,8 @@ from fakes import ScriptedLLM, seed_business
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from supportbot import Settings, SupportBot
-from supportbot.store import embedded
-from supportbot.store.migrate import migrate
+from supportbot.store import _embedded as embedded
+from supportbot.store._migrate import migrate
 
 ROOT = os.geteuid() == 0
 NOBODY = 65534

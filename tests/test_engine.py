@@ -13,6 +13,7 @@ from conftest import bot_settings
 from fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked
 
 from supportbot import SupportBot
+from supportbot._state import Review
 from supportbot.errors import (
     ApprovalNotPending,
     EmptyMessage,
@@ -23,7 +24,6 @@ from supportbot.errors import (
     UnknownStep,
     UnknownTicket,
 )
-from supportbot.state import Review
 
 OpenBot = Callable[..., SupportBot]
 

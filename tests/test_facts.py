@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import AnnotatedTurn, annotated_conversations, annotated_turns, conversations
 
+from supportbot._state import Fact, Role, Turn
 from supportbot.errors import InvalidInput
-from supportbot.memory import facts
-from supportbot.memory.facts import FACT_LABELS_EN, extract, update_ledger
-from supportbot.memory.ledger import render_facts
-from supportbot.memory.ledger import view as ledger_view
-from supportbot.memory.tokens import count_joined, count_tokens
-from supportbot.state import Fact, Role, Turn
+from supportbot.memory import _facts as facts
+from supportbot.memory._facts import FACT_LABELS_EN, extract, update_ledger
+from supportbot.memory._ledger import render_facts
+from supportbot.memory._ledger import view as ledger_view
+from supportbot.memory._tokens import count_joined, count_tokens
 
 
 def found(text: str, role: Role = "customer") -> set[tuple[str, str]]:
@@ -353,7 +353,7 @@ _WISH_TEXTS = st.lists(
 @given(_WISH_TEXTS)
 def test_the_lasting_wish_pattern_matches_like_its_plain_form(text: str) -> None:
     """steps._LASTING_WISH gained a look-ahead for speed only; _lasting_wish remembers its answer."""
-    from supportbot import steps
+    from supportbot.run import _steps as steps
 
     assert steps._LASTING_WISH.pattern.startswith("(?=[")
     assert matches(steps._LASTING_WISH, text) == matches(without_lookahead(steps._LASTING_WISH), text)
@@ -406,7 +406,7 @@ def test_a_long_ledger_renders_as_before_and_counts_as_its_text() -> None:
 def test_a_plan_from_the_backend_catalogue_is_pinned_where_the_form_alone_would_miss_it() -> None:
     """Plan names are the business system's own words: a catalogue name with no `…版` shape is a
     fact only because the backend listed it, and compress() passes the catalogue on."""
-    from supportbot.memory.compress import compress
+    from supportbot.memory._compress import compress
 
     said = Turn("customer", "我们现在用的是旗舰套餐,想改成年付", round=1, idx=0)
     assert [f.kind for f in extract(said, 0)] == []
@@ -429,8 +429,8 @@ def test_the_demo_backend_lists_its_plan_catalogue(demo_url: str) -> None:
 
 def test_a_request_a_later_yes_status_settles_ranks_after_open_ones() -> None:
     """Satisfied requests and promises are kept but ranked last, so a tight allowance drops them
-    before an open request (the display policy of memory/ledger.py)."""
-    from supportbot.memory.ledger import units
+    before an open request (the display policy of memory/_ledger.py)."""
+    from supportbot.memory._ledger import units
 
     turns = (
         Turn("customer", "我想申请退款 200 元", round=1, idx=0),

@@ -11,10 +11,10 @@ from fakes import TECH, ScriptedLLM, seed_business
 from openai_server import ScriptedServer, completion
 
 from supportbot import Settings, SupportBot
-from supportbot.llm.openai import OpenAICompatible
-from supportbot.memory.assist import ProposedFact, ProposedFacts, accept, assist_messages
-from supportbot.memory.facts import update_ledger
-from supportbot.state import Review, Turn
+from supportbot._state import Review, Turn
+from supportbot.llm._openai import OpenAICompatible
+from supportbot.memory._assist import ProposedFact, ProposedFacts, accept, assist_messages
+from supportbot.memory._facts import update_ledger
 
 TURNS = [
     Turn("customer", "升级费是 1680 元"),

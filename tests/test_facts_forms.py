@@ -9,11 +9,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import FACT_FREE, TURN_TIME, Snippet, customer_forms, fact_free_text
 
-from supportbot.memory import ledger
-from supportbot.memory.dates import canonical_date, dates
-from supportbot.memory.facts import current_facts, extract, is_request, update_ledger
-from supportbot.memory.numbers import amounts, canonical_amount, parse_chinese
-from supportbot.state import Fact, Role, Turn
+from supportbot._state import Fact, Role, Turn
+from supportbot.memory import _ledger as ledger
+from supportbot.memory._dates import canonical_date, dates
+from supportbot.memory._facts import current_facts, extract, is_request, update_ledger
+from supportbot.memory._numbers import amounts, canonical_amount, parse_chinese
 
 
 def keys(text: str, kind: str, *, role: Role = "customer", mask: bool = False) -> list[str]:
@@ -262,7 +262,7 @@ def test_the_allowance_degrades_by_rank_and_counts_what_it_leaves_out() -> None:
     assert tight.omitted > 0 and "id" in kinds
     assert all(f.kind != "request" for f in tight.shown) or {f.kind for f in facts if f.kind == "id"} <= kinds
     assert f"另有 {tight.omitted} 条事实因篇幅未列出" in "".join(tight.pieces)
-    from supportbot.memory.tokens import count_joined
+    from supportbot.memory._tokens import count_joined
 
     assert count_joined(list(tight.pieces)) <= 400
 
@@ -276,7 +276,7 @@ def test_each_fact_free_sentence_alone_yields_nothing(filler: str) -> None:
 
 
 def test_the_summary_never_states_a_replaced_value_as_current() -> None:
-    from supportbot.memory.compress import extractive_summarize
+    from supportbot.memory._compress import extractive_summarize
 
     earlier = extractive_summarize("", [Turn("customer", "升级费是 1680 元。还没有收到退款。")])
     assert "1680" in earlier and "还没有收到退款" in earlier
@@ -288,7 +288,7 @@ def test_the_summary_never_states_a_replaced_value_as_current() -> None:
 
 
 def test_a_short_summary_drops_what_the_ledger_pins_before_context() -> None:
-    from supportbot.memory.compress import extractive_summarize
+    from supportbot.memory._compress import extractive_summarize
 
     turns = [
         Turn("customer", "我们的年度对账一直卡在导入那一步"),
@@ -303,8 +303,8 @@ def test_a_short_summary_drops_what_the_ledger_pins_before_context() -> None:
 
 
 def test_the_resolved_ticket_record_keeps_only_current_values() -> None:
-    from supportbot.state import SupportState, Ticket
-    from supportbot.steps import ticket_facts
+    from supportbot._state import SupportState, Ticket
+    from supportbot.run._steps import ticket_facts
 
     turns = tuple(Turn("customer", m) for m in ("升级费是 1680 元", "说错了,升级费应该是 1860 元"))
     ticket = Ticket("T1", "a@example.com", "升级", turns[0].content, datetime(2026, 3, 18, tzinfo=UTC))
@@ -313,9 +313,9 @@ def test_the_resolved_ticket_record_keeps_only_current_values() -> None:
 
 
 def test_compress_reserves_at_least_what_the_prompt_s_labels_cost() -> None:
-    from supportbot import context
-    from supportbot.memory.compress import PROMPT_LABEL_TOKENS
-    from supportbot.memory.tokens import count_tokens
+    from supportbot.memory._compress import PROMPT_LABEL_TOKENS
+    from supportbot.memory._tokens import count_tokens
+    from supportbot.reply import _context as context
 
     names = ("facts", "summary", "history", "latest")
     labels = sum(count_tokens(context.LABELS[name] + "\n") for name in names)

@@ -19,6 +19,7 @@ import pytest
 from fakes import ScriptedLLM, cite_hits, refund_if_asked, row_counts
 
 from supportbot import SupportBot
+from supportbot._state import Turn
 from supportbot.errors import (
     ApprovalNotPending,
     ForkRefused,
@@ -35,8 +36,7 @@ from supportbot.errors import (
     WrongType,
 )
 from supportbot.i18n import error_text
-from supportbot.state import Turn
-from supportbot.store import repo
+from supportbot.store import _tickets as repo
 
 OpenBot = Callable[..., SupportBot]
 

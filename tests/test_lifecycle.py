@@ -12,7 +12,8 @@ from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part
 from psycopg import sql
 
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo_data import CUSTOMERS, DEMO_TODAY, load_demo_data
+from supportbot._state import Triage
+from supportbot.backend.demo._data import CUSTOMERS, DEMO_TODAY, load_demo_data
 from supportbot.errors import (
     CustomerBusy,
     InvalidInput,
@@ -22,9 +23,8 @@ from supportbot.errors import (
     UnknownStep,
     UnknownTicket,
 )
-from supportbot.memory import tokens
-from supportbot.state import Triage
-from supportbot.store import lease_repo
+from supportbot.memory import _tokens as tokens
+from supportbot.store import _lease as lease_repo
 
 SCHEMAS = ("supportbot", "demo")
 # 吴刚 as the demo data has him: id, email, name, phone.

@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from strategies import EN_FILLER, ZH_FILLER, conversations, fact_snippets
 
 from supportbot import OfflineModel, Settings, SupportBot
-from supportbot.backend.demo_data import demo_profile_inputs, load_demo_data
-from supportbot.memory import mask
-from supportbot.memory.compress import compress, extractive_summarize
-from supportbot.memory.facts import update_ledger
-from supportbot.memory.ledger import render_facts
-from supportbot.memory.mask import mask_summarizer, mask_text
-from supportbot.memory.profile import build_profile
-from supportbot.records import PastTicket
-from supportbot.state import SupportState, Ticket, Turn
-from supportbot.steps import ticket_facts
+from supportbot._records import PastTicket
+from supportbot._state import SupportState, Ticket, Turn
+from supportbot.backend.demo._data import demo_profile_inputs, load_demo_data
+from supportbot.memory import _mask as mask
+from supportbot.memory._compress import compress, extractive_summarize
+from supportbot.memory._facts import update_ledger
+from supportbot.memory._ledger import render_facts
+from supportbot.memory._mask import mask_summarizer, mask_text
+from supportbot.memory._profile import build_profile
+from supportbot.run._steps import ticket_facts
 
 
 @pytest.mark.parametrize(

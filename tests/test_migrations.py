@@ -9,7 +9,7 @@ import pytest
 from fakes import ScriptedLLM, seed_business
 
 from supportbot import Settings, SupportBot, SupportState
-from supportbot.store.migrate import migrate
+from supportbot.store._migrate import migrate
 
 
 def _open(database_url: str, llm: ScriptedLLM | None = None) -> SupportBot:

@@ -18,9 +18,9 @@ from fakes import rows
 from openai_server import Reply, ScriptedServer, completion, error
 
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo_data import load_demo_data
-from supportbot.llm.openai import OpenAICompatible
-from supportbot.state import Review, Triage
+from supportbot._state import Review, Triage
+from supportbot.backend.demo._data import load_demo_data
+from supportbot.llm._openai import OpenAICompatible
 
 KEY = "sk-loopback-SECRET-42"
 BANK_SYNC = "招商银行流水同步失败,提示 E3001"

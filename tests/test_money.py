@@ -1,6 +1,6 @@
 """Money: the refund policy, the database's money invariants, and approvals racing across tickets.
 
-The policy is a pure function (backend/refund_policy.py); the invariants live in the database
+The policy is a pure function (backend/demo/_refund_policy.py); the invariants live in the database
 (sql/010_refund_invariants.sql), so they hold for every writer, two approvals at once included.
 """
 
@@ -23,9 +23,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from supportbot import OfflineModel, Settings, SupportBot
-from supportbot.backend.demo_data import INVOICES, PAST_TICKETS
-from supportbot.backend.refund_policy import REFUND_WINDOW_DAYS, entitlement
-from supportbot.rounds import RoundResult
+from supportbot.backend.demo._data import INVOICES, PAST_TICKETS
+from supportbot.backend.demo._refund_policy import REFUND_WINDOW_DAYS, entitlement
+from supportbot.run._rounds import RoundResult
 
 SUNLI = "sunli@example.com"  # 专业版年付 3588.00, paid 2026-10-02: 13 of 365 days used on the demo day
 SUNLI_INVOICE = "INV-C0006-20261002"

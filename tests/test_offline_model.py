@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot import guardrails
-from supportbot.findings import Finding
-from supportbot.guardrails import EVIDENCE_LABEL, claims_approval, draft_problems, durations
+from supportbot._records import Hit
+from supportbot._state import Review, Triage, Turn
+from supportbot.i18n._prompts import SECTIONS, PromptSections
 from supportbot.llm.offline import OfflineModel, compose_reply, triage
-from supportbot.memory.compress import summary_messages
-from supportbot.prompts import SECTIONS, PromptSections
-from supportbot.records import Hit
-from supportbot.state import Review, Triage, Turn
+from supportbot.memory._compress import summary_messages
+from supportbot.reply import _guardrails as guardrails
+from supportbot.reply._findings import Finding
+from supportbot.reply._guardrails import EVIDENCE_LABEL, claims_approval, draft_problems, durations
 
 ARTICLES = (
     Hit(

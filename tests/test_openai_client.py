@@ -21,14 +21,14 @@ import pytest
 from openai_server import Reply, ScriptedServer, completion, error, stream
 from pydantic import BaseModel
 
-from supportbot import context
+from supportbot._records import Hit
+from supportbot._state import SupportState, Ticket
 from supportbot.config import Settings
 from supportbot.errors import ConfigError, ModelError
+from supportbot.i18n._prompts import SECTIONS, PromptSections
+from supportbot.llm._openai import OpenAICompatible
 from supportbot.llm.base import Message, Usage
-from supportbot.llm.openai import OpenAICompatible
-from supportbot.prompts import SECTIONS, PromptSections
-from supportbot.records import Hit
-from supportbot.state import SupportState, Ticket
+from supportbot.reply import _context as context
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 Make = Callable[..., OpenAICompatible]  # the `make` fixture: a client aimed at the scripted server

@@ -95,9 +95,9 @@ def test_nothing_in_the_code_or_schema_needs_a_session() -> None:
     ]
     sources = [*(ROOT / "supportbot").rglob("*.py"), *(ROOT / "sql").glob("*.sql")]
     assert len(sources) > 30
-    # The one LISTEN is notify.py's, on a connection of its own that never comes from the pool
+    # The one LISTEN is store/_listen.py's, on a connection of its own that never comes from the pool
     # (Settings.listen_url, or none: behind PgBouncer without that setting, supportbot polls).
-    listener = ROOT / "supportbot" / "notify.py"
+    listener = ROOT / "supportbot" / "store" / "_listen.py"
     found = [
         f"{path.relative_to(ROOT)}: {match.group(0)!r}"
         for path in sources
@@ -108,7 +108,7 @@ def test_nothing_in_the_code_or_schema_needs_a_session() -> None:
     assert found == []
     assert "psycopg.connect(self._url" in listener.read_text(encoding="utf-8")
     # The migrator's lock is the transaction-level one, released with its commit.
-    assert "pg_advisory_xact_lock" in (ROOT / "supportbot" / "store" / "migrate.py").read_text(
+    assert "pg_advisory_xact_lock" in (ROOT / "supportbot" / "store" / "_migrate.py").read_text(
         encoding="utf-8"
     )
 

@@ -14,7 +14,7 @@ import pytest
 from fakes import REFUND, ScriptedLLM, cite_hits, rows
 
 from supportbot import OfflineModel, Settings, SupportBot
-from supportbot.state import Triage
+from supportbot._state import Triage
 
 OpenBot = Callable[..., SupportBot]
 BANK_SYNC = "招商银行流水同步失败,提示 E3001"
@@ -250,7 +250,7 @@ def test_a_model_that_obeys_the_injection_cannot_approve(
 
 def test_every_reply_stores_the_count_of_its_own_text(open_bot: OpenBot) -> None:
     """A reply's count is taken from its reviewed draft's (count_edited): it must be the reply's own."""
-    from supportbot.memory.tokens import MESSAGE_OVERHEAD, count_tokens
+    from supportbot.memory._tokens import MESSAGE_OVERHEAD, count_tokens
 
     bot = open_bot()
     plain = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC).ticket_id

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot.backend.demo_data import DEMO_TODAY, demo_profile_inputs
+from supportbot._records import Customer, PastTicket, Subscription
+from supportbot.backend.demo._data import DEMO_TODAY, demo_profile_inputs
 from supportbot.errors import InvalidInput
-from supportbot.memory.profile import Profile, build_profile, fingerprint
-from supportbot.records import Customer, PastTicket, Subscription
+from supportbot.memory._profile import Profile, build_profile, fingerprint
 
 TODAY = date(2026, 10, 15)
 SELF = "C-self"
@@ -187,8 +187,8 @@ def test_text_is_byte_identical_across_processes() -> None:
     here = [build_profile(*inputs, today=DEMO_TODAY).text, fingerprint(*inputs)]
     script = (
         "import json, sys\n"
-        "from supportbot.backend.demo_data import DEMO_TODAY, demo_profile_inputs\n"
-        "from supportbot.memory.profile import build_profile, fingerprint\n"
+        "from supportbot.backend.demo._data import DEMO_TODAY, demo_profile_inputs\n"
+        "from supportbot.memory._profile import build_profile, fingerprint\n"
         "i = demo_profile_inputs('zhaomin@example.com')\n"
         "sys.stdout.write(json.dumps([build_profile(*i, today=DEMO_TODAY).text, fingerprint(*i)]))\n"
     )

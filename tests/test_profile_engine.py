@@ -12,10 +12,10 @@ from fakes import TECH, ScriptedLLM, cite_hits, latest_part
 from psycopg_pool import ConnectionPool
 
 from supportbot import Settings, SupportBot
-from supportbot import profiles as profiles_module
-from supportbot.backend.demo import DemoBackend
+from supportbot._state import Triage
+from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import UnknownCustomer
-from supportbot.state import Triage
+from supportbot.run import _profiles as profiles_module
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from fakes import rows
 from injections import ATTEMPTS, ObedientLLM, leaked
 
 from supportbot import SupportBot
-from supportbot.backend.demo_data import KB_ARTICLES, KbArticle
-from supportbot.guardrails import LEAK_RUN, prompt_leak
-from supportbot.steps import SYSTEM_PROMPTS
+from supportbot.backend.demo._data import KB_ARTICLES, KbArticle
+from supportbot.reply._guardrails import LEAK_RUN, prompt_leak
+from supportbot.run._steps import SYSTEM_PROMPTS
 
 OpenBot = Callable[..., SupportBot]
 CAUGHT = [attempt for attempt in ATTEMPTS if not attempt[0].startswith("Translate")]

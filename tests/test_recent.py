@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from supportbot.recent import LastWritten
+from supportbot.store._recent import LastWritten
 
 
 def test_it_keeps_the_most_recently_written_entries() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import psycopg
 
-from supportbot.records import ToolCall
-from supportbot.state import Fact, Turn
-from supportbot.store.schema import dump_schema
-from supportbot.store.steps_repo import StepRow
+from supportbot._records import ToolCall
+from supportbot._state import Fact, Turn
+from supportbot.store._history import StepRow
+from supportbot.store._schema import dump_schema
 
 SCHEMA_SQL = Path(__file__).resolve().parent.parent / "sql" / "schema.sql"
 

@@ -24,12 +24,12 @@ from openai_server import ScriptedServer, completion, error
 from psycopg import sql
 
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo_data import load_demo_data
-from supportbot.cli import main
+from supportbot._redact import Redactor
+from supportbot._state import Review, Triage
+from supportbot.backend.demo._data import load_demo_data
+from supportbot.cli._main import main
 from supportbot.errors import ConfigError, ModelError
-from supportbot.llm.openai import OpenAICompatible
-from supportbot.redact import Redactor
-from supportbot.state import Review, Triage
+from supportbot.llm._openai import OpenAICompatible
 
 CORE = "sk-proj-SECRET-7fQ2xL9"  # the part of every key below a leak would show
 BAD_KEYS = {

@@ -2,10 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from supportbot.errors import AppendOnlyViolation, UnknownStateField
-from supportbot.llm.base import Spend
-from supportbot.records import ToolCall
-from supportbot.state import (
+from supportbot._records import ToolCall
+from supportbot._state import (
     PERSISTENT_FIELDS,
     ROUND_FIELDS,
     Review,
@@ -16,6 +14,8 @@ from supportbot.state import (
     reduce,
     round_reset,
 )
+from supportbot.errors import AppendOnlyViolation, UnknownStateField
+from supportbot.llm.base import Spend
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

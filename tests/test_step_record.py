@@ -4,11 +4,11 @@ the write must commit at once."""
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from supportbot.graph import START
-from supportbot.records import RefundRequest
-from supportbot.state import Review, SupportState, Ticket, Turn
-from supportbot.step_record import CHECKPOINT_AFTER, ROUTED_BY_STATE, record_step
-from supportbot.store.store import Loaded
+from supportbot._records import RefundRequest
+from supportbot._state import Review, SupportState, Ticket, Turn
+from supportbot.run._graph import START
+from supportbot.run._record import CHECKPOINT_AFTER, ROUTED_BY_STATE, record_step
+from supportbot.store._store import Loaded
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -11,11 +11,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from supportbot.deps import Effects
 from supportbot.errors import LeaseLost, ReplayMismatch, UnknownTicket
-from supportbot.store import lease_repo, repo, steps_repo
-from supportbot.store import queue as work_queue
-from supportbot.store.store import Store, _failed_statement
+from supportbot.run._deps import Effects
+from supportbot.store import _history as steps_repo
+from supportbot.store import _lease as lease_repo
+from supportbot.store import _queue as work_queue
+from supportbot.store import _tickets as repo
+from supportbot.store._store import Store, _failed_statement
 
 _INSERT = (
     "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at)"

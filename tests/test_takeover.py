@@ -23,10 +23,10 @@ from supportbot.errors import (
     TakeoverRefused,
     TicketBusy,
 )
-from supportbot.memory.compress import SUMMARY_PROMPT
+from supportbot.memory._compress import SUMMARY_PROMPT
 
 OpenBot = Callable[..., SupportBot]
-WORKER = Path(__file__).resolve().parent / "worker.py"
+WORKER = Path(__file__).resolve().parent / "run/_worker.py"
 EMAIL = "wugang@example.com"
 PROMISE = "我承诺明天下午 3 点前给您回电,并为您延长试用 7 天。"
 

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from supportbot._state import Turn
 from supportbot.errors import ConfigError
 from supportbot.i18n import error_text
-from supportbot.memory.tokens import (
+from supportbot.memory._tokens import (
     MESSAGE_OVERHEAD,
     TOKENIZER_FILE_ENV,
     _clean_join,
@@ -26,7 +27,6 @@ from supportbot.memory.tokens import (
     turn_tokens,
     with_tokens,
 )
-from supportbot.state import Turn
 
 
 @pytest.fixture(autouse=True)

@@ -16,17 +16,18 @@ import pytest
 from fakes import TECH, ScriptedLLM, refund_if_asked, rows
 
 from supportbot import SupportBot
-from supportbot import engine as engine_module
-from supportbot import profiles as profiles_module
-from supportbot.backend.demo import DemoBackend
+from supportbot._records import CustomerRecords
+from supportbot._state import Triage
+from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import ConfigError, InvalidInput, ModelError, WaitTimeout
-from supportbot.memory.tokens import TOKENIZER_FILE_ENV
-from supportbot.records import CustomerRecords
-from supportbot.state import Triage
-from supportbot.store import queue as work_queue
-from supportbot.store import repo, steps_repo
-from supportbot.store import store as store_module
-from supportbot.worker import Worker
+from supportbot.memory._tokens import TOKENIZER_FILE_ENV
+from supportbot.run import _engine as engine_module
+from supportbot.run import _profiles as profiles_module
+from supportbot.run._worker import Worker
+from supportbot.store import _history as steps_repo
+from supportbot.store import _queue as work_queue
+from supportbot.store import _store as store_module
+from supportbot.store import _tickets as repo
 
 OpenBot = Callable[..., SupportBot]
 POISON = "毒药工单"

@@ -22,7 +22,8 @@ from conftest import _with_dbname
 from fakes import rows, seed_business
 from pgbouncer import pgbouncer
 
-from supportbot import Settings, SupportBot, waiting
+from supportbot import Settings, SupportBot
+from supportbot.run import _waiting as waiting
 
 HELPER = Path(__file__).resolve().parent / "work_process.py"
 

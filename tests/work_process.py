@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fakes import ScriptedLLM, cite_hits, refund_if_asked
 
 from supportbot import Settings, SupportBot
-from supportbot.cli_worker import worker
+from supportbot.cli._worker import worker
 
 
 class SlowLLM(ScriptedLLM):

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fakes import ScriptedLLM, cite_hits, refund_if_asked
 
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo import DemoBackend
+from supportbot.backend.demo._backend import DemoBackend
 
 
 def _die() -> None:

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import psycopg
 
-from ..records import (
+from .._records import (
     Customer,
     CustomerRecords,
     Hit,

@@ -3,7 +3,7 @@
 ``python -m supportbot console [--host 127.0.0.1] [--port 8088]`` serves it; it refuses to start
 until an operator exists (``python -m supportbot console --add-user NAME --role approver``). The
 core package never imports this one: everything here goes through SupportBot's public API, plus
-the console's own claims and notes (supportbot/store/console_repo.py).
+the console's own claims and notes (supportbot/store/_console.py).
 
 Modules: users.py (operators, password hashes, sign-in throttling), security.py (sessions, CSRF,
 roles), service.py (what the console does), app.py (the ASGI app, errors), pages.py (HTML),
@@ -25,7 +25,7 @@ DEFAULT_PORT = 8088
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """The ``console`` command: add an operator, or serve the console until interrupted."""
-    from .users import Users, add_user, users_path
+    from ._users import Users, add_user, users_path
 
     tr = i18n.translator("console")
     path = users_path(settings.data_dir)
@@ -51,18 +51,18 @@ def _new_password(tr: i18n.Translate) -> str:
 def _serve(args: argparse.Namespace, settings: Settings, users: object, tr: i18n.Translate) -> int:
     import uvicorn
 
-    from ..backend.demo import DemoBackend
-    from ..bot import SupportBot
-    from ..store.store import Store
-    from .app import create_app
-    from .security import is_loopback
-    from .service import Console
-    from .users import Users
+    from .._bot import SupportBot
+    from ..backend.demo._backend import DemoBackend
+    from ..store._store import Store
+    from ._app import create_app
+    from ._security import is_loopback
+    from ._service import Console
+    from ._users import Users
 
     assert isinstance(users, Users)
     url = args.database_url or settings.database_url
     if url is None:
-        from ..store.embedded import embedded_url
+        from ..store._embedded import embedded_url
 
         url = embedded_url(settings.data_dir)
     store = Store(url, max_size=settings.pool_max_size)

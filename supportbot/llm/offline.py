@@ -15,19 +15,14 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
-from .. import guardrails
-from ..backend.search import terms
+from .._state import Review, Triage, Turn
 from ..errors import ModelError
-from ..findings import MODEL_ONLY, REFUND_OUTCOMES, Finding, render_line
-from ..memory.compress import SUMMARY_PROMPT, extractive_summarize
-from ..memory.tokens import MESSAGE_OVERHEAD, count_tokens
-from ..prompts import (
-    SECTIONS,
-    PromptSections,
-    SummarySections,
-    is_english,
-)
-from ..state import Review, Triage, Turn
+from ..i18n._prompts import SECTIONS, PromptSections, SummarySections, is_english
+from ..memory._compress import SUMMARY_PROMPT, extractive_summarize
+from ..memory._tokens import MESSAGE_OVERHEAD, count_tokens
+from ..reply import _guardrails as guardrails
+from ..reply._findings import MODEL_ONLY, REFUND_OUTCOMES, Finding, render_line
+from ..reply._search import terms
 from .base import Completion, Message, Usage
 
 __all__ = ["OfflineModel", "compose_reply", "review", "sections_of", "summarize", "triage"]

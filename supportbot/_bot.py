@@ -1,0 +1,507 @@
+"""SupportBot: the public entry point. Opens tickets, takes messages and approvals, shows memory."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import warnings
+from collections.abc import Callable
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Literal, overload
+
+import psycopg
+
+from . import _lifecycle as lifecycle
+from . import _opening as opening
+from . import _validate as validate
+from ._lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
+from ._records import ApprovalDecision
+from ._state import Outcome, SupportState, TicketStatus, Turn
+from .backend.base import Backend
+from .config import Settings
+from .errors import InvalidInput, UnknownCustomer
+from .llm.base import LLM
+from .memory import _tokens as tokens
+from .memory._profile import Profile
+from .memory._tokens import turn_tokens, with_tokens
+from .run import _forks as forks
+from .run import _results as round_results
+from .run import _takeover as takeover
+from .run import _waiting as waiting
+from .run._deps import Deps
+from .run._engine import Engine
+from .run._rounds import RoundResult
+from .run._waiting import Answers, Submitted
+from .run._worker import Worker, WorkerStats
+from .store import _audit as audit
+from .store import _history as steps_repo
+from .store import _queue as work_queue
+from .store import _tickets as repo
+from .store._audit import AuditEntry
+from .store._history import StepRecord
+from .store._queue import QueueEntry, QueueStats
+from .store._store import Store
+from .store._tickets import PendingApproval, TicketRow
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class SupportBot:
+    """A support agent's memory and state engine over one PostgreSQL database.
+
+    One instance is safe to share between threads: rounds of different tickets run side by side,
+    rounds of one ticket take turns (the ticket's lease), and a round holds a pooled connection
+    only while it talks to the database, never while it waits on a model.
+    """
+
+    def __init__(self, store: Store, deps: Deps) -> None:
+        self._store = store
+        self._deps = deps
+        self._engine = Engine(store, deps)
+        self._answers = Answers(waiting.listen_url(deps.settings, store.url), store.connect_kwargs)
+        self._worker: Worker | None = None
+
+    @classmethod
+    def open(
+        cls,
+        database_url: str | None = None,
+        *,
+        llm: LLM | None = None,
+        small_llm: LLM | None = None,
+        backend: Backend | str | None = None,
+        settings: Settings | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> SupportBot:
+        """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate.
+
+        ``backend`` is the business system: your implementation of :class:`Backend`, ``"demo"``
+        for the demo business system that lives in the same database (its tables are created
+        then, and only then), or ``"package.module:factory"`` (``factory(settings)`` returns a
+        Backend). Without it, ``SUPPORTBOT_BACKEND`` names one; with neither, ConfigError.
+        """
+        store, deps = opening.store_and_deps(
+            database_url,
+            llm=llm,
+            small_llm=small_llm,
+            backend=backend,
+            settings=settings or Settings.from_env(),
+            clock=clock,
+        )
+        return cls(store, deps)
+
+    def close(self) -> None:
+        self._answers.close()
+        self._store.close()
+
+    def __enter__(self) -> SupportBot:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def backend(self) -> Backend:
+        """The business system this bot reads and acts on."""
+        return self._deps.backend
+
+    @property
+    def settings(self) -> Settings:
+        return self._deps.settings
+
+    # -- conversations ---------------------------------------------------------------------
+
+    @overload
+    def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult: ...
+    @overload
+    def open_ticket(
+        self, email: str, *, subject: str = "", body: str, wait: Literal[True]
+    ) -> RoundResult: ...
+    @overload
+    def open_ticket(self, email: str, *, subject: str = "", body: str, wait: Literal[False]) -> Submitted: ...
+
+    def open_ticket(
+        self, email: str, *, subject: str = "", body: str, wait: bool = True
+    ) -> RoundResult | Submitted:
+        """Create a ticket whose first customer message is ``body``, and run its first round.
+
+        ``subject`` defaults to the start of ``body``. Both are keyword-only: two strings side by
+        side are too easy to swap. ``wait=False``: return once the ticket is stored; a worker
+        runs the round (``wait()`` gets its result).
+        """
+        email = validate.email(email)
+        body = self._check_message(body)
+        given = validate.optional_text("subject", subject, limit=validate.SUBJECT_CHARS)
+        subject = (given or "").strip() or body[:30]
+        wait = validate.flag("wait", wait)
+        now = self._deps.clock()
+        owner = self._engine.new_owner() if wait else None
+        lease = (owner, self._deps.settings.lease_seconds) if owner is not None else None
+        with self._store.transaction() as tx:
+            # Queued either way: should this process die before the round ends, a worker runs it.
+            ticket = repo.create_ticket(
+                tx, email=email, subject=subject, body=body, now=now, due=True, lease=lease
+            )
+            repo.lock_turn_count(tx, ticket.id)
+            first = with_tokens(Turn("customer", body, round=1, created_at=now, idx=0))
+            repo.insert_turns(tx, ticket.id, [first])
+        if owner is None:
+            return Submitted(ticket_id=ticket.id, idx=0)
+        self._store.remember_turn(ticket.id, first)
+        return round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=(0, 1))
+
+    def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
+        """Add a customer message and run the round that answers it.
+
+        The message is committed before any work starts. With ``message_id``, sending the same
+        id again stores nothing new and returns the result for the first copy.
+        """
+        ticket_id = validate.ticket_id(ticket_id)
+        owner = self._engine.new_owner()
+        # Storing the message also takes the ticket if it is free: the round needs no lease statement.
+        turn, _, taken = self._store_message(ticket_id, message, message_id, owner=owner)
+        assert turn.idx is not None
+        if taken is None and self._owned_by(ticket_id):
+            return round_results.with_human(self._store, ticket_id, turn.idx)
+        return round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
+
+    # -- without waiting: submit, wait, workers ----------------------------------------------
+
+    def submit(self, ticket_id: str, message: str, *, message_id: str | None = None) -> Submitted:
+        """Store a customer message for the workers to answer, and return at once.
+
+        The message is committed before this returns, as with ``send``; the same ``message_id``
+        again stores nothing (``stored`` False). ``wait()`` returns the round that answers it.
+        """
+        turn, stored, _ = self._store_message(ticket_id, message, message_id, owner=None)
+        assert turn.idx is not None
+        return Submitted(
+            ticket_id=validate.ticket_id(ticket_id), idx=turn.idx, message_id=message_id, stored=stored
+        )
+
+    def wait(self, ticket_id: str, submitted: Submitted | int, *, timeout: float = 60.0) -> RoundResult:
+        """The result of the round that answers ``submitted`` (or of round number ``submitted``),
+        once it ended or paused for approval; WaitTimeout after ``timeout`` seconds.
+
+        A ticket whose rounds failed ``worker_max_attempts`` times went to a human instead: its
+        result is ``escalated`` with no reply (``queue()`` shows the reason). A message to a ticket
+        a person has taken over is theirs to answer: ``with_human`` at once.
+        """
+        ticket_id = validate.ticket_id(ticket_id)
+        if isinstance(submitted, Submitted):
+            if submitted.ticket_id != ticket_id:
+                raise InvalidInput(
+                    f"the submitted message belongs to ticket {submitted.ticket_id}, not {ticket_id}",
+                    ticket_id=ticket_id,
+                )
+            idx, round_ = submitted.idx, None
+        else:
+            idx, round_ = None, validate.round_number(submitted)
+        timeout = validate.seconds("timeout", timeout)
+        return self._answers.wait(
+            ticket_id, lambda: round_results.finished(self._store, ticket_id, idx, round_), timeout
+        )
+
+    def work(
+        self, *, threads: int | None = None, stop: threading.Event | None = None, until_idle: bool = False
+    ) -> WorkerStats:
+        """Answer queued tickets in this thread until ``stop`` is set (or, with ``until_idle``,
+        until nothing is left to claim); ``threads`` rounds at a time (default
+        ``Settings.worker_threads``). Any number of processes may work on one database.
+        Raises ConfigError, before claiming anything, when the tokenizer cannot be loaded.
+        """
+        settings = self._deps.settings
+        count = validate.count("threads", threads if threads is not None else settings.worker_threads)
+        worker = Worker(
+            self._engine,
+            self._store,
+            settings,
+            threads=count,
+            listen_url=waiting.listen_url(settings, self._store.url),
+            stop=stop,
+        )
+        self._worker = worker
+        try:
+            return worker.run(until_idle=until_idle)
+        finally:
+            self._worker = None
+
+    def stop_work(self) -> None:
+        """Make ``work()`` (running in another thread) stop taking tickets and return."""
+        if self._worker is not None:
+            self._worker.stop()
+
+    def stats(self) -> QueueStats:
+        """The work queue (depth, oldest wait, retries, hand-offs) and the running workers' counters."""
+        with self._store.connection() as conn:
+            return work_queue.stats(conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds))
+
+    def queue(self, *, limit: int = 100) -> list[QueueEntry]:
+        """The queued tickets, the longest-waiting first, then those handed to a human after failing."""
+        limit = validate.count("limit", limit)
+        with self._store.connection() as conn:
+            return work_queue.entries(conn, limit=limit)
+
+    def _store_message(
+        self, ticket_id: str, message: str, message_id: str | None, *, owner: str | None
+    ) -> tuple[Turn, bool, tuple[int, int] | None]:
+        ticket_id = validate.ticket_id(ticket_id)
+        message = self._check_message(message)
+        if message_id is not None:
+            validate.text("message_id", message_id, limit=validate.MESSAGE_ID_CHARS, empty=False)
+        return self._store.append_message(
+            ticket_id,
+            message,
+            message_id=message_id,
+            now=self._deps.clock(),
+            tokens=turn_tokens(Turn("customer", message)),
+            lease=(owner, self._deps.settings.lease_seconds) if owner is not None else None,
+        )
+
+    def resume(self, ticket_id: str) -> RoundResult | None:
+        """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
+        ticket_id = validate.ticket_id(ticket_id)
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
+        results = self._engine.drive(ticket_id)
+        if results is None:
+            outcome: Outcome = "with_human" if self._owned_by(ticket_id) else "queued"
+            return RoundResult(ticket_id=ticket_id, round=0, outcome=outcome)
+        return results[-1] if results else None
+
+    def approve(
+        self,
+        ticket_id: str,
+        *,
+        approver: str,
+        note: str = "",
+        approved: bool | None = None,
+        source: str = "api",
+    ) -> RoundResult:
+        """Approve the pending refund as ``approver`` and finish the paused round.
+
+        Raises ApprovalNotPending when the ticket does not wait for a decision (final), and
+        TicketBusy while another worker runs a round of it (retry after ``retry_after`` s).
+        ``approved=`` is deprecated: ``approved=False`` rejects, use :meth:`reject` instead.
+        """
+        if approved is not None:
+            approved = validate.flag("approved", approved)
+            warnings.warn(
+                "approve(approved=...) is deprecated; call approve() to approve and reject() to reject",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if not approved:
+                return self.reject(ticket_id, approver=approver, note=note, source=source)
+        return self._decide(ticket_id, approved=True, approver=approver, note=note, source=source)
+
+    def reject(self, ticket_id: str, *, approver: str, note: str = "", source: str = "api") -> RoundResult:
+        """Reject the pending refund as ``approver`` (``note`` is told to the customer); finish the round."""
+        return self._decide(ticket_id, approved=False, approver=approver, note=note, source=source)
+
+    def _decide(
+        self, ticket_id: str, *, approved: bool, approver: str, note: str, source: str
+    ) -> RoundResult:
+        """Record a human's decision on the pending refund and finish the paused round."""
+        ticket_id = validate.ticket_id(ticket_id)
+        approver = validate.approver(approver, ticket_id=ticket_id)
+        note = validate.text("note", note, limit=validate.NOTE_CHARS)
+        source = validate.source(source)
+
+        def record(tx: psycopg.Connection, state: SupportState, decision: ApprovalDecision) -> None:
+            refund = state.refund_request
+            detail: dict[str, object] = {"round": state.round, "approved": decision.approved}
+            if refund is not None:
+                detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
+            if decision.note:
+                detail["note"] = decision.note
+            audit.record(
+                tx,
+                actor=approver,
+                action="approve" if decision.approved else "reject",
+                source=source,
+                ticket_id=ticket_id,
+                customer_email=state.ticket.customer_email,
+                detail=detail,
+            )
+
+        paused_round, results = self._engine.decide(
+            ticket_id, approved=approved, approver=approver, note=note, audit=record
+        )
+        for result in results:
+            if result.round == paused_round:
+                return result
+        return round_results.of_round(self._store, ticket_id, paused_round)
+
+    def profile(self, email: str) -> Profile:
+        """The customer's current profile (rebuilt only if their records changed)."""
+        email = validate.email(email)
+        customer = self._deps.backend.get_customer(email)
+        if customer is None:
+            raise UnknownCustomer(
+                f"no customer with email {email!r} in the business system", step="profile", email=email
+            )
+        return self._deps.profiles.for_customer(customer)  # type: ignore[no-any-return]
+
+    def pending_approvals(self) -> list[PendingApproval]:
+        with self._store.connection() as conn:
+            return repo.pending_approvals(conn)
+
+    # -- memory ----------------------------------------------------------------------------
+
+    def state(self, ticket_id: str) -> SupportState:
+        """The ticket's latest state, with every stored turn (also those no round has taken up yet)."""
+        return self._engine.latest(validate.ticket_id(ticket_id)).state
+
+    def state_at(self, ticket_id: str, seq: int) -> SupportState:
+        """The state right after step ``seq`` (numbered from 1, as ``history`` lists them)."""
+        ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
+        with self._store.connection() as conn:
+            return self._store.load(conn, ticket_id, at=seq).state
+
+    def history(self, ticket_id: str) -> list[StepRecord]:
+        ticket_id = validate.ticket_id(ticket_id)
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
+            return steps_repo.history(conn, ticket_id)
+
+    def ticket(self, ticket_id: str) -> TicketRow:
+        """The ticket's row: customer, subject, status, turn count, when it was created and updated."""
+        ticket_id = validate.ticket_id(ticket_id)
+        with self._store.connection() as conn:
+            return repo.get_ticket(conn, ticket_id)
+
+    def tickets(self, *, email: str | None = None, status: TicketStatus | None = None) -> list[TicketRow]:
+        email = validate.optional_text("email", email, limit=validate.EMAIL_CHARS)
+        if status is not None:
+            status = validate.choice("status", status, validate.STATUSES)
+        with self._store.connection() as conn:
+            return repo.list_tickets(conn, email=email, status=status)
+
+    def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
+        """A new ticket whose history is this one's up to step ``seq``; returns its id.
+
+        The fork's status is the one the ticket had right after that step: ``in_progress`` from
+        inside a round (the next ``resume`` or message finishes that round, on the fork), else
+        what the round ended with. Forking inside a round that holds a refund request (from the
+        step that filed it until the round ends) raises ForkRefused: the request is one row of the
+        business system, and two tickets deciding it would decide one refund twice.
+        """
+        ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
+        actor, source = validate.actor(actor), validate.source(source)
+        return forks.fork(self._store, ticket_id, seq, actor=actor, source=source)
+
+    # -- human takeover and the audit log (run/_takeover.py, store/_audit.py) ---------------------------
+
+    def take_over(self, ticket_id: str, *, agent: str, source: str = "api") -> SupportState:
+        """Make ``agent`` the ticket's owner: the bot answers nothing until they hand it back.
+
+        Returns the ticket's state with every stored turn. Raises TicketBusy while a round runs
+        (retry after ``retry_after`` s) and TakeoverRefused when another person owns the ticket
+        or it is inside a round (waiting for a refund decision: decide it first).
+        """
+        ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
+        source = validate.source(source)
+        return takeover.take_over(self._engine, ticket_id, agent=agent, source=source)
+
+    def reply_as_human(self, ticket_id: str, text: str, *, agent: str, source: str = "api") -> Turn:
+        """Store ``agent``'s reply to the customer (an agent turn, ``author=agent``); returns the turn.
+
+        Raises NotTakenOver unless ``agent`` owns the ticket (take_over() first).
+        """
+        ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
+        source = validate.source(source)
+        text = self._check_message(text)
+        return takeover.reply_as_human(self._engine, ticket_id, text, agent=agent, source=source)
+
+    def hand_back(
+        self, ticket_id: str, *, agent: str, note: str = "", source: str = "api"
+    ) -> RoundResult | None:
+        """Give the ticket back to the bot; if customer messages wait unanswered, a round answers them
+        now (its result is returned), else None and the next message starts a round.
+
+        ``note`` is for colleagues (the audit log), never shown to the model or the customer.
+        """
+        ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
+        source = validate.source(source)
+        note = validate.text("note", note, limit=validate.NOTE_CHARS)
+        return takeover.hand_back(self._engine, ticket_id, agent=agent, note=note, source=source)
+
+    def audit(
+        self, ticket_id: str | None = None, *, since: datetime | None = None, limit: int = 1000
+    ) -> list[AuditEntry]:
+        """Audit rows, oldest first: the ticket's, or all; from ``since`` on; the latest ``limit``."""
+        if ticket_id is not None:
+            ticket_id = validate.ticket_id(ticket_id)
+        if since is not None:
+            since = validate.moment("since", since)
+        limit = validate.count("limit", limit, limit=validate.INT32_MAX)
+        with self._store.connection() as conn:
+            return audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
+
+    def _owned_by(self, ticket_id: str) -> str | None:
+        with self._store.connection() as conn:
+            return repo.human_agent(conn, ticket_id)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def forget_customer(
+        self, email: str, *, force: bool = False, actor: str | None = None, source: str = "api"
+    ) -> DeletionReport:
+        """Delete the customer's tickets, memory, profile and business rows in one transaction.
+
+        Raises CustomerBusy (deleting nothing) while one of their tickets is mid-round or waits
+        for an approval; ``force=True`` cancels those and deletes anyway. The audit log keeps its
+        rows about the customer (who did what, when, on which ticket id) but loses their address
+        notes and invoice ids in the same transaction; the row that records the forgetting holds
+        a SHA-256 digest of the address and the number of tickets deleted (no row when nothing
+        was found to delete).
+        """
+        email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
+
+        def record(tx: psycopg.Connection, tickets: list[str]) -> None:
+            audit.redact_customer(tx, email, tickets)
+            # A digest, not the address: it can answer "was this address forgotten?", given the address.
+            digest = hashlib.sha256(email.lower().encode()).hexdigest()
+            detail = {"customer_sha256": digest, "tickets": len(tickets)}
+            audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
+
+        report = lifecycle.forget_customer(self._store, self._deps.backend, email, force=force, audit=record)
+        self._drop_cached(report.tickets)
+        return report
+
+    def prune(self, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
+        """Drop step records and checkpoints closed tickets no longer need; state() is unchanged."""
+        return lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
+
+    def pruned(self, ticket_id: str) -> Pruned | None:
+        """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""
+        ticket_id = validate.ticket_id(ticket_id)
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
+            return lifecycle.pruned(conn, ticket_id)
+
+    def reset(self) -> ResetReport:
+        """Empty every engine table and the demo data in one transaction; ticket numbers go on."""
+        report = lifecycle.reset(self._store, self._deps.backend)
+        self._drop_cached(report.tickets)
+        return report
+
+    def _drop_cached(self, tickets: list[str]) -> None:
+        # This process's copies of deleted tickets, profiles and texts: they would keep personal data
+        # in memory.
+        if self._deps.profiles is not None:
+            self._deps.profiles.clear()
+        self._deps.caches.clear()
+        tokens.forget_cached()  # the token counter's memo of the texts it counted
+        for ticket_id in tickets:
+            self._engine.forget(ticket_id)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _check_message(self, message: str) -> str:
+        return validate.message(message, limit=self._deps.settings.max_message_chars)

@@ -1,0 +1,230 @@
+"""The JSON API: everything the pages do, for another helpdesk to drive.
+
+Sign in with ``POST /api/session`` ({"name", "password"}): the answer sets the session cookie
+and returns the CSRF token, which every POST and DELETE sends back as ``X-CSRF-Token``. Errors
+are ``{"error": CODE, "message": TEXT}`` with a 4xx status; invalid bodies are 422 with
+pydantic's per-field ``detail``. The description is at ``GET /api/openapi.json`` (signed in).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
+
+from .. import _validate as validate
+from ._app import context, operator_of, set_session_cookie
+from ._security import COOKIE, CSRF_HEADER, approver, check_csrf
+from ._service import Console, Kind
+from ._users import NAME_CHARS, Operator
+
+router = APIRouter(prefix="/api", tags=["console"])
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class SignIn(_Body):
+    name: str = Field(min_length=1, max_length=NAME_CHARS)
+    password: str = Field(min_length=1, max_length=1024)
+
+
+class Decision(_Body):
+    decision: Literal["approve", "reject"]
+    note: str = Field(
+        min_length=1, max_length=validate.NOTE_CHARS, description="required, told to the customer"
+    )
+
+
+class ForkAt(_Body):
+    seq: int = Field(ge=1, le=validate.INT32_MAX, description="the step to fork from (see steps)")
+
+
+class NewNote(_Body):
+    body: str = Field(min_length=1, max_length=validate.NOTE_CHARS)
+
+
+class Reply(_Body):
+    text: str = Field(
+        min_length=1, max_length=validate.NOTE_CHARS * 5, description="the reply to the customer"
+    )
+
+
+class HandBack(_Body):
+    note: str = Field(default="", max_length=validate.NOTE_CHARS, description="for colleagues: the audit log")
+
+
+class Confirm(_Body):
+    confirm: str = Field(
+        min_length=1, max_length=validate.EMAIL_CHARS, description="the customer's email again"
+    )
+
+
+def signed_in(request: Request) -> Operator:
+    return operator_of(request)[1]
+
+
+def csrf_checked(request: Request) -> Operator:
+    ctx, operator = operator_of(request)
+    check_csrf(ctx.session, request.headers.get(CSRF_HEADER))
+    return operator
+
+
+Reader = Annotated[Operator, Depends(signed_in)]
+Writer = Annotated[Operator, Depends(csrf_checked)]
+
+
+def _console(request: Request) -> Console:
+    console: Console = request.app.state.console
+    return console
+
+
+def _json(value: Any) -> Any:
+    return to_jsonable_python(value)
+
+
+@router.post("/session")
+def sign_in(request: Request, body: SignIn) -> Response:
+    ctx = context(request)
+    throttle = request.app.state.throttle
+    tr = request.app.state.tr
+    wait = throttle.wait(body.name, ctx.address)
+    if wait > 0:
+        message = tr("login.throttled", minutes=int(wait // 60) + 1)
+        return JSONResponse({"error": "throttled", "message": message}, 429)
+    operator = request.app.state.users.verify(body.name, body.password)
+    if operator is None:
+        throttle.failed(body.name, ctx.address)
+        return JSONResponse({"error": "wrong_credentials", "message": tr("login.wrong")}, 401)
+    throttle.succeeded(body.name)
+    if ctx.session is not None:
+        request.app.state.sessions.end(ctx.session.id)
+    session = request.app.state.sessions.new(operator)
+    response = JSONResponse({"operator": _json(operator), "csrf_token": session.csrf})
+    set_session_cookie(request, response, session)
+    return response
+
+
+@router.delete("/session")
+def sign_out(request: Request, operator: Writer) -> Response:
+    session = context(request).session
+    if session is not None:
+        request.app.state.sessions.end(session.id)
+    response = JSONResponse({"signed_out": True})
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+@router.get("/me")
+def me(operator: Reader) -> Any:
+    return _json(operator)
+
+
+@router.get("/openapi.json", include_in_schema=False)
+def openapi(request: Request, operator: Reader) -> Any:
+    return request.app.openapi()
+
+
+@router.get("/inbox")
+def inbox(
+    request: Request,
+    operator: Reader,
+    kind: Kind | None = None,
+    customer: Annotated[str, Query(max_length=validate.EMAIL_CHARS)] = "",
+) -> Any:
+    return _json(_console(request).inbox(kind=kind, customer=customer))
+
+
+@router.get("/approvals/{ticket_id}")
+def approval(request: Request, ticket_id: str, operator: Reader) -> Any:
+    return _json(_console(request).approval(ticket_id))
+
+
+@router.post("/approvals/{ticket_id}/claim")
+def claim(request: Request, ticket_id: str, operator: Writer) -> Any:
+    return _json(_console(request).claim(ticket_id, approver(operator)))
+
+
+@router.delete("/approvals/{ticket_id}/claim")
+def release(request: Request, ticket_id: str, operator: Writer) -> Any:
+    return {"released": _console(request).release(ticket_id, approver(operator))}
+
+
+@router.post("/approvals/{ticket_id}/decision")
+def decide(request: Request, ticket_id: str, body: Decision, operator: Writer) -> Any:
+    result = _console(request).decide(
+        ticket_id,
+        approver(operator),
+        approved=body.decision == "approve",
+        note=body.note,
+        source=context(request).source,
+    )
+    return _json(result)
+
+
+@router.get("/tickets/{ticket_id}")
+def ticket(
+    request: Request,
+    ticket_id: str,
+    operator: Reader,
+    at: Annotated[int | None, Query(ge=1, le=validate.INT32_MAX)] = None,
+) -> Any:
+    view = _console(request).ticket(ticket_id, at=at)
+    return {**_json(view), "reply": view.state.reply}
+
+
+@router.post("/tickets/{ticket_id}/forks")
+def fork(request: Request, ticket_id: str, body: ForkAt, operator: Writer) -> Any:
+    new_id = _console(request).fork(ticket_id, body.seq, operator, source=context(request).source)
+    return {"ticket_id": new_id, "forked_from": ticket_id, "at": body.seq}
+
+
+@router.get("/tickets/{ticket_id}/notes")
+def notes(request: Request, ticket_id: str, operator: Reader) -> Any:
+    return _json(_console(request).ticket(ticket_id).notes)
+
+
+@router.post("/tickets/{ticket_id}/notes")
+def add_note(request: Request, ticket_id: str, body: NewNote, operator: Writer) -> Any:
+    return _json(_console(request).add_note(ticket_id, operator, body.body))
+
+
+@router.post("/tickets/{ticket_id}/takeover")
+def take_over(request: Request, ticket_id: str, operator: Writer) -> Any:
+    state = _console(request).take_over(ticket_id, operator, source=context(request).source)
+    return {"ticket_id": ticket_id, "human_agent": state.human_agent, "turns": _json(state.turns)}
+
+
+@router.post("/tickets/{ticket_id}/replies")
+def reply(request: Request, ticket_id: str, body: Reply, operator: Writer) -> Any:
+    return _json(_console(request).reply(ticket_id, operator, body.text, source=context(request).source))
+
+
+@router.post("/tickets/{ticket_id}/hand-back")
+def hand_back(request: Request, ticket_id: str, body: HandBack, operator: Writer) -> Any:
+    result = _console(request).hand_back(ticket_id, operator, note=body.note, source=context(request).source)
+    return {"ticket_id": ticket_id, "round": _json(result)}
+
+
+@router.get("/tickets/{ticket_id}/audit")
+def audit(request: Request, ticket_id: str, operator: Reader) -> Any:
+    return _json(_console(request).bot.audit(ticket_id))
+
+
+@router.get("/customers/{email}")
+def customer(request: Request, email: str, operator: Reader) -> Any:
+    return _json(_console(request).customer(email))
+
+
+@router.post("/customers/{email}/forget")
+def forget(request: Request, email: str, body: Confirm, operator: Writer) -> Any:
+    approver(operator)
+    if body.confirm != email:
+        message = request.app.state.tr("field.confirm_email")
+        detail = [{"loc": ["body", "confirm"], "msg": message, "type": "confirm"}]
+        return JSONResponse({"error": "invalid", "message": message, "detail": detail}, 422)
+    return _json(_console(request).forget(email, operator, source=context(request).source))

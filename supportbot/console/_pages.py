@@ -1,0 +1,284 @@
+"""The console's HTML pages. Each POST checks the CSRF token, validates its fields (re-rendering
+the page with a message beside each bad field) and redirects after success."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from .. import _validate as validate
+from ..errors import WrongType
+from ._app import Ctx, context, describe, operator_of, render, set_session_cookie
+from ._security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
+from ._service import KINDS, Console, Kind
+from ._users import NAME_CHARS, Throttle, Users
+
+router = APIRouter(include_in_schema=False)
+
+
+async def form_of(request: Request) -> dict[str, str]:
+    """The posted form's text fields, after its CSRF token is checked against the session."""
+    form = await request.form()
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    ctx = context(request)
+    if ctx.session is None:  # signed out or expired: say so before speaking of tokens
+        raise NeedSignIn(expired=ctx.expired)
+    check_csrf(ctx.session, fields.get(CSRF_FIELD))
+    return fields
+
+
+Form = Annotated[dict[str, str], Depends(form_of)]
+
+
+def _console(request: Request) -> Console:
+    console: Console = request.app.state.console
+    return console
+
+
+def _see_other(path: str) -> RedirectResponse:
+    return RedirectResponse(path, 303)
+
+
+# -- sign-in -----------------------------------------------------------------------------------
+
+
+@router.get("/login")
+def login_page(request: Request, expired: int = 0) -> Response:
+    ctx = context(request)
+    if ctx.session and ctx.session.operator:
+        return _see_other("/inbox")
+    session = ctx.session or request.app.state.sessions.new()
+    response = render(request, "login.html", Ctx(session, False, ctx.address), expired=bool(expired))
+    set_session_cookie(request, response, session)
+    return response
+
+
+@router.post("/login")
+def login(request: Request, form: Form) -> Response:
+    ctx = context(request)
+    name = form.get("name", "").strip()[:NAME_CHARS]
+    password = form.get("password", "")
+    throttle: Throttle = request.app.state.throttle
+    tr = request.app.state.tr
+    wait = throttle.wait(name, ctx.address)
+    errors: dict[str, str] = {}
+    if not name:
+        errors["name"] = tr("field.required")
+    if not password:
+        errors["password"] = tr("field.required")
+    if wait > 0:
+        errors["form"] = tr("login.throttled", minutes=int(wait // 60) + 1)
+    if errors:
+        return render(request, "login.html", ctx, 429 if wait > 0 else 422, errors=errors, name=name)
+    users: Users = request.app.state.users
+    operator = users.verify(name, password)
+    if operator is None:
+        throttle.failed(name, ctx.address)
+        errors["form"] = tr("login.wrong")
+        return render(request, "login.html", ctx, 401, errors=errors, name=name)
+    throttle.succeeded(name)
+    sessions = request.app.state.sessions
+    if ctx.session is not None:
+        sessions.end(ctx.session.id)  # a new id after sign-in: a planted session id is worth nothing
+    session = sessions.new(operator)
+    response = _see_other("/inbox")
+    set_session_cookie(request, response, session)
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, form: Form) -> Response:
+    ctx = context(request)
+    if ctx.session is not None:
+        request.app.state.sessions.end(ctx.session.id)
+    response = _see_other("/login")
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+# -- inbox -------------------------------------------------------------------------------------
+
+
+@router.get("/")
+def home(request: Request) -> Response:
+    operator_of(request)
+    return _see_other("/inbox")
+
+
+@router.get("/inbox", response_class=HTMLResponse)
+def inbox(request: Request, kind: str = "", customer: str = "") -> Response:
+    ctx, _ = operator_of(request)
+    chosen: Kind | None = next((k for k in KINDS if k == kind), None)
+    customer = customer[: validate.EMAIL_CHARS]
+    items = _console(request).inbox(kind=chosen, customer=customer)
+    return render(request, "inbox.html", ctx, items=items, kind=chosen or "", customer=customer)
+
+
+# -- approvals ---------------------------------------------------------------------------------
+
+
+@router.get("/approvals/{ticket_id}", response_class=HTMLResponse)
+def approval_page(request: Request, ticket_id: str) -> Response:
+    ctx, _operator = operator_of(request)
+    return _approval(request, ctx, ticket_id)
+
+
+def _approval(request: Request, ctx: Ctx, ticket_id: str, status: int = 200, **values: Any) -> HTMLResponse:
+    view = _console(request).approval(ticket_id)
+    return render(request, "approval.html", ctx, status, view=view, **values)
+
+
+@router.post("/approvals/{ticket_id}/claim")
+def claim(request: Request, ticket_id: str, form: Form) -> Response:
+    _ctx, operator = operator_of(request)
+    _console(request).claim(ticket_id, approver(operator))
+    return _see_other(f"/approvals/{quote(ticket_id)}")
+
+
+@router.post("/approvals/{ticket_id}/release")
+def release(request: Request, ticket_id: str, form: Form) -> Response:
+    _ctx, operator = operator_of(request)
+    _console(request).release(ticket_id, approver(operator))
+    return _see_other(f"/approvals/{quote(ticket_id)}")
+
+
+@router.post("/approvals/{ticket_id}/decide")
+def decide(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    approver(operator)
+    tr = request.app.state.tr
+    decision, note = form.get("decision", ""), form.get("note", "").strip()
+    errors: dict[str, str] = {}
+    if decision not in ("approve", "reject"):
+        errors["decision"] = tr("field.choose_decision")
+    if not note:
+        errors["note"] = tr("field.note_required")
+    elif len(note) > validate.NOTE_CHARS:
+        errors["note"] = tr("field.too_long", limit=validate.NOTE_CHARS)
+    if errors:
+        return _approval(request, ctx, ticket_id, 422, errors=errors, note=note, decision=decision)
+    _console(request).decide(
+        ticket_id, operator, approved=decision == "approve", note=note, source=ctx.source
+    )
+    return _see_other(f"/tickets/{quote(ticket_id)}?decided=1")
+
+
+# -- tickets -----------------------------------------------------------------------------------
+
+
+@router.get("/tickets/{ticket_id}", response_class=HTMLResponse)
+def ticket_page(request: Request, ticket_id: str, at: str | None = None, decided: str = "") -> Response:
+    # Query values read as text: a typed parameter would answer `?at=abc` with the framework's
+    # JSON error instead of a page in the operator's language.
+    ctx, _ = operator_of(request)
+    if at is not None and not (at.isascii() and at.isdigit()):
+        raise WrongType(f"a step number is written in digits, not {at[:20]!r}")
+    return _ticket(request, ctx, ticket_id, at=None if at is None else int(at), decided=decided == "1")
+
+
+def _ticket(
+    request: Request, ctx: Ctx, ticket_id: str, status: int = 200, *, at: int | None = None, **values: Any
+) -> HTMLResponse:
+    view = _console(request).ticket(ticket_id, at=at)
+    return render(request, "ticket.html", ctx, status, view=view, **values)
+
+
+@router.post("/tickets/{ticket_id}/fork")
+def fork(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    seq = form.get("seq", "")
+    if not seq.isdigit() or not 1 <= int(seq) <= validate.INT32_MAX:
+        return _ticket(request, ctx, ticket_id, 422, errors={"seq": tr("field.step_number")})
+    try:
+        new_id = _console(request).fork(ticket_id, int(seq), operator, source=ctx.source)
+    except Exception as exc:
+        code, key, fields = describe(exc)
+        if code >= 500:
+            raise
+        return _ticket(request, ctx, ticket_id, code, at=int(seq), errors={"seq": tr(key, **fields)})
+    return _see_other(f"/tickets/{quote(new_id)}")
+
+
+@router.post("/tickets/{ticket_id}/notes")
+def add_note(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    body = form.get("body", "").strip()
+    error = ""
+    if not body:
+        error = tr("field.required")
+    elif len(body) > validate.NOTE_CHARS:
+        error = tr("field.too_long", limit=validate.NOTE_CHARS)
+    if error:
+        return _ticket(request, ctx, ticket_id, 422, errors={"body": error}, body=body)
+    _console(request).add_note(ticket_id, operator, body)
+    return _see_other(f"/tickets/{quote(ticket_id)}#notes")
+
+
+@router.post("/tickets/{ticket_id}/take-over")
+def take_over(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    _console(request).take_over(ticket_id, operator, source=ctx.source)
+    return _see_other(f"/tickets/{quote(ticket_id)}#takeover")
+
+
+@router.post("/tickets/{ticket_id}/reply")
+def reply(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    text = form.get("text", "").strip()
+    limit = _console(request).bot.settings.max_message_chars
+    error = (
+        tr("field.required") if not text else tr("field.too_long", limit=limit) if len(text) > limit else ""
+    )
+    if error:
+        return _ticket(request, ctx, ticket_id, 422, errors={"text": error}, text=text)
+    _console(request).reply(ticket_id, operator, text, source=ctx.source)
+    return _see_other(f"/tickets/{quote(ticket_id)}#takeover")
+
+
+@router.post("/tickets/{ticket_id}/hand-back")
+def hand_back(request: Request, ticket_id: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    note = form.get("note", "").strip()
+    if len(note) > validate.NOTE_CHARS:
+        error = tr("field.too_long", limit=validate.NOTE_CHARS)
+        return _ticket(request, ctx, ticket_id, 422, errors={"note": error}, hand_back_note=note)
+    _console(request).hand_back(ticket_id, operator, note=note, source=ctx.source)
+    return _see_other(f"/tickets/{quote(ticket_id)}")
+
+
+# -- customers ---------------------------------------------------------------------------------
+
+
+@router.get("/customers/{email}", response_class=HTMLResponse)
+def customer_page(request: Request, email: str) -> Response:
+    ctx, _ = operator_of(request)
+    return _customer(request, ctx, email)
+
+
+def _customer(request: Request, ctx: Ctx, email: str, status: int = 200, **values: Any) -> HTMLResponse:
+    view = _console(request).customer(email)
+    return render(request, "customer.html", ctx, status, view=view, **values)
+
+
+@router.post("/customers/{email}/forget")
+def forget(request: Request, email: str, form: Form) -> Response:
+    ctx, operator = operator_of(request)
+    approver(operator)
+    tr = request.app.state.tr
+    if form.get("confirm", "").strip() != email:
+        return _customer(request, ctx, email, 422, errors={"confirm": tr("field.confirm_email")})
+    try:
+        report = _console(request).forget(email, operator, source=ctx.source)
+    except Exception as exc:
+        code, key, fields = describe(exc)
+        if code >= 500:
+            raise
+        return _customer(request, ctx, email, code, errors={"confirm": tr(key, **fields)})
+    return render(request, "forgotten.html", ctx, report=report)

@@ -1,0 +1,307 @@
+"""What the console does, once, for both the pages and the JSON API.
+
+Everything goes through SupportBot's public API; the only SQL is the console's own rows
+(claims and notes, supportbot/store/_console.py). Read models are frozen dataclasses, so
+the JSON API serializes the same objects the templates render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from .. import _validate as validate
+from .._bot import SupportBot
+from .._lifecycle import DeletionReport
+from .._state import SupportState, Turn
+from ..backend.base import Backend
+from ..errors import ApprovalNotPending, ClaimConflict, UnknownCustomer
+from ..memory._profile import Profile
+from ..run._rounds import RoundResult
+from ..store import _console as console_repo
+from ..store._audit import AuditEntry
+from ..store._console import Claim, Note
+from ..store._history import StepRecord
+from ..store._store import Store
+from ..store._tickets import PendingApproval, TicketRow
+from ._users import Operator
+
+Kind = Literal["approval", "handoff"]
+KINDS: tuple[Kind, ...] = ("approval", "handoff")
+CLAIM_SECONDS = 15 * 60
+LATEST_TURNS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    kind: Kind
+    ticket_id: str
+    customer_email: str
+    subject: str
+    waiting_since: datetime
+    waiting_seconds: int
+    amount: str = ""
+    currency: str = ""
+    claimed_by: str | None = None
+    owner: str | None = None  # the person who took a handed-off ticket over
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """The policy computation: at filing time (from the round's tool log) and now (live)."""
+
+    invoice_id: str
+    currency: str
+    paid: str
+    entitled: str
+    committed_at_filing: str  # other refunds of the invoice, approved or pending, when this one was filed
+    basis: str
+    committed_now: str | None = None  # the same now, this request included
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalView:
+    ticket: TicketRow
+    round: int
+    requested_at: datetime
+    refund: dict[str, Any]
+    quote: Quote | None
+    summary: str
+    summarized_upto: int
+    facts: list[dict[str, Any]]
+    latest_turns: list[Turn]
+    claim: Claim | None
+
+
+@dataclass(frozen=True, slots=True)
+class TicketView:
+    ticket: TicketRow
+    state: SupportState
+    at: int | None  # the step shown; None for the latest state
+    next_step: str | None
+    steps: list[StepRecord]
+    notes: list[Note]
+    pending: PendingApproval | None
+    claim: Claim | None
+    audit: list[AuditEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerView:
+    email: str
+    profile: Profile | None
+    tickets: list[TicketRow]
+    busy: list[str]  # tickets in a round or waiting for a decision: forget is refused while any
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Console:
+    def __init__(
+        self,
+        bot: SupportBot,
+        store: Store,
+        backend: Backend,
+        *,
+        claim_seconds: int = CLAIM_SECONDS,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.bot, self.store, self.backend = bot, store, backend
+        self.claim_seconds = claim_seconds
+        self.clock = clock
+
+    # -- inbox ------------------------------------------------------------------------------
+
+    def inbox(self, *, kind: Kind | None = None, customer: str = "") -> list[InboxItem]:
+        """Pending approvals and handed-off tickets, the longest waiting first."""
+        now = self.clock()
+        with self.store.connection() as conn:
+            claims = console_repo.live_claims(conn)
+        items: list[InboxItem] = []
+        if kind in (None, "approval"):
+            for p in self.bot.pending_approvals():
+                refund = p.request.get("refund_request") or {}
+                held = claims.get(p.ticket_id)
+                items.append(
+                    InboxItem(
+                        "approval",
+                        p.ticket_id,
+                        p.customer_email,
+                        p.subject,
+                        p.requested_at,
+                        _seconds(now, p.requested_at),
+                        amount=str(refund.get("amount", "")),
+                        currency=str(refund.get("currency", "")),
+                        claimed_by=held.reviewer if held and held.round == p.round else None,
+                    )
+                )
+        if kind in (None, "handoff"):
+            handed = self.bot.tickets(status="escalated") + self.bot.tickets(status="with_human")
+            for t in handed:
+                items.append(
+                    InboxItem(
+                        "handoff",
+                        t.id,
+                        t.customer_email,
+                        t.subject,
+                        t.updated_at,
+                        _seconds(now, t.updated_at),
+                        owner=t.human_agent,
+                    )
+                )
+        wanted = customer.strip().lower()
+        items = [i for i in items if wanted in i.customer_email.lower()]
+        return sorted(items, key=lambda i: (i.waiting_since, i.ticket_id))
+
+    # -- approvals --------------------------------------------------------------------------
+
+    def pending(self, ticket_id: str) -> PendingApproval:
+        ticket_id = validate.ticket_id(ticket_id)
+        row = self.bot.ticket(ticket_id)  # an unknown ticket says so
+        for p in self.bot.pending_approvals():
+            if p.ticket_id == ticket_id:
+                return p
+        raise ApprovalNotPending(
+            f"ticket {ticket_id} is not waiting for approval (status {row.status})", ticket_id=ticket_id
+        )
+
+    def approval(self, ticket_id: str) -> ApprovalView:
+        p = self.pending(ticket_id)
+        state = self.bot.state(p.ticket_id)
+        with self.store.connection() as conn:
+            held = console_repo.current_claim(conn, p.ticket_id, p.round)
+        refund = dict(p.request.get("refund_request") or {})
+        return ApprovalView(
+            ticket=self.bot.ticket(p.ticket_id),
+            round=p.round,
+            requested_at=p.requested_at,
+            refund=refund,
+            quote=self._quote(state, refund),
+            summary=state.summary,
+            summarized_upto=state.summarized_upto,
+            facts=[{"kind": f.kind, "value": f.value, "turn": f.turn} for f in state.facts],
+            latest_turns=list(state.turns[-LATEST_TURNS:]),
+            claim=held,
+        )
+
+    def _quote(self, state: SupportState, refund: dict[str, Any]) -> Quote | None:
+        filed = None
+        for call in reversed(state.round_calls):
+            if call.name == "quote_refund" and isinstance(call.result, dict):
+                filed = call.result
+                break
+        if filed is None:
+            return None
+        now: str | None = None
+        customer = self.backend.get_customer(state.ticket.customer_email)
+        if customer is not None:
+            live = self.backend.quote_refund(customer_id=customer.id, invoice_id=str(filed["invoice_id"]))
+            now = None if live is None else f"{live.committed:.2f}"
+        return Quote(
+            invoice_id=str(filed["invoice_id"]),
+            currency=str(filed.get("currency", refund.get("currency", ""))),
+            paid=f"{Decimal(str(filed['paid'])):.2f}",
+            entitled=f"{Decimal(str(filed['entitled'])):.2f}",
+            committed_at_filing=f"{Decimal(str(filed['committed'])):.2f}",
+            basis=str(filed.get("basis", "")),
+            committed_now=now,
+        )
+
+    def claim(self, ticket_id: str, operator: Operator) -> Claim:
+        p = self.pending(ticket_id)
+        with self.store.transaction() as tx:
+            won, held = console_repo.claim(
+                tx, p.ticket_id, p.round, operator.name, seconds=self.claim_seconds
+            )
+        if not won:
+            raise ClaimConflict(
+                f"{held.reviewer} is reviewing ticket {p.ticket_id}",
+                ticket_id=p.ticket_id,
+                holder=held.reviewer,
+            )
+        return held
+
+    def release(self, ticket_id: str, operator: Operator) -> bool:
+        ticket_id = validate.ticket_id(ticket_id)
+        with self.store.transaction() as tx:
+            return console_repo.release(tx, ticket_id, operator.name)
+
+    def decide(
+        self, ticket_id: str, operator: Operator, *, approved: bool, note: str, source: str
+    ) -> RoundResult:
+        """Decide as ``operator``, who must hold a live claim; the paused round then finishes."""
+        p = self.pending(ticket_id)
+        with self.store.connection() as conn:
+            held = console_repo.current_claim(conn, p.ticket_id, p.round)
+        if held is None or held.reviewer != operator.name:
+            raise ClaimConflict(
+                f"claim ticket {p.ticket_id} before deciding",
+                ticket_id=p.ticket_id,
+                holder=None if held is None else held.reviewer,
+            )
+        decide = self.bot.approve if approved else self.bot.reject
+        result = decide(p.ticket_id, approver=operator.name, note=note, source=source)
+        self.release(p.ticket_id, operator)
+        return result
+
+    # -- tickets ----------------------------------------------------------------------------
+
+    def ticket(self, ticket_id: str, *, at: int | None = None) -> TicketView:
+        ticket_id = validate.ticket_id(ticket_id)
+        row = self.bot.ticket(ticket_id)
+        steps = self.bot.history(ticket_id)
+        state = self.bot.state(ticket_id) if at is None else self.bot.state_at(ticket_id, at)
+        shown = [s for s in steps if s.seq == at]
+        next_step = shown[0].next_step if shown else (steps[-1].next_step if steps else None)
+        pending = next((p for p in self.bot.pending_approvals() if p.ticket_id == ticket_id), None)
+        with self.store.connection() as conn:
+            notes = console_repo.notes(conn, ticket_id)
+            held = console_repo.current_claim(conn, ticket_id, pending.round) if pending else None
+        return TicketView(row, state, at, next_step, steps, notes, pending, held, self.bot.audit(ticket_id))
+
+    def fork(self, ticket_id: str, seq: int, operator: Operator, *, source: str) -> str:
+        return self.bot.fork(ticket_id, seq, actor=operator.name, source=source)
+
+    # -- human takeover ---------------------------------------------------------------------
+
+    def take_over(self, ticket_id: str, operator: Operator, *, source: str) -> SupportState:
+        return self.bot.take_over(ticket_id, agent=operator.name, source=source)
+
+    def reply(self, ticket_id: str, operator: Operator, text: str, *, source: str) -> Turn:
+        return self.bot.reply_as_human(ticket_id, text, agent=operator.name, source=source)
+
+    def hand_back(self, ticket_id: str, operator: Operator, *, note: str, source: str) -> RoundResult | None:
+        """Give the ticket back; a round answers the customer's waiting messages now, if any."""
+        return self.bot.hand_back(ticket_id, agent=operator.name, note=note, source=source)
+
+    def add_note(self, ticket_id: str, operator: Operator, body: str) -> Note:
+        ticket_id = validate.ticket_id(ticket_id)
+        body = validate.text("note", body, limit=validate.NOTE_CHARS, empty=False).strip()
+        self.bot.ticket(ticket_id)
+        with self.store.transaction() as tx:
+            return console_repo.add_note(tx, ticket_id, operator.name, body)
+
+    # -- customers --------------------------------------------------------------------------
+
+    def customer(self, email: str) -> CustomerView:
+        email = validate.email(email)
+        try:
+            profile: Profile | None = self.bot.profile(email)
+        except UnknownCustomer:
+            profile = None
+        tickets = self.bot.tickets(email=email)
+        busy = [t.id for t in tickets if t.status in ("in_progress", "waiting_approval")]
+        return CustomerView(email, profile, tickets, busy)
+
+    def forget(self, email: str, operator: Operator, *, source: str) -> DeletionReport:
+        # Never force: a ticket in a round or waiting for a decision makes it refuse (CustomerBusy).
+        return self.bot.forget_customer(validate.email(email), actor=operator.name, source=source)
+
+
+def _seconds(now: datetime, since: datetime) -> int:
+    return max(0, int((now - since).total_seconds()))

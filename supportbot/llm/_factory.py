@@ -1,0 +1,25 @@
+"""Which models a SupportBot talks to when the caller passes none: a configured endpoint, else offline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..config import Settings
+from .base import LLM
+from .offline import OfflineModel
+
+
+def models_from_settings(
+    settings: Settings, *, on_token: Callable[[str], None] | None = None
+) -> tuple[LLM, LLM]:
+    """(llm, small_llm): the OpenAI-compatible endpoint when SUPPORTBOT_LLM_BASE_URL is set,
+    otherwise the deterministic offline model. ``on_token`` streams the main model's free-text
+    replies (drafts); the small model, which triages, reviews and summarizes, never streams."""
+    if not settings.llm_base_url:
+        return OfflineModel(on_token=on_token), OfflineModel()
+    from ._openai import OpenAICompatible
+
+    return (
+        OpenAICompatible.from_settings(settings, on_token=on_token),
+        OpenAICompatible.from_settings(settings, small=True),
+    )

@@ -1,0 +1,445 @@
+"""Fold old turns into a running summary when a ticket's history outgrows its budget.
+
+The history sent to the model is ``summary + turns[summarized_upto:]``. When that is too long,
+everything but the last ``keep_last`` turns is folded into the summary: the customer's latest
+wording matters, so recent turns always stay verbatim. Exact facts (bill numbers, amounts,
+promises) are pinned in the ledger from :mod:`.facts` before anything is folded, so a summary
+that paraphrases them away loses nothing.
+
+Only turns are ever folded. Tool calls and their results live in the state's ``tool_log``, not in
+``turns``, so compression can never separate a tool result from the call that produced it (the
+"orphaned tool message" that breaks chat APIs when history is trimmed by message count).
+
+:func:`compress` is pure: the summarizer and the token counter are passed in, and it reports
+failures in its result instead of raising, so a broken summarizer cannot end a round.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._state import Fact, Turn
+from ..errors import InvalidInput
+from ..i18n._prompts import (
+    NO_SUMMARY,
+    ROLES_BY_LABEL,
+    SECTIONS,
+    SPEAKER_LABELS,
+    SUMMARY_NEW_LABEL,
+    SUMMARY_PREVIOUS_LABEL,
+    SummarySections,
+)
+from ._facts import EXACT_KINDS, clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
+from ._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
+
+TurnCounter = Callable[[Turn], int]
+Summarizer = Callable[[str, Sequence[Turn]], str]
+
+SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。\
+接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
+请把"已有纪要"和"新增对话"合并成一份新的纪要,用简短的条目书写,不要寒暄,也不要解释你在做什么。
+下面四类信息一条都不能丢:
+1. 客户提出的每一项诉求和问题;
+2. 所有单号(订单号、账单号、发票号、工单号、退款单号)、错误码和金额,按原样抄写,数字一个都不要改;
+3. 客服已经给出的答复和作出的承诺,连同时限,例如"3 个工作日内回复";
+4. 还没有解决的问题,以及正在等谁做什么。
+拿不准的内容宁可省略,也不要猜。整份纪要不超过 300 字。"""
+
+_CONDENSE_ONLY = "没有新增对话。请只把上面的已有纪要压缩得更短,上面列出的四类信息仍然必须保留。"
+
+# Where a summary may be cut when it has to be hard-truncated: after a sentence end or newline.
+_CUT_AFTER = re.compile(r"[。！？!?；;\n]+|(?<=[.])\s+")
+_ELLIPSIS = "…"  # marks a sentence cut by characters
+
+
+@dataclass(frozen=True, slots=True)
+class Compression:
+    """What one :func:`compress` call decided. Equal inputs give an equal ``Compression``."""
+
+    summary: str
+    summarized_upto: int
+    folded: range  # indices of the turns folded by this call; empty when nothing was folded
+    tokens_before: int  # summary + pending turns, before this call
+    tokens_after: int
+    summarizer_calls: int
+    error: str | None  # set when the summarizer failed; summary and summarized_upto are then unchanged
+    facts: tuple[Fact, ...]  # the ledger, covering every turn up to the end of the conversation
+    triggered_by: (
+        str | None
+    )  # "budget", "context_window" or "max_pending_turns"; None if no fold was attempted
+
+
+def compress(
+    turns: Sequence[Turn],
+    summary: str,
+    summarized_upto: int,
+    *,
+    budget: int = 1200,
+    keep_last: int = 4,
+    count: TurnCounter = turn_tokens,
+    summarize: Summarizer | None = None,
+    max_pending_turns: int | None = None,
+    context_window: int | None = None,
+    trigger_fraction: float | None = None,
+    summary_cap: int = 400,
+    facts: tuple[Fact, ...] = (),
+    facts_upto: int = 0,
+    mask: bool = True,
+    facts_allowance: int | None = None,
+    plans: Sequence[str] = (),
+) -> Compression:
+    """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
+
+    Triggers, checked only when more than ``keep_last`` turns are pending: tokens above
+    ``budget``; tokens above ``trigger_fraction * context_window`` (both must be set); more than
+    ``max_pending_turns`` turns pending. ``facts`` must be the ledger from the previous call:
+    turns already folded, and turns before ``facts_upto`` (already scanned), are not rescanned;
+    ``mask`` masks personal data in the facts it adds. ``summarize`` defaults to :func:`extractive_summarize`.
+
+    The new summary is held to ``summary_cap`` tokens: if the first summary is longer, the
+    summarizer is asked once more to condense it alone, as ``summarize(long_summary, ())``; if that
+    is still too long, it is cut at the last sentence end that fits.
+
+    With ``facts_allowance`` the pinned facts share ``budget``: the tokens they take in the prompt
+    (at most the allowance) are held back from it, so facts + summary + pending turns fit the
+    budget, and the summary is capped to what the facts and the kept turns leave (but never below
+    a quarter of ``summary_cap``: the last turns are kept whole even when they alone are too long).
+    """
+    _check_options(
+        turns,
+        summarized_upto,
+        budget=budget,
+        keep_last=keep_last,
+        summary_cap=summary_cap,
+        max_pending_turns=max_pending_turns,
+        context_window=context_window,
+        trigger_fraction=trigger_fraction,
+    )
+    # Facts first: once a turn is folded only the summary remembers it, and the summary may err.
+    ledger = update_ledger(
+        facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask, plans=plans
+    )
+    if facts_allowance is not None:
+        budget = max(budget - ledger_tokens(ledger, len(turns), facts_allowance) - PROMPT_LABEL_TOKENS, 0)
+    pending_counts = [count(turn) for turn in turns[summarized_upto:]]
+    before = text_tokens(summary, count) + sum(pending_counts)
+    foldable = len(pending_counts) - keep_last
+    reason = _trigger(
+        before,
+        len(pending_counts),
+        budget=budget,
+        max_pending_turns=max_pending_turns,
+        context_window=context_window,
+        trigger_fraction=trigger_fraction,
+    )
+    unchanged = Compression(
+        summary=summary,
+        summarized_upto=summarized_upto,
+        folded=range(summarized_upto, summarized_upto),
+        tokens_before=before,
+        tokens_after=before,
+        summarizer_calls=0,
+        error=None,
+        facts=ledger,
+        triggered_by=None,
+    )
+    if reason is None or foldable <= 0:
+        return unchanged
+    counted = _CountingSummarizer(summarize or extractive_summarize)
+    upto = summarized_upto + foldable
+    if facts_allowance is not None:
+        left = budget - sum(pending_counts[foldable:])
+        summary_cap = max(min(summary_cap, left), summary_cap // 4)
+    try:
+        new_summary = _capped_summary(
+            summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=summary_cap
+        )
+    except Exception as exc:  # noqa: BLE001 - any summarizer failure is reported; the round goes on
+        return dataclasses.replace(
+            unchanged, summarizer_calls=counted.calls, error=_describe(exc), triggered_by=reason
+        )
+    after = text_tokens(new_summary, count) + sum(pending_counts[foldable:])
+    return dataclasses.replace(
+        unchanged,
+        summary=new_summary,
+        summarized_upto=upto,
+        folded=range(summarized_upto, upto),
+        tokens_after=after,
+        summarizer_calls=counted.calls,
+        triggered_by=reason,
+    )
+
+
+def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int) -> int:
+    """Tokens the pinned facts take in a prompt under ``allowance`` (their label not included)."""
+    from ._ledger import view  # ledger.py renders; compress only needs its size
+
+    return count_joined(view(ledger, summarized_upto=summarized_upto, allowance=allowance).pieces)
+
+
+# What the labels of the facts, summary, history and latest-message sections and the blank lines
+# between them cost in a prompt (context.LABELS; a test keeps the two in step): with the facts
+# inside the budget, the labels are too.
+PROMPT_LABEL_TOKENS = 75
+
+
+def text_tokens(text: str, count: TurnCounter) -> int:
+    """Tokens of a summary placed in the prompt: one agent-side message, or nothing when empty."""
+    return count(Turn(role="agent", content=text)) if text else 0
+
+
+def render_turns(turns: Sequence[Turn]) -> str:
+    """The conversation as ``客户:`` / ``客服:`` lines, as every prompt shows it."""
+    return "\n".join(f"{SPEAKER_LABELS.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
+
+
+def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    """Chat messages asking a model to merge ``turns`` into ``previous_summary``.
+
+    With no turns, the request is to condense the previous summary: that is the second pass
+    :func:`compress` makes when a summary exceeds its cap. The user message carries the request
+    as records too (``prompts.SummarySections``), for a model that reads structure.
+    """
+    parts = [f"{SUMMARY_PREVIOUS_LABEL}\n{previous_summary.strip() or NO_SUMMARY}"]
+    parts.append(f"{SUMMARY_NEW_LABEL}\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
+    request = SummarySections(previous=previous_summary.strip(), turns=tuple(turns) if turns else None)
+    user = {"role": "user", "content": "\n\n".join(parts), SECTIONS: request}
+    return [{"role": "system", "content": SUMMARY_PROMPT}, user]
+
+
+def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_chars: int = 600) -> str:
+    """A deterministic summary made of sentences copied from the conversation.
+
+    Keeps every line of the previous summary, every sentence of ``turns`` that holds a fact
+    (id, code, amount, date, contact, status, promise, request) and the first sentence of each
+    customer turn, each once, labelled by speaker.
+
+    A line stating a value that a later line corrects (``升级费 1680 元`` before ``升级费应该是
+    1860 元``, ``还没收到退款`` before ``退款收到了``) is dropped: a summary never states a replaced
+    value as current. Beyond ``max_chars``, lines go in this order, oldest first within each: lines
+    whose only facts are exact values (ids, amounts, dates, codes, phones, emails: the ledger pins
+    those), then lines without facts, then the rest (requests, promises, statuses, people).
+    """
+    lines = [line.strip() for line in previous_summary.splitlines() if line.strip()]
+    for turn in turns:
+        label = SPEAKER_LABELS.get(turn.role, turn.role)
+        for position, sentence in enumerate(split_sentences(turn.content)):
+            if (position == 0 and turn.role == "customer") or mentions_fact(sentence, role=turn.role):
+                lines.append(f"{label}:{clip(sentence)}")
+    return "\n".join(_fit(_classify(_dedup(lines)), max_chars))
+
+
+# What a summary line holds, in the order lines are dropped when the summary is too long.
+_EXACT_ONLY, _PLAIN, _FACTS = 0, 1, 2
+
+
+def _classify(lines: list[str]) -> list[tuple[str, int]]:
+    """Each line with its drop class; lines whose values later lines supersede are left out."""
+    turns = [
+        Turn(role=ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
+    ]
+    ledger = update_ledger((), turns, 0, mask=False)
+    superseded = _superseded(ledger)
+    replaced = {f.turn for i, f in enumerate(ledger) if i in superseded}
+    kinds: dict[int, set[str]] = {}
+    for fact in ledger:
+        kinds.setdefault(fact.turn, set()).add(fact.kind)
+    classified = []
+    for i, line in enumerate(lines):
+        if i in replaced:
+            continue
+        held = kinds.get(i, set())
+        classified.append((line, _PLAIN if not held else _EXACT_ONLY if held <= EXACT_KINDS else _FACTS))
+    return classified
+
+
+def _superseded(ledger: Sequence[Fact]) -> set[int]:
+    return {f.supersedes for f in ledger if f.supersedes is not None}
+
+
+class _CountingSummarizer:
+    """Counts calls, including one that raises, and rejects non-text results."""
+
+    def __init__(self, summarize: Summarizer) -> None:
+        self._summarize = summarize
+        self.calls = 0
+
+    def __call__(self, previous_summary: str, turns: Sequence[Turn]) -> str:
+        self.calls += 1
+        result = self._summarize(previous_summary, turns)
+        if not isinstance(result, str):
+            raise TypeError(f"summarizer returned {type(result).__name__}, expected str")
+        return result.strip()
+
+
+def _capped_summary(
+    previous: str, to_fold: Sequence[Turn], *, summarize: Summarizer, count: TurnCounter, cap: int
+) -> str:
+    summary = summarize(previous, to_fold)
+    if text_tokens(summary, count) <= cap:
+        return summary
+    # Second, hierarchical pass: the summary alone, nothing new, so the model only has to condense.
+    summary = summarize(summary, ())
+    if text_tokens(summary, count) <= cap:
+        return summary
+    return truncate_to_tokens(summary, cap, count=count)
+
+
+def truncate_to_tokens(text: str, cap: int, *, count: TurnCounter) -> str:
+    """The longest prefix of ``text`` that ends at a sentence end and fits ``cap`` tokens.
+
+    Last resort only, so the summary cannot grow without bound. When not even the first sentence
+    fits, that sentence is cut by characters and marked with an ellipsis; the result may be "".
+    """
+    cuts = [m.end() for m in _CUT_AFTER.finditer(text)]
+    cuts = [c for c in cuts if c < len(text)] + [len(text)]
+
+    def by_sentences(n: int) -> str:
+        return text[: cuts[n - 1]].rstrip() if n else ""
+
+    # Each search starts from where the text's own tokens run out: one encode, instead of a count
+    # per step of a blind binary search. ``count`` still decides every answer.
+    guess = bisect.bisect_right(cuts, covered_chars(text, cap - MESSAGE_OVERHEAD)) if len(cuts) > 1 else 0
+    kept = by_sentences(
+        _longest(len(cuts), lambda n: text_tokens(by_sentences(n), count) <= cap, guess=guess)
+    )
+    if kept:
+        return kept
+    first = text[: cuts[0]].rstrip()
+
+    def by_chars(n: int) -> str:
+        return first[:n].rstrip() + _ELLIPSIS if n else ""
+
+    guess = covered_chars(first, cap - MESSAGE_OVERHEAD - count_tokens(_ELLIPSIS))
+    return by_chars(_longest(len(first), lambda n: text_tokens(by_chars(n), count) <= cap, guess=guess))
+
+
+def _longest(upper: int, fits: Callable[[int], bool], *, guess: int) -> int:
+    """Largest n in [0, upper] with fits(n), assuming fits(0), searched for outward from ``guess``.
+
+    Steps of 1, 2, 4... from the guess bracket the answer, then a binary search closes in: with a
+    guess that is right or off by one, that is two or three calls of ``fits`` instead of about
+    log2(upper). Token counts are only nearly monotone in prefix length; when they are monotone,
+    the answer is the one a plain binary search finds, and it always satisfies ``fits``, which is
+    what the cap needs.
+    """
+    guess = min(max(guess, 0), upper)
+    if guess == 0 or fits(guess):
+        low, high = _gallop_up(guess, upper, fits)
+    else:
+        low, high = _gallop_down(guess, fits)
+    while high - low > 1:  # fits(low), and not fits(high) unless high == upper + 1
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _gallop_up(start: int, upper: int, fits: Callable[[int], bool]) -> tuple[int, int]:
+    """(low, high) with fits(low) and not fits(high), or high == upper + 1; given fits(start).
+
+    Probes start+1, start+2, start+4...: a guess one short of the answer costs one probe more.
+    """
+    low, offset = start, 1
+    while low < upper:
+        probe = min(start + offset, upper)
+        if not fits(probe):
+            return low, probe
+        low, offset = probe, offset * 2
+    return low, upper + 1
+
+
+def _gallop_down(start: int, fits: Callable[[int], bool]) -> tuple[int, int]:
+    """(low, high) with fits(low) and not fits(high); given not fits(start), and fits(0)."""
+    high, offset = start, 1
+    while True:
+        probe = max(start - offset, 0)
+        if probe == 0 or fits(probe):
+            return probe, high
+        high, offset = probe, offset * 2
+
+
+def _trigger(
+    tokens: int,
+    pending: int,
+    *,
+    budget: int,
+    max_pending_turns: int | None,
+    context_window: int | None,
+    trigger_fraction: float | None,
+) -> str | None:
+    if tokens > budget:
+        return "budget"
+    if (
+        context_window is not None
+        and trigger_fraction is not None
+        and tokens > trigger_fraction * context_window
+    ):
+        return "context_window"
+    if max_pending_turns is not None and pending > max_pending_turns:
+        return "max_pending_turns"
+    return None
+
+
+def _describe(exc: Exception) -> str:
+    # First line only: model errors can carry whole response bodies, and this ends up in state.
+    lines = str(exc).strip().splitlines()
+    return f"summarizer failed: {type(exc).__name__}" + (f": {clip(lines[0], 200)}" if lines else "")
+
+
+def _check_options(
+    turns: Sequence[Turn],
+    summarized_upto: int,
+    *,
+    budget: int,
+    keep_last: int,
+    summary_cap: int,
+    max_pending_turns: int | None,
+    context_window: int | None,
+    trigger_fraction: float | None,
+) -> None:
+    if not 0 <= summarized_upto <= len(turns):
+        raise InvalidInput(
+            f"summarized_upto={summarized_upto} is outside the {len(turns)} turns of this ticket"
+        )
+    if budget < 0 or keep_last < 0 or summary_cap < 0:
+        raise InvalidInput("budget, keep_last and summary_cap must be >= 0")
+    if max_pending_turns is not None and max_pending_turns < 0:
+        raise InvalidInput("max_pending_turns must be >= 0 or None")
+    if (context_window is None) != (trigger_fraction is None):
+        # Half of this pair silently does nothing, which would hide a misconfiguration.
+        raise InvalidInput("set both context_window and trigger_fraction, or neither")
+    if trigger_fraction is not None and not 0 < trigger_fraction <= 1:
+        raise InvalidInput(f"trigger_fraction must be in (0, 1], got {trigger_fraction}")
+
+
+def _dedup(lines: list[str]) -> list[str]:
+    seen: set[str] = set()
+    unique = []
+    for text in lines:
+        key = normalize_sentence(text)
+        if key not in seen:
+            seen.add(key)
+            unique.append(text)
+    return unique
+
+
+def _fit(lines: list[tuple[str, int]], max_chars: int) -> list[str]:
+    # Drop order (see extractive_summarize): the ledger pins exact values, so a line holding only
+    # those is the cheapest loss; a line of context the ledger cannot hold comes next.
+    order = sorted(range(len(lines)), key=lambda i: (lines[i][1], i))
+    dropped: set[int] = set()
+    total = sum(len(text) + 1 for text, _ in lines)
+    for i in order:
+        if total <= max_chars + 1:
+            break
+        dropped.add(i)
+        total -= len(lines[i][0]) + 1
+    return [text for i, (text, _) in enumerate(lines) if i not in dropped]

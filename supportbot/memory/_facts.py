@@ -1,0 +1,485 @@
+"""Exact facts pinned outside the summary, in the forms customers write them.
+
+A summary paraphrases, and a paraphrase may turn "INV-2026-0042" into "the invoice" or drop the
+"reply within 3 working days" an agent promised ten turns ago. The ledger built here keeps those
+exactly, found by plain patterns so the same conversation always yields the same ledger, with no
+model call and no I/O. Each fact keeps the words as written (``value``) beside a canonical form
+(``key``): amounts as ``CNY 3500.00`` (:mod:`.numbers`), dates in ISO form with relative ones
+resolved against the turn's own time (:mod:`.dates`), ids and codes case-folded to upper case,
+phones as digits, emails lower-cased (:mod:`.contacts`).
+
+Kinds: ``id``, ``error_code``, ``amount``, ``date``, ``phone``, ``email``, ``address``, ``person``
+(name and role), ``plan``, ``status`` (a yes/no fact: ``收到退款`` = 是/否), ``promise`` (agent
+turns), ``promise_reported`` (a promise the customer says they were given), ``request`` (customer
+turns; politeness is not a request).
+
+**Supersession.** A fact may name its ``subject`` (``升级费``, ``续费日``, ``收到退款``). A later
+fact of the same kind and subject with another value supersedes the current one; so does a fact
+written as a correction (``不对,应该是 1860 元``) of the latest one of its kind. The ledger stays
+append-only: the new fact records the position of the one it replaces (``supersedes``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Literal, NamedTuple, get_args
+
+from .._state import Fact, Role, Turn
+from ..errors import InvalidInput
+from . import _contacts as contacts
+from ._dates import dates
+from ._mask import mask_text
+from ._numbers import amounts
+
+FactKind = Literal[
+    "id",
+    "error_code",
+    "amount",
+    "date",
+    "phone",
+    "email",
+    "address",
+    "person",
+    "plan",
+    "status",
+    "promise",
+    "promise_reported",
+    "request",
+]
+FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
+FACT_LABELS_ZH: Mapping[str, str] = {
+    "id": "单号",
+    "error_code": "错误码",
+    "amount": "金额",
+    "date": "日期",
+    "phone": "电话",
+    "email": "邮箱",
+    "address": "地址",
+    "person": "相关人员",
+    "plan": "套餐",
+    "status": "状态",
+    "promise": "客服已承诺",
+    "promise_reported": "客户称曾获承诺(未核实)",
+    "request": "客户诉求",
+}
+FACT_LABELS_EN: Mapping[str, str] = {
+    "id": "Reference numbers",
+    "error_code": "Error codes",
+    "amount": "Amounts",
+    "date": "Dates",
+    "phone": "Phones",
+    "email": "Emails",
+    "address": "Addresses",
+    "person": "People",
+    "plan": "Plans",
+    "status": "Status",
+    "promise": "Promised",
+    "promise_reported": "Customer says was promised (unverified)",
+    "request": "Customer asked",
+}
+SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request"})
+# Exact values: the ledger's first rank, never left out while anything else could go instead.
+EXACT_KINDS: frozenset[str] = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
+
+# A promise or request is kept as its sentence; customers paste whole logs without punctuation,
+# and one "sentence" must not be allowed to fill the prompt.
+MAX_SENTENCE_CHARS = 160
+
+# -- ids and error codes ------------------------------------------------------------------------
+_ERROR_CODE = re.compile(r"[Ee](?<![A-Za-z0-9][Ee])[0-9]{3,5}+(?![A-Za-z0-9])")
+_NAMED_CODE = re.compile(r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{1,5}-[0-9]{3}(?![A-Za-z0-9-])")
+_ERROR_CODE_AFTER_LABEL = re.compile(
+    r"(?=[错报e])(?:错误码|错误代码|报错码|报错代码|报错|error\s+code)"
+    r"\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,6}-?[0-9]{3,6}+)(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+# INV-2026-0042, inv-2026-0099, B20260915001, T000153: a short letter prefix and four digits or more.
+_PREFIXED_ID = re.compile(
+    r"[A-Za-z](?<![A-Za-z0-9-][A-Za-z])[A-Za-z]{0,3}-?[0-9]{4,}+(?:-[0-9]++)*+(?![A-Za-z0-9])"
+)
+# Digit-first ids ("2026HT0311") and bare digit runs are ids only right after a word naming one;
+# otherwise they are phone numbers, quantities or timestamps.
+_ID_AFTER_LABEL = re.compile(
+    r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
+    r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
+    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|是|为|is)?\s*[:：#]?\s*"
+    r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+)(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+_NOT_ID_PREFIXES = frozenset({"USD", "RMB", "CNY", "EUR", "HKD"})
+
+# -- subjects and corrections ---------------------------------------------------------------------
+_SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "amount": (
+        ("升级费", "升级费"),
+        ("年费", "年费"),
+        ("月费", "月费"),
+        ("服务费", "服务费"),
+        ("手续费", "手续费"),
+        ("违约金", "违约金"),
+        ("押金", "押金"),
+        ("差价", "差价"),
+        ("退款金额", "退款"),
+        ("退款", "退款"),
+        ("退费", "退款"),
+        ("扣款", "扣款"),
+        ("扣费", "扣款"),
+        ("扣了", "扣款"),
+        ("实付", "实付"),
+        ("报价", "报价"),
+        ("预算", "预算"),
+        ("余额", "余额"),
+        ("补偿", "补偿"),
+        ("赔偿", "补偿"),
+        ("定金", "定金"),
+        ("订金", "定金"),
+        ("尾款", "尾款"),
+        ("发票金额", "发票金额"),
+        ("开票金额", "发票金额"),
+    ),
+    "date": (
+        ("到期日", "到期日"),
+        ("到期", "到期日"),
+        ("续费日", "续费日"),
+        ("截止", "截止日"),
+        ("上线", "上线日"),
+        ("会议", "会议"),
+        ("回访", "回访"),
+        ("发货", "发货日"),
+        ("交付", "交付日"),
+        ("扣款日", "扣款日"),
+        ("开票日", "开票日"),
+    ),
+}
+# Subjects a ticket holds many of ("扣了 ¥7" on one bill, "扣了 ¥14" on the next): a later value
+# replaces an earlier one only when written as a correction.
+_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访"})
+_SUBJECT_PATTERNS = {
+    kind: re.compile("|".join(re.escape(w) for w, _ in sorted(pairs, key=lambda p: -len(p[0]))))
+    for kind, pairs in _SUBJECTS.items()
+}
+_SUBJECT_WINDOW = 12  # characters before a value searched for the word naming its subject
+_CORRECTION = re.compile(
+    r"更正|纠正|说错|写错|搞错|打错|记错|不对|应该是|改成|改为|改到|实际上是|其实是|准确地说"
+)
+_LAST_SENTENCE_END = re.compile(r"[。！？!?；;\n][^。！？!?；;\n]*$")
+_NEGATED = re.compile(r"(?:不是|并非|而不是|不是说)\s*$")
+_CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
+
+# -- promises and requests ----------------------------------------------------------------------
+_PROMISE = re.compile(
+    r"(?=[我本同工专会将稍已为wi])(?:"
+    r"(?:我们|我|本人|同事|工程师|专员)(?:这边)?(?:不)?(?:会|将|保证|承诺)|会在|将在|会于|将于|稍后(?:会|将)"
+    r"|(?:已|已经)(?:为您|帮您|给您)?(?:申请|提交|登记|记录|安排|升级|转交)|为您(?:安排|申请|处理|跟进)|工作日内"
+    r"|\b(?:we|i)(?:'ll|\s+will|\s+shall|\s+are\s+going\s+to|\s+am\s+going\s+to|\s+promise)\b"
+    r"|\bwill\s+(?:reply|respond|refund|get\s+back|follow\s+up|send|contact|process|escalate|credit)\b"
+    r"|\bwithin\s+[0-9]+\s+(?:business\s+|working\s+)?(?:days?|hours?)\b"
+    r"|\b(?:i|we)(?:'ve|\s+have)\s+(?:filed|submitted|escalated|logged|scheduled|issued)\b)",
+    re.IGNORECASE,
+)
+# A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
+_REPORTED_PROMISE = re.compile(
+    r"(?=[客你工专经同上之说答承保ty])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
+    r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的|说好了"
+    r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b)",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"(?=[希请麻能可帮给提我需要pcwirh])(?:"
+    r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
+    r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
+    r"|\bremind\s+me\b|\bhelp\s+me\b)",
+    re.IGNORECASE,
+)
+# Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
+_POLITENESS = re.compile(
+    r"(?:那就|那)?麻烦(?:你们|您|你)?了|辛苦(?:你们|您|你)?了|谢谢|多谢|感谢|请稍等|稍等一下|请多关照|请见谅"
+    r"|我想想|我想一下|我想说|我要说|请问一下$|please\s+hold|thank\s+you|thanks",
+    re.IGNORECASE,
+)
+_CONTENT_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2}")
+_SENTENCE_END = re.compile(r"(?=[。！？!?；;\s])(?:[。！？!?；;\n]+|(?<=[.])\s+)")
+_CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
+_TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…]+$")
+_has_digit = re.compile("[0-9]").search
+
+
+class _Found(NamedTuple):
+    start: int
+    kind: str
+    value: str
+    key: str
+    subject: str = ""
+    correction: bool = False
+
+
+def extract(turn: Turn, index: int, *, mask: bool = True, plans: Sequence[str] = ()) -> list[Fact]:
+    """Facts stated in ``turn``, in order of appearance, each once; ``index`` is its position.
+
+    With ``mask`` (the default, as ``Settings.mask_pii``) the turn is masked before it is read, so
+    no value or key in the ledger holds a full phone, email, ID-card or bank-card number: phones
+    and emails are pinned in their masked forms. ``plans`` is the backend's plan catalogue, if any.
+    """
+    return [fact for fact, _ in _extract(turn, index, mask=mask, plans=plans)]
+
+
+def _extract(turn: Turn, index: int, *, mask: bool, plans: Sequence[str]) -> list[tuple[Fact, bool]]:
+    text = mask_text(turn.content) if mask else turn.content
+    found = sorted(
+        _scan(text, turn.role, turn.created_at, plans), key=lambda f: (f.start, FACT_KINDS.index(f.kind))
+    )
+    seen: set[tuple[str, str, str]] = set()
+    facts: list[tuple[Fact, bool]] = []
+    for item in found:
+        if (item.kind, item.key, item.subject) not in seen:
+            seen.add((item.kind, item.key, item.subject))
+            fact = Fact(item.kind, item.value, item.key, index, item.subject, turn.role, None)
+            facts.append((fact, item.correction))
+    return facts
+
+
+def update_ledger(
+    ledger: tuple[Fact, ...],
+    turns: Sequence[Turn],
+    start: int,
+    *,
+    mask: bool = True,
+    plans: Sequence[str] = (),
+) -> tuple[Fact, ...]:
+    """``ledger`` plus the new facts of ``turns[start:]``, with supersession (see the module doc).
+
+    A fact already current (same kind and key) is not added again, so rescanning a turn is
+    harmless; the order is stable: existing facts first, then new ones in order of appearance.
+    """
+    if start < 0:
+        raise InvalidInput(f"update_ledger start must be >= 0, got {start}")
+    found = [
+        pair
+        for index in range(start, len(turns))
+        for pair in _extract(turns[index], index, mask=mask, plans=plans)
+    ]
+    if not found:  # most turns state no fact: then the (long) ledger need not be indexed
+        return ledger
+    book = _Book(ledger)
+    for fact, correction in found:
+        book.add(fact, correction)
+    return book.facts if len(book.facts) > len(ledger) else ledger
+
+
+class _Book:
+    """The ledger being extended: what is current per (kind, key) and per (kind, subject)."""
+
+    def __init__(self, ledger: tuple[Fact, ...]) -> None:
+        self._all = list(ledger)
+        superseded = {f.supersedes for f in ledger if f.supersedes is not None}
+        self._current_keys: dict[tuple[str, str], int] = {}
+        self._by_subject: dict[tuple[str, str], int] = {}
+        self._latest: dict[str, int] = {}
+        # A turn scanned again states what it stated before: that is no correction of a later value.
+        self._said = {(f.kind, f.key, f.turn) for f in ledger}
+        for i, fact in enumerate(ledger):
+            if i not in superseded:
+                self._note(i, fact)
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        return tuple(self._all)
+
+    def _note(self, i: int, fact: Fact) -> None:
+        self._current_keys[(fact.kind, fact.key)] = i
+        if fact.subject:
+            self._by_subject[(fact.kind, fact.subject)] = i
+        self._latest[fact.kind] = i
+
+    def add(self, fact: Fact, correction: bool) -> None:
+        if (fact.kind, fact.key, fact.turn) in self._said:
+            return
+        self._said.add((fact.kind, fact.key, fact.turn))
+        by_subject = fact.subject and (correction or fact.subject not in _PLURAL_SUBJECTS)
+        target = self._by_subject.get((fact.kind, fact.subject)) if by_subject else None
+        if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
+            target = self._latest.get(fact.kind)
+        if target is not None and self._all[target].key == fact.key:
+            return  # the current value, said again
+        if target is None and (fact.kind, fact.key) in self._current_keys:
+            return
+        if target is not None:
+            old = self._all[target]
+            fact = Fact(
+                fact.kind, fact.value, fact.key, fact.turn, fact.subject or old.subject, fact.role, target
+            )
+            if self._current_keys.get((old.kind, old.key)) == target:
+                del self._current_keys[(old.kind, old.key)]
+        self._all.append(fact)
+        self._note(len(self._all) - 1, fact)
+
+
+def current_facts(facts: Sequence[Fact]) -> list[tuple[int, Fact]]:
+    """``(position, fact)`` of every fact no later fact supersedes."""
+    superseded = {f.supersedes for f in facts if f.supersedes is not None}
+    return [(i, f) for i, f in enumerate(facts) if i not in superseded]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Non-empty sentences of ``text``, split on Chinese and English sentence ends and newlines."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def normalize_sentence(text: str) -> str:
+    """The dedup key of a sentence: case, spacing around CJK and trailing punctuation ignored."""
+    collapsed = " ".join(text.split())
+    return _TRAILING_PUNCT.sub("", _SPACE_NEXT_TO_CJK.sub("", collapsed)).lower()
+
+
+def mentions_fact(text: str, *, role: Role | None = None) -> bool:
+    """Whether ``text`` holds a fact; with ``role=None`` sentences of either side count."""
+    roles: tuple[Role, ...] = ("customer", "agent") if role is None else (role,)
+    return any(next(iter(_scan(text, r, None, ())), None) is not None for r in roles)
+
+
+def facts_in(text: str, *, role: Role, when: datetime | None = None) -> list[tuple[str, str]]:
+    """``(kind, key)`` of the facts in ``text``: what a summary line carries, to compare with a ledger."""
+    return [(f.kind, f.key) for f in _scan(text, role, when, ())]
+
+
+def clip(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _scan(text: str, role: Role, when: datetime | None, plans: Sequence[str]) -> Iterator[_Found]:
+    if _has_digit(text):
+        yield from _error_codes(text)
+        yield from _ids(text)
+        yield from _phones(text)
+    yield from _amounts(text)  # "三千五百元" holds no digit
+    yield from _dates(text, when)
+    yield from _contacts(text, plans)
+    if role == "agent":
+        yield from _sentences(text, "promise", _PROMISE)
+    elif role == "customer":
+        yield from _sentences(text, "promise_reported", _REPORTED_PROMISE)
+        yield from _requests(text)
+
+
+def _error_codes(text: str) -> Iterator[_Found]:
+    for m in _ERROR_CODE.finditer(text):
+        yield _Found(m.start(), "error_code", m.group(), m.group().upper())
+    for m in _NAMED_CODE.finditer(text):
+        yield _Found(m.start(), "error_code", m.group(), m.group())
+    for m in _ERROR_CODE_AFTER_LABEL.finditer(text):
+        yield _Found(m.start(1), "error_code", m.group(1), m.group(1).upper())
+
+
+def _ids(text: str) -> Iterator[_Found]:
+    for m in _PREFIXED_ID.finditer(text):
+        value = m.group()
+        prefix = re.match(r"[A-Za-z]+", value)
+        if _ERROR_CODE.fullmatch(value) or (prefix and prefix.group().upper() in _NOT_ID_PREFIXES):
+            continue
+        yield _Found(m.start(), "id", value, value.upper(), "", _is_correction(text, m.start()))
+    for m in _ID_AFTER_LABEL.finditer(text):
+        value = m.group("v")
+        if not _has_digit(value) or _ERROR_CODE.fullmatch(value) or re.fullmatch(r"[0-9]{4}-[0-9-]+", value):
+            continue
+        yield _Found(m.start("v"), "id", value, value.upper(), "", _is_correction(text, m.start("v")))
+
+
+def _amounts(text: str) -> Iterator[_Found]:
+    for a in amounts(text):
+        if not _negated(text, a.start):
+            subject = _subject("amount", text, a.start)
+            yield _Found(a.start, "amount", a.text, a.key, subject, _is_correction(text, a.start))
+
+
+def _dates(text: str, when: datetime | None) -> Iterator[_Found]:
+    for d in dates(text, when):
+        if not _negated(text, d.start):
+            subject = _subject("date", text, d.start)
+            yield _Found(d.start, "date", d.text, d.key, subject, _is_correction(text, d.start))
+
+
+def _phones(text: str) -> Iterator[_Found]:
+    for h in contacts.phones(text):
+        yield _Found(h.start, "phone", h.text, h.key, "", _is_correction(text, h.start))
+
+
+def _contacts(text: str, plans: Sequence[str]) -> Iterator[_Found]:
+    for h in contacts.emails(text):
+        yield _Found(h.start, "email", h.text, h.key, "", _is_correction(text, h.start))
+    for h in contacts.addresses(text):
+        yield _Found(h.start, "address", h.text, h.key, h.subject)
+    for h in contacts.people(text):
+        yield _Found(h.start, "person", h.text, h.key, h.subject)
+    for h in contacts.plans(text, plans):
+        yield _Found(h.start, "plan", h.text, h.key)
+    for h in contacts.statuses(text):
+        yield _Found(h.start, "status", clip(h.text), h.key, h.subject)
+
+
+def _clause_before(text: str, start: int) -> str:
+    window = text[max(0, start - _SUBJECT_WINDOW) : start]
+    cut = _CLAUSE_START.search(window)
+    return window[cut.start() + 1 :] if cut else window
+
+
+def _subject(kind: str, text: str, start: int) -> str:
+    words = _SUBJECT_PATTERNS[kind].findall(_clause_before(text, start))
+    if not words:
+        return ""
+    return dict(_SUBJECTS[kind])[words[-1]]
+
+
+def _is_correction(text: str, start: int) -> bool:
+    # Only within the value's own sentence: "发票抬头写错了;昨天…" corrects the title, not the date.
+    window = text[max(0, start - 2 * _SUBJECT_WINDOW) : start]
+    end = _LAST_SENTENCE_END.search(window)
+    return _CORRECTION.search(window, end.start() if end else 0) is not None
+
+
+def _negated(text: str, start: int) -> bool:
+    # "是 1860 元,不是 1680 元": the value after 不是 is the wrong one, not a fact.
+    return _NEGATED.search(text, max(0, start - 6), start) is not None
+
+
+def _sentences(text: str, kind: str, marker: re.Pattern[str]) -> Iterator[_Found]:
+    # A sentence is a piece of the text with a non-word character (or nothing) on either side, and
+    # the markers have no anchor or look-behind: what a marker matches in a sentence, it matches in
+    # the whole text. So a text it does not match is not cut into sentences.
+    if not marker.search(text):
+        return
+    offset = 0
+    for piece in _SENTENCE_END.split(text):
+        start = text.find(piece, offset)
+        offset = start + len(piece)
+        sentence = piece.strip()
+        if sentence and (found := marker.search(sentence)):
+            value = _clip_around(sentence, found.start())
+            yield _Found(start, kind, value, normalize_sentence(value))
+
+
+def _clip_around(sentence: str, at: int) -> str:
+    """A long sentence cut to ``MAX_SENTENCE_CHARS`` from a little before its marker: in a pasted
+    log without punctuation the promise may come last, and a cut from the start would lose it."""
+    begin = max(0, at - _BEFORE_MARKER) if len(sentence) > MAX_SENTENCE_CHARS else 0
+    return clip(sentence) if begin == 0 else "…" + clip(sentence[begin:], MAX_SENTENCE_CHARS - 1)
+
+
+_BEFORE_MARKER = 24
+
+
+def _requests(text: str) -> Iterator[_Found]:
+    for found in _sentences(text, "request", _REQUEST):
+        # "之前你们经理承诺过给我们开专票" reports a promise; its "给我" asks for nothing.
+        if is_request(found.value) and not _REPORTED_PROMISE.search(found.value):
+            yield found
+
+
+def is_request(sentence: str) -> bool:
+    """Whether ``sentence`` asks for something: a request word followed by what is asked, once
+    courtesy (``那就麻烦你们了``, ``请稍等``, ``谢谢``) is taken out."""
+    rest = _POLITENESS.sub(" ", sentence)
+    return any(_CONTENT_AFTER.search(rest, m.end()) for m in _REQUEST.finditer(rest))

@@ -1,0 +1,185 @@
+"""How the pinned facts read in a prompt, within a token allowance.
+
+Every current fact is shown, grouped by kind, its canonical value first: ``CNY 1860.00`` reads
+unambiguously where ``¥`` might be yen and ``三千五`` might be misread. A corrected fact shows the
+value it replaced, marked: ``升级费 CNY 1860.00(原为 CNY 1680.00)``. Values the agent stated are
+marked ``[客服]``; everything else is the customer's word, and the section label says so, so a
+customer cannot write something that reads as the agent's or the system's.
+
+There is no fixed count. The facts have a token allowance (a share of the history budget); only
+when it is exhausted are facts left out, lowest rank first: exact values (ids, amounts, dates,
+codes, phones, emails) rank first, then open promises and requests, then people, plans,
+addresses and statuses, then satisfied requests and promises (a later "yes" status speaks of
+their topic: 退款我已经收到了 after 想申请退款), and the notes of replaced values last. How
+many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
+
+Requests and promises are shown only from folded turns: newer ones are in the history verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .._state import Fact
+from ._contacts import status_text
+from ._facts import EXACT_KINDS, FACT_KINDS, FACT_LABELS_ZH, SENTENCE_KINDS, current_facts
+from ._tokens import count_joined, count_tokens
+
+_ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
+_TIERS: Mapping[str, int] = {**dict.fromkeys(EXACT_KINDS, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
+_OTHER_TIER = 2
+_SATISFIED_TIER = 3  # a request or promise that a later "yes" status settles
+_NOTE_TIER = 4  # "(原为 …)": what a corrected fact replaced
+_CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
+AGENT_MARK = "[客服]"
+OMITTED = "(另有 {n} 条事实因篇幅未列出)"
+_VALUES_PER_PIECE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One fact as shown: its text, and the note of the value it replaced (shown if room allows)."""
+
+    position: int
+    fact: Fact
+    text: str
+    note: str
+    tier: int
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    pieces: tuple[str, ...]  # the section body in pieces (see ``fact_pieces``)
+    shown: tuple[Fact, ...]
+    omitted: int  # facts left out for the allowance (replaced-value notes not counted)
+
+
+def display(fact: Fact) -> str:
+    """A fact's value as the prompt shows it."""
+    if fact.kind == "status":
+        text = status_text(fact.key)
+    elif fact.kind == "date":
+        if fact.key.startswith(("rel:", "--")):  # unresolved or yearless: as written
+            text = fact.value
+        else:
+            # Written with its digits (2026年3月5日, 3/25): the ISO form says it all; a phrase
+            # resolved against the turn's day (下周五) keeps the phrase beside it.
+            text = fact.key if _ABSOLUTE.fullmatch(fact.value) else f"{fact.key}({fact.value})"
+    elif fact.kind in ("amount", "id", "error_code", "phone", "email", "plan"):
+        text = fact.key
+    else:
+        text = fact.value
+    if fact.subject and fact.kind in ("amount", "date"):
+        text = f"{fact.subject} {text}"
+    return text + (AGENT_MARK if fact.role == "agent" and fact.kind not in SENTENCE_KINDS else "")
+
+
+def units(facts: Sequence[Fact], *, summarized_upto: int) -> list[Unit]:
+    """The facts the prompt would show with no allowance, in ledger order."""
+    result = []
+    current = current_facts(facts)
+    settled = [f for _, f in current if f.kind == "status" and f.key.endswith("=是")]
+    for i, fact in current:
+        if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto:
+            continue
+        note = ""
+        if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
+            old = facts[fact.supersedes]
+            note = "(原为 " + display(old).removeprefix(f"{old.subject} ") + ")"
+        tier = _TIERS.get(fact.kind, _OTHER_TIER)
+        if fact.kind in SENTENCE_KINDS and _satisfied(fact, settled):
+            tier = _SATISFIED_TIER
+        result.append(Unit(i, fact, display(fact), note, tier))
+    return result
+
+
+def _satisfied(fact: Fact, settled: Sequence[Fact]) -> bool:
+    """Whether a later "yes" status speaks of this request's or promise's topic: two CJK
+    characters of its subject (收到退款 → 退款) appear in the sentence."""
+    return any(
+        status.turn > fact.turn and any(pair in fact.value for pair in _CJK_PAIR.findall(status.subject))
+        for status in settled
+    )
+
+
+def view(
+    facts: Sequence[Fact],
+    *,
+    summarized_upto: int,
+    allowance: int | None = None,
+    labels: Mapping[str, str] = FACT_LABELS_ZH,
+) -> View:
+    """The facts section's body, held to ``allowance`` tokens (None: everything)."""
+    shown = units(facts, summarized_upto=summarized_upto)
+    notes = {u.position for u in shown if u.note}
+    pieces = fact_pieces(shown, notes, labels=labels)
+    if allowance is None or count_joined(pieces) <= allowance:
+        return View(tuple(pieces), tuple(u.fact for u in shown), 0)
+    # Highest rank first; within a rank, the newest first (older ones are likelier in the summary).
+    ranked = sorted(shown, key=lambda u: (u.tier, -u.position))
+    costs = [(u.tier, u.position, False, count_tokens(u.text) + 1) for u in ranked]
+    costs += [(_NOTE_TIER, u.position, True, count_tokens(u.note)) for u in ranked if u.note]
+    costs.sort(key=lambda c: (c[0], -c[1]))
+    # Labels and line ends, and the omitted-count line, are paid for before any value.
+    spent = count_tokens(OMITTED.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
+    keep: set[int] = set()
+    keep_notes: set[int] = set()
+    for _, position, is_note, cost in costs:
+        if spent + cost > allowance:
+            continue
+        if is_note and position not in keep:
+            continue
+        spent += cost
+        (keep_notes if is_note else keep).add(position)
+    while True:
+        chosen = [u for u in shown if u.position in keep]
+        omitted = len(shown) - len(chosen)
+        pieces = fact_pieces(chosen, keep_notes, labels=labels)
+        if omitted:
+            pieces.append(("\n" if pieces else "") + OMITTED.format(n=omitted))
+        if count_joined(pieces) <= allowance or not keep:
+            return View(tuple(pieces), tuple(u.fact for u in chosen), omitted)
+        # The estimate fell short (tokens do not add exactly): drop the lowest-ranked shown fact.
+        lowest = max(chosen, key=lambda u: (u.tier, -u.position))
+        keep.discard(lowest.position)
+        keep_notes.discard(lowest.position)
+
+
+def fact_pieces(
+    shown: Sequence[Unit], notes: set[int], *, labels: Mapping[str, str] = FACT_LABELS_ZH
+) -> list[str]:
+    """The section's text in pieces, so that counting it (``tokens.count_joined``) as the ledger
+    grows recounts only what changed: a line per kind, cut after every ``_VALUES_PER_PIECE``
+    values, and a piece per sentence."""
+    by_kind: dict[str, list[Unit]] = {kind: [] for kind in FACT_KINDS}
+    for unit in shown:
+        by_kind.setdefault(unit.fact.kind, []).append(unit)
+    pieces: list[str] = []
+    for kind in [*FACT_KINDS, *sorted(by_kind.keys() - set(FACT_KINDS))]:
+        items = by_kind[kind]
+        if not items:
+            continue
+        head = ("\n" if pieces else "") + f"- {labels.get(kind, kind)}:"
+        texts = [u.text + (u.note if u.position in notes else "") for u in items]
+        if kind in SENTENCE_KINDS:
+            pieces.append(head)
+            pieces.extend(f"\n  - {t}" for t in texts)
+        else:
+            for start in range(0, len(texts), _VALUES_PER_PIECE):
+                lead = f"{head} " if start == 0 else ", "
+                pieces.append(lead + ", ".join(texts[start : start + _VALUES_PER_PIECE]))
+    return pieces
+
+
+def render_facts(
+    facts: Sequence[Fact], *, summarized_upto: int | None = None, labels: Mapping[str, str] = FACT_LABELS_ZH
+) -> str:
+    """Every current fact as the prompt shows it (sentences from all turns unless ``summarized_upto``)."""
+    upto = (
+        len(facts) + max((f.turn for f in facts), default=0) + 1
+        if summarized_upto is None
+        else summarized_upto
+    )
+    return "".join(view(facts, summarized_upto=upto, labels=labels).pieces)

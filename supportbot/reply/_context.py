@@ -1,0 +1,367 @@
+"""What the model sees, within a token budget.
+
+Order, as in the seed: reference material (help-center hits, account findings), then ticket
+basics → customer profile → pinned facts → early-conversation summary → recent turns → the
+customer's latest message, last and labelled (models otherwise answer an earlier question).
+
+When a prompt does not fit, :func:`fit` degrades it one rung at a time: fewer help-center hits,
+then shorter account findings. Folding more history needs the summarizer, so the step does that
+(see ``steps._prompt``) before giving up with ``ContextBudgetExceeded``. The latest customer
+message is never cut. Every prompt reports its size per section (``Prompt.usage``), which the
+steps keep in ``state.context_usage`` so operators can see how full the context is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .._state import Fact, SupportState
+from ..config import Settings
+from ..i18n._prompts import EVIDENCE_LABEL, LABELS, SECTIONS, PromptSections
+from ..memory import _ledger as ledger
+from ..memory._compress import render_turns
+from ..memory._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
+from ._caches import Caches, Section
+from ._findings import Finding, render_line
+
+CLASSIFY_PROMPT = (
+    "你是客服工单分诊助手。阅读工单,判断类别(billing/refund/invoice/account/technical/plan_change/api/other)、"
+    "是否需要查询客户账户数据、是否必须转人工(投诉升级、法律威胁、安全事件、明确要求人工),"
+    "用一句话复述客户诉求,并给出检索帮助中心用的查询词(保留错误码和产品名词)。只输出 JSON。"
+)
+DRAFT_PROMPT = (
+    "你是客服。根据帮助中心文章和账户查询结果回复客户最新的消息。引用文章时写出编号,如 [KB-bank-001];"
+    "不要承诺数据里没有依据的金额或时间;不要编造。语气礼貌、简洁。"
+)
+REVIEW_PROMPT = (
+    "你是客服质检。检查草稿:是否回答了客户最新的问题、引用是否来自给出的文章、有没有无依据的金额或承诺、"
+    "有没有其他客户的数据。只输出 JSON:passed 和 problems。"
+)
+
+# Room left in the model's window for its answer: the prompt may use context_window minus this.
+ANSWER_RESERVE = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Trim:
+    """One rung of the degradation ladder: how much reference material a prompt may carry."""
+
+    max_hits: int | None = None  # None: all retrieved articles
+    findings_tokens: int | None = None  # None: the account findings in full
+    facts_scale: float = 1.0  # share of the facts allowance this rung may use
+
+
+# Fewer hits first (the best hit comes first and stays), then shorter findings.
+LADDER: tuple[Trim, ...] = (
+    Trim(),
+    Trim(max_hits=2),
+    Trim(max_hits=1),
+    Trim(max_hits=1, findings_tokens=200),
+    Trim(max_hits=1, findings_tokens=50),
+)
+# Once history is folded, the pinned facts shrink last, lowest rank first (see memory/_ledger.py).
+LAST_RUNGS: tuple[Trim, ...] = (
+    Trim(max_hits=1, findings_tokens=50, facts_scale=0.5),
+    Trim(max_hits=1, findings_tokens=50, facts_scale=0.25),
+)
+# The pinned facts' share of the history budget (Settings.history_budget): the rest is for the
+# summary and the recent turns (memory.compress folds them to fit what the facts leave).
+FACTS_SHARE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    messages: list[dict[str, Any]]
+    usage: dict[str, int]  # tokens per section, plus "total" and "budget"
+    trim: Trim = Trim()
+
+    @property
+    def tokens(self) -> int:
+        return self.usage["total"]
+
+
+class Builder(Protocol):
+    """A prompt builder: ``classify_prompt``, ``draft_prompt`` or ``review_prompt``."""
+
+    def __call__(
+        self,
+        state: SupportState,
+        trim: Trim = ...,
+        budget: int = ...,
+        *,
+        facts_allowance: int | None = ...,
+        caches: Caches | None = ...,
+    ) -> Prompt: ...
+
+
+FACTS_OMITTED = "facts_omitted"  # a usage entry that counts facts, not tokens
+
+
+def facts_allowance(settings: Settings) -> int:
+    """Tokens the pinned facts may use in a prompt: their share of the history budget (or of the
+    prompt budget, when the model's window is the smaller)."""
+    return int(min(settings.history_budget, prompt_budget(settings)) * FACTS_SHARE)
+
+
+def prompt_budget(settings: Settings) -> int:
+    """Tokens a prompt may use: the model's window minus room for its answer."""
+    return max(settings.context_window - ANSWER_RESERVE, 0)
+
+
+def fit(build: Builder, state: SupportState, budget: int, ladder: Sequence[Trim] = LADDER) -> Prompt | None:
+    """The first rung of ``ladder`` whose prompt fits ``budget``; None when even the last does not."""
+    for trim in ladder:
+        prompt = build(state, trim, budget)
+        if prompt.tokens <= budget:
+            return prompt
+    return None
+
+
+def classify_prompt(
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
+) -> Prompt:
+    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget, facts_allowance, caches)
+
+
+def draft_prompt(
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
+) -> Prompt:
+    sections, shown = _reference(state, trim)
+    if state.review is not None and not state.review.passed:
+        problems = "\n".join(f"- {p}" for p in state.review.problems)
+        sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
+    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
+
+
+def review_prompt(
+    state: SupportState,
+    trim: Trim = Trim(),
+    budget: int = 0,
+    *,
+    facts_allowance: int | None = None,
+    caches: Caches | None = None,
+) -> Prompt:
+    """The draft, after the articles and findings it was written from: a reviewer asked to catch
+    unsupported amounts or another customer's data needs to see what the draft may rely on."""
+    reference, shown = _reference(state, trim)
+    evidence = [text for name, text, _ in reference if name in ("hits", "findings")]
+    # In pieces, so the counts of the findings (the draft prompt's) and of the draft (wanted again
+    # for the reply, see steps._reply) are reused.
+    pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
+    sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
+    sections.append(_section("draft", f"{LABELS['draft']}\n", state.draft))
+    shown["draft"] = state.draft
+    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
+
+
+def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
+    largest = sorted(
+        ((n, k) for k, n in prompt.usage.items() if k not in ("total", "budget", FACTS_OMITTED)), reverse=True
+    )[:3]
+    parts = ", ".join(f"{k} {n}" for n, k in largest)
+    return (
+        f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window "
+        f"{settings.context_window} minus {ANSWER_RESERVE} for the answer), even with one help-center "
+        f"article, shortened findings and the history folded into the summary; largest sections: {parts}. "
+        "Set SUPPORTBOT_CONTEXT_WINDOW to your model's window if it is larger, or ask the customer for a "
+        "shorter message"
+    )
+
+
+def ticket_sections(
+    state: SupportState, trim: Trim = Trim(), *, facts_allowance: int | None = None
+) -> list[tuple[str, str]]:
+    """The ticket part of every prompt, in the seed's order, the latest message last."""
+    return [(name, text) for name, text, _ in _ticket_part(state, _allowance(trim, facts_allowance), None)[0]]
+
+
+def _allowance(trim: Trim, facts_allowance: int | None) -> int | None:
+    if facts_allowance is None:
+        return None
+    return int(facts_allowance * trim.facts_scale)
+
+
+def _ticket_part(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[tuple[Section, ...], int]:
+    """The sections, and how many facts the allowance left out; from ``caches`` when they hold it."""
+    if caches is None:
+        return _build_ticket_part(state, allowance, None)
+    # Everything the part is made of, cheapest comparisons first.
+    key = (
+        allowance,
+        state.summarized_upto,
+        len(state.turns),
+        state.summary,
+        state.profile,
+        state.ticket,
+        state.facts,
+        state.turns,
+    )
+    part = caches.ticket_parts.get(key)
+    if part is None:
+        part = _build_ticket_part(state, allowance, caches)
+        caches.ticket_parts.put(key, part)
+    return part
+
+
+def _facts_section(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[Section | None, int]:
+    # Kept apart from the rest of the part: the summary changes in most rounds, the ledger in fewer.
+    key = (allowance, state.summarized_upto, state.facts)
+    found = caches.facts_sections.get(key) if caches is not None else None
+    if found is None:
+        shown = ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance)
+        section = _section("facts", LABELS["facts"] + "\n", *shown.pieces) if shown.pieces else None
+        found = (section, shown.omitted)
+        if caches is not None:
+            caches.facts_sections.put(key, found)
+    return found
+
+
+def _build_ticket_part(
+    state: SupportState, allowance: int | None, caches: Caches | None
+) -> tuple[tuple[Section, ...], int]:
+    t = state.ticket
+    sections = [_section("basics", LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
+    if state.profile:
+        sections.append(_section("profile", LABELS["profile"] + state.profile))
+    facts, omitted = _facts_section(state, allowance, caches)
+    if facts:
+        sections.append(facts)
+    if state.summary:
+        # The summary's own count is known from compress(): the label costs the rest.
+        sections.append(_section("summary", LABELS["summary"] + "\n", state.summary))
+    # Each turn's count is stored with it (a turn never changes), so the conversation costs no
+    # counting here; the label in front of each turn is within MESSAGE_OVERHEAD.
+    latest = state.latest_customer_message
+    history = [turn for turn in state.turns[state.summarized_upto :] if turn is not latest]
+    if history:
+        sections.append(
+            (
+                "history",
+                LABELS["history"] + "\n" + render_turns(history),
+                sum(turn_tokens(turn) for turn in history),
+            )
+        )
+    if latest is not None:
+        sections.append(("latest", LABELS["latest"] + latest.content, turn_tokens(latest)))
+    else:
+        sections.append(("latest", LABELS["latest"] + t.body, count_tokens(t.body)))
+    return tuple(sections), omitted
+
+
+def pinned_facts(state: SupportState, allowance: int | None = None) -> list[Fact]:
+    """The facts the prompt shows: every current fact, requests and promises only from folded
+    turns (newer ones are in the history verbatim), held to ``allowance`` tokens by rank."""
+    return list(ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance).shown)
+
+
+def ticket_text(state: SupportState) -> str:
+    return "\n\n".join(text for _, text in ticket_sections(state))
+
+
+def _section(name: str, *pieces: str) -> Section:
+    return name, "".join(pieces), count_joined(pieces)
+
+
+def _reference(state: SupportState, trim: Trim) -> tuple[list[Section], dict[str, Any]]:
+    """The help-center and account sections, and what they show as records (``PromptSections``)."""
+    sections, shown = [], dict[str, Any]()
+    hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
+    if hits:
+        articles = "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)
+        sections.append(_section("hits", LABELS["hits"] + "\n" + articles))
+        shown["hits"] = hits
+    if state.findings:
+        findings, kept = state.findings, None
+        if trim.findings_tokens is not None:
+            kept = _kept_lines(findings, trim.findings_tokens)
+            findings = _clipped(findings, kept)
+        sections.append(_section("findings", LABELS["findings"] + "\n" + findings))
+        shown["findings"] = _kept_findings(state.account_findings, kept)
+    return sections, shown
+
+
+def _kept_findings(found: tuple[Finding, ...], lines: int | None) -> tuple[Finding, ...]:
+    """The findings whose lines a clipped findings section still shows."""
+    if lines is None:
+        return found
+    kept = []
+    for finding in found:
+        lines -= render_line(finding).count("\n") + 1
+        if lines < 0:
+            break
+        kept.append(finding)
+    return tuple(kept)
+
+
+def _prompt(
+    system: str,
+    reference: list[Section],
+    state: SupportState,
+    trim: Trim,
+    budget: int,
+    facts_allowance: int | None,
+    caches: Caches | None,
+    shown: dict[str, Any] | None = None,
+) -> Prompt:
+    """The prompt's messages; the user message also carries the records its sections show
+    (``prompts.PromptSections``)."""
+    part, omitted = _ticket_part(state, _allowance(trim, facts_allowance), caches)
+    sections = [*reference, *part]
+    usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}
+    for name, _, size in sections:
+        usage[name] = size
+    # +1 per section for the blank line that joins it to the next.
+    usage["total"] = sum(usage.values()) + MESSAGE_OVERHEAD + len(sections)
+    usage["budget"] = budget
+    if omitted:
+        usage[FACTS_OMITTED] = omitted
+    body = "\n\n".join(text for _, text, _ in sections)
+    latest = state.latest_customer_message
+    records = PromptSections(
+        latest=latest.content if latest is not None else state.ticket.body, **(shown or {})
+    )
+    if records.draft is not None and reference and reference[0][0] == "evidence":
+        # What a draft must agree with: everything the prompt shows but the draft itself.
+        evidence = "\n\n".join(text for name, text, _ in sections if name != "draft")
+        records = dataclasses.replace(records, evidence=evidence)
+    user = {"role": "user", "content": body, SECTIONS: records}
+    return Prompt([{"role": "system", "content": system}, user], usage, trim)
+
+
+def _clip_tokens(text: str, limit: int) -> str:
+    return _clipped(text, _kept_lines(text, limit))
+
+
+def _kept_lines(text: str, limit: int) -> int | None:
+    """How many leading lines of ``text`` fit ``limit`` tokens; None when all of it does."""
+    if count_tokens(text) <= limit:
+        return None
+    kept = list[str]()
+    for line in text.splitlines():
+        if count_tokens("\n".join([*kept, line])) > limit:
+            break
+        kept.append(line)
+    return len(kept)
+
+
+def _clipped(text: str, lines: int | None) -> str:
+    if lines is None:
+        return text
+    return "\n".join(text.splitlines()[:lines]) + "\n" + LABELS["cut"]

@@ -1,0 +1,124 @@
+"""Everything a step may touch outside the state: models, the business system, the clock, effects."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from pydantic_core import to_jsonable_python
+
+from .._records import CustomerRecords, ToolCall
+from ..backend.base import Backend
+from ..config import Settings
+from ..llm.base import LLM
+from ..reply._caches import Caches
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """Runs side effects on the business system at most once per (ticket, round, step, kind).
+
+    The engine opens the transaction before the step runs; the effect's record goes into it (with
+    the step's own record, in the statement that writes both: ``records``), so with a backend on
+    the same database the effect, its record and the step commit together. A
+    committed effect therefore always comes with its step's record, and the engine never runs a
+    recorded step again: nothing is read before acting. Should a bug ever re-run one, the
+    record's primary key aborts the transaction, and the effect (same database) with it; another
+    backend gets the same key again and must treat it as a repeat.
+    """
+
+    tx: psycopg.Connection
+    ticket_id: str
+    round: int
+    step: str
+    records: list[dict[str, Any]] = field(default_factory=list)  # written by the step's record
+
+    @property
+    def ran(self) -> bool:
+        """Whether an effect happened in this step (its record must then commit durably)."""
+        return bool(self.records)
+
+    def run(self, kind: str, call: Callable[[str, psycopg.Connection], Any]) -> Any:
+        """Call ``call(key, tx)`` and record it under its key; return its JSON result."""
+        key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
+        result = to_jsonable_python(call(key, self.tx))
+        self.records.append(
+            {"key": key, "round": self.round, "step": self.step, "kind": kind, "result": result}
+        )
+        return result
+
+
+@dataclass(slots=True)
+class ToolRecorder:
+    """Times backend calls and keeps them for the step to return as its tool_log update."""
+
+    round: int
+    step: str
+    calls: list[ToolCall] = field(default_factory=list)
+
+    def call(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        /,
+        *,
+        logged_as: Mapping[str, Any] | None = None,
+        logged_result: Callable[[Any], Any] | None = None,
+        **args: Any,
+    ) -> Any:
+        """Call ``fn(**args)`` and log it; ``logged_as`` replaces bulky arguments in the log only,
+        and ``logged_result`` picks the part of the result the log keeps."""
+        started = time.perf_counter()
+        shown = {**args, **logged_as} if logged_as else args
+        try:
+            result = fn(**args)
+        except Exception as exc:
+            self._log(name, shown, None, f"{type(exc).__name__}: {exc}", started)
+            raise
+        self._log(name, shown, result if logged_result is None else logged_result(result), None, started)
+        return result
+
+    def _log(self, name: str, args: dict[str, Any], result: Any, error: str | None, started: float) -> None:
+        elapsed = (time.perf_counter() - started) * 1000
+        self.calls.append(
+            ToolCall(
+                name=name,
+                args=to_jsonable_python(args),
+                result=to_jsonable_python(result),
+                error=error,
+                duration_ms=round(elapsed, 3),
+                round=self.round,
+                step=self.step,
+            )
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    llm: LLM
+    small_llm: LLM
+    backend: Backend
+    settings: Settings
+    clock: Callable[[], datetime]
+    round: int = 0
+    step: str = ""
+    effects: Effects | None = None  # set only for steps that act on the business system
+    profiles: Any = None  # supportbot.profiles.Profiles; None leaves the profile empty
+    caches: Caches = field(default_factory=Caches)  # this bot's caches of customer text
+    # The customer's records as read for this round before it started (a worker reads those of
+    # every ticket it claims in one call); load_customer reads them itself when None.
+    records: CustomerRecords | None = None
+
+    def tools(self) -> ToolRecorder:
+        return ToolRecorder(round=self.round, step=self.step)
+
+    def require_effects(self) -> Effects:
+        if self.effects is None:
+            raise RuntimeError(
+                f"step {self.step!r} acts on the business system; list it in engine.EFFECT_STEPS"
+            )
+        return self.effects

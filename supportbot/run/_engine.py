@@ -1,0 +1,486 @@
+"""The loop: run a ticket's steps one by one, record each, pause for humans, resume anywhere."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+
+import psycopg
+
+from .._records import ApprovalDecision, CustomerRecords
+from .._state import ENGINE_FIELDS, SupportState
+from ..backend.base import ReadsEnginePool
+from ..errors import (
+    ApprovalNotPending,
+    ContextBudgetExceeded,
+    LeaseLost,
+    ModelError,
+    ReplayMismatch,
+    StateError,
+    TicketBusy,
+)
+from ..llm.base import Completion
+from ..store import _history as steps_repo
+from ..store import _lease as lease_repo
+from ..store import _queue as work_queue
+from ..store import _tickets as repo
+from ..store._recent import RECENT_TICKETS, LastWritten
+from ..store._store import Loaded, Store
+from ..store._tickets import TicketRow
+from . import _refunds as refunds
+from . import _steps as steps
+from ._deps import Deps, Effects
+from ._graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, START, STEPS
+from ._record import ROUTED_BY_STATE, record_step
+from ._rounds import (
+    READS_ONLY,
+    ActiveRound,
+    RoundResult,
+    RoundResults,
+    ends_round,
+    pauses,
+    result_of,
+    unanswered,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Engine:
+    def __init__(self, store: Store, deps: Deps, *, worker_id: str | None = None) -> None:
+        self.store = store
+        self.deps = deps
+        self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
+        # The last state this process saw per ticket. Valid while the ticket's latest seq is
+        # unchanged, which acquiring the lease reports, so a round starts without re-reading it.
+        self._seen: LastWritten[str, Loaded] = LastWritten(RECENT_TICKETS)
+        # Checked once: a runtime protocol check walks the class on every call.
+        self._shared_start = isinstance(deps.backend, ReadsEnginePool)
+
+    def latest(self, ticket_id: str) -> Loaded:
+        """The ticket's latest state: this process's copy while the ticket's row says no step was
+        recorded since (one small read), else rebuilt from storage.
+
+        Its turns are every stored turn: customer messages stored after the latest step record
+        (waiting for a round, or taken up by a round whose worker died before recording it) are
+        shown too, though no step has taken them up yet.
+        """
+        with self.store.connection() as conn:
+            seq, status, stored = repo.ticket_head(conn, ticket_id)
+            seen = self._seen.get(ticket_id)
+            if seen is not None and seen.seq == seq:
+                loaded = dataclasses.replace(seen, status=status) if seen.status != status else seen
+            else:
+                loaded = self.store.load(conn, ticket_id)
+                # A stale copy is harmless: every use compares its seq with the row's first.
+                self._seen[ticket_id] = loaded
+            if stored > len(loaded.state.turns):  # shown, never cached: rounds start from the record
+                turns = self.store.turns(conn, ticket_id, stored)
+                loaded = dataclasses.replace(loaded, state=dataclasses.replace(loaded.state, turns=turns))
+        return loaded
+
+    def forget(self, ticket_id: str) -> None:
+        """Drop this process's copy of a ticket's state (after it was deleted or reset)."""
+        self._seen.pop(ticket_id)
+        self.store.forget_cached(ticket_id)
+
+    # -- entry points ---------------------------------------------------------------------
+
+    def new_owner(self) -> str:
+        """A lease owner name; unique per call, so threads of one process exclude each other too."""
+        return f"{self.worker_id}:{uuid.uuid4().hex[:8]}"
+
+    def drive(
+        self,
+        ticket_id: str,
+        *,
+        owner: str | None = None,
+        taken: tuple[int, int] | None = None,
+        on_round: Callable[[RoundResult], None] | None = None,
+        records: CustomerRecords | None = None,
+        row: TicketRow | None = None,
+    ) -> list[RoundResult] | None:
+        """Run every round the ticket has work for; None when another worker holds it.
+
+        ``taken``: the caller's own statement already took the lease for ``owner`` (storing a
+        message does), and returned the ticket's latest seq and turn count; ``row``: the ticket's
+        row read with the lease (a claim), from which a ticket without steps starts. ``on_round`` is
+        called with each round's result as it ends (a worker logs it). ``records``: the
+        customer's records, read after the lease was taken, for the first round's load_customer.
+        """
+        results: list[RoundResult] = RoundResults(on_round)
+        owner = owner or self.new_owner()
+        # No connection is held across the loop: each database call takes one from the pool and
+        # gives it back, so a round waiting on a model holds none (see Store). Except at the
+        # start of a round, where everything up to the first model call reads only this database
+        # (the lease, the state, new turns, and the customer's records from a backend that
+        # queries it): those reads share one connection instead of queueing for the pool once each.
+        # It is taken by the first read that needs it (a worker that claimed the ticket, with
+        # the state and turns cached, has none until the customer's records), and given back as
+        # soon as the records are read, before the round's Python work on them: under hundreds of
+        # threads, each millisecond of Python costs a held connection many more while the thread
+        # waits its turn for the interpreter lock.
+        while True:
+            held = ExitStack()
+            if self._shared_start:
+                held.enter_context(self.store.keep_connection())
+            with held:
+                acquired = self._acquire(ticket_id, owner, taken, row)
+                taken = row = None
+                if acquired is None:
+                    return results or None
+                loaded, turn_count = acquired
+                run = ActiveRound(loaded, owner, turn_count, results, held=held, records=records)
+                records = None  # a later round reads them again
+                known: int | None = None  # set when the round ended: the ticket may leave the work queue
+                try:
+                    self._run(run)
+                    loaded = run.loaded
+                    known = len(loaded.state.turns)
+                except LeaseLost:
+                    log.warning("lost the lease on %s mid-round; the new owner finishes it", ticket_id)
+                    self._seen.pop(ticket_id)
+                    return results or None
+                except BaseException:
+                    self._seen.pop(ticket_id)
+                    raise
+                finally:
+                    held.close()
+                    stored = run.stored_at_release if run.released else self._release(ticket_id, owner, known)
+            # Checked after releasing: a message stored while we held the lease saw the lease
+            # taken and left its round to us, so look once more before leaving.
+            if stored is None or ends_round(loaded, stored):
+                return results
+
+    # A lease change is one statement that is its own transaction and commits without waiting
+    # for the disk (lease_repo.NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
+    def _acquire(
+        self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None, row: TicketRow | None = None
+    ) -> tuple[Loaded, int] | None:
+        if taken is None:
+            with self.store.statement() as conn:
+                cur = lease_repo.queue_acquire_lease(conn, ticket_id, owner, self.deps.settings.lease_seconds)
+            taken = lease_repo.acquired(cur)  # read after the commit
+        if taken is None:
+            return None
+        latest, turn_count = taken
+        seen = self._seen.get(ticket_id)
+        if seen is not None and seen.seq == latest:
+            return seen, turn_count
+        if latest == 0 and row is not None:  # no step yet: the ticket as the lease found it
+            return Loaded.unstarted(row), turn_count
+        with self.store.connection() as conn:
+            return self.store.load(conn, ticket_id), turn_count
+
+    def _release(self, ticket_id: str, owner: str, known: int | None = None) -> int | None:
+        with self.store.statement() as conn:
+            cur = lease_repo.queue_release_lease(conn, ticket_id, owner, known=known)
+        return lease_repo.released(cur)
+
+    def decide(
+        self,
+        ticket_id: str,
+        *,
+        approved: bool,
+        approver: str,
+        note: str,
+        audit: Callable[[psycopg.Connection, SupportState, ApprovalDecision], None] | None = None,
+    ) -> tuple[int, list[RoundResult]]:
+        """Record the decision on the paused round and run on: (that round, the rounds' results).
+
+        ``audit`` writes the decision's audit row in the transaction that records it.
+        """
+        owner = self.new_owner()
+        acquired = self._acquire(ticket_id, owner)
+        if acquired is None:
+            with self.store.connection() as conn:
+                person = repo.human_agent(conn, ticket_id)  # an unknown ticket says so
+            if person is not None:
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is not waiting for approval: {person} has taken it over",
+                    ticket_id=ticket_id,
+                )
+            raise self._busy(ticket_id)
+        loaded, turn_count = acquired
+        try:
+            if loaded.next_step != "approval" or loaded.state.approval is not None:
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
+                    "pending_approvals() lists the tickets that are",
+                    ticket_id=ticket_id,
+                    status=loaded.status,
+                )
+            now = self.deps.clock()
+            decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
+            with self.store.transaction() as tx:
+                # The business system applies the decision in this transaction, so a refund is
+                # approved if and only if the decision recorded here says so.
+                deps = self._decision_deps(tx, loaded)
+                update = refunds.decide(loaded.state, deps, decision)
+                decision = update["approval"]
+                if not repo.decide_approval(
+                    tx,
+                    ticket_id,
+                    loaded.state.round,
+                    approved=decision.approved,
+                    approver=approver,
+                    note=decision.note,
+                    now=now,
+                ):
+                    raise ApprovalNotPending(
+                        f"the refund on {ticket_id} was already decided",
+                        ticket_id=ticket_id,
+                        reason="decided",
+                    )
+                if audit is not None:
+                    audit(tx, loaded.state, decision)
+                decided, write, _ = self._record(loaded, DECISION, update, "approval")
+                self._flush(tx, [write], ticket_id, owner, effects=deps.effects)
+                work_queue.mark_due(tx, ticket_id)  # should this process die now, a worker finishes the round
+                self._seen[ticket_id] = decided
+        except BaseException:
+            self._release(ticket_id, owner)
+            raise
+        # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
+        return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
+
+    def _busy(self, ticket_id: str) -> TicketBusy:
+        with self.store.connection() as conn:
+            wait = lease_repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
+        return TicketBusy(
+            f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
+            f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
+            "lease ends)",
+            ticket_id=ticket_id,
+            retry_after=wait,
+        )
+
+    # -- a person's actions between rounds (run/_takeover.py) ---------------------------------
+
+    def hold(self, ticket_id: str) -> tuple[str, Loaded, int]:
+        """Take the ticket's lease for a person's action: (owner, latest state, stored turn count).
+
+        Raises TicketBusy while a round runs: a person's action never waits on a model call.
+        """
+        owner = self.new_owner()
+        with self.store.statement() as conn:
+            cur = lease_repo.queue_acquire_lease(
+                conn, ticket_id, owner, self.deps.settings.lease_seconds, person=True
+            )
+        taken = lease_repo.acquired(cur)
+        if taken is None:
+            raise self._busy(ticket_id)
+        acquired = self._acquire(ticket_id, owner, taken)
+        assert acquired is not None
+        return owner, *acquired
+
+    def record_action(
+        self,
+        tx: psycopg.Connection,
+        loaded: Loaded,
+        owner: str,
+        step: str,
+        update: dict[str, Any],
+        *,
+        stored_turns: int | None = None,
+    ) -> Loaded:
+        """Record a person's action as a step between rounds (next step None), in ``tx``."""
+        after, write, _ = self._record(loaded, step, update, None, stored_turns=stored_turns)
+        self._flush(tx, [write], loaded.state.ticket.id, owner)
+        self._seen[loaded.state.ticket.id] = after
+        return after
+
+    def release(self, ticket_id: str, owner: str) -> None:
+        self._release(ticket_id, owner)
+
+    def _decision_deps(self, tx: psycopg.Connection, loaded: Loaded) -> Deps:
+        round_ = loaded.state.round
+        effects = Effects(tx, loaded.state.ticket.id, round_, DECISION)
+        return dataclasses.replace(self.deps, round=round_, step=DECISION, effects=effects)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def _run(self, run: ActiveRound) -> None:
+        """Run the round's steps until it ends or pauses; ``run.loaded`` is where it stopped."""
+        ticket_id = run.loaded.state.ticket.id
+        while True:
+            step = run.loaded.next_step
+            if step is None:
+                if not unanswered(run.loaded.state, run.turn_count):
+                    return
+                step = START
+            if step not in READS_ONLY:
+                run.held.close()  # gives the round's first connection back before any model call
+            if step not in ROUTES:
+                raise ReplayMismatch(
+                    f"ticket {ticket_id} stopped before step {step!r}, which this version does not have; "
+                    "run it with the version that started it, or fork it from an earlier step",
+                    ticket_id=ticket_id,
+                    step=step,
+                )
+            interrupt = INTERRUPTS.get(step)
+            if interrupt is not None and not interrupt(run.loaded.state):
+                run.results.append(result_of(run.loaded.state, "waiting_approval"))
+                return
+            run.loaded = self._execute(run, step)
+            self._seen[ticket_id] = run.loaded
+            if run.loaded.next_step is None:
+                run.results.append(result_of(run.loaded.state, run.loaded.state.outcome or "resolved"))
+            if run.released:  # the lease went with the round's last record
+                if pauses(run.loaded):
+                    run.results.append(result_of(run.loaded.state, "waiting_approval"))
+                return
+            if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
+                with self.store.statement() as conn:
+                    lease_repo.renew_lease(conn, ticket_id, run.owner, self.deps.settings.lease_seconds)
+                run.renewed = time.monotonic()
+
+    def _execute(self, run: ActiveRound, step: str) -> Loaded:
+        """Run one step and record it.
+
+        Records of steps that neither act on the business system nor add turns are written
+        behind: they are queued and go to the database with the next record that must commit
+        (an effect, a reply, a pause; every round ends with one). A crash before that loses only
+        steps that are re-run from the customer's message, which was committed before the round
+        began; nothing the customer or the business system saw is ever lost or repeated.
+
+        Only a step that acts on the business system holds a connection while it runs (its
+        transaction), and the round's first steps (see ``drive``); those steps call no model.
+        """
+        loaded, state, pending, owner = run.loaded, run.loaded.state, run.pending, run.owner
+        if step == START:
+            loaded, write = self._start_round(loaded, run.turn_count)
+            pending.append(write)
+            return loaded
+        deps = dataclasses.replace(self.deps, round=state.round, step=step, records=run.records)
+        if step not in EFFECT_STEPS:
+            update, next_step = self._call(step, state, deps)
+            if step in READS_ONLY:
+                run.held.close()  # its reads are done: the rest of the round needs no shared connection
+            loaded, write, must_commit = self._record(loaded, step, update, next_step)
+            pending.append(write)
+            if must_commit:
+                release = ends_round(loaded, run.turn_count)  # a pause frees the ticket with its record
+                with self.store.transaction() as tx:
+                    cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
+                if release:
+                    run.release_read(cur)
+            return loaded
+        release = False
+        # Step records commit without waiting for the disk, except those that carry new turns, a
+        # human decision or a side effect: losing any other step to a database crash only means
+        # running it again. A reply always commits durably, so its transaction starts that way.
+        # Steps that reply lock the ticket row before they act, with the BEGIN: a message stored
+        # from now on waits for the reply's record, and those stored before are read below.
+        opening = repo.lock_turn_count_statement(state.ticket.id) if step in REPLY_STEPS else None
+        with self.store.transaction_with(opening, durable=step in REPLY_STEPS) as (tx, lock_cur):
+            deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
+            update, next_step = self._call(step, state, deps)
+            stored = None
+            if update.get("turns"):
+                # Customer messages may have arrived mid-round; they take their place before our reply.
+                stored = (
+                    repo.locked_turn_count(lock_cur, state.ticket.id)
+                    if lock_cur is not None
+                    else repo.lock_turn_count(tx, state.ticket.id)
+                )
+                arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns) :]
+                update = {
+                    **update,
+                    "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"],
+                }
+            loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
+            pending.append(write)
+            release = ends_round(loaded, run.turn_count)  # the round ends here: its record frees the ticket
+            cur = self._flush(
+                tx, pending, state.ticket.id, owner, effects=deps.effects, release=release, after=loaded
+            )
+            if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
+                steps_repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
+        if release:
+            run.release_read(cur)
+        for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
+            self.store.remember_turn(state.ticket.id, turn)
+        return loaded
+
+    @staticmethod
+    def _flush(
+        tx: psycopg.Connection,
+        pending: list[steps_repo.StepWrite],
+        ticket_id: str,
+        owner: str,
+        *,
+        effects: Effects | None = None,
+        release: bool = False,
+        after: Loaded | None = None,
+    ) -> psycopg.Cursor:
+        """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing.
+        The side effects the transaction ran (``effects``) are recorded by the same statement.
+
+        A release ends this worker's part of the round: ``after`` (the state after the records)
+        says which turns it saw, so the ticket leaves the work queue unless a message came since.
+        """
+        turns = len(after.state.turns) if release and after is not None else None
+        ran = effects.records if effects is not None else ()
+        cur = steps_repo.record_steps(
+            tx, ticket_id, owner, pending, effects=ran, release=release, known=turns
+        )
+        pending.clear()
+        return cur
+
+    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
+        try:
+            update = STEPS[step](state, deps)
+        except (ModelError, ContextBudgetExceeded) as exc:
+            if step == "handoff":
+                raise
+            # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
+            log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
+            what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
+            handoff: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
+            billed = getattr(exc, "spent", None)  # a failed call the provider still billed
+            if isinstance(billed, Completion):
+                handoff.update(steps.spent(billed))
+            return handoff, "handoff"
+        if bad := sorted(ENGINE_FIELDS & update.keys()):
+            raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
+        return update, ROUTED_BY_STATE  # record_step reads the route off the state after the step
+
+    def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, steps_repo.StepWrite]:
+        state = loaded.state
+        # The round takes up every message stored when the lease was taken, and any that arrived
+        # during the last round (already in state.turns). Those are committed (send() stores them
+        # first) and never change, so they come from the store's cache, without a lock.
+        count = max(turn_count, len(state.turns))
+        new_turns = self.store.turns(None, state.ticket.id, count)[len(state.turns) :]
+        update: dict[str, Any] = {
+            "round": state.round + 1,
+            "handled_upto": count,
+            "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
+        }
+        loaded, write, _ = self._record(loaded, START, update, "load_customer", stored_turns=count)
+        return loaded, write
+
+    def _record(
+        self,
+        loaded: Loaded,
+        step: str,
+        update: dict[str, Any],
+        next_step: str | None,
+        *,
+        stored_turns: int | None = None,
+    ) -> tuple[Loaded, steps_repo.StepWrite, bool]:
+        """``record_step`` with this engine's settings."""
+        return record_step(
+            loaded,
+            step,
+            update,
+            next_step,
+            max_revisions=self.deps.settings.max_revisions,
+            stored_turns=stored_turns,
+        )

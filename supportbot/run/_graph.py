@@ -1,0 +1,95 @@
+"""The step graph of one round: which steps there are, where each goes next, where a round pauses.
+
+    start_round → load_customer → prepare_context → classify ─┬─ needs a human ──────────► handoff → END
+                                                              └─► retrieve ─┬─ account data ─► act ─┐
+                                                                            └───────────────────────┴─► draft
+    draft → check ─┬─ passed, refund pending ─► approval (pauses for a human's decision) → finalize → END
+                   ├─ passed ───────────────────────────────────────────────────────────► finalize → END
+                   ├─ failed, revisions left ─► draft
+                   └─ failed, none left, or the draft leaks the prompts ─► handoff → END
+
+Between rounds a person may take the ticket over (human_takeover), answer (human_reply) and hand it
+back (hand_back): records outside the graph, after which the next customer message starts a round.
+
+The engine (run/_engine.py) runs this graph: it records every step, pauses at the interrupts and resumes
+from the recorded step. Steps are plain functions of the state and the dependencies (run/_steps.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._state import ROUND_START, SupportState
+from . import _steps as steps
+from ._deps import Deps
+
+Step = Callable[[SupportState, Deps], dict[str, Any]]
+Route = Callable[[SupportState, int], str | None]  # (state after the step, max revisions) -> next step
+
+START = ROUND_START
+# Not a step function: the record of a human's decision on a paused round (SupportBot.approve).
+DECISION = "human_decision"
+# Not step functions either: a person's actions between rounds (run/_takeover.py). Each is recorded
+# with next step None, so no round ever resumes into one, and replaying it only sets state fields.
+TAKEOVER, HUMAN_REPLY, HAND_BACK = "human_takeover", "human_reply", "hand_back"
+
+STEPS: dict[str, Step] = {
+    "load_customer": steps.load_customer,
+    "prepare_context": steps.prepare_context,
+    "classify": steps.classify,
+    "retrieve": steps.retrieve,
+    "act": steps.act,
+    "draft": steps.draft,
+    "check": steps.check,
+    "approval": steps.approval,
+    "finalize": steps.finalize,
+    "handoff": steps.handoff,
+}
+
+
+def _after_classify(state: SupportState, _: int) -> str:
+    return "handoff" if state.triage is not None and state.triage.needs_human else "retrieve"
+
+
+def _after_retrieve(state: SupportState, _: int) -> str:
+    needs_account = state.triage is not None and state.triage.needs_account_data
+    return "act" if needs_account and state.customer else "draft"
+
+
+def _after_check(state: SupportState, max_revisions: int) -> str:
+    assert state.review is not None
+    if state.handoff_reason:  # check found a draft no redraft may follow (see steps.check)
+        return "handoff"
+    if state.review.passed:
+        refund = state.refund_request
+        return "approval" if refund is not None and refund.status == "pending" else "finalize"
+    return "draft" if state.revisions <= max_revisions else "handoff"
+
+
+def _to(step: str | None) -> Route:
+    return lambda _state, _max_revisions: step
+
+
+# Where each step goes next; None ends the round.
+ROUTES: dict[str, Route] = {
+    START: _to("load_customer"),
+    "load_customer": _to("prepare_context"),
+    "prepare_context": _to("classify"),
+    "classify": _after_classify,
+    "retrieve": _after_retrieve,
+    "act": _to("draft"),
+    "draft": _to("check"),
+    "check": _after_check,
+    DECISION: _to("approval"),
+    "approval": _to("finalize"),
+    "finalize": _to(None),
+    "handoff": _to(None),
+}
+
+# A step here waits until its condition holds; the round pauses and the ticket's lease is freed.
+INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
+
+# Steps that act on the business system: they run inside the transaction that records them.
+EFFECT_STEPS = frozenset({"act", "finalize", "handoff"})
+REPLY_STEPS = frozenset({"finalize", "handoff"})  # effect steps that add the round's reply turn

@@ -1,0 +1,95 @@
+"""The customer-profile cache: rebuild only when the profile's inputs change."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+
+from pydantic import TypeAdapter
+
+from .._records import Customer, CustomerRecords, PastTicket, Subscription
+from ..backend.base import Backend
+from ..memory._profile import RULES_VERSION, Profile, build_profile, fingerprint
+from ..store import _profiles as profiles_repo
+from ..store._recent import RECENT_CUSTOMERS, LastWritten
+from ..store._store import Store
+
+_PROFILE: TypeAdapter[Profile] = TypeAdapter(Profile)
+# A profile's inputs as the backend returned them, and the day it was built for.
+_Inputs = tuple[Customer, tuple[Subscription, ...], tuple[PastTicket, ...], date]
+
+
+class Profiles:
+    """Profiles from the backend's records, cached in supportbot.customer_profiles by fingerprint.
+
+    The fingerprint covers the customer record, subscriptions and resolved tickets, so an upgrade
+    without any ticket refreshes the profile too; the text cap, the rules version and whether
+    personal data is masked (``mask``, from ``Settings.mask_pii``) are part of the key as well.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        backend: Backend,
+        *,
+        clock: Callable[[], datetime],
+        max_chars: int = 100,
+        mask: bool = True,
+    ) -> None:
+        self._store, self._backend, self._clock, self.max_chars = store, backend, clock, max_chars
+        self.mask = mask
+        self._lock = threading.Lock()
+        self.builds = 0  # how many times a profile was actually built (tests count them)
+        # The builder is deterministic, so a profile made from inputs with the same key is the
+        # same profile: this process need not read it back from the table again. The inputs
+        # themselves are kept too: records equal to the last ones need no fingerprint (hashing
+        # their JSON cost about as much as reading them, every round).
+        self._memo: LastWritten[str, tuple[_Inputs, str, Profile]] = LastWritten(RECENT_CUSTOMERS)
+
+    def for_customer(
+        self, customer: Customer, *, excluding: str | None = None, records: CustomerRecords | None = None
+    ) -> Profile:
+        """The profile; ``excluding`` a ticket leaves that ticket out (a ticket's own rounds are
+        in its conversation, and must not count as one more past occurrence of its issue).
+        ``records``: the customer's records, already read (else they are read here)."""
+        if records is not None:
+            subscriptions: Sequence[Subscription] = records.subscriptions
+            resolved: Sequence[PastTicket] = records.resolved_tickets
+        else:
+            subscriptions = self._backend.list_subscriptions(customer.id)
+            resolved = self._backend.list_resolved_tickets(customer.id)
+        tickets = [t for t in resolved if t.id != excluding]
+        today = self._clock().date()
+        inputs = (customer, tuple(subscriptions), tuple(tickets), today)
+        memo = self._memo.get(customer.id)
+        if memo is not None and memo[0] == inputs:
+            return memo[2]
+        # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
+        key = (
+            f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
+            f":{'masked' if self.mask else 'raw'}"
+        )
+        if memo is not None and memo[1] == key:
+            return self._remember(customer.id, inputs, key, memo[2])
+        with self._store.connection() as conn:
+            stored = profiles_repo.stored_profile(conn, customer.id)
+            if stored is not None and stored.fingerprint == key:
+                return self._remember(customer.id, inputs, key, _PROFILE.validate_python(stored.profile))
+            profile = build_profile(
+                customer, subscriptions, tickets, today=today, max_chars=self.max_chars, mask=self.mask
+            )
+            with self._lock:
+                self.builds += 1
+            profiles_repo.save_profile(
+                conn, customer.id, key, _PROFILE.dump_python(profile, mode="json"), profile.text
+            )
+        return self._remember(customer.id, inputs, key, profile)
+
+    def _remember(self, customer_id: str, inputs: _Inputs, key: str, profile: Profile) -> Profile:
+        self._memo[customer_id] = (inputs, key, profile)
+        return profile
+
+    def clear(self) -> None:
+        """Drop this process's copies (after a customer is forgotten or the data is reset)."""
+        self._memo.clear()

@@ -1,0 +1,193 @@
+"""Refunds: a request within what the business's policy still allows, and a human's decision.
+
+The policy and its numbers belong to the business system (``Backend.quote_refund``); this module
+files a request only within the quote, says how it was computed, and applies the decision inside
+the transaction that records it (``decide``), where the business system may turn an approval into
+a rejection. Nothing here approves anything on its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from decimal import Decimal
+from functools import partial
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from .._records import ApprovalDecision, Invoice, RefundQuote, RefundRequest
+from .._state import SupportState
+from ..backend.demo._refund_policy import CENT
+from ..memory._mask import mask_text
+from ..reply import _guardrails as guardrails
+from ..reply._findings import Finding
+from ._deps import Deps, ToolRecorder
+
+Update = dict[str, Any]
+
+_INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+_REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
+# Asking for a refund, as opposed to asking about one.
+_REFUND_ASK = re.compile(
+    r"申请|要求|想退|要退|退给我|给我退|帮我退|\brefund me\b|\b(?:request|want|need|like) a refund\b",
+    re.IGNORECASE,
+)
+_REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
+
+
+def request(
+    state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder, *, latest: str
+) -> tuple[RefundRequest | None, tuple[Finding, ...]]:
+    """Open a refund request only for this customer's paid invoice, within what the business's
+    refund policy still allows on it (``Backend.quote_refund``), and say how that was computed
+    (the findings to show the model).
+
+    Nothing here approves anything: the request waits for a human (``approval``), whatever the
+    customer's message says. An unusable amount is refused before anything is written.
+    """
+    invoice = _refund_invoice(latest, invoices)
+    if isinstance(invoice, Finding):
+        return None, (invoice,)
+    earlier = _earlier_refunds(state, invoice.id)
+    asked = _asked_amount(latest)
+    if earlier and asked is None and not _REFUND_ASK.search(latest):
+        # "When does my refund arrive?" is triaged as a refund too; it asks about one, not for one.
+        ids = "、".join(refund_id for refund_id, _ in earlier)
+        return None, (Finding.of("refund_repeat", invoice=invoice.id, refunds=ids),)
+    if asked is not None and (asked < CENT or asked != asked.quantize(CENT)):
+        return None, (Finding.of("refund_invalid_amount", amount=asked),)
+    assert state.customer is not None
+    customer_id = state.customer.id
+    quote: RefundQuote | None = tools.call(
+        "quote_refund", deps.backend.quote_refund, customer_id=customer_id, invoice_id=invoice.id
+    )
+    if quote is None:
+        return None, (Finding.of("refund_not_quoted", invoice=invoice.id),)
+    basis = _basis(quote)
+    if quote.refundable < CENT:
+        return None, (basis, Finding.of("refund_nothing_left", invoice=invoice.id))
+    asked = asked or quote.refundable
+    if asked > quote.refundable:
+        over = Finding.of(
+            "refund_over_limit",
+            asked=f"{asked:.2f}",
+            invoice=invoice.id,
+            refundable=f"{quote.refundable:.2f}",
+        )
+        return None, (basis, over)
+    args: dict[str, Any] = {
+        "ticket_id": state.ticket.id,
+        "customer_id": customer_id,
+        "invoice_id": invoice.id,
+        "amount": asked,
+        "reason": (mask_text(latest) if deps.settings.mask_pii else latest)[:200],
+    }
+    result = deps.require_effects().run(
+        "refund_request",
+        lambda key, tx: tools.call(
+            "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key
+        ),
+    )
+    refund = _REFUND_ADAPTER.validate_python(result)
+    # The reply goes out only after a person decided, and finalize states that decision: the
+    # draft must not announce a pending request (a refund_filed finding is for the model only).
+    filed = Finding.of("refund_filed", refund=refund.id, amount=refund.amount, currency=refund.currency)
+    return refund, (basis, filed)
+
+
+def _basis(quote: RefundQuote) -> Finding:
+    committed = f"{quote.committed:.2f}" if quote.committed else ""
+    return Finding.of(
+        "refund_basis", basis=quote.basis, committed=committed, refundable=f"{quote.refundable:.2f}"
+    )
+
+
+def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, Decimal]]:
+    """The refunds this ticket already requested for the invoice (id, amount), from its tool log."""
+    found = []
+    for call in state.tool_log:
+        if (
+            call.name == "create_refund_request"
+            and call.error is None
+            and call.args.get("invoice_id") == invoice_id
+        ):
+            result = call.result if isinstance(call.result, dict) else {}
+            found.append((str(result.get("id") or "?"), Decimal(str(call.args.get("amount") or 0))))
+    return found
+
+
+def _refund_invoice(message: str, invoices: list[Invoice]) -> Invoice | Finding:
+    """The invoice the customer names (it must be theirs and paid), else their latest paid one;
+    when there is none, the finding that says why."""
+    named = list(dict.fromkeys(_INVOICE_ID.findall(message)))
+    if named:
+        own = [i for i in invoices if i.id in named]
+        if not own:
+            return Finding.of("refund_not_theirs", invoices="、".join(named))
+        if own[0].status != "paid":
+            return Finding.of("refund_not_paid", invoice=own[0].id, status=own[0].status)
+        return own[0]
+    paid = [i for i in invoices if i.status == "paid"]
+    return paid[0] if paid else Finding.of("refund_no_paid_invoice")
+
+
+def _asked_amount(message: str) -> Decimal | None:
+    """The amount after the first mention of a refund ("付了 3588 元,想退 1000 元" asks 1000)."""
+    word = _REFUND_WORD.search(message)
+    after = guardrails.money(message[word.start() :]) if word else []
+    found = after or guardrails.money(message)
+    return found[0] if found else None
+
+
+def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) -> Update:
+    """Apply a human's decision to the paused round's refund; the engine runs it inside the
+    transaction that records the decision.
+
+    The business system may turn an approval into a rejection (the invoice has nothing left to
+    refund, say, because another ticket's refund of it was approved first). The decision then
+    recorded, returned to the approver and stated to the customer is that rejection, with its
+    reason as the note.
+    """
+    refund = state.refund_request
+    assert refund is not None
+    tools = deps.tools()
+    result = apply_decision(deps, tools, refund, decision)
+    outcome = result if isinstance(result, dict) else {}
+    if decision.approved and outcome.get("status") != "approved":
+        reason = outcome.get("reason") or f"退款申请 {refund.id} 的状态是 {outcome.get('status')},无法批准"
+        decision = dataclasses.replace(decision, approved=False, note=str(reason))
+    return {"approval": decision, "tool_log": tools.calls}
+
+
+def apply_decision(deps: Deps, tools: ToolRecorder, refund: RefundRequest, decision: ApprovalDecision) -> Any:
+    return deps.require_effects().run(
+        "refund_decision",
+        lambda key, tx: tools.call(
+            "decide_refund",
+            partial(deps.backend.decide_refund, tx=tx),
+            refund_id=refund.id,
+            approved=decision.approved,
+            approver=decision.approver,
+            note=decision.note,
+            key=key,
+        ),
+    )
+
+
+def decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english: bool) -> str:
+    """The human's decision, stated by the system (never by a draft: see guardrails)."""
+    if english:
+        if refund.status == "approved":
+            return (
+                f"Your refund request {refund.id} ({refund.amount} {refund.currency}) has been approved; "
+                "the money goes back to your original payment method."
+            )
+        return f"Sorry, your refund request {refund.id} was not approved." + (
+            f" Reason: {decision.note}" if decision.note else ""
+        )
+    if refund.status == "approved":
+        return f"您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"
+    return f"很抱歉,您的退款申请 {refund.id} 未通过审批。" + (
+        f"原因:{decision.note}" if decision.note else ""
+    )

@@ -1,0 +1,470 @@
+"""The step functions. Each reads the state and its deps and returns only what it changes."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import logging
+import re
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from pydantic import BaseModel
+
+from .._records import ApprovalDecision, Customer, CustomerRecords, RefundStatus
+from .._state import Fact, Review, SupportState, Triage, Turn, reduce
+from ..backend.base import ListsPlans, ReadsCustomerRecords
+from ..errors import ContextBudgetExceeded, ModelError
+from ..i18n._prompts import is_english
+from ..llm.base import Completion, Spend
+from ..llm.offline import OfflineModel
+from ..memory import _assist as assist
+from ..memory._compress import SUMMARY_PROMPT, compress, summary_messages
+from ..memory._facts import current_facts, update_ledger
+from ..memory._mask import mask_text
+from ..memory._tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
+from ..reply import _context as context
+from ..reply import _findings as findings
+from ..reply import _guardrails as guardrails
+from ..reply._caches import WISHES_SIZE, Caches
+from ..reply._findings import Finding
+from . import _refunds as refunds
+from ._deps import Deps
+
+Update = dict[str, Any]
+log = logging.getLogger(__name__)
+
+_CITATION = guardrails.CITATION
+# The look-ahead names every character a match can start with (case-folded like the rest): it
+# changes no match, but lets the scan skip the CJK text in between (see memory/_facts.py).
+_LASTING_WISH = re.compile(
+    r"(?=[希提以今下到rin])(?:希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b)",
+    re.IGNORECASE,
+)
+# The instructions of a round's prompts, which a reply must never repeat to the customer.
+SYSTEM_PROMPTS = (context.CLASSIFY_PROMPT, context.DRAFT_PROMPT, context.REVIEW_PROMPT, SUMMARY_PROMPT)
+
+
+def load_customer(state: SupportState, deps: Deps) -> Update:
+    tools = deps.tools()
+    email = state.ticket.customer_email
+    records: CustomerRecords | None = None
+    if isinstance(deps.backend, ReadsCustomerRecords):
+        # One read for the customer and the profile's records, made before the round when a worker
+        # claimed the ticket; logged as the get_customer it replaces.
+        read = partial(_read_records, deps.backend, deps.records)
+        records = tools.call("get_customer", read, logged_result=_customer_of, email=email)
+        customer = _customer_of(records)
+    else:
+        customer = tools.call("get_customer", deps.backend.get_customer, email=email)
+    update: Update = {"customer": customer, "tool_log": tools.calls}
+    if customer is not None and deps.profiles is not None:
+        profile = deps.profiles.for_customer(customer, excluding=state.ticket.id, records=records).text
+        if profile != state.profile:  # it persists across rounds: record it when it changes
+            update["profile"] = profile
+    return update
+
+
+def _read_records(
+    backend: ReadsCustomerRecords, ahead: CustomerRecords | None, email: str
+) -> CustomerRecords | None:
+    return ahead if ahead is not None else backend.customer_records([email])[0]
+
+
+def _customer_of(records: CustomerRecords | None) -> Customer | None:
+    return None if records is None else records.customer
+
+
+def prepare_context(state: SupportState, deps: Deps) -> Update:
+    """Pin the facts of new turns, then fold early turns into the summary if history is over budget.
+
+    Only turns are ever folded. Tool calls and their results live in ``tool_log``, never in
+    ``turns``, so a fold cannot separate a tool result from the call that produced it.
+    """
+    return _fold(state, deps, budget=deps.settings.history_budget)
+
+
+def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
+    settings = deps.settings
+    summarizer = _Summarizer(deps)
+    window = settings.context_window if settings.trigger_fraction is not None else None
+    result = compress(
+        state.turns,
+        state.summary,
+        state.summarized_upto,
+        budget=budget,
+        keep_last=settings.keep_last,
+        summarize=summarizer,
+        max_pending_turns=settings.max_pending_turns,
+        context_window=window,
+        trigger_fraction=settings.trigger_fraction,
+        summary_cap=settings.summary_cap,
+        facts=state.facts,
+        facts_upto=state.facts_upto,
+        mask=settings.mask_pii,
+        facts_allowance=context.facts_allowance(settings),
+        plans=deps.backend.list_plans() if isinstance(deps.backend, ListsPlans) else (),
+    )
+    update: Update = {}
+    spend = summarizer.spend
+    if settings.fact_assist and state.facts_upto < len(state.turns):
+        assisted, assist_spend = _assisted_facts(state, deps, result.facts)
+        result = dataclasses.replace(result, facts=result.facts + tuple(assisted))
+        spend += assist_spend
+    if result.facts != state.facts:
+        update["facts"] = result.facts[len(state.facts) :]  # the ledger only grows; send the new ones
+    if state.facts_upto != len(state.turns):
+        update["facts_upto"] = len(state.turns)  # each turn is scanned for facts once
+    if result.summarized_upto != state.summarized_upto:
+        update.update(summary=result.summary, summarized_upto=result.summarized_upto)
+    if result.error is not None:
+        # The round goes on with the old summary and the full pending history (seed 001).
+        log.warning("compression of %s skipped: %s", state.ticket.id, result.error)
+        update["summary_error"] = result.error
+    if spend.calls:
+        update.update(spent(spend))
+    return update
+
+
+def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -> tuple[list[Fact], Spend]:
+    """Facts the small model adds for the newly scanned turns; none from the offline model, whose
+    extraction is the rules', and none when the call fails (the rule facts stand)."""
+    if isinstance(deps.small_llm, OfflineModel):
+        return [], Spend()
+    start = min(state.facts_upto, len(state.turns))
+    messages = assist.assist_messages(state.turns, start, ledger)
+    try:
+        completion = deps.small_llm.chat(messages, schema=assist.ProposedFacts)
+    except ModelError as exc:
+        log.warning("fact assist for %s skipped: %s", state.ticket.id, exc)
+        return [], Spend()
+    proposed = completion.parsed if isinstance(completion.parsed, assist.ProposedFacts) else None
+    if proposed is None:
+        return [], Spend.of(completion)
+    accepted = assist.accept(proposed, state.turns, start, ledger, mask=deps.settings.mask_pii)
+    return accepted, Spend.of(completion)
+
+
+class _Summarizer:
+    """The small model as compress()'s summarizer; masks what it writes, adds up what it costs."""
+
+    def __init__(self, deps: Deps) -> None:
+        self._deps = deps
+        self.spend = Spend()
+
+    def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
+        completion = self._deps.small_llm.chat(summary_messages(previous, turns))
+        self.spend += Spend.of(completion)
+        return mask_text(completion.text) if self._deps.settings.mask_pii else completion.text
+
+
+def _prompt(
+    state: SupportState, deps: Deps, build: context.Builder, *, record: bool = True
+) -> tuple[context.Prompt, Update]:
+    """The step's prompt, degraded until it fits; folds more history before giving up."""
+    budget = context.prompt_budget(deps.settings)
+    build = partial(build, facts_allowance=context.facts_allowance(deps.settings), caches=deps.caches)
+    prompt = context.fit(build, state, budget)
+    update: Update = {}
+    if prompt is None:
+        update = _fold(state, deps, budget=0)  # everything but the last keep_last turns
+        folded = reduce(state, update)
+        prompt = context.fit(build, folded, budget, (*context.LADDER, *context.LAST_RUNGS))
+        if prompt is None:
+            smallest = build(folded, context.LAST_RUNGS[-1], budget)
+            raise ContextBudgetExceeded(
+                context.over_budget_message(smallest, budget, deps.settings),
+                ticket_id=state.ticket.id,
+                step=deps.step,
+            )
+    if record:
+        update["context_usage"] = prompt.usage
+    return prompt, update
+
+
+def _merged(first: Update, second: Update) -> Update:
+    """Two updates of one step as one; what they spent adds up, as the reducer would add it."""
+    merged = {**first, **second}
+    for name in ("cost", "round_spend"):
+        if name in first and name in second:
+            merged[name] = first[name] + second[name]
+    return merged
+
+
+def classify(state: SupportState, deps: Deps) -> Update:
+    # context_usage reports the reply prompt (draft's), the one that carries the whole context.
+    prompt, update = _prompt(state, deps, context.classify_prompt, record=False)
+    completion = deps.small_llm.chat(prompt.messages, schema=Triage)
+    triage: Triage = _parsed(completion, Triage)
+    if not state.topic:
+        update["topic"] = (
+            triage.category
+        )  # a follow-up about a refund does not change what the ticket is about
+    return _merged(update, {"triage": triage, **spent(completion)})
+
+
+def retrieve(state: SupportState, deps: Deps) -> Update:
+    assert state.triage is not None
+    query = state.triage.search_query or _latest(state)
+    tools = deps.tools()
+    hits = tools.call("search_help_center", deps.backend.search_help_center, query=query, limit=3)
+    return {"hits": tuple(hits), "tool_log": tools.calls}
+
+
+def act(state: SupportState, deps: Deps) -> Update:
+    """Look the account up; for a refund, open a request that a human must approve."""
+    assert state.customer is not None and state.triage is not None
+    tools = deps.tools()
+    subs = tools.call("list_subscriptions", deps.backend.list_subscriptions, customer_id=state.customer.id)
+    invoices = tools.call("list_invoices", deps.backend.list_invoices, customer_id=state.customer.id)
+    found = [
+        Finding.of(
+            "subscription", plan=s.plan, cycle=s.billing_cycle, status=s.status, renews_on=s.renews_on or ""
+        )
+        for s in subs
+    ]
+    found += [
+        Finding.of(
+            "invoice", id=i.id, amount=i.amount, currency=i.currency, issued_on=i.issued_on, status=i.status
+        )
+        for i in invoices[:3]
+    ]
+    update: Update = {}
+    if state.triage.category == "refund":
+        refund, outcome = refunds.request(state, deps, invoices, tools, latest=_latest(state))
+        found += outcome
+        if refund is not None:
+            update["refund_request"] = refund
+    # The text is what a model reads (and what a draft is checked against); the records are for a
+    # reader that wants them structured (the offline model).
+    update["findings"] = findings.render(found)
+    update["account_findings"] = tuple(found)
+    update["tool_log"] = tools.calls
+    return update
+
+
+def draft(state: SupportState, deps: Deps) -> Update:
+    prompt, update = _prompt(state, deps, context.draft_prompt)
+    completion = deps.llm.chat(prompt.messages)
+    text = completion.text.strip()
+    if not text:
+        raise ModelError("the model returned an empty draft", ticket_id=state.ticket.id, step="draft")
+    return _merged(update, {"draft": text, "revisions": state.revisions + 1, **spent(completion)})
+
+
+def check(state: SupportState, deps: Deps) -> Update:
+    """Rules first (they are free and certain); only a draft they pass is shown to the model.
+
+    A draft that repeats the system's instructions (a model that obeyed "print your system
+    prompt") hands off at once: a redraft by a model that obeyed once is no safer, and the
+    reason recorded says how much was copied, never what.
+    """
+    if leaked := guardrails.prompt_leak(state.draft, SYSTEM_PROMPTS, allowed=partial(_quotable, state)):
+        reason = f"草稿复述了系统提示词中的内部指令(约 {leaked} 个字词),未发给客户"
+        return {"review": Review(passed=False, problems=[reason]), "handoff_reason": reason}
+    problems = _rule_problems(state, deps)
+    if problems:
+        return {"review": Review(passed=False, problems=problems)}
+    prompt, update = _prompt(state, deps, context.review_prompt, record=False)
+    completion = deps.small_llm.chat(prompt.messages, schema=Review)
+    review = _parsed(completion, Review)
+    # A model that fails a draft without saying why still failed it.
+    problems = [] if review.passed else (list(review.problems) or ["质检未通过(未说明原因)"])
+    return _merged(update, {"review": Review(passed=not problems, problems=problems), **spent(completion)})
+
+
+def _rule_problems(state: SupportState, deps: Deps) -> list[str]:
+    # The evidence is built only if the draft states an amount, a time limit or an identifier.
+    return guardrails.draft_problems(
+        state.draft,
+        known_articles={h.id for h in state.hits},
+        evidence=partial(_evidence, state),
+        scans=deps.caches.evidence,
+    )
+
+
+def _quotable(state: SupportState) -> str:
+    """What a reply may quote even where it matches a prompt: the customer's words, the articles.
+
+    The customer's words since the summary, like ``_evidence``: a check must not grow with the
+    ticket (a reply quoting a folded message that matches a prompt is handed off, wrongly but safely).
+    """
+    parts = [state.ticket.subject, state.ticket.body]
+    parts += [t.content for t in state.turns[state.summarized_upto :] if t.role == "customer"]
+    parts += [f"{h.title}\n{h.body}" for h in state.hits]
+    return "\n".join(parts)
+
+
+def _evidence(state: SupportState) -> str:
+    """Everything a draft may take amounts, time limits and identifiers from: this customer's
+    records and messages, this round's articles, findings and tool results, earlier replies."""
+    parts = [
+        state.ticket.customer_email,
+        state.ticket.subject,
+        state.ticket.body,
+        state.profile,
+        state.findings,
+    ]
+    parts += [f"[{h.id}] {h.title}:{h.body}" for h in state.hits]
+    # What the model saw of the conversation: the summary, the pinned facts (every exact figure of
+    # the folded turns) and the turns since. Not all turns: a check must not grow with the ticket.
+    parts += [state.summary, *(turn.content for turn in state.turns[state.summarized_upto :])]
+    parts += [fact.value for fact in state.facts]
+    if state.customer is not None:
+        parts += [state.customer.id, state.customer.email, state.customer.phone]
+    if state.refund_request is not None:
+        r = state.refund_request
+        parts += [r.id, r.invoice_id, f"{r.amount} {r.currency}"]
+    parts += [json.dumps(call.result, ensure_ascii=False, default=str) for call in state.round_calls]
+    return "\n".join(part for part in parts if part)
+
+
+def approval(state: SupportState, deps: Deps) -> Update:
+    """Runs only once a human decided (the engine pauses the round until then)."""
+    assert state.approval is not None and state.refund_request is not None
+    status: RefundStatus = "approved" if state.approval.approved else "rejected"
+    return {"refund_request": dataclasses.replace(state.refund_request, status=status)}
+
+
+def finalize(state: SupportState, deps: Deps) -> Update:
+    effects = deps.require_effects()
+    tools = deps.tools()
+    reply = _render_citations(state)
+    refund = state.refund_request
+    if refund is not None and refund.status in ("approved", "rejected"):
+        decision = state.approval or ApprovalDecision(approved=False, approver="system")
+        if not any(call.name == "decide_refund" for call in state.round_calls):
+            # Decided before decide() applied decisions itself (an older version's paused round).
+            refunds.apply_decision(deps, tools, refund, decision)
+        reply += "\n\n" + refunds.decision_text(refund, decision, english=is_english(_latest(state)))
+    facts = ticket_facts(state, mask=deps.settings.mask_pii, caches=deps.caches)
+    # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
+    # their counts: otherwise every round would store the whole ledger once more.
+    counts = {k: len(v) if isinstance(v, list) else v for k, v in facts.items()}
+    effects.run(
+        "finish_ticket",
+        lambda key, tx: tools.call(
+            "finish_ticket",
+            partial(deps.backend.finish_ticket, tx=tx),
+            logged_as={"facts": counts},
+            ticket_id=state.ticket.id,
+            customer_email=state.ticket.customer_email,
+            resolution="resolved",
+            facts=facts,
+            key=key,
+        ),
+    )
+    return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
+
+
+def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | None = None) -> dict[str, Any]:
+    """The structured record kept when a round resolves the ticket; profiles are built from these.
+
+    It outlives the ticket's turns in the business system, so with ``mask`` (``Settings.mask_pii``)
+    phone, email, ID and card numbers are masked in it. ``caches``: the bot's, where the verdicts
+    on the ticket's requests are remembered.
+    """
+    wishes = caches.wishes if caches is not None else {}
+    by_kind: dict[str, list[str]] = {}
+    # The ledger already covers the turns prepare_context saw; only later ones are scanned.
+    ledger = update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask)
+    for _, fact in current_facts(ledger):  # a corrected value is not the ticket's fact any more
+        by_kind.setdefault(fact.kind, []).append(fact.value)
+    # The article that answered the ticket's first question, like its topic: the profile says how
+    # the customer's issue was handled, and a later refund round must not replace the fix before it.
+    replies = itertools.chain((t.content for t in state.turns if t.role == "agent"), [state.draft])
+    cited = next(
+        (found[:1] for text in replies if (found := _CITATION.findall(text))), []
+    )  # stops at the first
+    return {
+        "category": state.topic or (state.triage.category if state.triage else "other"),
+        "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),
+        "amounts": by_kind.get("amount", []),
+        "ids": by_kind.get("id", []),
+        "dates": by_kind.get("date", []),
+        # Only wishes that outlive the ticket ("希望到期前提醒"): "我想申请退款" was handled in it.
+        "requests": [r for r in by_kind.get("request", []) if _lasting_wish(r, wishes)],
+        "promises": by_kind.get("promise", []),
+        "resolution": f"按 {'、'.join(cited)} 处理" if cited else "已答复",
+    }
+
+
+def _lasting_wish(request: str, wishes: dict[str, bool]) -> bool:
+    # Every round rereads all of the ticket's requests, and a request never changes.
+    found = wishes.get(request)
+    if found is None:
+        if len(wishes) >= WISHES_SIZE:
+            wishes.clear()  # a bound, not an eviction order: the ticket's requests come back next round
+        found = wishes[request] = _LASTING_WISH.search(request) is not None
+    return found
+
+
+def handoff(state: SupportState, deps: Deps) -> Update:
+    reason = state.handoff_reason or _handoff_reason(state)
+    tools = deps.tools()
+    deps.require_effects().run(
+        "escalation",
+        lambda key, tx: tools.call(
+            "escalate",
+            partial(deps.backend.escalate, tx=tx),
+            ticket_id=state.ticket.id,
+            customer_email=state.ticket.customer_email,
+            reason=reason,
+            key=key,
+        ),
+    )
+    # The customer hears that a person takes over, never the internal reason (it may be a model error).
+    if is_english(_latest(state)):
+        reply = (
+            f"Hello, your request (ticket {state.ticket.id}) has been passed to our support team; "
+            "a person will get back to you as soon as possible."
+        )
+    else:
+        reply = f"您好,您的问题(工单 {state.ticket.id})已转交人工客服处理,我们会尽快与您联系。"
+    return {
+        **_reply(state, deps, reply, outcome="escalated"),
+        "handoff_reason": reason,
+        "tool_log": tools.calls,
+    }
+
+
+def _handoff_reason(state: SupportState) -> str:
+    if state.triage is not None and state.triage.needs_human:
+        return "分诊判断需要人工处理"
+    if state.review is not None and not state.review.passed:
+        return "草稿多次未通过质检:" + ";".join(state.review.problems)
+    return "需要人工处理"
+
+
+def _reply(state: SupportState, deps: Deps, text: str, *, outcome: str, draft: str = "") -> Update:
+    # A reply made from a reviewed draft (counted for the review prompt, so cached) is counted
+    # from the draft's count: only its changed end, where the citations became links, is new.
+    size = count_edited(text, draft) + MESSAGE_OVERHEAD if draft else None
+    turn = with_tokens(
+        Turn(role="agent", content=text, round=state.round, created_at=deps.clock(), tokens=size)
+    )
+    return {"outcome": outcome, "turns": [turn]}  # state.reply is this turn
+
+
+def _render_citations(state: SupportState) -> str:
+    urls = {h.id: h.url for h in state.hits if h.url}
+    return _CITATION.sub(lambda m: f"[{m[1]}]({urls[m[1]]})" if m[1] in urls else m[0], state.draft)
+
+
+def _latest(state: SupportState) -> str:
+    latest = state.latest_customer_message
+    return latest.content if latest else state.ticket.body
+
+
+def spent(spend: Spend | Completion) -> Update:
+    """What model calls add to the ticket's cost and to this round's calls, tokens and cost."""
+    spend = Spend.of(spend) if isinstance(spend, Completion) else spend
+    return {"round_spend": spend, **({"cost": spend.cost} if spend.cost else {})}
+
+
+def _parsed(completion: Completion, schema: type[BaseModel]) -> Any:
+    if not isinstance(completion.parsed, schema):
+        raise ModelError(f"the model did not return a {schema.__name__}; got {completion.text[:200]!r}")
+    return completion.parsed

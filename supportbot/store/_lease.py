@@ -1,0 +1,106 @@
+"""The SQL of a ticket's lease (``tickets.lease_owner``, ``lease_expires``): one worker runs a
+ticket's rounds at a time.
+
+Taking the lease, renewing it while a round runs, freeing it (which takes the ticket out of the
+work queue once its work is done, and wakes whoever waits on the answer), and how long a busy
+ticket stays busy. A round's last step record frees the lease itself
+(``steps_repo.record_steps(release=True)``). Each function takes a connection; the statements
+that take, renew or free a lease commit without waiting for the disk (``NOWAIT``), so they run as
+transactions of their own, never inside a caller's durable one.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from ..errors import LeaseLost
+from ._channels import DONE_CHANNEL
+from ._tickets import no_ticket
+
+# The CTE that makes a statement's own commit not wait for the disk, for statements whose loss
+# in a database crash costs nothing: a lost lease acquire is simply not held, a lost release
+# expires after lease_seconds, a lost claim is not held, a lost heartbeat is the next one's. The
+# setting holds until the commit, so a statement run alone (``Store.statement``) needs no BEGIN,
+# SET LOCAL and COMMIT: one round trip instead of four. The statement must use it (``FROM
+# nowait``); PostgreSQL skips a CTE nothing reads.
+NOWAIT = "nowait AS (SELECT set_config('synchronous_commit', 'off', true))"
+
+
+def queue_acquire_lease(
+    conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float, *, person: bool = False
+) -> psycopg.Cursor:
+    """Take the ticket if free or abandoned; ``acquired`` reads the result (after
+    the commit). A statement of its own (``Store.statement``): see ``NOWAIT``.
+
+    A round (``person`` False) never takes a ticket a person owns (see SupportBot.take_over); a
+    person's own action does, to record it between rounds.
+    """
+    return conn.execute(
+        f"WITH {NOWAIT}"
+        " UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
+        " FROM nowait"
+        " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now()) AND (human_agent IS NULL OR %s)"
+        # From the row, not a subquery on steps: see sql/007_ticket_last_seq.sql.
+        " RETURNING last_seq, turn_count",
+        (owner, seconds, ticket_id, person),
+    )
+
+
+def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
+    """(the ticket's latest step seq, its turn count) when the lease was taken; None if busy."""
+    row = cur.fetchone()
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
+    """A statement of its own (``Store.statement``): see ``NOWAIT``."""
+    # A row back means the lease was still ours.
+    row = conn.execute(
+        f"WITH {NOWAIT} UPDATE supportbot.tickets SET lease_expires = now() + make_interval(secs => %s)"
+        " FROM nowait WHERE id = %s AND lease_owner = %s RETURNING 1",
+        (seconds, ticket_id, owner),
+    ).fetchone()
+    if row is None:
+        raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
+
+
+def queue_release_lease(
+    conn: psycopg.Connection, ticket_id: str, owner: str, *, known: int | None = None
+) -> psycopg.Cursor:
+    """Free the ticket; ``released`` reads (after the commit) its turn count, or None if the lease
+    was no longer ours. (A round's last record frees it itself: ``record_steps(release=True)``.)
+    A statement of its own (``Store.statement``), like ``queue_acquire_lease``.
+
+    ``known``: the worker finished what it found, its state holding this many turns; the ticket
+    leaves the work queue unless more were stored or it waits for a human. None (a failed round):
+    it stays queued.
+    """
+    done = "%(k)s::int IS NOT NULL AND (status = 'waiting_approval' OR turn_count <= %(k)s)"
+    return conn.execute(
+        f"WITH {NOWAIT},"
+        " freed AS (UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL,"
+        f"  work_due = CASE WHEN {done} THEN NULL ELSE work_due END,"
+        f"  work_attempts = CASE WHEN {done} THEN 0 ELSE work_attempts END,"
+        f"  work_retry_at = CASE WHEN {done} THEN NULL ELSE work_retry_at END,"
+        f"  work_error = CASE WHEN {done} THEN NULL ELSE work_error END"
+        "  FROM nowait WHERE id = %(t)s AND lease_owner = %(o)s RETURNING turn_count)"
+        " SELECT turn_count, pg_notify(%(ch)s, %(t)s) FROM freed",
+        {"t": ticket_id, "o": owner, "k": known, "ch": DONE_CHANNEL},
+    )
+
+
+def released(cur: psycopg.Cursor) -> int | None:
+    row = cur.fetchone()
+    return None if row is None else int(row[0])
+
+
+def lease_remaining(conn: psycopg.Connection, ticket_id: str) -> float:
+    """Seconds until the ticket's lease ends (at least 0.1, so a retry never spins); 0.1 if it is free."""
+    row = conn.execute(
+        "SELECT greatest(extract(epoch FROM lease_expires - now()), 0.1) FROM supportbot.tickets"
+        " WHERE id = %s",
+        (ticket_id,),
+    ).fetchone()
+    if row is None:
+        raise no_ticket(ticket_id)
+    return 0.1 if row[0] is None else float(row[0])
