@@ -1,31 +1,105 @@
-"""supportbot: durable ticket state, compression and customer profiles for support agents."""
+"""supportbot: durable ticket state, compression and customer profiles for support agents.
 
+The public API is what this module exports (``__all__``, pinned by tests/test_api.py), the error
+tree in :mod:`supportbot.errors`, :class:`Settings` in :mod:`supportbot.config`, the business-system
+protocol in :mod:`supportbot.backend.base` and the model protocol in :mod:`supportbot.llm.base`.
+Every other module is internal (its name starts with ``_``) and may change in any release.
+
+Names are loaded on first use: ``import supportbot`` reads only this module, the errors and the
+settings, so a process that imports it for one type does not load the engine, the demo business
+system or the offline model.
+"""
+
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from ._bot import SupportBot
-from ._lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
-from ._opening import migrate
-from ._records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
-from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
-from .backend.base import Backend, ForgetsCustomers
+from . import _moved
 from .config import Settings
 from .errors import SupportbotError
-from .llm.base import LLM, Completion, Usage
-from .llm.offline import OfflineModel
-from .memory._profile import Profile
-from .run._rounds import RoundResult
-from .run._waiting import Submitted
-from .run._worker import WorkerStats
-from .store._audit import AuditAction, AuditEntry
-from .store._history import StepRecord
-from .store._migrate import Migration
-from .store._queue import QueueEntry, QueueStats
-from .store._tickets import PendingApproval, TicketRow
+
+if TYPE_CHECKING:
+    from ._bot import SupportBot
+    from ._lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
+    from ._opening import migrate
+    from ._records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
+    from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
+    from .backend.base import Backend, ForgetsCustomers
+    from .llm.base import LLM, Completion, Usage
+    from .llm.offline import OfflineModel
+    from .memory._profile import Profile
+    from .run._rounds import RoundResult
+    from .run._waiting import Submitted
+    from .run._worker import WorkerStats
+    from .store._audit import AuditAction, AuditEntry
+    from .store._history import StepRecord
+    from .store._migrate import Migration
+    from .store._queue import QueueEntry, QueueStats
+    from .store._tickets import PendingApproval, TicketRow
+
+_moved.install()
 
 try:
     __version__ = version("supportbot")
 except PackageNotFoundError:  # a source checkout that was never installed
     __version__ = "0+unknown"
+
+# Where each exported name lives; the TYPE_CHECKING imports above say the same to type checkers
+# (tests/test_api.py checks that the two agree).
+_HOMES: dict[str, str] = {
+    "LLM": ".llm.base",
+    "AuditAction": ".store._audit",
+    "AuditEntry": ".store._audit",
+    "Backend": ".backend.base",
+    "Completion": ".llm.base",
+    "Customer": "._records",
+    "DeletionReport": "._lifecycle",
+    "Fact": "._state",
+    "ForgetsCustomers": ".backend.base",
+    "Hit": "._records",
+    "Invoice": "._records",
+    "KeepMode": "._lifecycle",
+    "Migration": ".store._migrate",
+    "OfflineModel": ".llm.offline",
+    "Outcome": "._state",
+    "PastTicket": "._records",
+    "PendingApproval": ".store._tickets",
+    "Profile": ".memory._profile",
+    "PruneReport": "._lifecycle",
+    "Pruned": "._lifecycle",
+    "QueueEntry": ".store._queue",
+    "QueueStats": ".store._queue",
+    "RefundRequest": "._records",
+    "ResetReport": "._lifecycle",
+    "RoundResult": ".run._rounds",
+    "StepRecord": ".store._history",
+    "Submitted": ".run._waiting",
+    "Subscription": "._records",
+    "SupportBot": "._bot",
+    "SupportState": "._state",
+    "TicketRow": ".store._tickets",
+    "TicketStatus": "._state",
+    "Turn": "._state",
+    "Usage": ".llm.base",
+    "WorkerStats": ".run._worker",
+    "migrate": "._opening",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'supportbot' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__: list[str] = [
     "LLM",

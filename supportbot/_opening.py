@@ -15,7 +15,6 @@ from typing import Literal, TypeVar
 import psycopg
 
 from .backend.base import Backend
-from .backend.demo._backend import DemoBackend
 from .config import Settings
 from .errors import ConfigError, StoreError
 from .llm._factory import models_from_settings
@@ -53,7 +52,12 @@ def store_and_deps(
         llm, default_small = models_from_settings(settings)
         small_llm = small_llm or default_small
     # The demo business system lives in the bot's database: it needs the store's pool.
-    business = DemoBackend(store.pool, clock=clock) if chosen == "demo" else chosen
+    if chosen == "demo":
+        from .backend.demo import DemoBackend  # loaded only when asked for: the core never needs it
+
+        business: Backend = DemoBackend(store.pool, clock=clock)
+    else:
+        business = chosen
     profiles = Profiles(store, business, clock=clock, mask=settings.mask_pii)
     deps = Deps(
         llm=llm,

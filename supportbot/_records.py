@@ -12,6 +12,8 @@ from decimal import Decimal
 from typing import Any, Literal
 
 RefundStatus = Literal["pending", "approved", "rejected"]
+# The smallest amount of money a refund may move, and the step every amount is a multiple of.
+CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,3 +137,25 @@ class ToolCall:
     round: int = 0
     step: str = ""
     idx: int | None = None  # position in the ticket's tool log; None until the reducer appends it
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """Totals over some model calls: a round's in ``SupportState.round_spend``; spends add up with ``+``."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost=self.cost + other.cost,
+        )

@@ -10,9 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._records import ApprovalDecision, Customer, Hit, RefundRequest, ToolCall
+from ._records import ApprovalDecision, Customer, Hit, RefundRequest, Spend, ToolCall
 from .errors import AppendOnlyViolation, UnknownStateField
-from .llm.base import Spend
 from .reply._findings import Finding
 
 Role = Literal["customer", "agent"]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -174,3 +177,102 @@ def test_the_version_is_the_package_metadata_one() -> None:
     assert (
         supportbot.__version__ == importlib.metadata.version("supportbot") == declared["project"]["version"]
     )
+
+
+# The public surface, pinned: a change here is a change of the API, made on purpose (and in the
+# CHANGELOG), never as a side effect of moving code.
+PUBLIC_NAMES = {
+    "LLM", "AuditAction", "AuditEntry", "Backend", "Completion", "Customer", "DeletionReport", "Fact",
+    "ForgetsCustomers", "Hit", "Invoice", "KeepMode", "Migration", "OfflineModel", "Outcome", "PastTicket",
+    "PendingApproval", "Profile", "PruneReport", "Pruned", "QueueEntry", "QueueStats", "RefundRequest",
+    "ResetReport", "RoundResult", "Settings", "StepRecord", "Submitted", "Subscription", "SupportBot",
+    "SupportState", "SupportbotError", "TicketRow", "TicketStatus", "Turn", "Usage", "WorkerStats", "migrate",
+}  # fmt: skip
+# One line per public method of SupportBot, its signature as written.
+SUPPORTBOT_METHODS = Path(__file__).with_name("public_api.txt")
+
+
+def _spelled(function: Callable[..., object]) -> str:
+    """A signature as its source writes it (annotations are strings under postponed evaluation)."""
+    parts, star = [], False
+    for param in inspect.signature(function).parameters.values():
+        if param.kind is param.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        text = param.name
+        if param.annotation is not param.empty:
+            text += f": {param.annotation}"
+        if param.default is not param.empty:
+            default = getattr(param.default, "__name__", None) or repr(param.default)
+            text += f" = {default}"
+        parts.append(text)
+    returns = inspect.signature(function).return_annotation
+    return f"({', '.join(parts)}) -> {returns}"
+
+
+def test_the_public_names_and_the_bots_methods_are_pinned() -> None:
+    assert set(supportbot.__all__) == PUBLIC_NAMES
+    methods = {
+        name: _spelled(member.__func__ if isinstance(member, classmethod) else member)
+        for name, member in vars(SupportBot).items()
+        if not name.startswith("_") and (callable(member) or isinstance(member, classmethod))
+    }
+    pinned = dict(line.split(" ", 1) for line in SUPPORTBOT_METHODS.read_text(encoding="utf-8").splitlines())
+    assert methods == pinned
+    assert {n for n, m in vars(SupportBot).items() if isinstance(m, property)} == {"backend", "settings"}
+
+
+def test_where_each_name_lives_matches_what_type_checkers_are_told() -> None:
+    # __init__ imports the names for type checkers under TYPE_CHECKING and loads them lazily at
+    # run time from _HOMES: the two lists must not drift apart.
+    source = Path(supportbot.__file__).read_text(encoding="utf-8")
+    block = source[source.index("if TYPE_CHECKING:") : source.index("_moved.install()")]
+    told = {
+        name.strip(): f".{module}"
+        for module, names in re.findall(r"from \.([\w.]+) import ([\w, ]+)", block)
+        for name in names.split(",")
+    }
+    assert told == supportbot._HOMES
+
+
+def test_importing_supportbot_loads_neither_the_engine_nor_the_demo_nor_the_offline_model() -> None:
+    code = (
+        "import sys, supportbot\n"
+        "bare = sorted(m for m in sys.modules if m.startswith('supportbot'))\n"
+        "from supportbot import SupportBot\n"
+        "bot = sorted(m for m in sys.modules if m.startswith('supportbot'))\n"
+        "print(bare); print(bot)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    bare, bot = (eval(line) for line in out.splitlines())
+    assert set(bare) == {
+        "supportbot",
+        "supportbot._moved",
+        "supportbot._redact",
+        "supportbot.config",
+        "supportbot.errors",
+    }
+    assert "supportbot._bot" in bot
+    optional = [
+        m for m in bot if m.startswith(("supportbot.backend.demo", "supportbot.cli", "supportbot.console"))
+    ]
+    assert optional == [] and "supportbot.llm.offline" not in bot
+
+
+def test_an_import_path_of_0_2_still_works_and_says_where_it_moved() -> None:
+    code = (
+        "import warnings\n"
+        "warnings.simplefilter('error')\n"
+        "try:\n"
+        "    import supportbot.engine\n"
+        "except DeprecationWarning as w:\n"
+        "    print('warned:', w)\n"
+        "warnings.simplefilter('ignore')\n"
+        "from supportbot.engine import Engine\n"
+        "from supportbot.run._engine import Engine as Moved\n"
+        "from supportbot.memory.compress import compress\n"
+        "print(Engine is Moved, compress.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "warned: supportbot.engine moved to supportbot.run._engine" in out
+    assert "True supportbot.memory._compress" in out

@@ -59,7 +59,17 @@ class Terminal:
                 before, self._pos = self.seen[self._pos : at], at + len(text)
                 return before
             if time.monotonic() > deadline or not self._read(deadline):
-                raise AssertionError(f"never saw {text!r}; the terminal shows:\n{self.seen[-3000:]}")
+                raise AssertionError(
+                    f"never saw {text!r} ({self._ended()}); the terminal shows:\n{self.seen[-3000:]}"
+                )
+
+    def _ended(self) -> str:
+        """How the child stands, for a failure message: still running, or its exit status."""
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return "already reaped"
+        return "still running" if not pid else f"exited with {os.waitstatus_to_exitcode(status)}"
 
     def send(self, text: str) -> None:
         os.write(self.fd, text.encode())

@@ -12,7 +12,7 @@ from typing import Any
 
 from fakes import rows
 
-WORKER = Path(__file__).resolve().parent / "run/_worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
 LEASE = 1.0
 
 

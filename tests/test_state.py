@@ -2,7 +2,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from supportbot._records import ToolCall
+from supportbot._records import Spend, ToolCall
 from supportbot._state import (
     PERSISTENT_FIELDS,
     ROUND_FIELDS,
@@ -15,7 +15,6 @@ from supportbot._state import (
     round_reset,
 )
 from supportbot.errors import AppendOnlyViolation, UnknownStateField
-from supportbot.llm.base import Spend
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -26,7 +26,7 @@ from supportbot.errors import (
 from supportbot.memory._compress import SUMMARY_PROMPT
 
 OpenBot = Callable[..., SupportBot]
-WORKER = Path(__file__).resolve().parent / "run/_worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
 EMAIL = "wugang@example.com"
 PROMISE = "我承诺明天下午 3 点前给您回电,并为您延长试用 7 天。"
 

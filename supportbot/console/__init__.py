@@ -5,9 +5,10 @@ until an operator exists (``python -m supportbot console --add-user NAME --role 
 core package never imports this one: everything here goes through SupportBot's public API, plus
 the console's own claims and notes (supportbot/store/_console.py).
 
-Modules: users.py (operators, password hashes, sign-in throttling), security.py (sessions, CSRF,
-roles), service.py (what the console does), app.py (the ASGI app, errors), pages.py (HTML),
-api.py (JSON, with its OpenAPI description).
+Modules (all internal): ``_users`` (operators, password hashes, sign-in throttling), ``_security``
+(sessions, CSRF, roles), ``_service`` (what the console does), ``_web`` (what pages and API share:
+the caller's session, rendering, error wording), ``_pages`` (HTML), ``_api`` (JSON, with its
+OpenAPI description), ``_app`` (the ASGI app that wires them).
 """
 
 from __future__ import annotations

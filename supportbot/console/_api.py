@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from .. import _validate as validate
-from ._app import context, operator_of, set_session_cookie
 from ._security import COOKIE, CSRF_HEADER, approver, check_csrf
 from ._service import Console, Kind
 from ._users import NAME_CHARS, Operator
+from ._web import context, operator_of, set_session_cookie
 
 router = APIRouter(prefix="/api", tags=["console"])
 

@@ -11,10 +11,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from .. import _validate as validate
 from ..errors import WrongType
-from ._app import Ctx, context, describe, operator_of, render, set_session_cookie
 from ._security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
 from ._service import KINDS, Console, Kind
 from ._users import NAME_CHARS, Throttle, Users
+from ._web import Ctx, context, describe, operator_of, render, set_session_cookie
 
 router = APIRouter(include_in_schema=False)
 

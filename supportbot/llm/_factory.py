@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 from ..config import Settings
 from .base import LLM
-from .offline import OfflineModel
 
 
 def models_from_settings(
@@ -15,7 +14,10 @@ def models_from_settings(
     """(llm, small_llm): the OpenAI-compatible endpoint when SUPPORTBOT_LLM_BASE_URL is set,
     otherwise the deterministic offline model. ``on_token`` streams the main model's free-text
     replies (drafts); the small model, which triages, reviews and summarizes, never streams."""
+    # Each is imported only when chosen: a bot on a real endpoint never loads the offline model.
     if not settings.llm_base_url:
+        from .offline import OfflineModel
+
         return OfflineModel(on_token=on_token), OfflineModel()
     from ._openai import OpenAICompatible
 

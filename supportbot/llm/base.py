@@ -38,38 +38,6 @@ class Completion:
     model: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Spend:
-    """Totals over some model calls: a round's in ``SupportState.round_spend``; spends add up with ``+``."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    @classmethod
-    def of(cls, completion: Completion) -> Spend:
-        """One call's spend."""
-        return cls(
-            calls=1,
-            prompt_tokens=completion.usage.prompt_tokens,
-            completion_tokens=completion.usage.completion_tokens,
-            cost=completion.cost,
-        )
-
-    def __add__(self, other: Spend) -> Spend:
-        return Spend(
-            calls=self.calls + other.calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost=self.cost + other.cost,
-        )
-
-
 @runtime_checkable
 class LLM(Protocol):
     def chat(

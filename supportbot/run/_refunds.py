@@ -16,9 +16,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from .._records import ApprovalDecision, Invoice, RefundQuote, RefundRequest
+from .._records import CENT, ApprovalDecision, Invoice, RefundQuote, RefundRequest
 from .._state import SupportState
-from ..backend.demo._refund_policy import CENT
 from ..memory._mask import mask_text
 from ..reply import _guardrails as guardrails
 from ..reply._findings import Finding

@@ -13,13 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .._records import ApprovalDecision, Customer, CustomerRecords, RefundStatus
+from .._records import ApprovalDecision, Customer, CustomerRecords, RefundStatus, Spend
 from .._state import Fact, Review, SupportState, Triage, Turn, reduce
 from ..backend.base import ListsPlans, ReadsCustomerRecords
 from ..errors import ContextBudgetExceeded, ModelError
 from ..i18n._prompts import is_english
-from ..llm.base import Completion, Spend
-from ..llm.offline import OfflineModel
+from ..llm.base import Completion
 from ..memory import _assist as assist
 from ..memory._compress import SUMMARY_PROMPT, compress, summary_messages
 from ..memory._facts import current_facts, update_ledger
@@ -131,6 +130,8 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
 def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -> tuple[list[Fact], Spend]:
     """Facts the small model adds for the newly scanned turns; none from the offline model, whose
     extraction is the rules', and none when the call fails (the rule facts stand)."""
+    from ..llm.offline import OfflineModel  # only with fact_assist on: the core never loads it otherwise
+
     if isinstance(deps.small_llm, OfflineModel):
         return [], Spend()
     start = min(state.facts_upto, len(state.turns))
@@ -142,9 +143,9 @@ def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -
         return [], Spend()
     proposed = completion.parsed if isinstance(completion.parsed, assist.ProposedFacts) else None
     if proposed is None:
-        return [], Spend.of(completion)
+        return [], _spend_of(completion)
     accepted = assist.accept(proposed, state.turns, start, ledger, mask=deps.settings.mask_pii)
-    return accepted, Spend.of(completion)
+    return accepted, _spend_of(completion)
 
 
 class _Summarizer:
@@ -156,7 +157,7 @@ class _Summarizer:
 
     def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
         completion = self._deps.small_llm.chat(summary_messages(previous, turns))
-        self.spend += Spend.of(completion)
+        self.spend += _spend_of(completion)
         return mask_text(completion.text) if self._deps.settings.mask_pii else completion.text
 
 
@@ -460,7 +461,7 @@ def _latest(state: SupportState) -> str:
 
 def spent(spend: Spend | Completion) -> Update:
     """What model calls add to the ticket's cost and to this round's calls, tokens and cost."""
-    spend = Spend.of(spend) if isinstance(spend, Completion) else spend
+    spend = _spend_of(spend) if isinstance(spend, Completion) else spend
     return {"round_spend": spend, **({"cost": spend.cost} if spend.cost else {})}
 
 
@@ -468,3 +469,13 @@ def _parsed(completion: Completion, schema: type[BaseModel]) -> Any:
     if not isinstance(completion.parsed, schema):
         raise ModelError(f"the model did not return a {schema.__name__}; got {completion.text[:200]!r}")
     return completion.parsed
+
+
+def _spend_of(completion: Completion) -> Spend:
+    """One call's spend."""
+    return Spend(
+        calls=1,
+        prompt_tokens=completion.usage.prompt_tokens,
+        completion_tokens=completion.usage.completion_tokens,
+        cost=completion.cost,
+    )

@@ -15,10 +15,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, TypeAdapter
 
-from .._records import ToolCall
+from .._records import Spend, ToolCall
 from .._state import FIELD_NAMES, LOG_FIELDS, Fact, SupportState, Ticket, Turn, field_defaults
 from ..errors import StoreError, UnknownStateField
-from ..llm.base import Spend
 
 # ticket comes from the tickets row; turns, tool calls and facts from their own tables.
 STORED_FIELDS: tuple[str, ...] = tuple(n for n in FIELD_NAMES if n != "ticket" and n not in LOG_FIELDS)

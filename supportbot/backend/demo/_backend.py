@@ -15,6 +15,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from ..._records import (
+    CENT,
     Customer,
     CustomerRecords,
     Hit,
@@ -169,7 +170,7 @@ class DemoBackend:
         key: str,
         tx: psycopg.Connection | None,
     ) -> RefundRequest:
-        if amount < refund_policy.CENT or amount != amount.quantize(refund_policy.CENT):
+        if amount < CENT or amount != amount.quantize(CENT):
             raise InvalidInput(f"a refund is a whole number of cents, at least 0.01; got {amount}")
         with self._writer(tx) as conn:
             conn.execute(

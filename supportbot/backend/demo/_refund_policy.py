@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
+from ..._records import CENT
+
 REFUND_WINDOW_DAYS = 30
 REFUNDABLE_CYCLES = frozenset({"年付"})
-CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True, slots=True)
