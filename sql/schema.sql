@@ -110,6 +110,13 @@ CREATE TABLE supportbot.prunes (
     CONSTRAINT prunes_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.schema_functions (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT schema_functions_pkey PRIMARY KEY (name)
+);
+
 CREATE TABLE supportbot.schema_migrations (
     version integer NOT NULL,
     name text NOT NULL,

@@ -9,7 +9,7 @@ import pytest
 from fakes import ScriptedLLM, seed_business
 
 from supportbot import Settings, SupportBot, SupportState
-from supportbot.store._migrate import migrate
+from supportbot.store._migrate import functions, migrate
 
 
 def _open(database_url: str, llm: ScriptedLLM | None = None) -> SupportBot:
@@ -70,6 +70,7 @@ def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(da
     assert len(before[seqs[-1]].facts) >= 4
 
     with psycopg.connect(database_url, autocommit=True) as conn:
+        record_steps = _definition(conn, "supportbot.record_steps(text, text, jsonb)")
         conn.execute(LEGACY_LAYOUT)  # type: ignore[arg-type]
         assert (
             conn.execute("SELECT count(*) FROM supportbot.checkpoints WHERE state ? 'facts'").fetchone()[0]
@@ -79,6 +80,8 @@ def test_004_moves_pinned_facts_into_their_own_log_without_changing_any_state(da
         assert [m.version for m in applied] == [4, 9]  # 009 extends the table 004 makes
         leftover = conn.execute("SELECT count(*) FROM supportbot.steps WHERE update ? 'facts'").fetchone()[0]
         assert leftover == 0
+        # 009 ran again with its own, older record_steps(); the function's file replaced it after.
+        assert _definition(conn, "supportbot.record_steps(text, text, jsonb)") == record_steps
 
     # The legacy layout held kind, value, key and turn; the role comes back from the turns (009).
     before = {seq: _without_subjects(state) for seq, state in before.items()}
@@ -190,3 +193,34 @@ def test_007_gives_each_ticket_its_latest_step_and_008_keeps_it_current(database
     with psycopg.connect(database_url) as conn:
         assert conn.execute(check).fetchone()[0] == 0  # type: ignore[index]
         assert conn.execute("SELECT count(*) FROM supportbot.tickets").fetchone()[0] == 3  # type: ignore[index]
+
+
+def _definition(conn: psycopg.Connection, function: str) -> str:
+    row = conn.execute("SELECT pg_get_functiondef(%s::regprocedure)", (function,)).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_a_stored_function_is_applied_again_when_its_file_changes_and_only_then(database_url: str) -> None:
+    """sql/functions/ holds each function's one definition; the migrator re-runs a file whose text
+    differs from the one it last applied (its checksum), so a change needs no copy in a migration."""
+    record_steps = "supportbot.record_steps(text, text, jsonb)"
+    with psycopg.connect(database_url) as conn:
+        current = _definition(conn, record_steps)
+        applied = dict(conn.execute("SELECT name, checksum FROM supportbot.schema_functions").fetchall())
+        assert set(applied) == {f.name for f in functions()}  # the template database has the demo
+        assert applied["record_steps"] == next(f for f in functions() if f.name == "record_steps").checksum()
+        # Someone's hand edit, recorded as applied: nothing changed in the file, so it stays.
+        conn.execute(current.replace("RETURN v_turn_count;", "RETURN v_turn_count + 0;"))
+        conn.commit()
+        assert migrate(conn) == []
+        assert "v_turn_count + 0" in _definition(conn, record_steps)
+        # The file's text differs from what was applied last (as after an upgrade): it runs again.
+        conn.execute("UPDATE supportbot.schema_functions SET checksum = 'older' WHERE name = 'record_steps'")
+        conn.commit()
+        assert migrate(conn) == []
+        assert _definition(conn, record_steps) == current
+        (checksum,) = conn.execute(
+            "SELECT checksum FROM supportbot.schema_functions WHERE name = 'record_steps'"
+        ).fetchone() or ("",)
+        assert checksum == applied["record_steps"]

@@ -1,14 +1,23 @@
-"""A tiny migrator: numbered SQL files applied in order, each with its version row.
+"""A tiny migrator: numbered SQL files applied in order, each with its version row; then the
+stored functions, one repeatable file each, run again whenever their text changes.
 
 The engine's migrations always apply. Those of the demo business system (file names
 ``NNN_demo*.sql``: its schema ``demo`` and its rules) apply only where the demo is wanted: when
 asked (``demo=True``: ``SupportBot.open(backend="demo")``, ``python -m supportbot demo``,
 ``db migrate --demo``) or where a demo migration was applied before, so a database that has the
 demo keeps it current. A host application's database never gets the demo tables.
+
+Stored functions (``sql/functions/NAME.sql``, ``demo_*`` for the demo's) are not copied into a
+new migration at every change: each file holds the function's one current definition
+(``CREATE OR REPLACE``), and ``schema_functions`` remembers the SHA-256 of the text last applied.
+After the numbered migrations, every file whose text differs from what was applied runs again,
+in the same transaction and under the same lock. A numbered migration is still the place for what
+``CREATE OR REPLACE`` cannot do (a new signature or result type, dropping a function).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +40,24 @@ class Migration:
         return self.name.startswith("demo")
 
 
+@dataclass(frozen=True, slots=True)
+class StoredFunction:
+    """One repeatable file of ``sql/functions/``: a stored function's current definition."""
+
+    name: str
+    path: Path
+
+    @property
+    def demo(self) -> bool:
+        return self.name.startswith("demo")
+
+    def text(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    def checksum(self) -> str:
+        return hashlib.sha256(self.text().encode()).hexdigest()
+
+
 def migrations_dir() -> Path:
     packaged = Path(__file__).resolve().parent.parent / "sql"  # inside an installed wheel
     if packaged.is_dir():
@@ -45,6 +72,12 @@ def available() -> list[Migration]:
         if match:
             found.append(Migration(int(match[1]), match[2], path))
     return found
+
+
+def functions() -> list[StoredFunction]:
+    return [
+        StoredFunction(path.stem, path) for path in sorted((migrations_dir() / "functions").glob("*.sql"))
+    ]
 
 
 def applied(conn: psycopg.Connection) -> dict[int, str]:
@@ -90,4 +123,29 @@ def migrate(conn: psycopg.Connection, *, demo: bool = False) -> list[Migration]:
                     (migration.version, migration.name),
                 )
             done.append(migration)
+        # A migration applied now may have replaced a function with its own (older) copy.
+        _apply_functions(conn, demo=demo, every=bool(done))
     return done
+
+
+def _apply_functions(conn: psycopg.Connection, *, demo: bool, every: bool) -> None:
+    """Run every stored-function file whose text changed since it was last applied, or all of them
+    (``every``: after migrations ran, whose own copies of a function are its history)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS supportbot.schema_functions ("
+        " name text PRIMARY KEY, checksum text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    rows = conn.execute("SELECT name, checksum FROM supportbot.schema_functions").fetchall()
+    have = {str(name): str(checksum) for name, checksum in rows}
+    for function in functions():
+        checksum = function.checksum()
+        if (function.demo and not demo) or (not every and have.get(function.name) == checksum):
+            continue
+        with conn.transaction():
+            conn.execute(function.text())
+            conn.execute(
+                "INSERT INTO supportbot.schema_functions (name, checksum) VALUES (%s, %s)"
+                " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
+                (function.name, checksum),
+            )
