@@ -115,7 +115,9 @@ def _choose_backend(given: Backend | str | None, settings: Settings) -> Backend 
     if chosen is None:
         raise ConfigError(
             "SupportBot.open() needs a business system: backend=<your supportbot.Backend>, "
-            "backend='demo' for the demo business system, or SUPPORTBOT_BACKEND=demo|package.module:factory"
+            "backend='demo' for the demo business system, or SUPPORTBOT_BACKEND=demo|package.module:factory",
+            reason="backend_missing",
+            setting="SUPPORTBOT_BACKEND",
         )
     if not isinstance(chosen, str):
         return chosen
@@ -128,10 +130,18 @@ def _choose_backend(given: Backend | str | None, settings: Settings) -> Backend 
     except Exception as exc:
         raise ConfigError(
             f"backend {chosen!r} could not be made ({type(exc).__name__}); it must name "
-            "package.module:factory where factory(settings) returns a supportbot.Backend"
+            "package.module:factory where factory(settings) returns a supportbot.Backend",
+            reason="backend",
+            setting="SUPPORTBOT_BACKEND",
+            value=chosen,
         ) from exc
     if not isinstance(made, Backend):
-        raise ConfigError(f"backend {chosen!r} returned {type(made).__name__}, not a supportbot.Backend")
+        raise ConfigError(
+            f"backend {chosen!r} returned {type(made).__name__}, not a supportbot.Backend",
+            reason="backend",
+            setting="SUPPORTBOT_BACKEND",
+            value=chosen,
+        )
     return made
 
 

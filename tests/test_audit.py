@@ -143,6 +143,7 @@ def test_forget_keeps_the_rows_and_no_personal_data(open_bot: OpenBot, database_
 
 def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
+    env["SUPPORTBOT_BACKEND"] = "demo"
     return subprocess.run(
         [sys.executable, "-m", "supportbot", *args, "--database-url", url],
         env=env,

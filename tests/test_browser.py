@@ -17,13 +17,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
 import pytest
 import uvicorn
 from console_kit import DEMO_EMAIL, PASSWORDS, Played, RecordingModel, make_users, open_console, play_demo
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from supportbot import SupportBot
+from supportbot import Settings, SupportBot
+from supportbot.backend.demo._data import demo_clock
+from supportbot.console import open_console as open_configured_console
 from supportbot.console._app import create_app
+from supportbot.errors import ConfigError
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -148,3 +152,43 @@ def test_an_agent_takes_over_replies_and_hands_back_in_the_browser(browser: Brow
     page.reload()
     expect(page.locator(".turn.role-agent").last).to_contain_text(answered.reply.splitlines()[0])
     context.close()
+
+
+def test_an_approval_clicked_in_the_console_reaches_the_configured_business_system(
+    browser: Browser, demo_url: str, tmp_path: Path
+) -> None:
+    """The console acts on SUPPORTBOT_BACKEND's business system (here a host's own, not the demo
+    backend), through the bot's pool: the decision reaches the host's code and its table."""
+    settings = Settings(database_url=demo_url, backend="host_backend:make")
+    console, bot = open_configured_console(settings, clock=demo_clock())
+    try:
+        assert type(bot.backend).__name__ == "HostBackend"
+        asked = bot.open_ticket(DEMO_EMAIL, body="这个年付我想申请退款 200 元")
+        assert asked.outcome == "waiting_approval", asked
+        app = create_app(console, make_users(tmp_path), secure_cookies=False, lang="zh")
+        with LiveConsole(app) as url:
+            context = browser.new_context(locale="zh-CN")
+            page = context.new_page()
+            _sign_in(page, url, "wang")
+            page.locator("#inbox tr.kind-approval", has_text=asked.ticket_id).get_by_role(
+                "link", name=asked.ticket_id
+            ).click()
+            page.click("#claim-button")
+            page.check("input[name=decision][value=approve]")
+            page.fill("textarea[name=note]", "符合政策")
+            page.click("#decide-button")
+            expect(page.locator("#decided")).to_be_visible()
+            context.close()
+        with psycopg.connect(demo_url) as conn:
+            decided = conn.execute("SELECT approved, approver, note FROM host.decisions").fetchall()
+        assert decided == [(True, "wang", "符合政策")]
+        assert "已审批通过" in bot.state(asked.ticket_id).reply
+    finally:
+        bot.close()
+        bot.backend.close()  # type: ignore[attr-defined]
+
+
+def test_the_console_refuses_to_start_without_a_configured_business_system(demo_url: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        open_configured_console(Settings(database_url=demo_url))
+    assert refused.value.reason == "backend_missing"

@@ -72,11 +72,13 @@ def story(database_url: str) -> Story:
 def _chinese(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests read the demo's language, whatever the machine's locale (test_cli_i18n covers en)."""
     monkeypatch.setenv("SUPPORTBOT_LANG", "zh")
+    monkeypatch.setenv("SUPPORTBOT_BACKEND", "demo")  # the CLI acts on the demo business system here
 
 
 def run(url: str | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")} | {
-        "SUPPORTBOT_LANG": "zh"
+        "SUPPORTBOT_LANG": "zh",
+        "SUPPORTBOT_BACKEND": "demo",
     }
     argv = [sys.executable, "-m", "supportbot", *args] + (["--database-url", url] if url else [])
     return subprocess.run(
@@ -346,3 +348,11 @@ def test_reset_everything(story: Story) -> None:
     assert sorted(deleted["tickets"]) == sorted([story.waiting, story.resolved])
     assert sum(deleted["rows"].values()) > 0
     assert ok_json(story.url, "tickets") == []
+
+
+def test_without_a_business_system_a_command_refuses_and_says_how_to_name_one(database_url: str) -> None:
+    # No SUPPORTBOT_BACKEND: nothing is opened on the demo's tables behind the operator's back.
+    refused = run(database_url, "approvals", env={"SUPPORTBOT_BACKEND": ""})
+    assert refused.returncode == 1
+    assert "SUPPORTBOT_BACKEND=demo" in refused.stderr and "--backend demo" in refused.stderr
+    assert ok(database_url, "approvals", "--backend", "demo", env={"SUPPORTBOT_BACKEND": ""}).strip()

@@ -102,7 +102,7 @@ def terminals() -> Iterator[list[Terminal]]:
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
-    return {**env, "USER": "值班同事", "TERM": "xterm", "SUPPORTBOT_LANG": "zh"}
+    return {**env, "USER": "值班同事", "TERM": "xterm", "SUPPORTBOT_LANG": "zh", "SUPPORTBOT_BACKEND": "demo"}
 
 
 def test_chat_follow_up_approval_interrupt_and_resume(demo_url: str, terminals: list[Terminal]) -> None:

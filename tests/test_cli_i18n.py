@@ -78,6 +78,7 @@ def cli(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], lang: str, *argv: str
 ) -> tuple[int, str]:
     monkeypatch.setenv("SUPPORTBOT_LANG", lang)
+    monkeypatch.setenv("SUPPORTBOT_BACKEND", "demo")
     try:
         code = main(list(argv))
     except SystemExit as exc:

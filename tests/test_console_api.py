@@ -177,10 +177,12 @@ def test_the_console_refuses_to_start_without_operators(
 ) -> None:
     monkeypatch.setenv("SUPPORTBOT_CONSOLE_USERS", str(tmp_path / "none.json"))
     monkeypatch.setenv("SUPPORTBOT_LANG", "en")
+    monkeypatch.setenv("SUPPORTBOT_BACKEND", "demo")
     assert main(["console", "--port", "0"]) == 1
     refused = capsys.readouterr().err
     assert "no operators" in refused and "console --add-user NAME --role approver" in refused
     monkeypatch.setenv("SUPPORTBOT_LANG", "zh")
+    monkeypatch.setenv("SUPPORTBOT_BACKEND", "demo")
     assert main(["console", "--port", "0"]) == 1
     assert "操作员" in capsys.readouterr().err
     (tmp_path / "empty.json").write_text('{"users": {}}')

@@ -70,6 +70,7 @@ def _env(url: str) -> dict[str, str]:
         **base,
         "SUPPORTBOT_DATABASE_URL": url,
         "SUPPORTBOT_LANG": "zh",
+        "SUPPORTBOT_BACKEND": "demo",  # as docs/cli.md and the README's tour export it
         "USER": "doc-reader",
         "NO_COLOR": "1",
     }
@@ -120,6 +121,13 @@ def test_the_cli_tour_runs_as_pasted(database_url: str) -> None:
             shown = [line for line in example.output if line.startswith("[画像]") or "[画像]" in line]
             printed = [line for line in proc.stdout.splitlines() if "[画像]" in line]
             assert shown and shown == printed
+
+
+def test_the_tours_say_which_business_system_their_commands_act_on() -> None:
+    # The tour runs with SUPPORTBOT_BACKEND=demo (_env): a reader who pastes it needs it too.
+    assert "export SUPPORTBOT_BACKEND=demo" in CLI_DOC.read_text(encoding="utf-8")
+    tour = README.read_text(encoding="utf-8").split("\n## The CLI in two minutes\n", 1)[1]
+    assert "$ export SUPPORTBOT_BACKEND=demo" in tour.split("\n## ", 1)[0]
 
 
 def test_the_readme_cli_examples_are_in_the_tested_tour() -> None:

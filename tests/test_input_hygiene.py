@@ -272,7 +272,7 @@ def test_prune_far_future_under_a_western_timezone_is_a_usage_error(database_url
 
 def _cli(url: str, *args: str, tz: str = "UTC") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
-    env |= {"TZ": tz, "SUPPORTBOT_LANG": "en"}
+    env |= {"TZ": tz, "SUPPORTBOT_LANG": "en", "SUPPORTBOT_BACKEND": "demo"}
     argv = [sys.executable, "-m", "supportbot", *args, "--database-url", url]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180, check=False)
 
@@ -281,7 +281,7 @@ def test_surrogates_from_the_command_line_are_refused_cleanly(database_url: str)
     # An undecodable byte in argv reaches Python as a lone surrogate (surrogateescape).
     ticket = b"T000001\xff".decode(errors="surrogateescape")
     argv = [sys.executable, "-m", "supportbot", "show", ticket, "--database-url", database_url]
-    env = os.environ | {"SUPPORTBOT_LANG": "en"}
+    env = os.environ | {"SUPPORTBOT_LANG": "en", "SUPPORTBOT_BACKEND": "demo"}
     proc = subprocess.run(argv, env=env, capture_output=True, timeout=180, check=False)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
     assert b"the ticket id holds invalid Unicode" in proc.stderr

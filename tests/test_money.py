@@ -331,7 +331,10 @@ def test_the_cli_tells_the_approver_that_an_approval_became_a_rejection(
         "--database-url",
         demo_url,
     ]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")} | {"SUPPORTBOT_LANG": "zh"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")} | {
+        "SUPPORTBOT_LANG": "zh",
+        "SUPPORTBOT_BACKEND": "demo",
+    }
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "未能批准工单" in proc.stdout and "已批准工单" not in proc.stdout

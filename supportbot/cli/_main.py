@@ -108,6 +108,8 @@ def _hint(exc: SupportbotError, args: argparse.Namespace) -> str:
         return t("hint.forget_force", prog=PROG, email=args.email)
     if isinstance(exc, ConsoleConfigError):
         return t("hint.console_add_user", prog=PROG)
+    if isinstance(exc, ConfigError) and exc.reason == "backend_missing":
+        return t("hint.backend")
     return ""
 
 
@@ -118,10 +120,11 @@ def _fail(args: argparse.Namespace, exc: BaseException, message: str) -> int:
     return 1
 
 
-def _backend(args: argparse.Namespace, settings: Settings) -> str:
-    # The CLI is the demo business system's console unless SUPPORTBOT_BACKEND names the host's;
-    # `demo` always plays on the demo.
-    return "demo" if args.handler is demo else settings.backend or "demo"
+def _backend(args: argparse.Namespace, settings: Settings) -> str | None:
+    """The business system the command acts on: --backend, else SUPPORTBOT_BACKEND; `demo` always
+    plays on the demo. None: SupportBot.open() refuses (ConfigError), so a command never decides a
+    refund on the demo tables of a deployment that has its own business system."""
+    return "demo" if args.handler is demo else args.backend or settings.backend
 
 
 @contextmanager
@@ -131,8 +134,6 @@ def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> It
         # The first start runs initdb, which takes a few seconds: say why nothing happens.
         print(cli_words(args)("starting_embedded"), end="", file=sys.stderr, flush=True)
     try:
-        # The CLI is the demo business system's console: a host application's own Backend is
-        # reached through the library, where it is passed to SupportBot.open().
         bot = SupportBot.open(
             args.database_url, backend=_backend(args, settings), settings=settings, **models
         )
@@ -147,7 +148,7 @@ def _open_bot(args: argparse.Namespace, settings: Settings, **models: Any) -> It
 
 
 def _global_options(lang: Language, *, on_subcommand: bool, json_output: bool = True) -> Parser:
-    """--database-url, --json and --debug, accepted before or after the subcommand.
+    """--database-url, --backend, --json and --debug, accepted before or after the subcommand.
 
     On subcommands the defaults are SUPPRESS, so an option given before the subcommand is not
     reset by the subcommand's own default.
@@ -156,6 +157,7 @@ def _global_options(lang: Language, *, on_subcommand: bool, json_output: bool = 
     unset: Any = argparse.SUPPRESS if on_subcommand else None
     options = Parser(add_help=False, language=lang)
     options.add_argument("--database-url", metavar="URL", default=unset, help=t("opt.database_url"))
+    options.add_argument("--backend", metavar="SPEC", default=unset, help=t("opt.backend"))
     if json_output:  # not offered by commands that have no JSON output (chat, demo)
         options.add_argument(
             "--json", action="store_true", default=unset if on_subcommand else False, help=t("opt.json")

@@ -16,12 +16,23 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from .. import i18n
 from ..config import Settings
 
+if TYPE_CHECKING:
+    from .._bot import SupportBot
+    from ._service import Console
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8088
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -52,27 +63,16 @@ def _new_password(tr: i18n.Translate) -> str:
 def _serve(args: argparse.Namespace, settings: Settings, users: object, tr: i18n.Translate) -> int:
     import uvicorn
 
-    from .._bot import SupportBot
-    from ..backend.demo._backend import DemoBackend
-    from ..store._store import Store
-    from ._app import create_app
     from ._security import is_loopback
-    from ._service import Console
     from ._users import Users
 
     assert isinstance(users, Users)
-    url = args.database_url or settings.database_url
-    if url is None:
-        from ..store._embedded import embedded_url
-
-        url = embedded_url(settings.data_dir)
-    store = Store(url, max_size=settings.pool_max_size)
-    backend = DemoBackend(store.pool)
-    bot = SupportBot.open(url, backend=backend, settings=settings)
+    console, bot = open_console(settings, database_url=args.database_url, backend=args.backend)
     try:
-        console = Console(bot, store, backend)
         loopback = is_loopback(args.host)
         hosts = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+        from ._app import create_app
+
         app = create_app(console, users, secure_cookies=not loopback, allowed_hosts=hosts)
         print(tr("cli.serving", url=f"http://{args.host}:{args.port}/", n=len(users.names())), flush=True)
         if not loopback:
@@ -81,5 +81,30 @@ def _serve(args: argparse.Namespace, settings: Settings, users: object, tr: i18n
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     finally:
         bot.close()
-        store.close()
     return 0
+
+
+def open_console(
+    settings: Settings,
+    *,
+    database_url: str | None = None,
+    backend: str | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> tuple[Console, SupportBot]:
+    """The console's service over a bot on the configured business system (``backend``, else
+    SUPPORTBOT_BACKEND; with neither, the ConfigError SupportBot.open() raises), sharing the bot's
+    connection pool for its own rows. The caller closes the bot."""
+    from .._bot import SupportBot
+    from .._opening import store_and_deps
+    from ._service import Console
+
+    store, deps = store_and_deps(
+        database_url,
+        llm=None,
+        small_llm=None,
+        backend=backend or settings.backend,
+        settings=settings,
+        clock=clock or _utcnow,
+    )
+    bot = SupportBot(store, deps)
+    return Console(bot, store, deps.backend), bot
