@@ -159,3 +159,47 @@ class Spend:
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost=self.cost + other.cost,
         )
+
+
+# -- what the account lookup found (rendered in words by reply/_findings.py) --------------------
+
+FindingKind = Literal[
+    "subscription",  # plan, cycle, status, renews_on ("" when it does not renew)
+    "invoice",  # id, amount, currency, issued_on, status
+    "refund_basis",  # basis (the business system's words), committed ("" when none), refundable
+    "refund_filed",  # refund, amount, currency: a request waiting for a human
+    "refund_repeat",  # invoice, refunds: this ticket already asked for a refund of the invoice
+    "refund_invalid_amount",  # amount
+    "refund_over_limit",  # asked, invoice, refundable
+    "refund_nothing_left",  # invoice
+    "refund_not_theirs",  # invoices
+    "refund_not_paid",  # invoice, status
+    "refund_not_quoted",  # invoice: the business system has no quote for it
+    "refund_no_paid_invoice",
+]
+# The outcomes of a refund request, which a reply states; the rest is account data.
+REFUND_OUTCOMES: frozenset[FindingKind] = frozenset(
+    {
+        "refund_basis",
+        "refund_repeat",
+        "refund_invalid_amount",
+        "refund_over_limit",
+        "refund_nothing_left",
+        "refund_not_theirs",
+        "refund_not_paid",
+        "refund_not_quoted",
+        "refund_no_paid_invoice",
+    }
+)
+# For the model only: the reply goes out after a human decided, and the system states the decision.
+MODEL_ONLY: frozenset[FindingKind] = frozenset({"refund_filed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: FindingKind
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, kind: FindingKind, **fields: object) -> Finding:
+        return cls(kind, {name: str(value) for name, value in fields.items()})

@@ -10,9 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._records import ApprovalDecision, Customer, Hit, RefundRequest, Spend, ToolCall
+from ._records import ApprovalDecision, Customer, Finding, Hit, RefundRequest, Spend, ToolCall
 from .errors import AppendOnlyViolation, UnknownStateField
-from .reply._findings import Finding
 
 Role = Literal["customer", "agent"]
 Outcome = Literal["resolved", "waiting_approval", "escalated", "queued", "with_human"]

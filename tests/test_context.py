@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import conversations
 
-from supportbot._records import Hit
+from supportbot._records import Finding, Hit
 from supportbot._state import Review, SupportState, Ticket, Turn
 from supportbot.i18n._prompts import SECTIONS, PromptSections
 from supportbot.memory import _ledger as ledger
@@ -18,7 +18,7 @@ from supportbot.memory._facts import SENTENCE_KINDS, update_ledger
 from supportbot.memory._tokens import count_tokens, turn_tokens, with_tokens
 from supportbot.reply import _context as context
 from supportbot.reply._caches import Caches
-from supportbot.reply._findings import Finding, render
+from supportbot.reply._findings import render
 from supportbot.reply._guardrails import EVIDENCE_LABEL
 
 NOW = datetime(2026, 10, 15, tzinfo=UTC)

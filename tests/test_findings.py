@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from supportbot.reply._findings import MODEL_ONLY, REFUND_OUTCOMES, Finding, render, render_line
+from supportbot._records import MODEL_ONLY, REFUND_OUTCOMES, Finding
+from supportbot.reply._findings import render, render_line
 from supportbot.store._codec import decode_fields, encode_fields
 
 BASIS = "账单 INV-1 于 2026-10-02 实付 99.00 元,不是年付套餐的账单;按退款政策只有年付套餐可以退款。"

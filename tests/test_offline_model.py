@@ -8,13 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot._records import Hit
+from supportbot._records import Finding, Hit
 from supportbot._state import Review, Triage, Turn
 from supportbot.i18n._prompts import SECTIONS, PromptSections
 from supportbot.llm.offline import OfflineModel, compose_reply, triage
 from supportbot.memory._compress import summary_messages
 from supportbot.reply import _guardrails as guardrails
-from supportbot.reply._findings import Finding
 from supportbot.reply._guardrails import EVIDENCE_LABEL, claims_approval, draft_problems, durations
 
 ARTICLES = (

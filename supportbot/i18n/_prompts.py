@@ -19,9 +19,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .._records import Hit
+from .._records import Finding, Hit
 from .._state import Role, Turn
-from ..reply._findings import Finding
 
 __all__ = [
     "EVIDENCE_LABEL",

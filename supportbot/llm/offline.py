@@ -15,13 +15,14 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
+from .._records import MODEL_ONLY, REFUND_OUTCOMES, Finding
 from .._state import Review, Triage, Turn
 from ..errors import ModelError
 from ..i18n._prompts import SECTIONS, PromptSections, SummarySections, is_english
 from ..memory._compress import SUMMARY_PROMPT, extractive_summarize
 from ..memory._tokens import MESSAGE_OVERHEAD, count_tokens
 from ..reply import _guardrails as guardrails
-from ..reply._findings import MODEL_ONLY, REFUND_OUTCOMES, Finding, render_line
+from ..reply._findings import render_line
 from ..reply._search import terms
 from .base import Completion, Message, Usage
 

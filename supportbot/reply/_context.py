@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .._records import Finding
 from .._state import Fact, SupportState
 from ..config import Settings
 from ..i18n._prompts import EVIDENCE_LABEL, LABELS, SECTIONS, PromptSections
@@ -25,7 +26,7 @@ from ..memory import _ledger as ledger
 from ..memory._compress import render_turns
 from ..memory._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
 from ._caches import Caches, Section
-from ._findings import Finding, render_line
+from ._findings import render_line
 
 CLASSIFY_PROMPT = (
     "你是客服工单分诊助手。阅读工单,判断类别(billing/refund/invoice/account/technical/plan_change/api/other)、"

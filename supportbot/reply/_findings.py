@@ -1,6 +1,6 @@
-"""What the account lookup found, as small typed records, and their one rendering to text.
+"""What the account lookup found, in words: the one rendering of :class:`~supportbot._records.Finding`.
 
-The ``act`` step (and ``refunds.request``) report what they found as :class:`Finding` records: a
+The ``act`` step (and ``refunds.request``) report what they found as ``Finding`` records: a
 kind and its fields. :func:`render` turns them into the lines a model reads in the prompt's
 account-findings section (Chinese, as the rest of the prompt) or, for a reply to a customer who
 wrote in English, into English. The offline model reads the records themselves
@@ -15,52 +15,11 @@ refund quote (``RefundQuote.basis``). Its English is known only for the demo pol
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Iterable
 
-__all__ = ["MODEL_ONLY", "REFUND_OUTCOMES", "Finding", "FindingKind", "render", "render_line"]
+from .._records import Finding
 
-FindingKind = Literal[
-    "subscription",  # plan, cycle, status, renews_on ("" when it does not renew)
-    "invoice",  # id, amount, currency, issued_on, status
-    "refund_basis",  # basis (the business system's words), committed ("" when none), refundable
-    "refund_filed",  # refund, amount, currency: a request waiting for a human
-    "refund_repeat",  # invoice, refunds: this ticket already asked for a refund of the invoice
-    "refund_invalid_amount",  # amount
-    "refund_over_limit",  # asked, invoice, refundable
-    "refund_nothing_left",  # invoice
-    "refund_not_theirs",  # invoices
-    "refund_not_paid",  # invoice, status
-    "refund_not_quoted",  # invoice: the business system has no quote for it
-    "refund_no_paid_invoice",
-]
-# The outcomes of a refund request, which a reply states; the rest is account data.
-REFUND_OUTCOMES: frozenset[FindingKind] = frozenset(
-    {
-        "refund_basis",
-        "refund_repeat",
-        "refund_invalid_amount",
-        "refund_over_limit",
-        "refund_nothing_left",
-        "refund_not_theirs",
-        "refund_not_paid",
-        "refund_not_quoted",
-        "refund_no_paid_invoice",
-    }
-)
-# For the model only: the reply goes out after a human decided, and the system states the decision.
-MODEL_ONLY: frozenset[FindingKind] = frozenset({"refund_filed"})
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    kind: FindingKind
-    fields: Mapping[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, kind: FindingKind, **fields: object) -> Finding:
-        return cls(kind, {name: str(value) for name, value in fields.items()})
+__all__ = ["render", "render_line"]
 
 
 def render(findings: Iterable[Finding], *, english: bool = False) -> str:

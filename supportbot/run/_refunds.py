@@ -16,11 +16,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from .._records import CENT, ApprovalDecision, Invoice, RefundQuote, RefundRequest
+from .._records import CENT, ApprovalDecision, Finding, Invoice, RefundQuote, RefundRequest
 from .._state import SupportState
 from ..memory._mask import mask_text
 from ..reply import _guardrails as guardrails
-from ..reply._findings import Finding
 from ._deps import Deps, ToolRecorder
 
 Update = dict[str, Any]

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .._records import ApprovalDecision, Customer, CustomerRecords, RefundStatus, Spend
+from .._records import ApprovalDecision, Customer, CustomerRecords, Finding, RefundStatus, Spend
 from .._state import Fact, Review, SupportState, Triage, Turn, reduce
 from ..backend.base import ListsPlans, ReadsCustomerRecords
 from ..errors import ContextBudgetExceeded, ModelError
@@ -28,7 +28,6 @@ from ..reply import _context as context
 from ..reply import _findings as findings
 from ..reply import _guardrails as guardrails
 from ..reply._caches import WISHES_SIZE, Caches
-from ..reply._findings import Finding
 from . import _refunds as refunds
 from ._deps import Deps
 

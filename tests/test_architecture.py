@@ -1,0 +1,109 @@
+"""The house as docs/architecture.md draws it: every import runs down a floor, none runs up, and
+the core never imports the operator interfaces."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "supportbot"
+
+# Room -> floor, as in docs/architecture.md. A module belongs to the longest room that prefixes it.
+FLOORS: dict[str, int] = {
+    "supportbot.errors": 1,
+    "supportbot._records": 1,
+    "supportbot._moved": 1,
+    "supportbot._state": 2,
+    "supportbot._redact": 2,
+    "supportbot.config": 3,
+    "supportbot.i18n": 3,
+    "supportbot.llm.base": 3,
+    "supportbot.backend.base": 3,
+    "supportbot.memory": 4,
+    "supportbot.store": 4,
+    "supportbot.reply": 5,
+    "supportbot.llm": 6,
+    "supportbot.backend.demo": 6,
+    "supportbot.run": 7,
+    "supportbot._validate": 8,
+    "supportbot._lifecycle": 9,
+    "supportbot._opening": 9,
+    "supportbot._bot": 10,
+    "supportbot": 11,
+    "supportbot.console": 12,
+    "supportbot.cli": 13,
+    "supportbot.__main__": 14,
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _room(module: str) -> str:
+    return max((room for room in FLOORS if module == room or module.startswith(room + ".")), key=len)
+
+
+def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
+    """(module imported, line, under TYPE_CHECKING) for each import of our own package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    checking = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            names = [f"{target}.{alias.name}" for alias in node.names]
+            for name in names:
+                imported = name if name in MODULES else target
+                if imported.startswith("supportbot"):
+                    found.append((imported, node.lineno, id(node) in checking))
+        elif isinstance(node, ast.Import):
+            found += [
+                (a.name, node.lineno, id(node) in checking)
+                for a in node.names
+                if a.name.startswith("supportbot")
+            ]
+    return found
+
+
+MODULES = _modules()
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_every_import_runs_down_the_floors(module: str) -> None:
+    room, floor = _room(module), FLOORS[_room(module)]
+    up = [
+        f"line {line}: {imported} (floor {FLOORS[_room(imported)]})"
+        for imported, line, _ in _imports(module, MODULES[module])
+        if _room(imported) != room and FLOORS[_room(imported)] >= floor
+    ]
+    assert up == [], f"{module} (floor {floor}) imports a room on its floor or above"
+
+
+def test_the_core_never_imports_the_operator_interfaces() -> None:
+    core = [m for m in MODULES if FLOORS[_room(m)] < FLOORS["supportbot.console"]]
+    reached = [
+        (module, imported)
+        for module in core
+        for imported, _, _ in _imports(module, MODULES[module])
+        if imported.startswith(("supportbot.cli", "supportbot.console"))
+    ]
+    assert reached == []
