@@ -13,6 +13,8 @@ import psycopg
 NOT_PER_TICKET = {
     "customer_profiles": "keyed by customer: distributed by customer_id, never joined by ticket",
     "schema_migrations": "the migrator's bookkeeping: a reference table, the same on every node",
+    "schema_functions": "the migrator's checksums of the stored functions: a reference table, like"
+    " schema_migrations",
     "workers": "one heartbeat row per worker process: a reference table, not per ticket",
     "audit": "the append-only audit log outlives the tickets it names (no foreign key), keyed by its"
     " own id: a table of the coordinator, written in the same transaction only where that node holds"
