@@ -17,7 +17,9 @@ CREATE TABLE supportbot.approvals (
     approver text,
     note text,
     decided_at timestamp with time zone,
+    amount numeric(12,2),
     CONSTRAINT approvals_pkey PRIMARY KEY (ticket_id, round),
+    CONSTRAINT approvals_amount_check CHECK (((amount IS NULL) OR (approved AND (amount > (0)::numeric)))),
     CONSTRAINT approvals_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
@@ -31,7 +33,7 @@ CREATE TABLE supportbot.audit (
     source text NOT NULL,
     detail jsonb NOT NULL DEFAULT '{}'::jsonb,
     CONSTRAINT audit_pkey PRIMARY KEY (id),
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['approve'::text, 'reject'::text, 'take_over'::text, 'human_reply'::text, 'hand_back'::text, 'fork'::text, 'forget_customer'::text])))
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['approve'::text, 'reject'::text, 'respond'::text, 'take_over'::text, 'human_reply'::text, 'hand_back'::text, 'fork'::text, 'forget_customer'::text])))
 );
 
 CREATE TABLE supportbot.checkpoints (
@@ -387,9 +389,11 @@ CREATE TABLE demo.refunds (
     decided_at timestamp with time zone,
     created_at timestamp with time zone NOT NULL DEFAULT now(),
     decision_note text NOT NULL DEFAULT ''::text,
+    requested numeric(12,2) NOT NULL,
     CONSTRAINT refunds_pkey PRIMARY KEY (id),
     CONSTRAINT refunds_amount_check CHECK ((amount > (0)::numeric)),
     CONSTRAINT refunds_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'rejected'::text]))),
+    CONSTRAINT refunds_within_requested CHECK (((amount <= requested) AND ((status <> 'pending'::text) OR (amount = requested)))),
     CONSTRAINT refunds_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES demo.customers(id) ON DELETE CASCADE,
     CONSTRAINT refunds_invoice_id_fkey FOREIGN KEY (invoice_id) REFERENCES demo.invoices(id) ON DELETE CASCADE,
     CONSTRAINT refunds_decision_key_key UNIQUE (decision_key),

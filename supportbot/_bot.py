@@ -7,6 +7,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import Decimal
 from types import TracebackType
 from typing import Literal, overload
 
@@ -279,14 +280,18 @@ class SupportBot:
         *,
         approver: str,
         note: str = "",
+        amount: Decimal | None = None,
         approved: bool | None = None,
         source: str = "api",
     ) -> RoundResult:
         """Approve the pending refund as ``approver`` and finish the paused round.
 
-        Raises ApprovalNotPending when the ticket does not wait for a decision (final), and
-        TicketBusy while another worker runs a round of it (retry after ``retry_after`` s).
-        ``approved=`` is deprecated: ``approved=False`` rejects, use :meth:`reject` instead.
+        ``amount``: approve less than the request asked (an edited approval; at most what was
+        asked, else AmountRefused before anything is written); the business system must still
+        allow it, and the reply states the amount approved and the one asked. Raises
+        ApprovalNotPending when the ticket does not wait for a decision (final), and TicketBusy
+        while another worker runs a round of it (retry after ``retry_after`` s). ``approved=`` is
+        deprecated: ``approved=False`` rejects, use :meth:`reject` instead.
         """
         if approved is not None:
             approved = validate.flag("approved", approved)
@@ -297,14 +302,59 @@ class SupportBot:
             )
             if not approved:
                 return self.reject(ticket_id, approver=approver, note=note, source=source)
-        return self._decide(ticket_id, approved=True, approver=approver, note=note, source=source)
+        edited = validate.amount("amount", amount) if amount is not None else None
+        return self._decide(
+            ticket_id, approved=True, approver=approver, note=note, amount=edited, source=source
+        )
 
     def reject(self, ticket_id: str, *, approver: str, note: str = "", source: str = "api") -> RoundResult:
         """Reject the pending refund as ``approver`` (``note`` is told to the customer); finish the round."""
-        return self._decide(ticket_id, approved=False, approver=approver, note=note, source=source)
+        return self._decide(
+            ticket_id, approved=False, approver=approver, note=note, amount=None, source=source
+        )
+
+    def respond(self, ticket_id: str, note: str, *, by: str, source: str = "api") -> RoundResult:
+        """Send ``note`` to the agent on the pending refund without deciding it, as reviewer ``by``:
+        the agent answers the customer from it (asks for the invoice number, say) and the refund
+        still waits (``outcome == "waiting_approval"``, ``reply`` the answer sent).
+
+        The answer passes the same checks as any draft, else RespondRefused and nothing is sent or
+        recorded. Raises ApprovalNotPending when the ticket does not wait for a decision, and
+        TicketBusy while another worker runs a round of it.
+        """
+        ticket_id = validate.ticket_id(ticket_id)
+        by = validate.approver(by, ticket_id=ticket_id)
+        note = validate.text("note", note, limit=validate.NOTE_CHARS, empty=False)
+        source = validate.source(source)
+
+        def record(tx: psycopg.Connection, state: SupportState) -> None:
+            refund = state.refund_request
+            detail: dict[str, object] = {"round": state.round, "note": note}
+            if refund is not None:
+                detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
+            audit.record(
+                tx,
+                actor=by,
+                action="respond",
+                source=source,
+                ticket_id=ticket_id,
+                customer_email=state.ticket.customer_email,
+                detail=detail,
+            )
+
+        results = self._engine.respond(ticket_id, note, audit=record)
+        paused = [r for r in results if r.outcome == "waiting_approval"]
+        return paused[0] if paused else results[-1]
 
     def _decide(
-        self, ticket_id: str, *, approved: bool, approver: str, note: str, source: str
+        self,
+        ticket_id: str,
+        *,
+        approved: bool,
+        approver: str,
+        note: str,
+        amount: Decimal | None,
+        source: str,
     ) -> RoundResult:
         """Record a human's decision on the pending refund and finish the paused round."""
         ticket_id = validate.ticket_id(ticket_id)
@@ -317,6 +367,8 @@ class SupportBot:
             detail: dict[str, object] = {"round": state.round, "approved": decision.approved}
             if refund is not None:
                 detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
+            if decision.amount is not None:  # an edited approval: the amount asked and the one approved
+                detail["approved_amount"] = str(decision.amount)
             if decision.note:
                 detail["note"] = decision.note
             audit.record(
@@ -329,9 +381,8 @@ class SupportBot:
                 detail=detail,
             )
 
-        paused_round, results = self._engine.decide(
-            ticket_id, approved=approved, approver=approver, note=note, audit=record
-        )
+        decision = ApprovalDecision(approved=approved, approver=approver, note=note, amount=amount)
+        paused_round, results = self._engine.decide(ticket_id, decision, audit=record)
         for result in results:
             if result.round == paused_round:
                 return result

@@ -123,6 +123,7 @@ class ApprovalDecision:
     approver: str
     note: str = ""
     decided_at: datetime | None = None
+    amount: Decimal | None = None  # approved less than asked (an edited approval); None: as asked
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,10 @@ class SupportState:
     review: Review | None = None
     revisions: int = 0
     approval: ApprovalDecision | None = None
+    # A reviewer's note to the agent on the paused refund (SupportBot.respond): the respond step
+    # answers the customer from it, and the refund still waits for its decision.
+    reviewer_note: str = ""
+    reviewer_answer: str = ""  # the agent's answer to it, checked, which the respond step sends
     outcome: Outcome | None = None
     handoff_reason: str = ""
     context_usage: dict[str, int] = field(

@@ -17,10 +17,13 @@ import re
 import sys
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import TypeVar, get_args
 
+from ._records import CENT
 from ._state import TicketStatus
 from .errors import (
+    AmountRefused,
     EmptyMessage,
     InvalidChoice,
     InvalidDate,
@@ -233,3 +236,26 @@ def round_number(value: object) -> int:
     if not 1 <= value <= INT32_MAX:
         raise InvalidInput(f"round {value} does not exist: rounds are numbered from 1")
     return value
+
+
+# The largest amount a refund table holds (numeric(12, 2)).
+MAX_AMOUNT = Decimal("9999999999.99")
+
+
+def amount(name: str, value: object) -> Decimal:
+    """A money amount: a Decimal (or int) of whole cents, at least 0.01. A float is refused: it
+    cannot hold most cent amounts exactly (0.1 + 0.2), and money is never rounded behind a caller."""
+    if isinstance(value, bool) or not isinstance(value, Decimal | int):
+        raise WrongType(
+            f"the {name} must be a Decimal (or an int), not {type(value).__name__}; pass Decimal('150.00')",
+            field=name,
+        )
+    number = Decimal(value)
+    if not number.is_finite() or number < CENT or number > MAX_AMOUNT or number != number.quantize(CENT):
+        raise AmountRefused(
+            f"the {name} must be whole cents from 0.01 to {MAX_AMOUNT}, not {value}",
+            reason="invalid",
+            field=name,
+            amount=str(value),
+        )
+    return number.quantize(CENT)

@@ -14,7 +14,8 @@
     │   ├── InvalidDate                       a naive or out-of-range datetime
     │   ├── InvalidChoice                     a value outside a fixed set (a status, a keep mode)
     │   ├── IdempotencyConflict               a message_id reused with different text
-    │   └── ForkRefused                       forking inside a round that holds a refund request
+    │   ├── ForkRefused                       forking inside a round that holds a refund request
+    │   └── AmountRefused                     approve(amount=) more than asked, or not a cent amount
     ├── NotFound (LookupError)
     │   ├── UnknownTicket
     │   ├── UnknownStep
@@ -24,7 +25,8 @@
     │   ├── UnknownStateField (KeyError)      a step wrote a field the state does not declare
     │   ├── AppendOnlyViolation               a step tried to rewrite turns or the tool log
     │   └── ReplayMismatch                    a stored ticket does not fit the current step graph
-    ├── ApprovalNotPending                    approve() on a ticket that is not waiting (final)
+    ├── ApprovalNotPending                    approve()/respond() on a ticket that is not waiting (final)
+    ├── RespondRefused                        respond(): the agent's answer to the note failed the checks
     ├── TicketBusy                            another worker runs a round of it: retry after ``retry_after`` s
     ├── CustomerBusy                          forget_customer() while a ticket is mid-round or waiting
     ├── TakeoverRefused                       take_over() on a ticket inside a round or another person's
@@ -132,6 +134,10 @@ class ApprovalNotPending(SupportbotError):
     pass
 
 
+class RespondRefused(SupportbotError):
+    pass
+
+
 class CustomerBusy(SupportbotError):
     """A ticket of the customer is being worked on or waits for a human; ``tickets`` names them."""
 
@@ -198,6 +204,10 @@ class IdempotencyConflict(InvalidInput):
 
 
 class ForkRefused(InvalidInput):
+    pass
+
+
+class AmountRefused(InvalidInput):
     pass
 
 

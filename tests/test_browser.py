@@ -192,3 +192,29 @@ def test_the_console_refuses_to_start_without_a_configured_business_system(demo_
     with pytest.raises(ConfigError) as refused:
         open_configured_console(Settings(database_url=demo_url))
     assert refused.value.reason == "backend_missing"
+
+
+def test_a_reviewer_responds_then_approves_a_lesser_amount_in_the_browser(
+    browser: Browser, served: Served
+) -> None:
+    url, bot, played = served.url, served.bot, served.played
+    context = browser.new_context(locale="zh-CN")
+    page = context.new_page()
+    _sign_in(page, url, "wang")
+    page.goto(f"{url}/approvals/{played.refund_ticket}")
+    page.click("#claim-button")
+    page.check("input[name=decision][value=respond]")
+    page.fill("textarea[name=note]", "请客户确认退款账单号")
+    page.click("#decide-button")
+    expect(page.locator("#responded")).to_be_visible()
+    expect(page.locator(".turn.role-agent").last).to_contain_text("请客户确认退款账单号")
+    page.goto(f"{url}/approvals/{played.refund_ticket}")
+    page.click("#claim-button")
+    page.check("input[name=decision][value=approve]")
+    page.fill("#amount", "150")
+    page.fill("textarea[name=note]", "按未使用部分退 150")
+    page.click("#decide-button")
+    expect(page.locator("#decided")).to_be_visible()
+    expect(page.locator(".turn.role-agent").last).to_contain_text("批准金额 150.00 CNY")
+    assert [e.action for e in bot.audit(played.refund_ticket)] == ["respond", "approve"]
+    context.close()

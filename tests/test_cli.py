@@ -356,3 +356,24 @@ def test_without_a_business_system_a_command_refuses_and_says_how_to_name_one(da
     assert refused.returncode == 1
     assert "SUPPORTBOT_BACKEND=demo" in refused.stderr and "--backend demo" in refused.stderr
     assert ok(database_url, "approvals", "--backend", "demo", env={"SUPPORTBOT_BACKEND": ""}).strip()
+
+
+def test_respond_then_approve_a_lesser_amount_from_the_cli(story: Story) -> None:
+    responded = ok_json(story.url, "respond", story.waiting, "--note", "请提供账单号", "--by", "王经理")
+    assert responded["outcome"] == "waiting_approval" and "请提供账单号" in responded["reply"]
+    assert "已把留言交给工单" in ok(
+        story.url, "respond", story.waiting, "--note", "还需要发票", "--by", "王经理"
+    )
+    assert "--amount 只能和 --yes 一起用" in fails(
+        story.url, 2, "approve", story.waiting, "--no", "--amount", "150", "--by", "王经理"
+    )
+    assert "不是金额" in fails(
+        story.url, 2, "approve", story.waiting, "--yes", "--amount", "一百", "--by", "王"
+    )
+    assert "超过了申请的 200.00 CNY" in fails(
+        story.url, 1, "approve", story.waiting, "--yes", "--amount", "250", "--by", "王经理"
+    )
+    out = ok(story.url, "approve", story.waiting, "--yes", "--amount", "150", "--by", "王经理")
+    assert "批准金额 150.00" in out and "申请 200.00 CNY" in out
+    audit = ok_json(story.url, "audit", "--ticket", story.waiting)
+    assert [e["action"] for e in audit] == ["respond", "respond", "approve"]

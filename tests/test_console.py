@@ -119,6 +119,37 @@ def test_a_decision_needs_a_note_and_a_choice_with_a_message_beside_each_field(
     assert bot.ticket(played.refund_ticket).status == "waiting_approval"  # nothing half-written
 
 
+def test_an_approver_responds_then_approves_less_than_asked_in_the_pages(
+    client: TestClient, setup: Setup
+) -> None:
+    _, bot, _, played = setup
+    ticket = played.refund_ticket
+    token = sign_in(client, "wang")
+    client.post(f"/approvals/{ticket}/claim", data={"csrf_token": token})
+    responded = client.post(
+        f"/approvals/{ticket}/decide",
+        data={"csrf_token": token, "decision": "respond", "note": "请客户提供开户行名称"},
+    )
+    assert responded.status_code == 200 and 'id="responded"' in responded.text
+    assert "请客户提供开户行名称" in bot.state(ticket).reply
+    assert bot.ticket(ticket).status == "waiting_approval"
+    client.post(f"/approvals/{ticket}/claim", data={"csrf_token": token})  # the response let it go
+    for amount, error in (("abc", "精确到分"), ("150", "金额只用于批准")):
+        refused = client.post(
+            f"/approvals/{ticket}/decide",
+            data={"csrf_token": token, "decision": "reject" if amount == "150" else "approve",
+                  "note": "x", "amount": amount},
+        )  # fmt: skip
+        assert refused.status_code == 422 and 'id="amount-error"' in refused.text and error in refused.text
+    approved = client.post(
+        f"/approvals/{ticket}/decide",
+        data={"csrf_token": token, "decision": "approve", "note": "按比例退 150", "amount": "150"},
+    )
+    assert approved.status_code == 200 and 'id="decided"' in approved.text
+    assert "批准金额 150.00 CNY" in bot.state(ticket).reply
+    assert [e.action for e in bot.audit(ticket)] == ["respond", "approve"]
+
+
 def test_an_agent_cannot_claim_decide_or_forget(client: TestClient, setup: Setup) -> None:
     _, bot, _, played = setup
     token = sign_in(client, "li")

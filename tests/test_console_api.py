@@ -123,6 +123,38 @@ def test_api_writes_need_the_csrf_header_and_decisions_the_approver_role(setup: 
     assert client.post("/api/session", json={"name": "wang", "password": "wrong"}).status_code == 401
 
 
+def test_the_api_responds_and_approves_a_lesser_amount(setup: Setup) -> None:
+    _, bot, _, played = setup
+    ticket = played.refund_ticket
+    client, csrf = _api_client(setup, "wang")
+    client.post(f"/api/approvals/{ticket}/claim", headers=csrf)
+    responded = client.post(
+        f"/api/approvals/{ticket}/decision",
+        json={"decision": "respond", "note": "请提供发票号"},
+        headers=csrf,
+    ).json()
+    assert responded["outcome"] == "waiting_approval" and "请提供发票号" in responded["reply"]
+    client.post(f"/api/approvals/{ticket}/claim", headers=csrf)
+    wrong = client.post(
+        f"/api/approvals/{ticket}/decision",
+        json={"decision": "reject", "note": "x", "amount": "10"},
+        headers=csrf,
+    )
+    assert wrong.status_code == 422 and bot.ticket(ticket).status == "waiting_approval"
+    over = client.post(
+        f"/api/approvals/{ticket}/decision",
+        json={"decision": "approve", "note": "x", "amount": "999"},
+        headers=csrf,
+    )
+    assert over.status_code == 422 and bot.ticket(ticket).status == "waiting_approval"
+    done = client.post(
+        f"/api/approvals/{ticket}/decision",
+        json={"decision": "approve", "note": "按比例", "amount": "120.50"},
+        headers=csrf,
+    ).json()
+    assert done["outcome"] == "resolved" and "批准金额 120.50 CNY" in done["reply"]
+
+
 def test_the_openapi_description_is_served_to_signed_in_callers(setup: Setup) -> None:
     anonymous = client_for(setup[0], setup[2])
     assert anonymous.get("/api/openapi.json").status_code == 401

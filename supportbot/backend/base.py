@@ -69,12 +69,18 @@ class Backend(Protocol):
         note: str,
         key: str,
         tx: psycopg.Connection | None,
+        amount: Decimal | None = None,
     ) -> dict[str, Any]:
         """Record the human's decision; the engine calls it inside the transaction that records
         the decision on its side. Returns ``status`` ("approved" or "rejected") and, when an
         approval could not be applied, ``reason``: e.g. the approved refunds of the invoice would
         add up past what was paid. Such an approval must become a rejection atomically, and hold
-        against approvals racing in other tickets (the demo locks the invoice row)."""
+        against approvals racing in other tickets (the demo locks the invoice row).
+
+        ``amount``: the reviewer approved less than was asked (an edited approval; never more,
+        which the engine checks first). It is passed only for such an approval, so a backend
+        written before 0.3 keeps working until a reviewer edits an amount, which then fails
+        before anything is decided. Return the amount applied as ``amount``."""
         ...
 
     def escalate(

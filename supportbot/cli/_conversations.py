@@ -61,16 +61,33 @@ def approvals(bot: SupportBot, args: argparse.Namespace) -> int:
 
 
 def approve(bot: SupportBot, args: argparse.Namespace) -> int:
-    decide = bot.approve if args.approved else bot.reject
-    result = decide(args.ticket, approver=args.by, note=args.note, source=cli_takeover.SOURCE)
+    if args.approved:
+        result = bot.approve(
+            args.ticket, approver=args.by, note=args.note, amount=args.amount, source=cli_takeover.SOURCE
+        )
+    else:
+        result = bot.reject(args.ticket, approver=args.by, note=args.note, source=cli_takeover.SOURCE)
     if args.json:
         emit_json(result)
         return 0
     t = cli_words(args)
     if args.approved and result.approved is False:  # the business system could not apply it
         print(t("approve.failed", ticket=args.ticket, by=args.by, note=result.decision_note))
+    elif args.approved and args.amount is not None:
+        print(t("approve.approved_amount", ticket=args.ticket, by=args.by, amount=f"{args.amount:.2f}"))
     else:
         print(t("approve.approved" if args.approved else "approve.rejected", ticket=args.ticket, by=args.by))
+    _print_result(result, args)
+    return 0
+
+
+def respond(bot: SupportBot, args: argparse.Namespace) -> int:
+    """A reviewer's note to the agent on the pending refund; the answer goes to the customer."""
+    result = bot.respond(args.ticket, args.note, by=args.by, source=cli_takeover.SOURCE)
+    if args.json:
+        emit_json(result)
+        return 0
+    print(cli_words(args)("respond.sent", ticket=args.ticket, by=args.by))
     _print_result(result, args)
     return 0
 

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any, get_args
 
 from .._bot import SupportBot
@@ -41,7 +42,7 @@ from ..i18n import Language, Translate, error_text, language, translator
 from . import _takeover as cli_takeover
 from ._admin import db, forget, prune, reset
 from ._chat import run_chat
-from ._conversations import approvals, approve, demo, tickets
+from ._conversations import approvals, approve, demo, respond, tickets
 from ._memory import fork, history, profile, show, state_at
 from ._text import PROG, HelpFormatter, Parser, cli_words, email_argument, step_argument
 from ._worker import add_worker_commands
@@ -212,6 +213,22 @@ def build_parser(lang: Language | None = None) -> Parser:
     return parser
 
 
+def _amount(lang: Language) -> Callable[[str], Decimal]:
+    def parse(text: str) -> Decimal:
+        try:
+            return Decimal(text)
+        except InvalidOperation:
+            raise argparse.ArgumentTypeError(translator("cli", lang)("usage.amount", text=text)) from None
+
+    return parse
+
+
+def _check_amount(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    _check_json(args, parser)
+    if args.amount is not None and not args.approved:
+        parser.error(cli_words(args)("usage.amount_with_no"))
+
+
 def _check_json(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     # Only reachable as `--json chat ...`: the subcommands themselves do not accept it.
     if args.json and args.handler in (run_chat, demo):
@@ -249,6 +266,13 @@ def _add_conversation_commands(
     decision.add_argument("--no", dest="approved", action="store_false", help=t("opt.approve.no"))
     p.add_argument("--by", metavar="NAME", required=True, help=t("opt.approve.by"))
     p.add_argument("--note", metavar="TEXT", default="", help=t("opt.approve.note"))
+    p.add_argument("--amount", metavar="AMOUNT", type=_amount(lang), help=t("opt.approve.amount"))
+    p.set_defaults(validate=lambda args, parser=p: _check_amount(args, parser))
+
+    p = command("respond", respond)
+    p.add_argument("ticket", metavar="TICKET")
+    p.add_argument("--note", metavar="TEXT", required=True, help=t("opt.respond.note"))
+    p.add_argument("--by", metavar="NAME", required=True, help=t("opt.approve.by"))
 
     command("demo", demo, day=_demo_day())
 

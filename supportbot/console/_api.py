@@ -8,6 +8,7 @@ pydantic's per-field ``detail``. The description is at ``GET /api/openapi.json``
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from .. import _validate as validate
+from ..errors import AmountRefused
 from ._security import COOKIE, CSRF_HEADER, approver, check_csrf
 from ._service import Console, Kind
 from ._users import NAME_CHARS, Operator
@@ -34,9 +36,17 @@ class SignIn(_Body):
 
 
 class Decision(_Body):
-    decision: Literal["approve", "reject"]
+    decision: Literal["approve", "reject", "respond"] = Field(
+        description="approve or reject the refund, or respond: a note to the agent, who answers the"
+        " customer from it while the refund still waits"
+    )
     note: str = Field(
-        min_length=1, max_length=validate.NOTE_CHARS, description="required, told to the customer"
+        min_length=1,
+        max_length=validate.NOTE_CHARS,
+        description="required: told to the customer on a rejection; the instruction to the agent on respond",
+    )
+    amount: Decimal | None = Field(
+        default=None, description="approve only: approve this much instead of what was asked (never more)"
     )
 
 
@@ -156,11 +166,14 @@ def release(request: Request, ticket_id: str, operator: Writer) -> Any:
 
 @router.post("/approvals/{ticket_id}/decision")
 def decide(request: Request, ticket_id: str, body: Decision, operator: Writer) -> Any:
+    if body.amount is not None and body.decision != "approve":
+        raise AmountRefused("an amount goes with an approval only", reason="invalid", field="amount")
     result = _console(request).decide(
         ticket_id,
         approver(operator),
-        approved=body.decision == "approve",
+        action=body.decision,
         note=body.note,
+        amount=validate.amount("amount", body.amount) if body.amount is not None else None,
         source=context(request).source,
     )
     return _json(result)

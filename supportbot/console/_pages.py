@@ -3,6 +3,7 @@ the page with a message beside each bad field) and redirects after success."""
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -10,9 +11,10 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from .. import _validate as validate
-from ..errors import WrongType
+from .. import i18n
+from ..errors import InvalidInput, WrongType
 from ._security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
-from ._service import KINDS, Console, Kind
+from ._service import ACTIONS, KINDS, Console, Kind
 from ._users import NAME_CHARS, Throttle, Users
 from ._web import Ctx, context, describe, operator_of, render, set_session_cookie
 
@@ -150,33 +152,55 @@ def decide(request: Request, ticket_id: str, form: Form) -> Response:
     ctx, operator = operator_of(request)
     approver(operator)
     tr = request.app.state.tr
-    decision, note = form.get("decision", ""), form.get("note", "").strip()
+    action, note = form.get("decision", ""), form.get("note", "").strip()
+    typed = form.get("amount", "").strip()
     errors: dict[str, str] = {}
-    if decision not in ("approve", "reject"):
+    if action not in ACTIONS:
         errors["decision"] = tr("field.choose_decision")
     if not note:
         errors["note"] = tr("field.note_required")
     elif len(note) > validate.NOTE_CHARS:
         errors["note"] = tr("field.too_long", limit=validate.NOTE_CHARS)
+    amount = _typed_amount(typed, action, tr, errors)
     if errors:
-        return _approval(request, ctx, ticket_id, 422, errors=errors, note=note, decision=decision)
-    _console(request).decide(
-        ticket_id, operator, approved=decision == "approve", note=note, source=ctx.source
-    )
+        values = {"errors": errors, "note": note, "decision": action, "amount": typed}
+        return _approval(request, ctx, ticket_id, 422, **values)
+    chosen = next(a for a in ACTIONS if a == action)  # the checked string, as the Literal it is
+    _console(request).decide(ticket_id, operator, action=chosen, note=note, amount=amount, source=ctx.source)
+    if action == "respond":  # the refund still waits: back to it, the answer shown on the ticket
+        return _see_other(f"/tickets/{quote(ticket_id)}?responded=1")
     return _see_other(f"/tickets/{quote(ticket_id)}?decided=1")
+
+
+def _typed_amount(typed: str, action: str, tr: i18n.Translate, errors: dict[str, str]) -> Decimal | None:
+    """The amount typed to approve less than asked; a field error when it is no amount, or is
+    given with another action."""
+    if not typed:
+        return None
+    if action != "approve":
+        errors["amount"] = tr("field.amount_only_approve")
+        return None
+    try:
+        return validate.amount("amount", Decimal(typed))
+    except (InvalidOperation, InvalidInput):
+        errors["amount"] = tr("field.amount_invalid")
+        return None
 
 
 # -- tickets -----------------------------------------------------------------------------------
 
 
 @router.get("/tickets/{ticket_id}", response_class=HTMLResponse)
-def ticket_page(request: Request, ticket_id: str, at: str | None = None, decided: str = "") -> Response:
+def ticket_page(
+    request: Request, ticket_id: str, at: str | None = None, decided: str = "", responded: str = ""
+) -> Response:
     # Query values read as text: a typed parameter would answer `?at=abc` with the framework's
     # JSON error instead of a page in the operator's language.
     ctx, _ = operator_of(request)
     if at is not None and not (at.isascii() and at.isdigit()):
         raise WrongType(f"a step number is written in digits, not {at[:20]!r}")
-    return _ticket(request, ctx, ticket_id, at=None if at is None else int(at), decided=decided == "1")
+    step = None if at is None else int(at)
+    return _ticket(request, ctx, ticket_id, at=step, decided=decided == "1", responded=responded == "1")
 
 
 def _ticket(

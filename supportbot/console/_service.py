@@ -30,6 +30,8 @@ from ..store._tickets import PendingApproval, TicketRow
 from ._users import Operator
 
 Kind = Literal["approval", "handoff"]
+Action = Literal["approve", "reject", "respond"]  # what a reviewer does with a pending refund
+ACTIONS: tuple[Action, ...] = ("approve", "reject", "respond")
 KINDS: tuple[Kind, ...] = ("approval", "handoff")
 CLAIM_SECONDS = 15 * 60
 LATEST_TURNS = 6
@@ -232,9 +234,18 @@ class Console:
             return console_repo.release(tx, ticket_id, operator.name)
 
     def decide(
-        self, ticket_id: str, operator: Operator, *, approved: bool, note: str, source: str
+        self,
+        ticket_id: str,
+        operator: Operator,
+        *,
+        action: Action,
+        note: str,
+        source: str,
+        amount: Decimal | None = None,
     ) -> RoundResult:
-        """Decide as ``operator``, who must hold a live claim; the paused round then finishes."""
+        """Approve (``amount``: less than asked), reject, or respond to the agent without deciding,
+        as ``operator``, who must hold a live claim; a decision finishes the paused round, a
+        response sends the agent's answer and leaves the refund waiting. The claim is let go after."""
         p = self.pending(ticket_id)
         with self.store.connection() as conn:
             held = console_repo.current_claim(conn, p.ticket_id, p.round)
@@ -244,8 +255,14 @@ class Console:
                 ticket_id=p.ticket_id,
                 holder=None if held is None else held.reviewer,
             )
-        decide = self.bot.approve if approved else self.bot.reject
-        result = decide(p.ticket_id, approver=operator.name, note=note, source=source)
+        if action == "approve":
+            result = self.bot.approve(
+                p.ticket_id, approver=operator.name, note=note, amount=amount, source=source
+            )
+        elif action == "reject":
+            result = self.bot.reject(p.ticket_id, approver=operator.name, note=note, source=source)
+        else:
+            result = self.bot.respond(p.ticket_id, note, by=operator.name, source=source)
         self.release(p.ticket_id, operator)
         return result
 

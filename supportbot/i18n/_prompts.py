@@ -49,6 +49,8 @@ LABELS: Mapping[str, str] = {
     "hits": "帮助中心文章:",
     "findings": "账户查询结果:",
     "problems": "上一版草稿的问题:",
+    # A reviewer's note on the paused refund: what the agent should ask or tell the customer.
+    "reviewer": "审核同事的留言(据此回复客户;退款仍在审核,不要说已批准或已拒绝):",
     "draft": "草稿:",
     "cut": "(以下内容过长,已截断)",
 }
@@ -80,6 +82,7 @@ class PromptSections:
     findings: tuple[Finding, ...] = ()
     draft: str | None = None  # the draft under review
     evidence: str | None = None  # a review prompt's text without the draft, when it has evidence
+    reviewer_note: str | None = None  # a reviewer's note the reply answers from (SupportBot.respond)
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,6 +263,8 @@ def compose_reply(shown: PromptSections) -> str:
     """
     latest = shown.latest.strip()
     english = is_english(latest)
+    if shown.reviewer_note:
+        return _relay(shown.reviewer_note, english=english)
     chosen = _relevant([(h.id, h.title.strip(), h.body.strip()) for h in shown.hits], latest)
     lines = ["Hello!" if english else "您好!"]
     for n, (article_id, title, body) in enumerate(chosen):
@@ -289,6 +291,17 @@ def compose_reply(shown: PromptSections) -> str:
         else "如果还有问题,欢迎随时回复。"
     )
     return "\n".join(lines)
+
+
+def _relay(note: str, *, english: bool) -> str:
+    """The offline model's answer to a reviewer's note: it is no writer, so it passes the note on
+    as the reviewer wrote it, saying that the refund is still being reviewed."""
+    if english:
+        return (
+            f"Hello! Your refund request is still being reviewed. Our reviewer asks: {note.strip()}\n"
+            "Please reply to this message."
+        )
+    return f"您好!您的退款申请还在审核中。审核同事需要您确认:{note.strip()}\n请直接回复本工单。"
 
 
 def _relevant(articles: list[tuple[str, str, str]], latest: str) -> list[tuple[str, str, str]]:

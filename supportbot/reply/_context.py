@@ -144,6 +144,9 @@ def draft_prompt(
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
         sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
+    if state.reviewer_note:
+        sections.append(_section("reviewer", LABELS["reviewer"] + "\n" + state.reviewer_note))
+        shown["reviewer_note"] = state.reviewer_note
     return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
 
 

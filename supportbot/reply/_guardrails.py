@@ -168,9 +168,12 @@ def draft_problems(
     check_facts: bool = True,
     max_chars: int = MAX_DRAFT_CHARS,
     scans: EvidenceScans | None = None,
+    cite: bool = True,
 ) -> list[str]:
     """What is wrong with ``draft`` given the articles offered and the evidence; [] when nothing.
 
+    ``cite=False``: a reply that need not cite the articles (an answer to a reviewer's note),
+    though any article it does cite must be one offered.
     ``evidence`` may be a function that builds it: it is called only for a draft that states an
     amount, a time limit or an identifier. ``check_facts=False`` skips those, for a caller whose
     evidence is known to be incomplete (it would reject drafts that are right). ``scans`` keeps
@@ -182,7 +185,7 @@ def draft_problems(
     cited = set(CITATION.findall(draft))
     if unknown := sorted(cited - set(known_articles)):
         problems.append(f"引用了不存在的文章:{', '.join(unknown)}")
-    if known_articles and not cited:
+    if cite and known_articles and not cited:
         problems.append("没有引用帮助中心文章")
     if claim := claims_approval(draft):
         problems.append(f"草稿声称退款已批准或已执行(“{claim}”);退款只能由人工审批,结果由系统告知客户")

@@ -16,6 +16,7 @@ from .._records import ApprovalDecision, CustomerRecords
 from .._state import ENGINE_FIELDS, SupportState
 from ..backend.base import ReadsEnginePool
 from ..errors import (
+    AmountRefused,
     ApprovalNotPending,
     ContextBudgetExceeded,
     LeaseLost,
@@ -35,7 +36,7 @@ from ..store._tickets import TicketRow
 from . import _refunds as refunds
 from . import _steps as steps
 from ._deps import Deps, Effects
-from ._graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, ROUTES, START, STEPS
+from ._graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, REVIEWER_NOTE, ROUTES, START, STEPS
 from ._record import ROUTED_BY_STATE, record_step
 from ._rounds import (
     READS_ONLY,
@@ -185,38 +186,30 @@ class Engine:
     def decide(
         self,
         ticket_id: str,
+        decision: ApprovalDecision,
         *,
-        approved: bool,
-        approver: str,
-        note: str,
         audit: Callable[[psycopg.Connection, SupportState, ApprovalDecision], None] | None = None,
     ) -> tuple[int, list[RoundResult]]:
         """Record the decision on the paused round and run on: (that round, the rounds' results).
 
-        ``audit`` writes the decision's audit row in the transaction that records it.
+        ``decision.amount``: an edited approval, never more than the request asked (AmountRefused,
+        before anything is written). ``audit`` writes the decision's audit row in the transaction
+        that records it.
         """
-        owner = self.new_owner()
-        acquired = self._acquire(ticket_id, owner)
-        if acquired is None:
-            with self.store.connection() as conn:
-                person = repo.human_agent(conn, ticket_id)  # an unknown ticket says so
-            if person is not None:
-                raise ApprovalNotPending(
-                    f"ticket {ticket_id} is not waiting for approval: {person} has taken it over",
-                    ticket_id=ticket_id,
-                )
-            raise self._busy(ticket_id)
-        loaded, turn_count = acquired
+        owner, loaded, turn_count = self._paused(ticket_id)
         try:
-            if loaded.next_step != "approval" or loaded.state.approval is not None:
-                raise ApprovalNotPending(
-                    f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
-                    "pending_approvals() lists the tickets that are",
+            refund = loaded.state.refund_request
+            if decision.amount is not None and refund is not None and decision.amount > refund.amount:
+                raise AmountRefused(
+                    f"{decision.amount} is more than refund request {refund.id} asked ({refund.amount} "
+                    f"{refund.currency}); approve at most that, or reject it",
                     ticket_id=ticket_id,
-                    status=loaded.status,
+                    amount=f"{decision.amount:.2f}",
+                    asked=f"{refund.amount:.2f}",
+                    currency=refund.currency,
                 )
             now = self.deps.clock()
-            decision = ApprovalDecision(approved=approved, approver=approver, note=note, decided_at=now)
+            decision = dataclasses.replace(decision, decided_at=now)
             with self.store.transaction() as tx:
                 # The business system applies the decision in this transaction, so a refund is
                 # approved if and only if the decision recorded here says so.
@@ -228,8 +221,9 @@ class Engine:
                     ticket_id,
                     loaded.state.round,
                     approved=decision.approved,
-                    approver=approver,
+                    approver=decision.approver,
                     note=decision.note,
+                    amount=decision.amount,
                     now=now,
                 ):
                     raise ApprovalNotPending(
@@ -248,6 +242,58 @@ class Engine:
             raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
         return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
+
+    def respond(
+        self,
+        ticket_id: str,
+        note: str,
+        *,
+        audit: Callable[[psycopg.Connection, SupportState], None] | None = None,
+    ) -> list[RoundResult]:
+        """A reviewer's note to the agent on the paused refund: the agent's answer to the customer is
+        drafted and checked first (RespondRefused, nothing recorded, when it fails the checks), then
+        the note and the answer are recorded and the round pauses again, undecided."""
+        owner, loaded, turn_count = self._paused(ticket_id)
+        try:
+            noted = dataclasses.replace(loaded.state, reviewer_note=note)
+            deps = dataclasses.replace(self.deps, round=noted.round, step=REVIEWER_NOTE)
+            drafted = steps.answer_note(noted, deps)  # a model call under the lease, no connection held
+            with self.store.transaction() as tx:
+                if audit is not None:
+                    audit(tx, loaded.state)
+                noted_loaded, write, _ = self._record(loaded, REVIEWER_NOTE, drafted, "respond")
+                self._flush(tx, [write], ticket_id, owner)
+                work_queue.mark_due(tx, ticket_id)
+                self._seen[ticket_id] = noted_loaded
+        except BaseException:
+            self._release(ticket_id, owner)
+            raise
+        return self.drive(ticket_id, owner=owner, taken=(noted_loaded.seq, turn_count)) or []
+
+    def _paused(self, ticket_id: str) -> tuple[str, Loaded, int]:
+        """Take the lease of a ticket whose round waits for a refund decision: (owner, its state,
+        its stored turn count). ApprovalNotPending when it does not wait; TicketBusy while a round runs."""
+        owner = self.new_owner()
+        acquired = self._acquire(ticket_id, owner)
+        if acquired is None:
+            with self.store.connection() as conn:
+                person = repo.human_agent(conn, ticket_id)  # an unknown ticket says so
+            if person is not None:
+                raise ApprovalNotPending(
+                    f"ticket {ticket_id} is not waiting for approval: {person} has taken it over",
+                    ticket_id=ticket_id,
+                )
+            raise self._busy(ticket_id)
+        loaded, turn_count = acquired
+        if loaded.next_step != "approval" or loaded.state.approval is not None:
+            self._release(ticket_id, owner)
+            raise ApprovalNotPending(
+                f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
+                "pending_approvals() lists the tickets that are",
+                ticket_id=ticket_id,
+                status=loaded.status,
+            )
+        return owner, loaded, turn_count
 
     def _busy(self, ticket_id: str) -> TicketBusy:
         with self.store.connection() as conn:

@@ -4,6 +4,7 @@
                                                               └─► retrieve ─┬─ account data ─► act ─┐
                                                                             └───────────────────────┴─► draft
     draft → check ─┬─ passed, refund pending ─► approval (pauses for a human's decision) → finalize → END
+                   │                   a reviewer's note: approval → respond → approval (still paused)
                    ├─ passed ───────────────────────────────────────────────────────────► finalize → END
                    ├─ failed, revisions left ─► draft
                    └─ failed, none left, or the draft leaks the prompts ─► handoff → END
@@ -28,8 +29,10 @@ Step = Callable[[SupportState, Deps], dict[str, Any]]
 Route = Callable[[SupportState, int], str | None]  # (state after the step, max revisions) -> next step
 
 START = ROUND_START
-# Not a step function: the record of a human's decision on a paused round (SupportBot.approve).
+# Not step functions: the records of a human's decision on a paused round (SupportBot.approve),
+# and of a reviewer's note to the agent that leaves it undecided (SupportBot.respond).
 DECISION = "human_decision"
+REVIEWER_NOTE = "reviewer_note"
 # Not step functions either: a person's actions between rounds (run/_takeover.py). Each is recorded
 # with next step None, so no round ever resumes into one, and replaying it only sets state fields.
 TAKEOVER, HUMAN_REPLY, HAND_BACK = "human_takeover", "human_reply", "hand_back"
@@ -43,6 +46,7 @@ STEPS: dict[str, Step] = {
     "draft": steps.draft,
     "check": steps.check,
     "approval": steps.approval,
+    "respond": steps.respond,
     "finalize": steps.finalize,
     "handoff": steps.handoff,
 }
@@ -82,6 +86,8 @@ ROUTES: dict[str, Route] = {
     "draft": _to("check"),
     "check": _after_check,
     DECISION: _to("approval"),
+    REVIEWER_NOTE: _to("respond"),
+    "respond": _to("approval"),  # the refund still waits: the round pauses again
     "approval": _to("finalize"),
     "finalize": _to(None),
     "handoff": _to(None),
@@ -91,5 +97,5 @@ ROUTES: dict[str, Route] = {
 INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
 
 # Steps that act on the business system: they run inside the transaction that records them.
-EFFECT_STEPS = frozenset({"act", "finalize", "handoff"})
-REPLY_STEPS = frozenset({"finalize", "handoff"})  # effect steps that add the round's reply turn
+EFFECT_STEPS = frozenset({"act", "respond", "finalize", "handoff"})
+REPLY_STEPS = frozenset({"respond", "finalize", "handoff"})  # effect steps that add a reply turn

@@ -154,11 +154,15 @@ def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) -> Updat
     outcome = result if isinstance(result, dict) else {}
     if decision.approved and outcome.get("status") != "approved":
         reason = outcome.get("reason") or f"退款申请 {refund.id} 的状态是 {outcome.get('status')},无法批准"
-        decision = dataclasses.replace(decision, approved=False, note=str(reason))
+        decision = dataclasses.replace(decision, approved=False, note=str(reason), amount=None)
     return {"approval": decision, "tool_log": tools.calls}
 
 
 def apply_decision(deps: Deps, tools: ToolRecorder, refund: RefundRequest, decision: ApprovalDecision) -> Any:
+    # ``amount`` only for an edited approval: a backend written before edits keeps its signature.
+    edited: dict[str, Any] = {}
+    if decision.approved and decision.amount is not None:
+        edited["amount"] = decision.amount
     return deps.require_effects().run(
         "refund_decision",
         lambda key, tx: tools.call(
@@ -169,6 +173,7 @@ def apply_decision(deps: Deps, tools: ToolRecorder, refund: RefundRequest, decis
             approver=decision.approver,
             note=decision.note,
             key=key,
+            **edited,
         ),
     )
 
@@ -176,6 +181,12 @@ def apply_decision(deps: Deps, tools: ToolRecorder, refund: RefundRequest, decis
 def decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english: bool) -> str:
     """The human's decision, stated by the system (never by a draft: see guardrails)."""
     if english:
+        if refund.status == "approved" and decision.amount is not None:
+            return (
+                f"Your refund request {refund.id} has been approved for {decision.amount} {refund.currency} "
+                f"(you asked for {refund.amount} {refund.currency}); the money goes back to your original "
+                "payment method." + (f" Note: {decision.note}" if decision.note else "")
+            )
         if refund.status == "approved":
             return (
                 f"Your refund request {refund.id} ({refund.amount} {refund.currency}) has been approved; "
@@ -183,6 +194,12 @@ def decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english:
             )
         return f"Sorry, your refund request {refund.id} was not approved." + (
             f" Reason: {decision.note}" if decision.note else ""
+        )
+    if refund.status == "approved" and decision.amount is not None:
+        return (
+            f"您的退款申请 {refund.id} 已审批通过,批准金额 {decision.amount} {refund.currency}"
+            f"(申请 {refund.amount} {refund.currency}),款项将原路退回。"
+            + (f"说明:{decision.note}" if decision.note else "")
         )
     if refund.status == "approved":
         return f"您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"

@@ -70,7 +70,7 @@ def of_round(store: Store, ticket_id: str, round_: int) -> RoundResult:
         outcome = "waiting_approval"
     else:
         outcome = "queued"
-    reply = state.reply if loaded.next_step is None else ""
+    reply = state.reply if loaded.next_step is None or outcome == "waiting_approval" else ""
     return RoundResult(
         ticket_id=ticket_id,
         round=round_,

@@ -39,7 +39,8 @@ def result_of(state: SupportState, outcome: Outcome) -> RoundResult:
         ticket_id=state.ticket.id,
         round=state.round,
         outcome=outcome,
-        reply=state.reply if outcome != "waiting_approval" else "",
+        # A paused round has no reply of its own, but for an answer to a reviewer's note (respond).
+        reply=state.reply,
         handled_upto=state.handled_upto,
         **decision_fields(state.approval),
     )

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from .._records import ApprovalDecision, Customer, CustomerRecords, Finding, RefundStatus, Spend
 from .._state import Fact, Review, SupportState, Triage, Turn, reduce
 from ..backend.base import ListsPlans, ReadsCustomerRecords
-from ..errors import ContextBudgetExceeded, ModelError
+from ..errors import ContextBudgetExceeded, ModelError, RespondRefused
 from ..i18n._prompts import is_english
 from ..llm.base import Completion
 from ..memory import _assist as assist
@@ -326,6 +326,43 @@ def approval(state: SupportState, deps: Deps) -> Update:
     assert state.approval is not None and state.refund_request is not None
     status: RefundStatus = "approved" if state.approval.approved else "rejected"
     return {"refund_request": dataclasses.replace(state.refund_request, status=status)}
+
+
+def answer_note(state: SupportState, deps: Deps) -> Update:
+    """The agent's answer to a reviewer's note (``state.reviewer_note``) while the refund waits
+    (SupportBot.respond): the update that records the note with it.
+
+    The answer is drafted with the note as its instruction and checked by the same rules as any
+    draft: it may not claim a decision, nor state an amount, time limit or id that neither the
+    evidence nor the note holds. An answer that fails them raises RespondRefused before anything
+    is recorded, and the reviewer may word the note otherwise.
+    """
+    prompt, update = _prompt(state, deps, context.draft_prompt, record=False)
+    completion = deps.llm.chat(prompt.messages)
+    text = completion.text.strip()
+    problems = guardrails.draft_problems(
+        text,
+        known_articles={h.id for h in state.hits},
+        evidence=lambda: _evidence(state) + "\n" + state.reviewer_note,
+        cite=False,
+    )
+    if problems:
+        raise RespondRefused(
+            f"the agent's answer to the note on {state.ticket.id} did not pass the draft checks "
+            f"({'; '.join(problems)}); nothing was sent or recorded. Word the note otherwise",
+            ticket_id=state.ticket.id,
+            step="respond",
+            problems=problems,
+        )
+    return _merged(
+        update, {"reviewer_note": state.reviewer_note, "reviewer_answer": text, **spent(completion)}
+    )
+
+
+def respond(state: SupportState, deps: Deps) -> Update:
+    """Send the answer to the reviewer's note (drafted and checked by ``answer_note``) as the
+    round's reply; the round then pauses again for the refund's decision."""
+    return _reply(state, deps, state.reviewer_answer, outcome="waiting_approval")
 
 
 def finalize(state: SupportState, deps: Deps) -> Update:

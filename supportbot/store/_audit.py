@@ -17,7 +17,9 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-AuditAction = Literal["approve", "reject", "take_over", "human_reply", "hand_back", "fork", "forget_customer"]
+AuditAction = Literal[
+    "approve", "reject", "respond", "take_over", "human_reply", "hand_back", "fork", "forget_customer"
+]
 """What an audit row records (the table's check constraint lists the same)."""
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 # What forgetting a customer erases from detail (sql/012_human_and_audit.sql's trigger allows just this).

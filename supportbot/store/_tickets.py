@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import psycopg
@@ -360,12 +361,14 @@ def decide_approval(
     approver: str,
     note: str,
     now: datetime,
+    amount: Decimal | None = None,
 ) -> bool:
-    """Record a human decision; False when the request was already decided (first click wins)."""
+    """Record a human decision (``amount``: approved less than asked); False when the request was
+    already decided (first click wins)."""
     row = conn.execute(
-        "UPDATE supportbot.approvals SET approved = %s, approver = %s, note = %s, decided_at = %s"
-        " WHERE ticket_id = %s AND round = %s AND decided_at IS NULL RETURNING 1",
-        (approved, approver, note, now, ticket_id, round_),
+        "UPDATE supportbot.approvals SET approved = %s, approver = %s, note = %s, decided_at = %s,"
+        " amount = %s WHERE ticket_id = %s AND round = %s AND decided_at IS NULL RETURNING 1",
+        (approved, approver, note, now, amount, ticket_id, round_),
     ).fetchone()
     return row is not None
 

@@ -175,12 +175,12 @@ class DemoBackend:
         with self._writer(tx) as conn:
             conn.execute(
                 "INSERT INTO demo.refunds"
-                " (id, ticket_id, customer_id, invoice_id, amount, currency, reason, request_key)"
+                " (id, ticket_id, customer_id, invoice_id, amount, requested, currency, reason, request_key)"
                 " SELECT 'R' || lpad(nextval('demo.refund_numbers')::text, 6, '0'),"
-                " %s, %s, i.id, %s, i.currency, %s, %s"
+                " %s, %s, i.id, %s, %s, i.currency, %s, %s"
                 " FROM demo.invoices i WHERE i.id = %s AND i.customer_id = %s AND %s <= i.amount"
                 " ON CONFLICT (request_key) DO NOTHING",
-                (ticket_id, customer_id, amount, reason, key, invoice_id, customer_id, amount),
+                (ticket_id, customer_id, amount, amount, reason, key, invoice_id, customer_id, amount),
             )
             refund = (
                 conn.cursor(row_factory=class_row(RefundRequest))
@@ -204,9 +204,11 @@ class DemoBackend:
         note: str,
         key: str,
         tx: psycopg.Connection | None,
+        amount: Decimal | None = None,
     ) -> dict[str, Any]:
-        """Decide a pending refund; an approval that would take the invoice's approved refunds
-        past what it paid is recorded as a rejection, with the reason.
+        """Decide a pending refund; ``amount``: approve this much instead of what was asked (never
+        more: the table's CHECK refuses it). An approval that would take the invoice's approved
+        refunds past what it paid is recorded as a rejection, with the reason.
 
         The invoice row is locked first, so a decision on another refund of the same invoice
         waits for this transaction and then sees its outcome (the trigger of
@@ -220,25 +222,37 @@ class DemoBackend:
             ).fetchone()
             reason = ""
             if found is not None and approved:
-                amount, currency, invoice_id, paid = found
+                asked, currency, invoice_id, paid = found
+                granted = asked if amount is None else amount
                 already = conn.execute(
                     "SELECT coalesce(sum(amount), 0) FROM demo.refunds"
                     " WHERE invoice_id = %s AND status = 'approved' AND id <> %s",
                     (invoice_id, refund_id),
                 ).fetchone()[0]  # type: ignore[index]
-                if already + amount > paid:
+                if already + granted > paid:
                     approved = False
+                    left = max(paid - already, 0)
                     reason = (
                         f"账单 {invoice_id} 实付 {paid:.2f} {currency},已批准退款 {already:.2f} {currency},"
-                        f"剩余可退 {max(paid - already, 0):.2f} {currency},不足本次的 {amount:.2f} {currency}"
+                        f"剩余可退 {left:.2f} {currency},不足本次的 {granted:.2f} {currency}"
                     )
             conn.execute(
                 "UPDATE demo.refunds SET status = %s, decided_by = %s, decided_at = now(), decision_key = %s,"
-                " decision_note = %s WHERE id = %s AND status = 'pending'",
-                ("approved" if approved else "rejected", approver, key, reason or note, refund_id),
+                " decision_note = %s, amount = CASE WHEN %s THEN coalesce(%s, amount) ELSE amount END"
+                " WHERE id = %s AND status = 'pending'",
+                (
+                    "approved" if approved else "rejected",
+                    approver,
+                    key,
+                    reason or note,
+                    approved,
+                    amount,
+                    refund_id,
+                ),
             )
             row = conn.execute(
-                "SELECT status, decision_key, decision_note FROM demo.refunds WHERE id = %s", (refund_id,)
+                "SELECT status, decision_key, decision_note, amount FROM demo.refunds WHERE id = %s",
+                (refund_id,),
             ).fetchone()
         return {
             "refund_id": refund_id,
@@ -246,6 +260,7 @@ class DemoBackend:
             "decision_key": row[1] if row else None,
             "note": row[2] if row else "",
             "reason": reason,
+            "amount": str(row[3]) if row else None,
         }
 
     def escalate(
