@@ -454,6 +454,9 @@ DECLARE
     paid_currency text;
     approved numeric;
 BEGIN
+    IF TG_OP = 'INSERT' AND NEW.requested IS NULL THEN
+        NEW.requested := NEW.amount;  -- a writer that files a request names one amount: the one asked
+    END IF;
     SELECT amount, currency INTO paid, paid_currency FROM demo.invoices WHERE id = NEW.invoice_id FOR UPDATE;
     IF NOT FOUND THEN
         RETURN NEW;  -- the foreign key reports it

@@ -1,7 +1,8 @@
 -- The demo's refund invariants (see 010_demo_refund_invariants.sql for why they live in the
 -- database): a refund never exceeds what its invoice paid, in the invoice's currency, and the
 -- approved refunds of an invoice never add up past it; the invoice row is locked first, so
--- approvals of one invoice take turns. The errors name no invoice, amount or customer.
+-- approvals of one invoice take turns. The errors name no invoice, amount or customer. A new
+-- request's requested amount (sql/018) is its amount unless the writer gives it.
 -- A repeatable file of the demo business system: run again whenever its text changes.
 
 CREATE OR REPLACE FUNCTION demo.refund_within_invoice() RETURNS trigger
@@ -11,6 +12,9 @@ DECLARE
     paid_currency text;
     approved numeric;
 BEGIN
+    IF TG_OP = 'INSERT' AND NEW.requested IS NULL THEN
+        NEW.requested := NEW.amount;  -- a writer that files a request names one amount: the one asked
+    END IF;
     SELECT amount, currency INTO paid, paid_currency FROM demo.invoices WHERE id = NEW.invoice_id FOR UPDATE;
     IF NOT FOUND THEN
         RETURN NEW;  -- the foreign key reports it
