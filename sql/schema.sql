@@ -158,6 +158,8 @@ CREATE TABLE supportbot.tickets (
     work_attempts integer NOT NULL DEFAULT 0,
     work_retry_at timestamp with time zone,
     work_error text,
+    lease_pid integer,
+    lease_backend_start timestamp with time zone,
     CONSTRAINT tickets_pkey PRIMARY KEY (id)
 );
 

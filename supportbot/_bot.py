@@ -21,7 +21,7 @@ from ._records import ApprovalDecision
 from ._state import Outcome, SupportState, TicketStatus, Turn
 from .backend.base import Backend
 from .config import Settings
-from .errors import InvalidInput, UnknownCustomer
+from .errors import InvalidInput, UnknownCustomer, WaitTimeout
 from .llm.base import LLM
 from .memory import _tokens as tokens
 from .memory._profile import Profile
@@ -141,7 +141,7 @@ class SupportBot:
         wait = validate.flag("wait", wait)
         now = self._deps.clock()
         owner = self._engine.new_owner() if wait else None
-        lease = (owner, self._deps.settings.lease_seconds) if owner is not None else None
+        lease = (owner, self._deps.settings.lease_seconds, self._store.tracks_holders) if owner else None
         with self._store.transaction() as tx:
             # Queued either way: should this process die before the round ends, a worker runs it.
             ticket = repo.create_ticket(
@@ -160,15 +160,30 @@ class SupportBot:
 
         The message is committed before any work starts. With ``message_id``, sending the same
         id again stores nothing new and returns the result for the first copy.
+
+        A live round of another thread or process that holds the ticket answers the message
+        before it lets go: this call waits for that answer (up to ``send_wait_seconds``), and runs
+        the round itself should the holder die or let go first; a holder that died is replaced at
+        once where the server can tell (a direct connection), else when its lease expires.
+        ``queued`` means the message is stored and will be answered later: the ticket waits for a
+        refund decision (the round after it answers), or the live round did not answer within the
+        bound. ``resume()`` then runs what is pending once the ticket is free.
         """
         ticket_id = validate.ticket_id(ticket_id)
         owner = self._engine.new_owner()
-        # Storing the message also takes the ticket if it is free: the round needs no lease statement.
+        # Storing the message also takes the ticket if it is free (or its holder is gone): the round
+        # needs no lease statement.
         turn, _, taken = self._store_message(ticket_id, message, message_id, owner=owner)
         assert turn.idx is not None
         if taken is None and self._owned_by(ticket_id):
             return round_results.with_human(self._store, ticket_id, turn.idx)
-        return round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
+        result = round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
+        if result.outcome != "queued":
+            return result
+        # A live round of another process holds the ticket: it answers this message before it
+        # lets go (Engine.drive looks again after releasing). Wait for that answer, taking the
+        # ticket over should its holder die meanwhile, up to send_wait_seconds.
+        return self._answer_when_free(ticket_id, turn.idx, self._deps.settings.send_wait_seconds) or result
 
     # -- without waiting: submit, wait, workers ----------------------------------------------
 
@@ -190,7 +205,8 @@ class SupportBot:
 
         A ticket whose rounds failed ``worker_max_attempts`` times went to a human instead: its
         result is ``escalated`` with no reply (``queue()`` shows the reason). A message to a ticket
-        a person has taken over is theirs to answer: ``with_human`` at once.
+        a person has taken over is theirs to answer: ``with_human`` at once. With no worker
+        running (no heartbeat), this caller runs the round itself once the ticket is free.
         """
         ticket_id = validate.ticket_id(ticket_id)
         if isinstance(submitted, Submitted):
@@ -203,9 +219,38 @@ class SupportBot:
         else:
             idx, round_ = None, validate.round_number(submitted)
         timeout = validate.seconds("timeout", timeout)
-        return self._answers.wait(
-            ticket_id, lambda: round_results.finished(self._store, ticket_id, idx, round_), timeout
-        )
+        with self._store.connection() as conn:
+            alive = max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
+            workers = work_queue.live_workers(conn, alive_within=alive)
+
+        def check() -> RoundResult | None:
+            if not workers:  # nobody else answers: this caller runs the round once the ticket is free
+                ran = self._engine.drive(ticket_id)
+                for result in ran or []:
+                    if (idx is not None and result.handled_upto > idx) or result.round == round_:
+                        return result
+            return round_results.finished(self._store, ticket_id, idx, round_)
+
+        return self._answers.wait(ticket_id, check, timeout)
+
+    def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
+        """The round that answers turn ``idx`` once the live round holding the ticket lets go, or
+        this caller's own round should the holder die or let go first; None after ``timeout`` s,
+        or at once when the ticket waits for a refund decision (its messages are answered after)."""
+
+        def check() -> RoundResult | None:
+            for result in self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
+                if result.handled_upto > idx:
+                    return result
+            done = round_results.finished(self._store, ticket_id, idx, None)
+            if done is None and self.ticket(ticket_id).status == "waiting_approval":
+                return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
+            return done
+
+        try:
+            return self._answers.wait(ticket_id, check, timeout)
+        except WaitTimeout:
+            return None
 
     def work(
         self, *, threads: int | None = None, stop: threading.Event | None = None, until_idle: bool = False

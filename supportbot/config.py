@@ -25,7 +25,12 @@ class Settings:
     data_dir: Path = dataclasses.field(default_factory=_default_data_dir)
     max_message_chars: int = 20_000
     max_revisions: int = 2
-    lease_seconds: float = 30.0  # a worker that dies mid-round blocks its ticket at most this long
+    # How long a lease lasts unless renewed: a holder that dies is replaced at once where the server
+    # can tell (a direct connection), else after this long (behind a pooler in transaction mode).
+    lease_seconds: float = 30.0
+    # How long send() waits for a live round of another process that holds the ticket to answer its
+    # message before it returns "queued" (the answer then comes from that round, or a worker).
+    send_wait_seconds: float = 30.0
     pool_max_size: int = 4
     # Database connections (store/_store.py). A round holds a connection only while it talks to the
     # database, so a pool far smaller than the number of threads serves them all.
@@ -54,8 +59,8 @@ class Settings:
     # With a real small model: also ask it for facts the rules missed (memory/_assist.py); each is
     # kept only if it quotes its turn verbatim. Off by default: one more model call per round.
     fact_assist: bool = False
-    # The business system when open() is given none: "demo", or "package.module:factory" where
-    # factory(settings) returns a supportbot.Backend. The CLI uses "demo" when this is unset.
+    # The business system when open() is given none, and the one the CLI and the console act on:
+    # "demo", or "package.module:factory" where factory(settings) returns a supportbot.Backend.
     backend: str | None = None
     # Workers (run/_worker.py) and waiting for answers (store/_listen.py).
     worker_threads: int = 8  # rounds one worker process runs at once (each mostly waits on the model)

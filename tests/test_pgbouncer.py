@@ -26,7 +26,12 @@ from supportbot.errors import StoreUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 # The engine, many threads sharing one bot, and crashes and concurrency across processes.
-MODULES = ["tests/test_engine.py", "tests/test_threads.py", "tests/test_processes.py"]
+MODULES = [
+    "tests/test_engine.py",
+    "tests/test_threads.py",
+    "tests/test_processes.py",
+    "tests/test_dead_holders.py",
+]
 
 
 @pytest.fixture(scope="module")

@@ -10,20 +10,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conftest import VIA_PGBOUNCER
 from fakes import rows
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 LEASE = 1.0
 
 
-def _env(url: str) -> dict[str, str]:
-    return {**os.environ, "SUPPORTBOT_DATABASE_URL": url, "SUPPORTBOT_LEASE_SECONDS": str(LEASE)}
+def _env(url: str, lease: float = LEASE) -> dict[str, str]:
+    return {**os.environ, "SUPPORTBOT_DATABASE_URL": url, "SUPPORTBOT_LEASE_SECONDS": str(lease)}
 
 
-def run(url: str, action: str, **args: Any) -> subprocess.CompletedProcess[str]:
+def run(url: str, action: str, *, lease: float = LEASE, **args: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(WORKER), action, json.dumps(args)],
-        env=_env(url),
+        env=_env(url, lease),
         check=False,
         capture_output=True,
         text=True,
@@ -31,8 +32,8 @@ def run(url: str, action: str, **args: Any) -> subprocess.CompletedProcess[str]:
     )
 
 
-def ok(url: str, action: str, **args: Any) -> dict[str, Any]:
-    proc = run(url, action, **args)
+def ok(url: str, action: str, *, lease: float = LEASE, **args: Any) -> dict[str, Any]:
+    proc = run(url, action, lease=lease, **args)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -76,6 +77,39 @@ def test_sigkill_mid_round_loses_nothing_and_the_next_process_finishes(db: str) 
         s for (s,) in rows(db, "SELECT step FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq", ticket)
     ]
     assert steps.count("start_round") == 1 and steps.count("finalize") == 1
+
+
+def test_after_a_sigkill_mid_round_the_next_send_is_answered_with_no_worker(db: str) -> None:
+    """The dead process's lease does not park the next message: where the server can tell that its
+    connection is gone (a direct connection, the embedded server's socket), the next send() takes
+    the ticket at once; through PgBouncer, whose server connections outlive their clients, once the
+    lease expires. Nobody else is running: the caller answers both messages itself."""
+    lease = 3.0 if VIA_PGBOUNCER else 30.0  # a 30 s lease must not be waited out on a direct connection
+    crashed = run(
+        db, "open", email="wugang@example.com", body="E3001 同步失败", crash_at="draft", lease=lease
+    )
+    assert crashed.returncode == -9
+    (ticket,) = rows(db, "SELECT id FROM supportbot.tickets")[0]
+    done = ok(db, "send", ticket=ticket, messages=["还在吗?"], tag="after-crash", lease=lease)
+    assert done["outcome"] == "resolved" and done["reply"]
+    assert [role for role, _ in turns(db, ticket)] == ["customer", "customer", "agent"]
+    assert done["elapsed"] < (lease + 5.0 if VIA_PGBOUNCER else 2.0), done["elapsed"]
+
+
+def test_after_a_sigkill_resume_takes_the_ticket_when_the_server_can_tell_the_holder_is_gone(db: str) -> None:
+    lease = 3.0 if VIA_PGBOUNCER else 30.0
+    crashed = run(
+        db, "open", email="wugang@example.com", body="E3001 同步失败", crash_at="draft", lease=lease
+    )
+    assert crashed.returncode == -9
+    (ticket,) = rows(db, "SELECT id FROM supportbot.tickets")[0]
+    first = ok(db, "resume", ticket=ticket, lease=lease)
+    if VIA_PGBOUNCER:
+        # The holder cannot be told apart from a live one: resume() says so and does not wait.
+        assert first["outcome"] == "queued"
+        time.sleep(lease)
+        first = ok(db, "resume", ticket=ticket, lease=lease)
+    assert first["outcome"] == "resolved" and first["elapsed"] < 2.0
 
 
 def test_sigkill_inside_the_refund_decision_applies_it_exactly_once(db: str) -> None:

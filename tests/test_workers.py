@@ -143,27 +143,34 @@ def test_claims_never_overlap_and_take_the_longest_wait_first(open_bot: OpenBot,
     bot = open_bot()
     ids = [bot.open_ticket("wugang@example.com", body=f"问题 {i}", wait=False).ticket_id for i in range(30)]
     barrier = threading.Barrier(3)
-    claimed: list[list[str]] = []
+    claimed: dict[int, list[str]] = {}
+    # The claimers' connections stay open, as a worker's pool does: a lease whose holder's server
+    # process is gone may be taken at once (test_processes covers that).
+    workers = [psycopg.connect(database_url, autocommit=True) for _ in range(3)]
 
-    def claim() -> None:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            barrier.wait()
-            with conn.transaction():
-                got = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 12, 30))
-            claimed.append([c.ticket_id for c in got])
+    def claim(n: int) -> None:
+        barrier.wait()
+        with workers[n].transaction():
+            got = work_queue.claimed(work_queue.claim_cursor(workers[n], "t:", 12, 30))
+        claimed[n] = [c.ticket_id for c in got]
 
-    threads = [threading.Thread(target=claim) for _ in range(3)]
+    threads = [threading.Thread(target=claim, args=(n,)) for n in range(3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    every = [t for batch in claimed for t in batch]
+    every = [t for batch in claimed.values() for t in batch]
     assert len(every) == len(set(every)) == 30  # 3 x 12 asked, 30 due: each claimed exactly once
-    # A fresh claim sees nothing: every due ticket is leased.
+    # A fresh claim sees nothing: every due ticket is leased, by a live holder.
     with psycopg.connect(database_url, autocommit=True) as conn:
         assert work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30)) == []
+        workers[0].close()  # that holder is gone: its 12 tickets go to the next claim at once
+        freed = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 30, 30))
+        assert sorted(c.ticket_id for c in freed) == sorted(claimed[0])
         conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
         oldest = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 3, 30))
+    for worker in workers[1:]:
+        worker.close()
     assert [c.ticket_id for c in oldest] == ids[:3]
 
 
@@ -308,7 +315,9 @@ def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(
     assert worker.lookahead == 32
     asked: list[int] = []
     real = work_queue.claim_cursor
-    monkeypatch.setattr(work_queue, "claim_cursor", lambda tx, p, n, s: asked.append(n) or real(tx, p, n, s))
+    monkeypatch.setattr(
+        work_queue, "claim_cursor", lambda tx, p, n, s, **kw: asked.append(n) or real(tx, p, n, s, **kw)
+    )
     # 81 of 96 places taken (64 threads, 32 ahead): 15 free, under half the lookahead.
     worker._active = {f"T{i}": f"o{i}" for i in range(81)}
     worker._tasks.put(None)  # a claimed ticket still waits for a thread: no claim yet

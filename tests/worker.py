@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,9 @@ class CrashingLLM(ScriptedLLM):
     def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
         if self.crash_at == "draft" and schema is None:
             _die()
+        if self.crash_at == "slow_draft" and schema is None:
+            print("drafting", flush=True)  # the round holds the ticket now: the test may act
+            time.sleep(60)  # a model that takes its time; the test kills the process meanwhile
         return super().chat(messages, schema=schema)
 
 
@@ -60,6 +64,7 @@ def main() -> None:
     backend.crash_at = args.get("crash_at")
     bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})
     result: Any
+    started = time.monotonic()
     with bot:
         if action == "open":
             result = bot.open_ticket(args["email"], subject=args.get("subject", ""), body=args["body"])
@@ -76,8 +81,10 @@ def main() -> None:
             result = bot.resume(args["ticket"])
         else:
             raise SystemExit(f"unknown action {action}")
+        elapsed = time.monotonic() - started  # the action alone: not the start of the process
+    shown = _as_dict(result) if result is not None else None
     print(
-        json.dumps(result.__dict__ if hasattr(result, "__dict__") else _as_dict(result), ensure_ascii=False)
+        json.dumps({**(shown or {}), "elapsed": elapsed} if shown is not None else None, ensure_ascii=False)
     )
 
 
@@ -87,8 +94,8 @@ def _fields(obj: Any) -> dict[str, Any]:
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
-def _as_dict(result: Any) -> Any:
-    return None if result is None else _fields(result)
+def _as_dict(result: Any) -> dict[str, Any]:
+    return _fields(result)
 
 
 if __name__ == "__main__":

@@ -165,7 +165,9 @@ class Engine:
     ) -> tuple[Loaded, int] | None:
         if taken is None:
             with self.store.statement() as conn:
-                cur = lease_repo.queue_acquire_lease(conn, ticket_id, owner, self.deps.settings.lease_seconds)
+                cur = lease_repo.queue_acquire_lease(
+                    conn, ticket_id, owner, self.deps.settings.lease_seconds, track=self.store.tracks_holders
+                )
             taken = lease_repo.acquired(cur)  # read after the commit
         if taken is None:
             return None
@@ -316,7 +318,12 @@ class Engine:
         owner = self.new_owner()
         with self.store.statement() as conn:
             cur = lease_repo.queue_acquire_lease(
-                conn, ticket_id, owner, self.deps.settings.lease_seconds, person=True
+                conn,
+                ticket_id,
+                owner,
+                self.deps.settings.lease_seconds,
+                person=True,
+                track=self.store.tracks_holders,
             )
         taken = lease_repo.acquired(cur)
         if taken is None:
@@ -383,7 +390,13 @@ class Engine:
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
                 with self.store.statement() as conn:
-                    lease_repo.renew_lease(conn, ticket_id, run.owner, self.deps.settings.lease_seconds)
+                    lease_repo.renew_lease(
+                        conn,
+                        ticket_id,
+                        run.owner,
+                        self.deps.settings.lease_seconds,
+                        track=self.store.tracks_holders,
+                    )
                 run.renewed = time.monotonic()
 
     def _execute(self, run: ActiveRound, step: str) -> Loaded:

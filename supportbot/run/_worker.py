@@ -190,7 +190,13 @@ class Worker:
             try:
                 with self.store.statement() as conn:
                     claims = work_queue.claimed(
-                        work_queue.claim_cursor(conn, f"{self.id}:", free, self.settings.lease_seconds)
+                        work_queue.claim_cursor(
+                            conn,
+                            f"{self.id}:",
+                            free,
+                            self.settings.lease_seconds,
+                            track=self.store.tracks_holders,
+                        )
                     )
             except StoreError as exc:
                 log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)

@@ -15,6 +15,7 @@ import psycopg
 
 from ..errors import LeaseLost
 from ._channels import DONE_CHANNEL
+from ._holder import HOLDER_PID, HOLDER_START, takeable
 from ._tickets import no_ticket
 
 # The CTE that makes a statement's own commit not wait for the disk, for statements whose loss
@@ -27,22 +28,31 @@ NOWAIT = "nowait AS (SELECT set_config('synchronous_commit', 'off', true))"
 
 
 def queue_acquire_lease(
-    conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float, *, person: bool = False
+    conn: psycopg.Connection,
+    ticket_id: str,
+    owner: str,
+    seconds: float,
+    *,
+    person: bool = False,
+    track: bool = True,
 ) -> psycopg.Cursor:
-    """Take the ticket if free or abandoned; ``acquired`` reads the result (after
-    the commit). A statement of its own (``Store.statement``): see ``NOWAIT``.
+    """Take the ticket if free, expired or its holder is gone (``takeable``); ``acquired`` reads the
+    result (after the commit). A statement of its own (``Store.statement``): see ``NOWAIT``.
+    ``track``: record this connection's server process as the holder (not behind a pooler).
 
     A round (``person`` False) never takes a ticket a person owns (see SupportBot.take_over); a
     person's own action does, to record it between rounds.
     """
     return conn.execute(
         f"WITH {NOWAIT}"
-        " UPDATE supportbot.tickets SET lease_owner = %s, lease_expires = now() + make_interval(secs => %s)"
+        " UPDATE supportbot.tickets SET lease_owner = %(o)s,"
+        " lease_expires = now() + make_interval(secs => %(s)s),"
+        f" lease_pid = {HOLDER_PID}, lease_backend_start = {HOLDER_START}"
         " FROM nowait"
-        " WHERE id = %s AND (lease_owner IS NULL OR lease_expires < now()) AND (human_agent IS NULL OR %s)"
+        f" WHERE id = %(t)s AND {takeable()} AND (human_agent IS NULL OR %(person)s)"
         # From the row, not a subquery on steps: see sql/007_ticket_last_seq.sql.
         " RETURNING last_seq, turn_count",
-        (owner, seconds, ticket_id, person),
+        {"o": owner, "s": seconds, "t": ticket_id, "person": person, "track": track},
     )
 
 
@@ -52,13 +62,17 @@ def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
     return None if row is None else (int(row[0]), int(row[1]))
 
 
-def renew_lease(conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float) -> None:
-    """A statement of its own (``Store.statement``): see ``NOWAIT``."""
+def renew_lease(
+    conn: psycopg.Connection, ticket_id: str, owner: str, seconds: float, *, track: bool = True
+) -> None:
+    """A statement of its own (``Store.statement``): see ``NOWAIT``. The holder becomes this
+    connection's server process, alive now."""
     # A row back means the lease was still ours.
     row = conn.execute(
-        f"WITH {NOWAIT} UPDATE supportbot.tickets SET lease_expires = now() + make_interval(secs => %s)"
-        " FROM nowait WHERE id = %s AND lease_owner = %s RETURNING 1",
-        (seconds, ticket_id, owner),
+        f"WITH {NOWAIT} UPDATE supportbot.tickets SET lease_expires = now() + make_interval(secs => %(s)s),"
+        f" lease_pid = {HOLDER_PID}, lease_backend_start = {HOLDER_START}"
+        " FROM nowait WHERE id = %(t)s AND lease_owner = %(o)s RETURNING 1",
+        {"s": seconds, "t": ticket_id, "o": owner, "track": track},
     ).fetchone()
     if row is None:
         raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)

@@ -20,6 +20,7 @@ from psycopg.rows import class_row
 
 from .._state import Turn
 from ._channels import DONE_CHANNEL
+from ._holder import HOLDER_PID, HOLDER_START, takeable
 from ._lease import NOWAIT
 from ._tickets import TICKET_COLUMNS, TicketRow
 
@@ -28,8 +29,7 @@ from ._tickets import TICKET_COLUMNS, TicketRow
 AVAILABLE_TO_BOT = "t.human_agent IS NULL"
 
 _CLAIMABLE = (
-    "t.work_due IS NOT NULL AND (t.lease_owner IS NULL OR t.lease_expires < now())"
-    " AND (t.work_retry_at IS NULL OR t.work_retry_at <= now())"
+    f"t.work_due IS NOT NULL AND {takeable('t')} AND (t.work_retry_at IS NULL OR t.work_retry_at <= now())"
 )
 
 
@@ -89,7 +89,7 @@ def mark_due(conn: psycopg.Connection, ticket_id: str) -> None:
 
 
 def claim_cursor(
-    conn: psycopg.Connection, prefix: str, limit: int, lease_seconds: float
+    conn: psycopg.Connection, prefix: str, limit: int, lease_seconds: float, *, track: bool = True
 ) -> psycopg.Cursor[Any]:
     """Lease up to ``limit`` due tickets, the longest-waiting first; ``claimed`` reads them (after
     the commit). One statement, so it can run as a transaction of its own (``Store.statement``);
@@ -104,7 +104,8 @@ def claim_cursor(
         "  ORDER BY t.work_due, t.id LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
         " UPDATE supportbot.tickets t SET"
         "  lease_owner = %(p)s || t.id || ':' || substr(md5(random()::text), 1, 8),"
-        "  lease_expires = now() + make_interval(secs => %(s)s)"
+        "  lease_expires = now() + make_interval(secs => %(s)s),"
+        f"  lease_pid = {HOLDER_PID}, lease_backend_start = {HOLDER_START}"
         " FROM picked, nowait WHERE t.id = picked.id"
         " RETURNING t.id AS ticket_id, t.lease_owner AS owner, t.last_seq, t.turn_count, t.work_due AS due,"
         f" {_TICKET},"
@@ -113,7 +114,7 @@ def claim_cursor(
         "     (SELECT s.turn_count FROM supportbot.steps s WHERE s.ticket_id = t.id AND s.seq = t.last_seq),"
         "    0)"
         "    ORDER BY u.idx LIMIT %(w)s) w) AS waiting",
-        {"p": prefix, "n": limit, "s": lease_seconds, "w": _WAITING},
+        {"p": prefix, "n": limit, "s": lease_seconds, "w": _WAITING, "track": track},
     )
 
 
@@ -256,3 +257,12 @@ def handed_off(conn: psycopg.Connection, ticket_id: str) -> bool:
 
 def sign_off(conn: psycopg.Connection, worker_id: str) -> None:
     conn.execute("DELETE FROM supportbot.workers WHERE id = %s", (worker_id,))
+
+
+def live_workers(conn: psycopg.Connection, *, alive_within: float) -> int:
+    """Worker processes whose heartbeat is at most ``alive_within`` seconds old."""
+    row = conn.execute(
+        "SELECT count(*) FROM supportbot.workers WHERE heartbeat > now() - make_interval(secs => %s)",
+        (alive_within,),
+    ).fetchone()
+    return int(row[0]) if row else 0

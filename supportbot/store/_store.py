@@ -96,6 +96,9 @@ class Store:
         except psycopg.Error as exc:
             raise translated(exc, db_timeout) from exc
         self.url, self.connect_kwargs = url, kwargs  # for connections of their own (LISTEN)
+        # A lease names its holder's server process only on direct connections: behind a pooler in
+        # transaction mode (no prepared statements) server connections outlive their clients.
+        self.tracks_holders = prepared_statements
         self.pool = RoundPool(
             url,
             min_size=1,
@@ -280,7 +283,13 @@ class Store:
             try:
                 with self.transaction(conn) as tx:
                     stored = repo.append_customer_message(
-                        tx, ticket_id, content, message_id=message_id, now=now, tokens=tokens, lease=lease
+                        tx,
+                        ticket_id,
+                        content,
+                        message_id=message_id,
+                        now=now,
+                        tokens=tokens,
+                        lease=None if lease is None else (*lease, self.tracks_holders),
                     )
             except psycopg.errors.UniqueViolation:
                 if message_id is None:

@@ -22,6 +22,7 @@ from .._records import ToolCall
 from .._state import Fact, Ticket, TicketStatus, Turn
 from ..errors import IdempotencyConflict, LeaseLost, UnknownTicket
 from ._channels import WORK_CHANNEL
+from ._holder import HOLDER_PID, HOLDER_START, takeable
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,18 +73,20 @@ def create_ticket(
     body: str,
     now: datetime,
     due: bool = False,
-    lease: tuple[str, float] | None = None,
+    lease: tuple[str, float, bool] | None = None,
 ) -> Ticket:
     """Insert a ticket row. ``due``: its first message waits for a round (the work queue); with
-    ``lease`` (owner, seconds) the caller runs that round itself, else workers are notified."""
+    ``lease`` (owner, seconds, track the holder) the caller runs that round itself, else workers
+    are notified."""
     number = conn.execute("SELECT nextval('supportbot.ticket_numbers')").fetchone()[0]  # type: ignore[index]
     ticket_id = f"T{number:06d}"
-    owner, seconds = lease if lease is not None else (None, 0.0)
+    owner, seconds, track = lease if lease is not None else (None, 0.0, False)
     conn.execute(
         "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at, work_due,"
-        " lease_owner, lease_expires) VALUES (%(t)s, %(e)s, %(s)s, %(b)s, %(now)s,"
-        " CASE WHEN %(due)s THEN %(now)s END,"
-        " %(o)s, CASE WHEN %(o)s::text IS NOT NULL THEN now() + make_interval(secs => %(secs)s) END)",
+        " lease_owner, lease_expires, lease_pid, lease_backend_start) VALUES (%(t)s, %(e)s, %(s)s, %(b)s,"
+        " %(now)s, CASE WHEN %(due)s THEN %(now)s END,"
+        " %(o)s, CASE WHEN %(o)s::text IS NOT NULL THEN now() + make_interval(secs => %(secs)s) END,"
+        f" {HOLDER_PID}, {HOLDER_START})",
         {
             "t": ticket_id,
             "e": email,
@@ -93,6 +96,7 @@ def create_ticket(
             "due": due,
             "o": owner,
             "secs": seconds,
+            "track": track and owner is not None,
         },
     )
     if due and lease is None:
@@ -197,7 +201,7 @@ def append_customer_message(
     message_id: str | None,
     now: datetime,
     tokens: int | None = None,
-    lease: tuple[str, float] | None = None,
+    lease: tuple[str, float, bool] | None = None,
 ) -> tuple[Turn, bool, tuple[int, int] | None]:
     """Store a customer message at the next position: (the stored turn, stored_now, taken).
 
@@ -205,16 +209,15 @@ def append_customer_message(
     concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing;
     one sent concurrently fails the statement with a unique violation (Store.append_message reads
     the winner's turn in a new transaction).
-    With ``lease`` (owner, seconds) the same update takes the ticket if it is free, saving the
+    With ``lease`` (owner, seconds, track the holder) the same update takes the ticket if it is free
+    or its holder is gone (``lease_repo.takeable``), saving the
     round its own lease statement; ``taken`` is then (latest seq, turn count), as ``acquired``
     reads it, else None.
     """
     if message_id is not None and (repeated := stored_message(conn, ticket_id, message_id, content)):
         return repeated, False, None
-    owner, seconds = lease if lease is not None else (None, 0.0)
-    free = (
-        "(%(o)s::text IS NOT NULL AND (lease_owner IS NULL OR lease_expires < now()) AND human_agent IS NULL)"
-    )
+    owner, seconds, track = lease if lease is not None else (None, 0.0, False)
+    free = f"(%(o)s::text IS NOT NULL AND {takeable()} AND human_agent IS NULL)"
     row = conn.execute(
         # The message puts the ticket in the work queue (sql/014_work_queue.sql); without a
         # lease (submit) the workers are told, at the commit.
@@ -223,7 +226,9 @@ def append_customer_message(
         "  work_due = coalesce(work_due, %(now)s),"
         f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
         f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE "
-        "lease_expires END"
+        "lease_expires END,"
+        f"  lease_pid = CASE WHEN {free} THEN {HOLDER_PID} ELSE lease_pid END,"
+        f"  lease_backend_start = CASE WHEN {free} THEN {HOLDER_START} ELSE lease_backend_start END"
         "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx, turn_count, last_seq,"
         "   coalesce(lease_owner = %(o)s::text, false) AS leased),"
         " turn AS (INSERT INTO supportbot.turns"
@@ -243,6 +248,7 @@ def append_customer_message(
             "now": now,
             "o": owner,
             "s": seconds,
+            "track": track,
             "ch": WORK_CHANNEL,
         },
     ).fetchone()
