@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -206,7 +207,8 @@ class SupportBot:
         A ticket whose rounds failed ``worker_max_attempts`` times went to a human instead: its
         result is ``escalated`` with no reply (``queue()`` shows the reason). A message to a ticket
         a person has taken over is theirs to answer: ``with_human`` at once. With no worker
-        running (no heartbeat), this caller runs the round itself once the ticket is free.
+        running (no heartbeat) a sweep (``worker_sweep_seconds``) after the call, this caller runs
+        the round itself once the ticket is free; an error of that round is raised here.
         """
         ticket_id = validate.ticket_id(ticket_id)
         if isinstance(submitted, Submitted):
@@ -219,19 +221,24 @@ class SupportBot:
         else:
             idx, round_ = None, validate.round_number(submitted)
         timeout = validate.seconds("timeout", timeout)
-        with self._store.connection() as conn:
-            alive = max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
-            workers = work_queue.live_workers(conn, alive_within=alive)
+        sweep = self._deps.settings.worker_sweep_seconds
+        # A worker claims a due ticket within a sweep; after one, a waiter with no live worker to
+        # rely on runs the round itself.
+        unclaimed_after = time.monotonic() + sweep
 
         def check() -> RoundResult | None:
-            if not workers:  # nobody else answers: this caller runs the round once the ticket is free
-                ran = self._engine.drive(ticket_id)
-                for result in ran or []:
+            if time.monotonic() >= unclaimed_after and not self._workers_alive():
+                for result in self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
                     if (idx is not None and result.handled_upto > idx) or result.round == round_:
                         return result
             return round_results.finished(self._store, ticket_id, idx, round_)
 
         return self._answers.wait(ticket_id, check, timeout)
+
+    def _workers_alive(self) -> bool:
+        alive = max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
+        with self._store.connection() as conn:
+            return work_queue.live_workers(conn, alive_within=alive) > 0
 
     def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
         """The round that answers turn ``idx`` once the live round holding the ticket lets go, or

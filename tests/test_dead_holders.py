@@ -80,7 +80,7 @@ def test_send_returns_queued_once_its_bound_is_up_while_a_live_round_runs(open_b
 
 
 def test_wait_after_submit_is_answered_with_no_worker_running(open_bot: OpenBot) -> None:
-    bot = open_bot()
+    bot = open_bot(worker_sweep_seconds=0.5)
     ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
     submitted = bot.submit(ticket, "还是不行")
     started = time.monotonic()

@@ -199,7 +199,7 @@ def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot) -> No
         repo.insert_turns(tx, ticket.id, [Turn("customer", "E3001", round=1, created_at=now, idx=0)])
     with store.connection() as conn:
         repo.append_customer_message(
-            conn, ticket.id, "还在吗", message_id=None, now=now, lease=("dead-worker", 600.0)
+            conn, ticket.id, "还在吗", message_id=None, now=now, lease=("dead-worker", 600.0, False)
         )
     assert [t.content for t in bot.state(ticket.id).turns] == ["E3001", "还在吗"]
     assert bot.history(ticket.id) == []
@@ -208,7 +208,7 @@ def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot) -> No
     bot.state(answered)  # this process now holds a copy of the state after the round
     with store.connection() as conn:
         repo.append_customer_message(
-            conn, answered, "又失败了", message_id=None, now=now, lease=("dead-worker", 600.0)
+            conn, answered, "又失败了", message_id=None, now=now, lease=("dead-worker", 600.0, False)
         )
     assert [t.content for t in bot.state(answered).turns][-1] == "又失败了"
     assert len(bot.state_at(answered, len(bot.history(answered))).turns) == 2  # history stays exact
