@@ -58,7 +58,7 @@ MOVED: dict[str, str] = {
     "supportbot.memory.facts": "supportbot.memory._facts",
     "supportbot.memory.ledger": "supportbot.memory._ledger",
     "supportbot.memory.mask": "supportbot.memory._mask",
-    "supportbot.memory.numbers": "supportbot.memory._numbers",
+    "supportbot.memory.numbers": "supportbot.memory._money",
     "supportbot.memory.profile": "supportbot.memory._profile",
     "supportbot.memory.tokens": "supportbot.memory._tokens",
     "supportbot.notify": "supportbot.store._listen",

@@ -93,6 +93,9 @@ class RefundRequest:
     currency: str
     reason: str
     status: RefundStatus = "pending"
+    # The customer's own words for the amount ("两百块"), shown to the approver beside ``amount``;
+    # empty when they wrote none and the refundable amount was requested.
+    asked: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,8 @@ FindingKind = Literal[
     "refund_not_paid",  # invoice, status
     "refund_not_quoted",  # invoice: the business system has no quote for it
     "refund_no_paid_invoice",
+    "refund_confirm_amount",  # written, invoice, refundable, currency: asked back, nothing filed
+    "refund_confirm_invoice",  # count, invoices (the latest three): no amount or id says which
 ]
 # The outcomes of a refund request, which a reply states; the rest is account data.
 REFUND_OUTCOMES: frozenset[FindingKind] = frozenset(
@@ -190,6 +195,8 @@ REFUND_OUTCOMES: frozenset[FindingKind] = frozenset(
         "refund_not_paid",
         "refund_not_quoted",
         "refund_no_paid_invoice",
+        "refund_confirm_amount",
+        "refund_confirm_invoice",
     }
 )
 # For the model only: the reply goes out after a human decided, and the system states the decision.

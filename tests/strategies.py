@@ -223,7 +223,7 @@ budgets = st.builds(
 )
 
 
-# -- the forms customers write facts in (memory/_numbers.py, dates.py, contacts.py) ---------------
+# -- the forms customers write facts in (memory/_money.py, _dates.py, _contacts.py) ---------------
 # Keys are computed here by hand-written arithmetic, not with supportbot's normalizers.
 
 TURN_TIME = datetime(2026, 3, 18, 10, 0, tzinfo=UTC)  # a Wednesday

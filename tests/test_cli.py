@@ -256,6 +256,8 @@ def test_approvals_then_approve(story: Story) -> None:
     pending = ok_json(story.url, "approvals")
     assert [(p["ticket_id"], p["round"]) for p in pending] == [(story.waiting, 2)]
     assert pending[0]["request"]["refund_request"]["amount"] == "200.00"
+    assert pending[0]["request"]["refund_request"]["asked"] == "200 元"  # the customer's own words
+    assert "退款 200.00 CNY(客户原话「200 元」)" in ok(story.url, "approvals")
 
     result = ok_json(story.url, "approve", story.waiting, "--yes", "--by", "王经理", "--note", "符合政策")
     assert (result["ticket_id"], result["outcome"], result["round"]) == (story.waiting, "resolved", 2)

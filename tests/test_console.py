@@ -80,6 +80,7 @@ def test_an_approver_claims_and_approves_and_the_ticket_shows_the_reply(
     assert inbox.index(played.refund_ticket) < inbox.index(played.handoff_ticket)  # oldest first
     page = client.get(f"/approvals/{played.refund_ticket}").text
     assert "200.00 CNY" in page and "退款计算" not in page  # the basis is quoted as the backend wrote it
+    assert '<dd class="asked" id="asked">「200 元」</dd>' in page  # the customer's own words beside it
     assert re.search(r"实付</dt><dd>\d+\.\d\d CNY", page), "what was paid is shown"
     assert 'id="basis"' in page and "按未使用的" in page  # the policy computation
     assert 'id="decide"' not in page  # no decision form before a claim

@@ -13,7 +13,7 @@ from supportbot._state import Fact, Role, Turn
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._dates import canonical_date, dates
 from supportbot.memory._facts import current_facts, extract, is_request, update_ledger
-from supportbot.memory._numbers import amounts, canonical_amount, parse_chinese
+from supportbot.memory._money import amounts, canonical_amount, parse_chinese
 
 
 def keys(text: str, kind: str, *, role: Role = "customer", mask: bool = False) -> list[str]:

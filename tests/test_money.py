@@ -141,7 +141,7 @@ def test_a_refund_below_a_cent_is_refused_and_the_ticket_is_not_stuck(
     bot = open_bot()
     first = bot.open_ticket(SUNLI, subject="退款", body="想申请退款 0.001 元")
     assert first.outcome == "resolved"
-    assert "0.001 元无效" in first.reply and "至少 0.01 元" in first.reply and "不能受理" in first.reply
+    assert "「0.001 元」无效" in first.reply and "至少 0.01 元" in first.reply and "不能受理" in first.reply
     assert bot.resume(first.ticket_id) is None  # nothing left to run, nothing raises
     cents = bot.send(first.ticket_id, "那申请退款 10.005 元")
     assert cents.outcome == "resolved" and "最多两位小数" in cents.reply

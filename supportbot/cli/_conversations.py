@@ -52,6 +52,7 @@ def approvals(bot: SupportBot, args: argparse.Namespace) -> int:
                 subject=clip(p.subject, 20),
                 amount=refund.get("amount", "?"),
                 currency=refund.get("currency", ""),
+                asked=t("approvals.asked", words=refund["asked"]) if refund.get("asked") else "",
                 invoice=refund.get("invoice_id", "?"),
                 when=when(p.requested_at),
             )

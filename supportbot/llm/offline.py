@@ -31,7 +31,25 @@ __all__ = ["OfflineModel", "compose_reply", "review", "sections_of", "summarize"
 # (category, words that signal it, help-center terms to search with). Checked in order: the first
 # category with a matching word wins, so the more specific requests come first.
 _CATEGORIES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("refund", ("退款", "退钱", "退费", "退我", "把钱退", "refund", "money back", "chargeback"), "退款"),
+    (
+        "refund",
+        (
+            "退款",
+            "退钱",
+            "退费",
+            "退我",
+            "把钱退",
+            "想退",
+            "要退",
+            "申请退",
+            "帮我退",
+            "能不能退",
+            "refund",
+            "money back",
+            "chargeback",
+        ),
+        "退款",
+    ),
     (
         "invoice",
         ("发票", "抬头", "税号", "开票", "红冲", "专票", "invoice", "receipt", "tax id", "vat"),

@@ -31,7 +31,7 @@ _DAY_WORDS.update({"后天": 2, "大后天": 3})
 _SMALL = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 
 # Each form starts with a digit, a month name or one of the listed characters: the look-ahead
-# lets the scan skip everything else at once; digit runs are read possessively (see numbers.py).
+# lets the scan skip everything else at once; digit runs are read possessively (see _money.py).
 _DATE = re.compile(
     r"(?=[0-9A-Za-z明后昨前大下上这本周星礼一两二三四五六七八九十])(?:"
     r"(?<![0-9])(?P<cy>[0-9]{4})\s*年\s*(?P<cm>[0-9]{1,2})\s*月\s*(?P<cd>[0-9]{1,2})(?![0-9])\s*[日号]?"

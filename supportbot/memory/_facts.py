@@ -31,7 +31,7 @@ from ..errors import InvalidInput
 from . import _contacts as contacts
 from ._dates import dates
 from ._mask import mask_text
-from ._numbers import amounts
+from ._money import amounts
 
 FactKind = Literal[
     "id",

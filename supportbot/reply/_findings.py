@@ -60,7 +60,7 @@ def _chinese(finding: Finding) -> str:
                 "不重复提交;审批结果以系统通知为准。"
             )
         case "refund_invalid_amount":
-            return f"退款申请不能受理:申请的金额 {f['amount']} 元无效,退款金额至少 0.01 元,且最多两位小数。"
+            return f"退款申请不能受理:申请的金额「{f['amount']}」无效,退款金额至少 0.01 元,且最多两位小数。"
         case "refund_over_limit":
             return (
                 f"退款申请不能受理:申请的 {f['asked']} 元超过账单 {f['invoice']} "
@@ -76,6 +76,17 @@ def _chinese(finding: Finding) -> str:
             return f"账单 {f['invoice']} 不在该客户名下或未支付,不能受理退款。"
         case "refund_no_paid_invoice":
             return "没有可退款的已支付账单。"
+        case "refund_confirm_amount":
+            return (
+                f"退款申请尚未提交:写的金额({f['written']})不能确定就是要退的金额,需要确认要退多少;"
+                f"账单 {f['invoice']} 目前最多可退 {f['refundable']} "
+                f"{'元' if f['currency'] == 'CNY' else f['currency']}。"
+            )
+        case "refund_confirm_invoice":
+            return (
+                f"退款申请尚未提交:名下有 {f['count']} 张已支付账单({f['invoices']}),"
+                "需要确认要退哪一张、退多少。"
+            )
 
 
 def _english(finding: Finding) -> str | None:
@@ -91,7 +102,7 @@ def _english(finding: Finding) -> str | None:
             )
         case "refund_invalid_amount":
             return (
-                f"{f['amount']} CNY is not an amount that can be refunded: a refund is at least 0.01 CNY, in "
+                f'"{f["amount"]}" is not an amount that can be refunded: a refund is at least 0.01, in '
                 "whole cents."
             )
         case "refund_over_limit":
@@ -103,6 +114,17 @@ def _english(finding: Finding) -> str | None:
             return f"Nothing can be refunded on invoice {f['invoice']}, so the request cannot be accepted."
         case "refund_no_paid_invoice":
             return "There is no paid invoice that could be refunded."
+        case "refund_confirm_amount":
+            return (
+                f"No refund has been requested yet: we are not sure which amount you want refunded "
+                f"({f['written']}); please confirm the amount. Invoice {f['invoice']} can be refunded up to "
+                f"{f['refundable']} {f['currency']}."
+            )
+        case "refund_confirm_invoice":
+            return (
+                f"No refund has been requested yet: you have {f['count']} paid invoices ({f['invoices']}); "
+                "please tell us which one, and how much you want refunded."
+            )
         case _:
             return None
 

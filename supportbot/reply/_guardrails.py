@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
 from ..i18n._prompts import EVIDENCE_LABEL
+from ..memory._money import money_in
 
 __all__ = [
     "CITATION",
@@ -38,7 +39,6 @@ __all__ = [
     "claims_approval",
     "draft_problems",
     "durations",
-    "money",
     "numbers",
     "prompt_leak",
 ]
@@ -58,12 +58,6 @@ _ANY_NUMBER = re.compile(
 # like the rest): they change no match, but reject most positions of CJK text at once, where the
 # engine would otherwise try every alternative. Patterns that start with one literal get the same
 # from the look-behind moved after that literal.
-_MONEY = re.compile(
-    r"(?=[¥￥$URC人0-9])"
-    rf"(?:(?:[¥￥$]|US\$|RMB|CNY|USD|人民币)\s*(?P<n1>{_NUMBER})"
-    rf"|(?<![A-Za-z0-9.,])(?P<n2>{_NUMBER})\s*(?:元|块钱|块|RMB|CNY|USD|yuan|美元|dollars?)(?![A-Za-z]))",
-    re.IGNORECASE,
-)
 _UNITS = {
     "工作日": "workday",
     "个工作日": "workday",
@@ -119,16 +113,6 @@ _IDENTIFIERS = (
     ("退款单号", re.compile(r"R(?<![A-Za-z0-9-]R)[0-9]{6}(?![0-9])")),
     ("手机号", re.compile(r"1(?<![0-9]1)[3-9][0-9]{9}(?![0-9])")),
 )
-
-
-def money(text: str) -> list[Decimal]:
-    """Amounts written with a currency ("100 元", "¥3,588.00", "$20"), in order."""
-    found = []
-    for m in _MONEY.finditer(text):
-        value = _decimal(m["n1"] or m["n2"])
-        if value is not None:
-            found.append(value)
-    return found
 
 
 def numbers(text: str) -> set[Decimal]:
@@ -263,7 +247,7 @@ def _unsupported(draft: str, evidence: str | Callable[[], str], scans: EvidenceS
     # The evidence is long (articles, findings, the conversation) and the draft short: it is only
     # built and scanned for what the draft actually states, and its scans are cached, since a
     # redraft is checked against the same evidence.
-    amounts, spans = money(draft), durations(draft)
+    amounts, spans = _money(draft), durations(draft)
     identifiers = [(kind, found) for kind, pattern in _IDENTIFIERS if (found := pattern.findall(draft))]
     if not (amounts or spans or identifiers):
         return
@@ -301,8 +285,14 @@ class EvidenceScans:
         return sum(cache.cache_info().currsize for cache in (self.numbers, self.durations, self.lowered))
 
 
+def _money(text: str) -> list[Decimal]:
+    """The amounts of money ``text`` states, read as the rest of the package reads them."""
+    return [m.value for m in money_in(text) if m.value is not None]
+
+
 def _evidence_numbers(evidence: str) -> frozenset[Decimal]:
-    return frozenset(numbers(evidence))
+    # Figures in any form: "两百元" in the customer's message supports "200 元" in a draft.
+    return frozenset(numbers(evidence)) | frozenset(_money(evidence))
 
 
 def _evidence_durations(evidence: str) -> frozenset[tuple[int, int, str]]:

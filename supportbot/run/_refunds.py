@@ -19,7 +19,7 @@ from pydantic import TypeAdapter
 from .._records import CENT, ApprovalDecision, Finding, Invoice, RefundQuote, RefundRequest
 from .._state import SupportState
 from ..memory._mask import mask_text
-from ..reply import _guardrails as guardrails
+from ..memory._money import CN_NUMERAL_CHARS, Money, money_in
 from ._deps import Deps, ToolRecorder
 
 Update = dict[str, Any]
@@ -34,27 +34,80 @@ _REFUND_ASK = re.compile(
 _REFUND_ADAPTER: TypeAdapter[RefundRequest] = TypeAdapter(RefundRequest)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Asked:
+    """What a refund message asks for. ``amount`` None: it names no amount. ``unclear``: the
+    customer's words for amounts that could each be the one asked ("200 元", "300 元"), or one in
+    another currency; the customer is asked to confirm. ``unreadable``: written as money but no
+    amount (a 30-digit run), refused."""
+
+    amount: Decimal | None = None
+    words: str = ""
+    currency: str | None = None
+    unclear: tuple[str, ...] = ()
+    unreadable: str = ""
+
+
+def asked_amount(message: str) -> Asked:
+    """The amount a refund message asks for: the one amount written after the first mention of a
+    refund ("付了 3588 元,想退 1000 元" asks 1000), else the one amount in the message. Anything
+    less certain is not guessed: two different amounts, or a bare number where an amount is
+    expected ("退款 200"), are ``unclear``."""
+    word = _REFUND_WORD.search(message)
+    written = money_in(message)
+    if broken := [m.text for m in written if m.value is None]:
+        return Asked(unreadable=broken[0])
+    after = [m for m in written if word and m.start >= word.start()]
+    candidates = after or written
+    values = {(m.currency, m.value) for m in candidates}
+    # "块" read as a measure word ("2块硬盘"), or "1.2k" before a noun, is not money to the reader;
+    # beside an amount, in a refund request, it may be one: never file one of them without asking.
+    kuai = [k.group() for k in _KUAI.finditer(message, word.start() if word else 0)]
+    loose = [k for k in kuai if not any(k in m.text for m in candidates)]
+    if len(values) > 1 or (values and loose):
+        return Asked(unclear=tuple(dict.fromkeys([*(m.text for m in candidates), *loose])))
+    if candidates:
+        first: Money = candidates[0]
+        return Asked(amount=first.value, words=first.text, currency=first.currency)
+    if word and (bare := _BARE_NUMBER.search(message, word.end())):
+        return Asked(unclear=(bare.group(),))
+    return Asked()
+
+
+_KUAI = re.compile(rf"(?:[0-9][0-9,.]*+|[{CN_NUMERAL_CHARS}]++)\s*+块|[0-9][0-9,.]*+\s*+[kKwW万](?![A-Za-z])")
+# A number with no currency right after the refund word, ending the clause ("退款 200", "refund 50."):
+# likely the amount, but not certainly (of what currency?), so it is confirmed, never guessed.
+_BARE_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9.,\-/:])[0-9]++(?:\.[0-9]++)?+(?=\s*+(?:$|[,，。.!！?？;；]))(?<!\.)"
+)
+
+
 def request(
     state: SupportState, deps: Deps, invoices: list[Invoice], tools: ToolRecorder, *, latest: str
 ) -> tuple[RefundRequest | None, tuple[Finding, ...]]:
-    """Open a refund request only for this customer's paid invoice, within what the business's
-    refund policy still allows on it (``Backend.quote_refund``), and say how that was computed
-    (the findings to show the model).
+    """Open a refund request only for this customer's paid invoice, for the amount the customer
+    wrote (or, when they wrote none, what the business's policy still allows: ``quote_refund``),
+    and say how that was computed (the findings to show the model).
 
     Nothing here approves anything: the request waits for a human (``approval``), whatever the
-    customer's message says. An unusable amount is refused before anything is written.
+    customer's message says. An unusable amount is refused, and an uncertain one (two amounts,
+    another currency, no amount when several invoices could be meant) is asked back, before
+    anything is written.
     """
-    invoice = _refund_invoice(latest, invoices)
+    asked = asked_amount(latest)
+    if asked.unreadable:
+        return None, (Finding.of("refund_invalid_amount", amount=_clip(asked.unreadable)),)
+    invoice = _refund_invoice(latest, invoices, amount_named=bool(asked.words or asked.unclear))
     if isinstance(invoice, Finding):
         return None, (invoice,)
     earlier = _earlier_refunds(state, invoice.id)
-    asked = _asked_amount(latest)
-    if earlier and asked is None and not _REFUND_ASK.search(latest):
+    if earlier and not (asked.words or asked.unclear) and not _REFUND_ASK.search(latest):
         # "When does my refund arrive?" is triaged as a refund too; it asks about one, not for one.
         ids = "、".join(refund_id for refund_id, _ in earlier)
         return None, (Finding.of("refund_repeat", invoice=invoice.id, refunds=ids),)
-    if asked is not None and (asked < CENT or asked != asked.quantize(CENT)):
-        return None, (Finding.of("refund_invalid_amount", amount=asked),)
+    amount = asked.amount
+    if amount is not None and (amount < CENT or amount != amount.quantize(CENT)):
+        return None, (Finding.of("refund_invalid_amount", amount=asked.words),)
     assert state.customer is not None
     customer_id = state.customer.id
     quote: RefundQuote | None = tools.call(
@@ -65,11 +118,22 @@ def request(
     basis = _basis(quote)
     if quote.refundable < CENT:
         return None, (basis, Finding.of("refund_nothing_left", invoice=invoice.id))
-    asked = asked or quote.refundable
-    if asked > quote.refundable:
+    unclear = asked.unclear or ((asked.words,) if asked.currency not in (None, quote.currency) else ())
+    if unclear:
+        confirm = Finding.of(
+            "refund_confirm_amount",
+            written="、".join(unclear),
+            invoice=invoice.id,
+            refundable=f"{quote.refundable:.2f}",
+            currency=quote.currency,
+        )
+        return None, (basis, confirm)
+    if amount is None:
+        amount = quote.refundable  # no amount written: what the policy allows on the one invoice
+    if amount > quote.refundable:
         over = Finding.of(
             "refund_over_limit",
-            asked=f"{asked:.2f}",
+            asked=f"{amount:.2f}",
             invoice=invoice.id,
             refundable=f"{quote.refundable:.2f}",
         )
@@ -78,8 +142,8 @@ def request(
         "ticket_id": state.ticket.id,
         "customer_id": customer_id,
         "invoice_id": invoice.id,
-        "amount": asked,
-        "reason": (mask_text(latest) if deps.settings.mask_pii else latest)[:200],
+        "amount": amount,
+        "reason": _excerpt(mask_text(latest) if deps.settings.mask_pii else latest, asked.words),
     }
     result = deps.require_effects().run(
         "refund_request",
@@ -87,11 +151,26 @@ def request(
             "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key
         ),
     )
-    refund = _REFUND_ADAPTER.validate_python(result)
+    # The customer's own words for the amount go with the request to the approver.
+    refund = dataclasses.replace(_REFUND_ADAPTER.validate_python(result), asked=asked.words)
     # The reply goes out only after a person decided, and finalize states that decision: the
     # draft must not announce a pending request (a refund_filed finding is for the model only).
     filed = Finding.of("refund_filed", refund=refund.id, amount=refund.amount, currency=refund.currency)
     return refund, (basis, filed)
+
+
+_REASON_CHARS = 200
+
+
+def _clip(words: str, limit: int = 24) -> str:
+    return words if len(words) <= limit else words[: limit - 1] + "…"
+
+
+def _excerpt(message: str, words: str) -> str:
+    """At most 200 characters of the message, holding the customer's words for the amount."""
+    at = message.find(words) if words else 0
+    start = max(0, min(at - _REASON_CHARS // 2, len(message) - _REASON_CHARS))
+    return ("…" if start else "") + message[start : start + _REASON_CHARS - (1 if start else 0)]
 
 
 def _basis(quote: RefundQuote) -> Finding:
@@ -115,9 +194,10 @@ def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, De
     return found
 
 
-def _refund_invoice(message: str, invoices: list[Invoice]) -> Invoice | Finding:
+def _refund_invoice(message: str, invoices: list[Invoice], *, amount_named: bool) -> Invoice | Finding:
     """The invoice the customer names (it must be theirs and paid), else their latest paid one;
-    when there is none, the finding that says why."""
+    when there is none, or several could be meant and no amount says which, the finding that says
+    why."""
     named = list(dict.fromkeys(_INVOICE_ID.findall(message)))
     if named:
         own = [i for i in invoices if i.id in named]
@@ -127,15 +207,10 @@ def _refund_invoice(message: str, invoices: list[Invoice]) -> Invoice | Finding:
             return Finding.of("refund_not_paid", invoice=own[0].id, status=own[0].status)
         return own[0]
     paid = [i for i in invoices if i.status == "paid"]
+    if len(paid) > 1 and not amount_named:
+        latest = "、".join(i.id for i in paid[:3]) + ("…" if len(paid) > 3 else "")
+        return Finding.of("refund_confirm_invoice", count=len(paid), invoices=latest)
     return paid[0] if paid else Finding.of("refund_no_paid_invoice")
-
-
-def _asked_amount(message: str) -> Decimal | None:
-    """The amount after the first mention of a refund ("付了 3588 元,想退 1000 元" asks 1000)."""
-    word = _REFUND_WORD.search(message)
-    after = guardrails.money(message[word.start() :]) if word else []
-    found = after or guardrails.money(message)
-    return found[0] if found else None
 
 
 def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) -> Update:

@@ -1,0 +1,302 @@
+"""Amounts of money as customers write them: the one reader the package uses.
+
+The memory ledger pins what it returns (keys such as ``CNY 3500.00``), the draft checks compare a
+draft's amounts with the evidence's, and the refund step files what the customer asked. Forms read,
+Chinese and English: digits with a currency before or after (``¥128``, ``128 元``, ``45 块``,
+``30 USD``, ``$37.18``, ``37 bucks``), thousands separators, ``万``/``k``/``w`` multipliers
+(``1.2万``, ``2.8k``, ``1.5k 元``), Chinese numerals in everyday and formal writing (``三千五百元``,
+``两百块``, ``贰佰元``, ``一万二``) and English number words before a currency (``forty dollars``,
+``two hundred and fifty bucks``, ``twelve hundred dollars``). Pure and deterministic.
+
+Something written as money that is not a readable amount (a 30-digit run with a currency, a
+numeral like ``三五元``) is returned with ``value=None``: a caller that acts on money (the refund
+step) must refuse it, not skip it.
+
+Every digit or numeral run is read possessively (``++``) and may only start where the run starts
+(a look-behind refuses a run's inside): a regex engine that backtracked into a 10,000-digit run
+would try every split of it, for every start position, and take quadratic time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
+
+__all__ = ["Amount", "Money", "amounts", "canonical_amount", "money_in", "parse_chinese", "parse_english"]
+
+_CN_DIGITS: Mapping[str, int] = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "壹": 1,
+    "二": 2,
+    "贰": 2,
+    "两": 2,
+    "三": 3,
+    "叁": 3,
+    "四": 4,
+    "肆": 4,
+    "五": 5,
+    "伍": 5,
+    "六": 6,
+    "陆": 6,
+    "七": 7,
+    "柒": 7,
+    "八": 8,
+    "捌": 8,
+    "九": 9,
+    "玖": 9,
+}
+_CN_UNITS: Mapping[str, int] = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
+_CN_BIG: Mapping[str, int] = {"万": 10_000, "萬": 10_000, "亿": 100_000_000}
+CN_NUMERAL_CHARS = "".join([*_CN_DIGITS, *_CN_UNITS, *_CN_BIG])
+
+# Currency names, matched without regard to case; the values are ISO codes.
+_CURRENCY_BEFORE: Mapping[str, str] = {
+    "¥": "CNY",
+    "￥": "CNY",
+    "rmb": "CNY",
+    "cny": "CNY",
+    "人民币": "CNY",
+    "us$": "USD",
+    "$": "USD",
+    "usd": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+}
+_CURRENCY_AFTER: Mapping[str, str] = {
+    "元": "CNY",
+    "圆": "CNY",
+    "块钱": "CNY",
+    "块": "CNY",
+    "rmb": "CNY",
+    "cny": "CNY",
+    "yuan": "CNY",
+    "人民币": "CNY",
+    "usd": "USD",
+    "美元": "USD",
+    "美金": "USD",
+    "dollars": "USD",
+    "dollar": "USD",
+    "bucks": "USD",
+    "buck": "USD",
+    "eur": "EUR",
+    "euros": "EUR",
+    "euro": "EUR",
+    "欧元": "EUR",
+}
+_EN_ONES: Mapping[str, int] = {
+    word: n
+    for n, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
+    )
+}
+_EN_TENS: Mapping[str, int] = {
+    word: 10 * n
+    for n, word in enumerate(
+        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2
+    )
+}
+_EN_SCALES: Mapping[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+
+
+def _alternation(symbols: Mapping[str, str] | Mapping[str, int]) -> str:
+    return "|".join(re.escape(s) for s in sorted(symbols, key=len, reverse=True))
+
+
+_NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})++(?![0-9])|[0-9]++)(?:\.[0-9]++)?+"
+_CN_NUMBER = rf"[{CN_NUMERAL_CHARS}]++"
+_EN_WORD = rf"(?:{_alternation({**_EN_ONES, **_EN_TENS, **_EN_SCALES})})"
+_EN_NUMBER = rf"(?:an?\s++)?+{_EN_WORD}(?:(?:\s++and\s++|\s++|-){_EN_WORD})*+"
+# "块" is also a measure word ("2块硬盘"): money only when no noun follows it.
+# Characters that may follow an amount without making it a count of things ("2块硬盘", "8k分辨率").
+_NOT_A_NOUN = "了吧啊呀呢的吗左多钱退还给或和到至也就整都"
+_AFTER_KUAI = rf"(?![\u4e00-\u9fff])|(?=[{_NOT_A_NOUN},，。！？!?])"
+_MULT = r"(?P<mult>[kKwW千万](?![A-Za-z]))"
+_AMOUNT = re.compile(
+    rf"(?:(?<![A-Za-z])(?P<pre>{_alternation(_CURRENCY_BEFORE)})\s*+(?P<n1>{_NUMBER})(?P<m1>[kKwW千万](?![A-Za-z]))?"
+    rf"|(?<![A-Za-z0-9.])(?<![0-9],)(?P<n2>{_NUMBER})\s*+{_MULT}?\s*+"
+    rf"(?:(?P<post>(?:{_alternation({k: v for k, v in _CURRENCY_AFTER.items() if k != '块'})})(?![A-Za-z]))"
+    rf"|(?P<kuai>块)(?:{_AFTER_KUAI}))?"
+    rf"|(?<![{CN_NUMERAL_CHARS}几数上好])(?P<cn>{_CN_NUMBER})\s*+(?:(?P<cpost>元|圆|块钱|美元|欧元)|(?P<ckuai>块)(?:{_AFTER_KUAI}))"
+    rf"|\b(?P<en>{_EN_NUMBER})\s++(?P<epost>dollars?|bucks?|usd|euros?|yuan|rmb)\b)",
+    re.IGNORECASE,
+)
+# A digit run longer than this is a pasted log or a joke, not an amount of money.
+_MAX_DIGITS = 15
+
+
+class Money(NamedTuple):
+    """One amount as written: where, the words, the currency (None when only a multiplier says it
+    is money: "1.2k"), and the value (None when it is written as money but cannot be read)."""
+
+    start: int
+    end: int
+    text: str
+    currency: str | None
+    value: Decimal | None
+
+
+class Amount(NamedTuple):
+    start: int
+    end: int
+    text: str
+    key: str  # "CNY 3500.00"
+
+
+def money_in(text: str) -> list[Money]:
+    """Every amount of money in ``text``, in order (see the module doc for the forms)."""
+    found = []
+    for m in _AMOUNT.finditer(text):
+        read = _read(m)
+        if read is not None and not _bare_count(m, text):
+            currency, value = read
+            found.append(Money(m.start(), m.end(), m.group().strip(), currency, value))
+    return found
+
+
+def amounts(text: str, *, currency: str = "CNY") -> Iterator[Amount]:
+    """Every readable amount in ``text``, in order, with its canonical ``CUR 0.00`` key; an amount
+    with no currency written takes ``currency``."""
+    for money in money_in(text):
+        if money.value is not None:
+            yield Amount(
+                money.start, money.end, money.text, f"{money.currency or currency} {money.value:.2f}"
+            )
+
+
+def _bare_count(m: re.Match[str], text: str) -> bool:
+    # "1.2万用户", "8k分辨率": a multiplier with no currency, then a noun, counts things, not money.
+    bare = m.group("n2") and not (m.group("post") or m.group("kuai"))
+    return bool(bare) and _NOUN_NEXT.match(text, m.end("mult") if m.group("mult") else m.end()) is not None
+
+
+_NOUN_NEXT = re.compile(rf"[\u4e00-\u9fffA-Za-z](?<![{_NOT_A_NOUN}])")
+
+
+def canonical_amount(key: str) -> str:
+    """A canonical key read again: the identity on ``CUR 0.00`` keys (normalisation is idempotent)."""
+    currency, _, number = key.partition(" ")
+    return f"{currency} {Decimal(number):.2f}"
+
+
+def _read(m: re.Match[str]) -> tuple[str | None, Decimal | None] | None:
+    """(currency, value) of a match; None when it is not money at all (a bare number)."""
+    currency: str | None
+    if m.group("cn"):
+        currency = {"美元": "USD", "欧元": "EUR"}.get(m.group("cpost") or "", "CNY")
+        value = parse_chinese(m.group("cn")) if len(m.group("cn")) <= _MAX_NUMERAL_CHARS else None
+        return currency, None if value == 0 else value
+    if m.group("en"):
+        return _CURRENCY_AFTER[m.group("epost").lower()], parse_english(m.group("en"))
+    if m.group("pre"):
+        currency, number, mult = _CURRENCY_BEFORE[m.group("pre").lower()], m.group("n1"), m.group("m1")
+    else:
+        number, mult = m.group("n2"), m.group("mult")
+        if m.group("post"):
+            currency = _CURRENCY_AFTER[m.group("post").lower()]
+        elif m.group("kuai"):
+            currency = "CNY"
+        elif mult and mult in "kKwW万":  # "2.8k", "1.2万": money in a support chat, currency unsaid
+            currency = "CNY" if mult in "wW万" else None
+        else:
+            return None
+    digits = number.replace(",", "")
+    if len(digits.partition(".")[0]) > _MAX_DIGITS or len(digits.partition(".")[2]) > _MAX_DIGITS:
+        return currency, None
+    try:
+        value = Decimal(digits)
+    except InvalidOperation:  # unreachable with _NUMBER; a regex edit must not crash a round
+        return currency, None
+    return currency, value * _multiplier(mult)
+
+
+def parse_english(words: str) -> Decimal | None:
+    """The value of English number words ("two hundred and fifty" 250, "twelve hundred" 1200,
+    "a hundred" 100); None if they do not make one number ("five four")."""
+    total, current, last = 0, 0, ""
+    for word in re.findall(r"[a-z]+", words.lower()):
+        if word == "and" or (word in ("a", "an") and not last):
+            last = last or "a"
+            continue
+        if word in _EN_ONES or word in _EN_TENS:
+            value = _EN_ONES.get(word, _EN_TENS.get(word, 0))
+            if last in ("one", "teen") or (last == "ten" and (word in _EN_TENS or value >= 10)):
+                return None  # "five four", "twenty thirty", "twenty twelve"
+            current += value
+            last = "ten" if word in _EN_TENS else "teen" if value >= 10 else "one"
+        else:
+            scale = _EN_SCALES[word]
+            if scale == 100:
+                if last in ("hundred",) or (current >= 100 and current % 100 == 0):
+                    return None
+                current = (current or 1) * 100
+            else:
+                if current == 0 and last not in ("a", ""):
+                    return None
+                total += (current or 1) * scale
+                current = 0
+            last = "hundred" if scale == 100 else "scale"
+    value = total + current
+    return Decimal(value) if value > 0 else None
+
+
+_MAX_NUMERAL_CHARS = 16
+
+
+def _multiplier(mult: str | None) -> int:
+    if not mult:
+        return 1
+    return 1000 if mult in "kK千" else 10_000
+
+
+def parse_chinese(numeral: str) -> Decimal | None:
+    """The value of a Chinese numeral (``三千五百`` 3500, ``一万二`` 12000); None if malformed."""
+    total, section, digit = 0, 0, None
+    last_unit = 1
+    for ch in numeral:
+        if ch in _CN_DIGITS:
+            if digit is not None and digit != 0:  # "三五" is not a numeral
+                return None
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_UNITS:
+            unit = _CN_UNITS[ch]
+            if section and unit >= last_unit:  # "五百三千": units must fall within a section
+                return None
+            section += (digit or 1) * unit  # a 零 before a unit only holds a place: "万零十" is 10
+            digit, last_unit = None, unit
+        else:
+            big = _CN_BIG[ch]
+            section += digit or 0
+            if section == 0:
+                return None
+            total += section * big
+            section, digit, last_unit = 0, None, big
+    if digit is not None:
+        # Colloquial trailing digit: "一万二" is 12000, "三千五" is 3500 (a unit one step down).
+        trailing = last_unit // 10 if last_unit >= 100 and numeral[-2] not in "零〇" else 1
+        section += digit * (trailing if len(numeral) > 1 and numeral[-2] not in _CN_DIGITS else 1)
+    return Decimal(total + section)
