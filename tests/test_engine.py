@@ -143,7 +143,9 @@ def test_nothing_is_stored_twice(open_bot: OpenBot, database_url: str) -> None:
     assert all("reply" not in update for update in rows.values())  # the agent turn is the reply
     # What a tool returned as is refers to its tool_calls row instead of a second copy.
     assert set(rows[(2, "load_customer")]["customer"]) == set(rows[(2, "retrieve")]["hits"]) == {"$tool"}
-    assert set(rows[(2, "act")]["refund_request"]) == {"$tool"}
+    # The backend's request, referred to, plus the customer's own words for its amount.
+    assert rows[(2, "act")]["refund_request"]["$patch"] == {"asked": "100 元"}
+    assert set(rows[(2, "act")]["refund_request"]) == {"$tool", "$patch"}
     # Each step keeps its own spend ([calls, prompt, completion, cost]); the state adds them up.
     assert rows[(2, "draft")]["round_spend"][0] == 1 and rows[(2, "draft")]["cost"] == 0.5
     state = bot.state(ticket)

@@ -3,7 +3,8 @@
 Two things keep stored states small. A checkpoint leaves out fields at their defaults (most
 per-round fields, early in a round). A value that a tool call of the same round returned as is
 (the customer record, the help-center hits, a refund request) is stored as a reference to that
-call, ``{"$tool": idx}``: the tool log holds it already.
+call, ``{"$tool": idx}``: the tool log holds it already (with ``"$patch"``, the few entries in which
+it differs from that result).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..errors import StoreError, UnknownStateField
 STORED_FIELDS: tuple[str, ...] = tuple(n for n in FIELD_NAMES if n != "ticket" and n not in LOG_FIELDS)
 _DEFAULTS: dict[str, Any] = field_defaults(STORED_FIELDS)
 _REF = "$tool"
+_PATCH = "$patch"
 
 
 def _spend(value: Any) -> Any:
@@ -57,11 +59,28 @@ def encode_fields(values: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) 
             raise UnknownStateField(f"cannot store unknown state field {name!r}")
         data = adapter.dump_python(value, mode="json")
         if data and isinstance(data, (dict, list)):
-            data = next(
-                ({_REF: call.idx} for call in tools if call.result == data and call.idx is not None), data
-            )
+            data = next((ref for call in tools if (ref := _reference(data, call)) is not None), data)
         encoded[name] = data
     return encoded
+
+
+# A value that differs from a tool's result in this many entries at most is stored as a reference
+# and its differences (a refund request with the customer's words for its amount added).
+_MAX_PATCH = 2
+
+
+def _reference(data: dict[str, Any] | list[Any], call: ToolCall) -> dict[str, Any] | None:
+    """``{"$tool": idx}`` when ``data`` is what ``call`` returned, with ``"$patch"``: the entries
+    that differ, when it is that result with a few entries changed or added; else None."""
+    if call.idx is None:
+        return None
+    if call.result == data:
+        return {_REF: call.idx}
+    result = call.result
+    if not (isinstance(data, dict) and isinstance(result, dict) and result and result.keys() <= data.keys()):
+        return None
+    patch = {key: value for key, value in data.items() if key not in result or result[key] != value}
+    return {_REF: call.idx, _PATCH: patch} if len(patch) <= _MAX_PATCH else None
 
 
 def decode_fields(data: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) -> dict[str, Any]:
@@ -72,7 +91,10 @@ def decode_fields(data: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) ->
             idx = value[_REF]
             if idx >= len(tools):
                 raise StoreError(f"stored field {name!r} refers to tool call {idx}, which is not loaded")
+            patch = value.get(_PATCH, {})
             value = tools[idx].result  # noqa: PLW2901 - the reference is replaced by what it points at
+            if patch:
+                value = {**value, **patch}  # noqa: PLW2901
         adapter = adapters.get(name)
         if adapter is None:
             raise UnknownStateField(

@@ -383,9 +383,12 @@ def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:
     return (
         conn.cursor(row_factory=class_row(PendingApproval))
         .execute(
-            # A request that a tool of its round returned refers to that tool call (see codec).
+            # A request that a tool of its round returned refers to that tool call, with the entries
+            # that differ from its result (see codec).
             "SELECT a.ticket_id, a.round, t.customer_email, t.subject, CASE WHEN c.idx IS NULL THEN a.request"
-            "  ELSE jsonb_build_object('refund_request', c.result) END AS request, a.requested_at"
+            "  ELSE jsonb_build_object('refund_request',"
+            "   c.result || coalesce(a.request -> 'refund_request' -> '$patch', '{}')) END AS request,"
+            " a.requested_at"
             " FROM supportbot.approvals a JOIN supportbot.tickets t ON t.id = a.ticket_id"
             " LEFT JOIN supportbot.tool_calls c ON c.ticket_id = a.ticket_id"
             "  AND c.idx = (a.request -> 'refund_request' ->> '$tool')::integer"
