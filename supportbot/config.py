@@ -51,7 +51,8 @@ class Settings:
     # Compression (memory/_compress.py): what the conversation part of a prompt may cost.
     history_budget: int = 1200  # tokens for summary + unsummarized turns before folding starts
     keep_last: int = 4  # turns always kept verbatim
-    summary_cap: int = 400  # tokens; a longer summary is condensed again
+    # Tokens a summary may take at most; None: whatever the budget leaves after facts and kept turns.
+    summary_cap: int | None = None
     max_pending_turns: int | None = None  # also fold when more turns than this are pending
     context_window: int = 16_000  # tokens the model accepts; the whole prompt must fit
     trigger_fraction: float | None = None  # also fold when history exceeds this share of context_window

@@ -13,7 +13,7 @@ from supportbot._records import Finding, Hit
 from supportbot._state import Review, SupportState, Ticket, Turn
 from supportbot.i18n._prompts import SECTIONS, PromptSections
 from supportbot.memory import _ledger as ledger
-from supportbot.memory._compress import render_turns
+from supportbot.memory._compress import PROMPT_LABEL_TOKENS, render_turns, text_tokens
 from supportbot.memory._facts import SENTENCE_KINDS, update_ledger
 from supportbot.memory._tokens import count_tokens, turn_tokens, with_tokens
 from supportbot.reply import _context as context
@@ -173,10 +173,16 @@ def test_a_tight_allowance_drops_sentences_before_exact_facts_and_says_how_many(
     exact = [f for f in folded.facts if f.kind not in SENTENCE_KINDS]
     tight = ledger.view(folded.facts, summarized_upto=4, allowance=70)
     assert set(tight.shown) == set(exact) and tight.omitted == 2
-    prompt = context.draft_prompt(folded, facts_allowance=70)
+    # The facts share the history budget: they get what the summary and the unfolded turns leave,
+    # and never less than half of it (here the turns leave less: half of 140 is their room).
+    used = text_tokens(folded.summary, turn_tokens) + sum(turn_tokens(t) for t in folded.turns[4:])
+    assert 140 - PROMPT_LABEL_TOKENS - used < 70
+    prompt = context.draft_prompt(folded, facts_allowance=140)
     assert prompt.usage[context.FACTS_OMITTED] == 2 and "另有 2 条事实因篇幅未列出" in _user(prompt)
     assert prompt.usage["facts"] <= 70 + count_tokens(context.LABELS["facts"] + "\n")
     assert "INV-2026-0415" in _user(prompt) and "CNY 128.00" in _user(prompt)
+    roomy = context.draft_prompt(folded, facts_allowance=10_000 + used)
+    assert context.FACTS_OMITTED not in roomy.usage  # nothing left out while the budget has room
 
 
 # -- the counted and remembered ticket part equals the plain one --------------------------------

@@ -399,9 +399,8 @@ def review(shown: PromptSections) -> Review:
 
 def summarize(request: SummarySections) -> str:
     """An extractive summary for a ``memory.compress.summary_messages`` request."""
-    if request.turns is None:  # the condense-only pass: keep the fact lines, drop the rest first
-        previous = request.previous
-        return extractive_summarize(previous, (), max_chars=max(120, len(previous) // 2))
+    if request.turns is None:  # the condense-only pass: the summary's lines, less the replaced ones
+        return extractive_summarize(request.previous, ())
     return extractive_summarize(request.previous, request.turns)
 
 

@@ -34,7 +34,15 @@ from ..i18n._prompts import (
     SUMMARY_PREVIOUS_LABEL,
     SummarySections,
 )
-from ._facts import EXACT_KINDS, clip, mentions_fact, normalize_sentence, split_sentences, update_ledger
+from ._facts import (
+    EXACT_KINDS,
+    SENTENCE_KINDS,
+    clip,
+    mentions_fact,
+    normalize_sentence,
+    split_sentences,
+    update_ledger,
+)
 from ._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
 
 TurnCounter = Callable[[Turn], int]
@@ -86,7 +94,7 @@ def compress(
     max_pending_turns: int | None = None,
     context_window: int | None = None,
     trigger_fraction: float | None = None,
-    summary_cap: int = 400,
+    summary_cap: int | None = None,
     facts: tuple[Fact, ...] = (),
     facts_upto: int = 0,
     mask: bool = True,
@@ -101,14 +109,20 @@ def compress(
     turns already folded, and turns before ``facts_upto`` (already scanned), are not rescanned;
     ``mask`` masks personal data in the facts it adds. ``summarize`` defaults to :func:`extractive_summarize`.
 
-    The new summary is held to ``summary_cap`` tokens: if the first summary is longer, the
-    summarizer is asked once more to condense it alone, as ``summarize(long_summary, ())``; if that
-    is still too long, it is cut at the last sentence end that fits.
+    The new summary may use what the budget leaves after the kept turns (and the facts, below),
+    or ``summary_cap`` tokens if that is less: if the first summary is longer, the summarizer is
+    asked once more to condense it alone, as ``summarize(long_summary, ())``; if that is still too
+    long, its lines go in the order of :func:`extractive_summarize` (lines whose only facts the
+    ledger pins, then lines with no fact, oldest first), and a single line left too long is cut at
+    a sentence end. A summary line that says word for word what the facts section shows (a request
+    or promise of a folded turn) is left out: the prompt never pays for it twice.
 
-    With ``facts_allowance`` the pinned facts share ``budget``: the tokens they take in the prompt
-    (at most the allowance) are held back from it, so facts + summary + pending turns fit the
-    budget, and the summary is capped to what the facts and the kept turns leave (but never below
-    a quarter of ``summary_cap``: the last turns are kept whole even when they alone are too long).
+    With ``facts_allowance`` the pinned facts share ``budget`` with the summary and the turns: they
+    may take up to ``facts_allowance`` tokens of what the kept turns leave (never less than a
+    half of ``budget``, as before they shared it: the last turns are kept whole even when they
+    alone are too long, and exact facts are worth more than the budget's letter), and
+    the summary gets the rest, never less than ``MIN_SUMMARY_TOKENS`` (a quarter of ``summary_cap``
+    when one is set). Facts are left out only when that room is used up (``memory._ledger.view``).
     """
     _check_options(
         turns,
@@ -124,9 +138,12 @@ def compress(
     ledger = update_ledger(
         facts, turns, max(summarized_upto, min(facts_upto, len(turns))), mask=mask, plans=plans
     )
-    if facts_allowance is not None:
-        budget = max(budget - ledger_tokens(ledger, len(turns), facts_allowance) - PROMPT_LABEL_TOKENS, 0)
     pending_counts = [count(turn) for turn in turns[summarized_upto:]]
+    floor = MIN_SUMMARY_TOKENS if summary_cap is None else summary_cap // 4  # the summary's least room
+    if facts_allowance is not None:
+        kept = sum(pending_counts[-keep_last:]) if keep_last else 0
+        room = shared_allowance(budget, facts_allowance, used=kept + floor)
+        budget = max(budget - ledger_tokens(ledger, len(turns), room) - PROMPT_LABEL_TOKENS, 0)
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last
     reason = _trigger(
@@ -152,12 +169,14 @@ def compress(
         return unchanged
     counted = _CountingSummarizer(summarize or extractive_summarize)
     upto = summarized_upto + foldable
-    if facts_allowance is not None:
-        left = budget - sum(pending_counts[foldable:])
-        summary_cap = max(min(summary_cap, left), summary_cap // 4)
+    left = budget - sum(pending_counts[foldable:])
+    if summary_cap is None:
+        cap = max(left, floor)
+    else:  # a fixed cap, as it was set, and within what the facts leave
+        cap = summary_cap if facts_allowance is None else max(min(summary_cap, left), floor)
     try:
         new_summary = _capped_summary(
-            summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=summary_cap
+            summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=cap, ledger=ledger
         )
     except Exception as exc:  # noqa: BLE001 - any summarizer failure is reported; the round goes on
         return dataclasses.replace(
@@ -173,6 +192,17 @@ def compress(
         summarizer_calls=counted.calls,
         triggered_by=reason,
     )
+
+
+# The least a summary may take, however full the budget: a fold keeps some memory of what it folded.
+MIN_SUMMARY_TOKENS = 100
+
+
+def shared_allowance(budget: int, allowance: int, *, used: int) -> int:
+    """The facts' room in a history ``budget`` of which the turns and the summary take ``used``:
+    at most ``allowance``, and never under half the budget (exact facts outrank even the history
+    budget when the last turns alone fill it)."""
+    return min(allowance, max(budget - PROMPT_LABEL_TOKENS - used, budget // 2))
 
 
 def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int) -> int:
@@ -212,7 +242,9 @@ def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[
     return [{"role": "system", "content": SUMMARY_PROMPT}, user]
 
 
-def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_chars: int = 600) -> str:
+def extractive_summarize(
+    previous_summary: str, turns: Sequence[Turn], *, max_chars: int | None = None
+) -> str:
     """A deterministic summary made of sentences copied from the conversation.
 
     Keeps every line of the previous summary, every sentence of ``turns`` that holds a fact
@@ -221,7 +253,8 @@ def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_ch
 
     A line stating a value that a later line corrects (``升级费 1680 元`` before ``升级费应该是
     1860 元``, ``还没收到退款`` before ``退款收到了``) is dropped: a summary never states a replaced
-    value as current. Beyond ``max_chars``, lines go in this order, oldest first within each: lines
+    value as current. It has no length of its own: :func:`compress` fits it to the room the budget
+    leaves. Beyond ``max_chars``, if given, lines go in this order, oldest first within each: lines
     whose only facts are exact values (ids, amounts, dates, codes, phones, emails: the ledger pins
     those), then lines without facts, then the rest (requests, promises, statuses, people).
     """
@@ -231,7 +264,12 @@ def extractive_summarize(previous_summary: str, turns: Sequence[Turn], *, max_ch
         for position, sentence in enumerate(split_sentences(turn.content)):
             if (position == 0 and turn.role == "customer") or mentions_fact(sentence, role=turn.role):
                 lines.append(f"{label}:{clip(sentence)}")
-    return "\n".join(_fit(_classify(_dedup(lines)), max_chars))
+    classified = _classify(_dedup(lines))
+    return (
+        "\n".join(line for line, _ in classified)
+        if max_chars is None
+        else "\n".join(_fit(classified, max_chars))
+    )
 
 
 # What a summary line holds, in the order lines are dropped when the summary is too long.
@@ -278,16 +316,51 @@ class _CountingSummarizer:
 
 
 def _capped_summary(
-    previous: str, to_fold: Sequence[Turn], *, summarize: Summarizer, count: TurnCounter, cap: int
+    previous: str,
+    to_fold: Sequence[Turn],
+    *,
+    summarize: Summarizer,
+    count: TurnCounter,
+    cap: int,
+    ledger: Sequence[Fact],
 ) -> str:
-    summary = summarize(previous, to_fold)
+    summary = _without_pinned(summarize(previous, to_fold), ledger)
     if text_tokens(summary, count) <= cap:
         return summary
     # Second, hierarchical pass: the summary alone, nothing new, so the model only has to condense.
-    summary = summarize(summary, ())
+    summary = _without_pinned(summarize(summary, ()), ledger)
     if text_tokens(summary, count) <= cap:
         return summary
-    return truncate_to_tokens(summary, cap, count=count)
+    return truncate_to_tokens(_fit_lines(summary, cap, count), cap, count=count)
+
+
+def _without_pinned(summary: str, ledger: Sequence[Fact]) -> str:
+    """``summary`` less the lines that repeat a pinned request or promise word for word."""
+    pinned = {f.key for f in ledger if f.kind in SENTENCE_KINDS}
+    if not pinned:
+        return summary
+    kept = [
+        line
+        for line in summary.splitlines()
+        if normalize_sentence(line.partition(":")[2] if ":" in line[:4] else line) not in pinned
+    ]
+    return "\n".join(kept)
+
+
+def _fit_lines(summary: str, cap: int, count: TurnCounter) -> str:
+    """The summary's lines in the drop order of :func:`extractive_summarize` until it fits."""
+    lines = [line for line in summary.splitlines() if line.strip()]
+    classified = _classify(lines)
+    order = sorted(range(len(classified)), key=lambda i: (classified[i][1], i))
+    dropped: set[int] = set()
+    costs = [count_tokens(line) + 1 for line, _ in classified]
+    total = text_tokens(summary, count)
+    for i in order:
+        if total <= cap or len(dropped) == len(classified) - 1:
+            break
+        dropped.add(i)
+        total -= costs[i]
+    return "\n".join(line for i, (line, _) in enumerate(classified) if i not in dropped)
 
 
 def truncate_to_tokens(text: str, cap: int, *, count: TurnCounter) -> str:
@@ -400,7 +473,7 @@ def _check_options(
     *,
     budget: int,
     keep_last: int,
-    summary_cap: int,
+    summary_cap: int | None,
     max_pending_turns: int | None,
     context_window: int | None,
     trigger_fraction: float | None,
@@ -409,7 +482,7 @@ def _check_options(
         raise InvalidInput(
             f"summarized_upto={summarized_upto} is outside the {len(turns)} turns of this ticket"
         )
-    if budget < 0 or keep_last < 0 or summary_cap < 0:
+    if budget < 0 or keep_last < 0 or (summary_cap is not None and summary_cap < 0):
         raise InvalidInput("budget, keep_last and summary_cap must be >= 0")
     if max_pending_turns is not None and max_pending_turns < 0:
         raise InvalidInput("max_pending_turns must be >= 0 or None")

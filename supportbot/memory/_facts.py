@@ -47,6 +47,7 @@ FactKind = Literal[
     "promise",
     "promise_reported",
     "request",
+    "detail",
 ]
 FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
 FACT_LABELS_ZH: Mapping[str, str] = {
@@ -63,6 +64,7 @@ FACT_LABELS_ZH: Mapping[str, str] = {
     "promise": "客服已承诺",
     "promise_reported": "客户称曾获承诺(未核实)",
     "request": "客户诉求",
+    "detail": "客户原话(含数字、代码等)",
 }
 FACT_LABELS_EN: Mapping[str, str] = {
     "id": "Reference numbers",
@@ -78,8 +80,9 @@ FACT_LABELS_EN: Mapping[str, str] = {
     "promise": "Promised",
     "promise_reported": "Customer says was promised (unverified)",
     "request": "Customer asked",
+    "detail": "Customer's words (with figures or codes)",
 }
-SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request"})
+SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request", "detail"})
 # Exact values: the ledger's first rank, never left out while anything else could go instead.
 EXACT_KINDS: frozenset[str] = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
 
@@ -228,9 +231,10 @@ def extract(turn: Turn, index: int, *, mask: bool = True, plans: Sequence[str] =
 
 def _extract(turn: Turn, index: int, *, mask: bool, plans: Sequence[str]) -> list[tuple[Fact, bool]]:
     text = mask_text(turn.content) if mask else turn.content
-    found = sorted(
-        _scan(text, turn.role, turn.created_at, plans), key=lambda f: (f.start, FACT_KINDS.index(f.kind))
-    )
+    typed = list(_scan(text, turn.role, turn.created_at, plans))
+    if turn.role == "customer":
+        typed.extend(_details(text, typed, turn.created_at))
+    found = sorted(typed, key=lambda f: (f.start, FACT_KINDS.index(f.kind)))
     seen: set[tuple[str, str, str]] = set()
     facts: list[tuple[Fact, bool]] = []
     for item in found:
@@ -418,6 +422,60 @@ def _contacts(text: str, plans: Sequence[str]) -> Iterator[_Found]:
         yield _Found(h.start, "plan", h.text, h.key)
     for h in contacts.statuses(text):
         yield _Found(h.start, "status", clip(h.text), h.key, h.subject)
+
+
+# -- the floor: sentences with a hard token no typed fact accounts for ---------------------------
+_EN_NUMERAL_WORDS = (
+    "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
+    "|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred"
+    "|thousand|million|billion|dozen|half"
+)
+_HARD_TOKEN = re.compile(
+    r"[0-9]"
+    r"|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+    r"|\b(?:https?://|www\.)\S+"
+    r"|\b[A-Za-z]+(?:_[A-Za-z0-9]+)+\b|(?-i:\b(?!OK\b)[A-Z]{2,}(?:[-_][A-Z0-9]+)*\b)"
+    r"|[¥￥$€£]|\b(?:dollars?|bucks?|usd|rmb|cny|yuan|eur|euros?|cents?|quid)\b|元|块钱|美元|欧元|人民币"
+    rf"|\b(?:{_EN_NUMERAL_WORDS})\b"
+    r"|(?!一[^零〇一二两三四五六七八九十百千万亿])[零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]++"
+    r"(?=[个台次张件天周月年元块号份位名点岁楼层室箱瓶盒套条笔单期台季度倍折]|小时|分钟|星期|礼拜)",
+    re.IGNORECASE,
+)
+_TYPED_SPANS = frozenset(
+    {"id", "error_code", "amount", "date", "phone", "email", "plan", "person", "address"}
+)
+
+
+def _details(text: str, typed: Sequence[_Found], when: datetime | None) -> Iterator[_Found]:
+    """Each sentence of a customer turn with a hard token outside every typed fact's words, and
+    outside every pinned sentence (a request, a reported promise), as a ``detail``. An amount or a
+    date negated on purpose ("不是 1680 元") counts as accounted for: it is the wrong value."""
+    if _HARD_TOKEN.search(text) is None:
+        return
+    covered = [(f.start, f.start + len(f.value)) for f in typed if f.kind in _TYPED_SPANS]
+    covered += [(a.start, a.end) for a in amounts(text)] + [(d.start, d.end) for d in dates(text, when)]
+    whole = [(f.start, f.start + len(f.value)) for f in typed if f.kind in SENTENCE_KINDS]
+    offset = 0
+    for piece in _SENTENCE_END.split(text):
+        start = text.find(piece, offset)
+        offset = start + len(piece)
+        sentence = piece.strip()
+        if not sentence:
+            continue
+        begin = start + piece.find(sentence)
+        if any(a <= begin < b for a, b in whole):
+            continue
+        loose = next(
+            (
+                m
+                for m in _HARD_TOKEN.finditer(sentence)
+                if not any(a <= begin + m.start() and begin + m.end() <= b for a, b in covered)
+            ),
+            None,
+        )
+        if loose is not None:
+            value = _clip_around(sentence, loose.start())
+            yield _Found(begin, "detail", value, normalize_sentence(value))
 
 
 def _clause_before(text: str, start: int) -> str:

@@ -6,9 +6,10 @@ value it replaced, marked: ``升级费 CNY 1860.00(原为 CNY 1680.00)``. Values
 marked ``[客服]``; everything else is the customer's word, and the section label says so, so a
 customer cannot write something that reads as the agent's or the system's.
 
-There is no fixed count. The facts have a token allowance (a share of the history budget); only
-when it is exhausted are facts left out, lowest rank first: exact values (ids, amounts, dates,
-codes, phones, emails) rank first, then open promises and requests, then people, plans,
+There is no fixed count. The facts have a token allowance (what the history budget leaves after
+the summary and the recent turns); only when it is exhausted are facts left out, lowest rank
+first: values that corrected an earlier one rank first, then exact values (ids, amounts, dates,
+codes, phones, emails), then open promises and requests, then people, plans,
 addresses and statuses, then satisfied requests and promises (a later "yes" status speaks of
 their topic: 退款我已经收到了 after 想申请退款), and the notes of replaced values last. How
 many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
@@ -30,8 +31,10 @@ from ._tokens import count_joined, count_tokens
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
 _TIERS: Mapping[str, int] = {**dict.fromkeys(EXACT_KINDS, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
 _OTHER_TIER = 2
-_SATISFIED_TIER = 3  # a request or promise that a later "yes" status settles
-_NOTE_TIER = 4  # "(原为 …)": what a corrected fact replaced
+_CORRECTION_TIER = -1  # a value that replaced another: shown before anything else
+_DETAIL_TIER = 3  # a customer's sentence with a figure no typed fact holds (the floor)
+_SATISFIED_TIER = 4  # a request or promise that a later "yes" status settles
+_NOTE_TIER = 5  # "(原为 …)": what a corrected fact replaced
 _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
 AGENT_MARK = "[客服]"
 OMITTED = "(另有 {n} 条事实因篇幅未列出)"
@@ -88,9 +91,11 @@ def units(facts: Sequence[Fact], *, summarized_upto: int) -> list[Unit]:
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
             old = facts[fact.supersedes]
             note = "(原为 " + display(old).removeprefix(f"{old.subject} ") + ")"
-        tier = _TIERS.get(fact.kind, _OTHER_TIER)
-        if fact.kind in SENTENCE_KINDS and _satisfied(fact, settled):
+        tier = _DETAIL_TIER if fact.kind == "detail" else _TIERS.get(fact.kind, _OTHER_TIER)
+        if fact.kind in ("promise", "promise_reported", "request") and _satisfied(fact, settled):
             tier = _SATISFIED_TIER
+        elif note:  # never leave out the value that replaced one while older values are shown
+            tier = _CORRECTION_TIER
         result.append(Unit(i, fact, display(fact), note, tier))
     return result
 
@@ -126,10 +131,16 @@ def view(
     spent = count_tokens(OMITTED.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
     keep: set[int] = set()
     keep_notes: set[int] = set()
-    for _, position, is_note, cost in costs:
-        if spent + cost > allowance:
+    kind_of = {u.position: u.fact.kind for u in shown}
+    # A kind whose correction did not fit shows none of its older values either: a stale value
+    # never stands in for the one that replaced it.
+    blocked: set[str] = set()
+    for tier, position, is_note, cost in costs:
+        if (is_note and position not in keep) or (not is_note and kind_of[position] in blocked):
             continue
-        if is_note and position not in keep:
+        if spent + cost > allowance:
+            if tier == _CORRECTION_TIER:
+                blocked.add(kind_of[position])
             continue
         spent += cost
         (keep_notes if is_note else keep).add(position)

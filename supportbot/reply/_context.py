@@ -23,7 +23,7 @@ from .._state import Fact, SupportState
 from ..config import Settings
 from ..i18n._prompts import EVIDENCE_LABEL, LABELS, SECTIONS, PromptSections
 from ..memory import _ledger as ledger
-from ..memory._compress import render_turns
+from ..memory._compress import render_turns, shared_allowance, text_tokens
 from ..memory._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
 from ._caches import Caches, Section
 from ._findings import render_line
@@ -68,9 +68,6 @@ LAST_RUNGS: tuple[Trim, ...] = (
     Trim(max_hits=1, findings_tokens=50, facts_scale=0.5),
     Trim(max_hits=1, findings_tokens=50, facts_scale=0.25),
 )
-# The pinned facts' share of the history budget (Settings.history_budget): the rest is for the
-# summary and the recent turns (memory.compress folds them to fit what the facts leave).
-FACTS_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +99,10 @@ FACTS_OMITTED = "facts_omitted"  # a usage entry that counts facts, not tokens
 
 
 def facts_allowance(settings: Settings) -> int:
-    """Tokens the pinned facts may use in a prompt: their share of the history budget (or of the
-    prompt budget, when the model's window is the smaller)."""
-    return int(min(settings.history_budget, prompt_budget(settings)) * FACTS_SHARE)
+    """The history budget (or the prompt budget, when the model's window is the smaller) that the
+    pinned facts share with the summary and the turns: they may take what those leave
+    (``memory._compress.shared_allowance``); compress folds the history to leave them room."""
+    return min(settings.history_budget, prompt_budget(settings))
 
 
 def prompt_budget(settings: Settings) -> int:
@@ -189,13 +187,18 @@ def ticket_sections(
     state: SupportState, trim: Trim = Trim(), *, facts_allowance: int | None = None
 ) -> list[tuple[str, str]]:
     """The ticket part of every prompt, in the seed's order, the latest message last."""
-    return [(name, text) for name, text, _ in _ticket_part(state, _allowance(trim, facts_allowance), None)[0]]
+    allowance = _allowance(state, trim, facts_allowance)
+    return [(name, text) for name, text, _ in _ticket_part(state, allowance, None)[0]]
 
 
-def _allowance(trim: Trim, facts_allowance: int | None) -> int | None:
+def _allowance(state: SupportState, trim: Trim, facts_allowance: int | None) -> int | None:
+    """The facts' room: what the summary and the unfolded turns leave of the shared budget."""
     if facts_allowance is None:
         return None
-    return int(facts_allowance * trim.facts_scale)
+    used = text_tokens(state.summary, turn_tokens) + sum(
+        turn_tokens(turn) for turn in state.turns[state.summarized_upto :]
+    )
+    return int(shared_allowance(facts_allowance, facts_allowance, used=used) * trim.facts_scale)
 
 
 def _ticket_part(
@@ -326,7 +329,7 @@ def _prompt(
 ) -> Prompt:
     """The prompt's messages; the user message also carries the records its sections show
     (``prompts.PromptSections``)."""
-    part, omitted = _ticket_part(state, _allowance(trim, facts_allowance), caches)
+    part, omitted = _ticket_part(state, _allowance(state, trim, facts_allowance), caches)
     sections = [*reference, *part]
     usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}
     for name, _, size in sections:
