@@ -367,7 +367,7 @@ def test_the_lasting_wish_pattern_matches_like_its_plain_form(text: str) -> None
 def test_texts_without_a_digit_are_not_scanned_for_exact_facts_and_lose_none(text: str, role: Role) -> None:
     """The digit check before the id, code, amount and date scans is there for speed only."""
     scanned = list(facts._scan(text, role, None, ()))
-    gated = [*facts._error_codes(text), *facts._ids(text), *facts._amounts(text), *facts._phones(text)]
+    gated = [*facts._error_codes(text), *facts._ids(text), *facts._amounts(text, "CNY"), *facts._phones(text)]
     rest = [*facts._dates(text, None), *facts._contacts(text, ())]
     assert [f for f in scanned if f.kind not in facts.SENTENCE_KINDS] == gated + rest
     assert facts.mentions_fact(text) == bool(

@@ -48,6 +48,13 @@ def test_amounts_as_customers_write_them(text: str, expected: list[str]) -> None
         ("明天再试", ["2026-03-19"]),
         ("3天后到期", ["2026-03-21"]),
         ("今天又试了一次", []),  # said of everything: not pinned
+        ("see you next Friday", ["2026-03-27"]),
+        ("it broke last Monday", ["2026-03-09"]),
+        ("charged on the 3rd of last month", ["2026-02-03"]),
+        ("it started 3 days ago", ["2026-03-15"]),
+        ("try again tomorrow", ["2026-03-19"]),
+        ("due in two weeks", ["2026-04-01"]),
+        ("paid on June 9th", ["2026-06-09"]),
     ],
 )
 def test_relative_dates_resolve_against_the_turn_s_own_time(text: str, expected: list[str]) -> None:
@@ -75,6 +82,22 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("还没有收到退款", "status", ["收到退款=否"]),
         ("退款我已经收到了", "status", ["收到退款=是"]),
         ("我想开通两步验证", "status", []),  # a wish, not a status
+        # English, as customers write it
+        ("call me at (212) 555-0187", "phone", ["+12125550187"]),
+        ("or 212.555.0187", "phone", ["+12125550187"]),
+        ("+1 212 555 0187 works too", "phone", ["+12125550187"]),
+        ("our bookkeeper Li sends the invoices", "person", ["bookkeeper:Li"]),
+        ("my colleague Sarah from accounting", "person", ["colleague:Sarah"]),
+        ("the replacement never showed up", "status", ["replacement arrived=no"]),
+        ("the replacement arrived this morning", "status", ["replacement arrived=yes"]),
+        ("I still haven't received the refund", "status", ["received refund=no"]),
+        ("the page never showed up properly", "status", []),  # a page is not a delivery
+        ("refund me $37.18", "amount", ["USD 37.18"]),
+        ("it was 37 bucks", "amount", ["USD 37.00"]),
+        ("forty dollars, not more", "amount", ["USD 40.00"]),
+        ("USD 95 was charged", "amount", ["USD 95.00"]),
+        ("error 7731 again", "detail", ["error 7731 again"]),
+        ("sorry, the apartment is 4B, not 4D", "detail", ["sorry, the apartment is 4b, not 4d"]),
     ],
 )
 def test_ids_codes_contacts_people_plans_and_statuses(text: str, kind: str, expected: list[str]) -> None:
@@ -105,6 +128,11 @@ def test_masked_phones_and_emails_are_pinned_masked() -> None:
         ("麻烦帮我查一下退款进度", True),
         ("请把发票寄到公司", True),
         ("希望到期前提醒我", True),
+        ("sorry for the wall of text", False),
+        ("one moment please", False),
+        ("thanks so much", False),
+        ("text me instead of calling", True),
+        ("please send the invoice to my office", True),
     ],
 )
 def test_politeness_is_not_a_request(text: str, expected: bool) -> None:
@@ -320,3 +348,16 @@ def test_compress_reserves_at_least_what_the_prompt_s_labels_cost() -> None:
     names = ("facts", "summary", "history", "latest")
     labels = sum(count_tokens(context.LABELS[name] + "\n") for name in names)
     assert labels + len(names) <= PROMPT_LABEL_TOKENS <= labels + len(names) + 10
+
+
+def test_an_amount_without_a_currency_takes_the_conversation_s() -> None:
+    """ "2.1k" means dollars in a dollar conversation and yuan in a Chinese one; with nothing to go
+    by in English it is pinned without a currency rather than with a guessed one."""
+    dollars = [Turn("customer", "I paid $40 first"), Turn("customer", "then 2.1k more")]
+    assert [f.key for f in update_ledger((), dollars, 0, mask=False)] == ["USD 40.00", "USD 2100.00"]
+    assert [f.key for f in update_ledger((), [Turn("customer", "付了 2.1k")], 0, mask=False)] == [
+        "CNY 2100.00"
+    ]
+    assert [f.key for f in update_ledger((), [Turn("customer", "then 2.1k more")], 0, mask=False)] == [
+        "2100.00"
+    ]

@@ -36,11 +36,22 @@ _EMAIL = re.compile(
 )
 
 
+# North American numbers as written: (212) 555-0187, 212.555.0187, 212-555-0187, +1 212 555 0187.
+_US_PHONE = re.compile(
+    r"(?=[+(0-9])(?<![A-Za-z0-9_+*.-])(?:\+?1[ .-]?)?+"
+    r"(?:\((?P<area1>[2-9][0-9]{2})\)\s?|(?P<area2>[2-9][0-9]{2})[ .-])"
+    r"(?P<ex>[2-9][0-9]{2})[ .-](?P<line>[0-9]{4})(?![0-9A-Za-z])"
+)
+
+
 def phones(text: str) -> Iterator[Hit]:
     for m in _PHONE.finditer(text):
         digits = re.sub(r"[ -]", "", m.group("mobile") or "")
         key = digits if m.group("mobile") else m.group("landline")
         yield Hit(m.start(), m.end(), m.group(), key, "")
+    for m in _US_PHONE.finditer(text):
+        area = m.group("area1") or m.group("area2")
+        yield Hit(m.start(), m.end(), m.group(), f"+1{area}{m.group('ex')}{m.group('line')}", "")
 
 
 def emails(text: str) -> Iterator[Hit]:
@@ -96,7 +107,23 @@ _NOT_NAMES = frozenset(
 )
 
 
+_EN_ROLE = (
+    r"bookkeeper|accountant|manager|boss|colleague|coworker|co-worker|assistant|admin(?:istrator)?"
+    r"|supervisor|director|lawyer|contact|cfo|ceo|cto|it\s+guy|office\s+manager|finance\s+person|partner"
+)
+_EN_PERSON = re.compile(
+    rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+(?P<name>(?-i:[A-Z][a-z]+))\b"
+    rf"|\b(?P<name2>(?-i:[A-Z][a-z]+))\s*,?\s+(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
+    r"|\b(?P<name3>(?-i:[A-Z][a-z]+))\s+(?:from|in)\s+(?P<dept>accounting|finance|billing|sales|hr|legal|it|procurement)\b",
+    re.IGNORECASE,
+)
+_NOT_EN_NAMES = frozenset(
+    {"I", "The", "This", "That", "It", "We", "He", "She", "They", "And", "But", "Please"}
+)
+
+
 def people(text: str) -> Iterator[Hit]:
+    yield from _english_people(text)
     for m in _PERSON.finditer(text):
         if m.group("role"):
             name, role = m.group("name"), m.group("role")
@@ -105,6 +132,15 @@ def people(text: str) -> Iterator[Hit]:
         if name in _NOT_NAMES or name[:2] in _NOT_NAMES:
             continue
         yield Hit(m.start(), m.end(), m.group(), f"{role}:{name}", f"person:{name}")
+
+
+def _english_people(text: str) -> Iterator[Hit]:
+    for m in _EN_PERSON.finditer(text):
+        name = m.group("name") or m.group("name2") or m.group("name3")
+        role = (m.group("role") or m.group("role2") or m.group("dept") or "").lower()
+        if name in _NOT_EN_NAMES:
+            continue
+        yield Hit(m.start(), m.end(), m.group(), f"{' '.join(role.split())}:{name}", f"person:{name}")
 
 
 # -- plans and products --------------------------------------------------------------------------
@@ -179,8 +215,48 @@ _OBJECT = re.compile(_OBJ_ALT)
 _CLAUSE = re.compile(r"[^,，。！？!?；;\n]++")
 
 
+# English yes/no facts: "the replacement never showed up" / "the replacement arrived this morning"
+# (subject "replacement arrived"), "I still haven't received the refund" / "I got the refund"
+# (subject "received refund").
+_EN_NOT = (
+    r"(?:never|still\s+(?:hasn't|haven't|has\s+not|have\s+not|didn't|did\s+not)"
+    r"|hasn't|haven't|has\s+not|have\s+not|didn't|did\s+not|not\s+yet)"
+)
+_EN_ARRIVE = (
+    r"(?:showed\s+up|show\s+up|shown\s+up|arrived|arrive|come|came|been\s+delivered|was\s+delivered"
+    r"|got\s+here|get\s+here)"
+)
+_EN_THING = (
+    r"(?:the|my|our|your)\s+(?P<thing>[a-z]+(?:\s+(?!(?:never|still|has|have|hasn't|haven't|had|did|didn't"
+    r"|finally|just|not|is|was|arrived|came|showed)\b)[a-z]+)?)"
+)
+_EN_STATUS = re.compile(
+    rf"\b{_EN_THING}\s+(?:(?P<neg>{_EN_NOT})\s+|(?:has\s+|have\s+|finally\s+|just\s+)*)(?P<verb>{_EN_ARRIVE})\b"
+    rf"|\b(?:i|we)\s+(?:(?P<neg2>{_EN_NOT})\s+|(?:have\s+|'ve\s+|finally\s+|just\s+)*)"
+    rf"(?P<verb2>received|receive|gotten|got|get)\s+(?:the|my|our|a|any)\s+(?P<obj>[a-z]+)\b",
+    re.IGNORECASE,
+)
+_NOT_THINGS = frozenset(
+    {"issue", "problem", "page", "app", "screen", "error", "day", "time", "guy", "person"}
+)
+
+
+def _english_statuses(text: str) -> Iterator[Hit]:
+    for m in _EN_STATUS.finditer(text):
+        if m.group("thing"):
+            thing = " ".join(m.group("thing").lower().split())
+            if thing.split()[-1] in _NOT_THINGS or thing.split()[0] in ("never", "still", "has", "have"):
+                continue
+            subject, negative = f"{thing} arrived", m.group("neg") is not None
+        else:
+            subject, negative = f"received {m.group('obj').lower()}", m.group("neg2") is not None
+        yield Hit(m.start(), m.end(), m.group(), f"{subject}={'no' if negative else 'yes'}", subject)
+
+
 def statuses(text: str) -> Iterator[Hit]:
-    """Yes/no facts: ``还没有收到退款`` (key ``收到退款=否``), ``退款我已经收到了`` (``收到退款=是``)."""
+    """Yes/no facts: ``还没有收到退款`` (key ``收到退款=否``), ``退款我已经收到了`` (``收到退款=是``),
+    ``the replacement never showed up`` (``replacement arrived=no``)."""
+    yield from _english_statuses(text)
     if not _STATUS.search(text):
         return
     for clause in _CLAUSE.finditer(text):
@@ -207,6 +283,9 @@ def _object_near(part: str, start: int, end: int) -> str | None:
 
 
 def status_text(key: str) -> str:
-    """``已收到退款`` / ``未收到退款`` for the keys ``收到退款=是`` / ``收到退款=否``."""
+    """``已收到退款`` / ``未收到退款`` for the keys ``收到退款=是`` / ``收到退款=否``;
+    ``replacement arrived: yes`` for ``replacement arrived=yes``."""
     subject, _, answer = key.rpartition("=")
+    if answer in ("yes", "no"):
+        return f"{subject}: {answer}"
     return ("已" if answer == "是" else "未") + subject

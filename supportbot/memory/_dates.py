@@ -3,7 +3,9 @@
 Absolute: ``2026年3月25日``, ``2026-03-25``, ``3月25日``/``3月25号``, ``3/25``, ``Sept 15``.
 Relative (need the turn's ``created_at``): ``明天``, ``后天``, ``昨天``, ``前天``,
 ``下周五``, ``这周三``, ``上周一``, ``周五``/``星期五``/``礼拜五``, ``上个月12号``, ``下个月3号``,
-``本月20号``, ``3天后``, ``2天前``. A relative phrase in a turn with no time is kept unresolved
+``本月20号``, ``3天后``, ``2天前``; ``next Friday``, ``last Monday``, ``tomorrow``,
+``the 3rd of last month``, ``3 days ago``, ``in two weeks``. A relative phrase in a turn with no
+time is kept unresolved
 (key ``rel:下周五``); a date with no year takes the turn's year, or ISO's ``--MM-DD`` without one.
 
 A relative date means the day it meant when it was written: "明天" said on 3 March is 4 March,
@@ -28,6 +30,16 @@ _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 
 # Not "今天": customers say it of everything ("今天又试了一次"), and it would pin a date per turn.
 _DAY_WORDS = {"大前天": -3, "前天": -2, "昨天": -1, "昨日": -1, "明天": 1, "明日": 1}
 _DAY_WORDS.update({"后天": 2, "大后天": 3})
+_EN_WEEKDAYS = {d: i for i, d in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))}
+_EN_WEEKDAY = (
+    r"mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
+)
+_EN_SMALL = {
+    w: n
+    for n, w in enumerate(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"], 1)
+}
+_EN_SMALL_ALT = "|".join(_EN_SMALL)
+_EN_DAY_WORDS = {"tomorrow": 1, "yesterday": -1, "the day after tomorrow": 2, "the day before yesterday": -2}
 _SMALL = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 
 # Each form starts with a digit, a month name or one of the listed characters: the look-ahead
@@ -43,7 +55,12 @@ _DATE = re.compile(
     r"|(?P<dw>大前天|前天|昨天|昨日|明天|明日|大后天|后天)"
     r"|(?P<nn>[0-9]{1,3}|[一两二三四五六七八九十])\s*(?:个)?(?P<nu>天|周|星期|个月)(?P<nd>后|以后|之后|前|以前|之前)"
     rf"|\b(?P<en1>{_MONTH_NAME})\.?\s+(?P<ed1>[0-9]{{1,2}})(?:st|nd|rd|th)?(?![0-9]){_YEAR_TAIL.format(name='ey1')}"
-    rf"|(?<![0-9])(?P<ed2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?P<en2>{_MONTH_NAME})\b\.?{_YEAR_TAIL.format(name='ey2')})",
+    rf"|(?<![0-9])(?P<ed2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?P<en2>{_MONTH_NAME})\b\.?{_YEAR_TAIL.format(name='ey2')}"
+    rf"|\b(?P<ewp>next|last|this|coming)\s+(?P<ewd>{_EN_WEEKDAY})\b"
+    r"|\b(?P<edw>the\s+day\s+after\s+tomorrow|the\s+day\s+before\s+yesterday|tomorrow|yesterday)\b"
+    r"|\bthe\s+(?P<eod>[0-9]{1,2})(?:st|nd|rd|th)\s+of\s+(?P<eom>last|next|this)\s+month\b"
+    rf"|\b(?P<enn>[0-9]{{1,3}}|a|an|{_EN_SMALL_ALT})\s+(?P<enu>days?|weeks?|months?)\s+(?P<end>ago|from\s+now|later)\b"
+    rf"|\bin\s+(?P<inn>[0-9]{{1,3}}|a|an|{_EN_SMALL_ALT})\s+(?P<inu>days?|weeks?|months?)\b)",
     re.IGNORECASE,
 )
 
@@ -88,6 +105,8 @@ def _key(m: re.Match[str], today: date | None) -> tuple[str | None, bool]:
 
 
 def _relative(g: dict[str, str | None], today: date) -> str | None:
+    if g["ewd"] or g["edw"] or g["eod"] or g["enu"] or g["inu"]:
+        return _relative_english(g, today)
     if g["rm"]:
         shift = -1 if g["rm"].startswith("上") else 1 if g["rm"].startswith("下") else 0
         month_index = today.year * 12 + today.month - 1 + shift
@@ -107,6 +126,30 @@ def _relative(g: dict[str, str | None], today: date) -> str | None:
         return _iso(str(month_index // 12), str(month_index % 12 + 1), str(min(today.day, 28)))
     days = n * (7 if unit in ("周", "星期") else 1)
     return (today + timedelta(days=sign * days)).isoformat()
+
+
+def _relative_english(g: dict[str, str | None], today: date) -> str | None:
+    if g["ewd"]:
+        weeks = {"next": 1, "coming": 1, "last": -1, "this": 0}[(g["ewp"] or "this").lower()]
+        monday = today - timedelta(days=today.weekday())
+        return (
+            monday + timedelta(weeks=weeks, days=_EN_WEEKDAYS[(g["ewd"] or "mon")[:3].lower()])
+        ).isoformat()
+    if g["edw"]:
+        return (today + timedelta(days=_EN_DAY_WORDS[" ".join((g["edw"] or "").lower().split())])).isoformat()
+    if g["eod"]:
+        shift = {"last": -1, "next": 1, "this": 0}[(g["eom"] or "this").lower()]
+        month_index = today.year * 12 + today.month - 1 + shift
+        return _iso(str(month_index // 12), str(month_index % 12 + 1), g["eod"] or "")
+    raw, unit = (g["enn"], g["enu"]) if g["enu"] else (g["inn"], g["inu"])
+    word = (raw or "1").lower()
+    n = int(word) if word.isdigit() else 1 if word in ("a", "an") else _EN_SMALL[word]
+    sign = -1 if (g["end"] or "").lower() == "ago" else 1
+    unit = (unit or "day").lower().rstrip("s")
+    if unit == "month":
+        month_index = today.year * 12 + today.month - 1 + sign * n
+        return _iso(str(month_index // 12), str(month_index % 12 + 1), str(min(today.day, 28)))
+    return (today + timedelta(days=sign * n * (7 if unit == "week" else 1))).isoformat()
 
 
 def _iso(year: str | None, month: str, day: str) -> str | None:

@@ -31,7 +31,7 @@ from ..errors import InvalidInput
 from . import _contacts as contacts
 from ._dates import dates
 from ._mask import mask_text
-from ._money import amounts
+from ._money import amounts, money_in
 
 FactKind = Literal[
     "id",
@@ -184,16 +184,21 @@ _PROMISE = re.compile(
 )
 # A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
 _REPORTED_PROMISE = re.compile(
-    r"(?=[客你工专经同上之说答承保ty])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
+    r"(?=[客你工专经同上之说答承保tyswip])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
     r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的|说好了"
-    r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b)",
+    r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b"
+    r"|\b(?:said|told\s+(?:me|us))\s+(?:that\s+)?(?:you|they|you\s+guys|someone|it)\s*(?:'d|would|will|'ll|were\s+going\s+to)\b"
+    r"|\b(?:i|we)\s+was\s+told\b|\b(?:i|we)\s+were\s+told\b|\bpromised\s+(?:me|us)\b)",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"(?=[希请麻能可帮给提我需要pcwirh])(?:"
+    r"(?=[希请麻能可帮给提我需要pcwirhtesudm\s])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
-    r"|\bremind\s+me\b|\bhelp\s+me\b)",
+    r"|\bremind\s+me\b|\bhelp\s+me\b"
+    # An imperative with no request word ("text me instead of calling", "send it to my office").
+    r"|(?:^|(?<=[,，.;；!?！？]\s)|(?<=[,，.;；!?！？]))\s*(?:text|call|email|e-mail|send|cancel|change|update|switch"
+    r"|ship|deliver|contact|refund|credit|reach|ring|mail)\s+(?:me|us|it|them|the|my|our|this)\b)",
     re.IGNORECASE,
 )
 # Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
@@ -229,9 +234,11 @@ def extract(turn: Turn, index: int, *, mask: bool = True, plans: Sequence[str] =
     return [fact for fact, _ in _extract(turn, index, mask=mask, plans=plans)]
 
 
-def _extract(turn: Turn, index: int, *, mask: bool, plans: Sequence[str]) -> list[tuple[Fact, bool]]:
+def _extract(
+    turn: Turn, index: int, *, mask: bool, plans: Sequence[str], currency: str | None = None
+) -> list[tuple[Fact, bool]]:
     text = mask_text(turn.content) if mask else turn.content
-    typed = list(_scan(text, turn.role, turn.created_at, plans))
+    typed = list(_scan(text, turn.role, turn.created_at, plans, _currency_of(text, currency)))
     if turn.role == "customer":
         typed.extend(_details(text, typed, turn.created_at))
     found = sorted(typed, key=lambda f: (f.start, FACT_KINDS.index(f.kind)))
@@ -260,11 +267,12 @@ def update_ledger(
     """
     if start < 0:
         raise InvalidInput(f"update_ledger start must be >= 0, got {start}")
-    found = [
-        pair
-        for index in range(start, len(turns))
-        for pair in _extract(turns[index], index, mask=mask, plans=plans)
-    ]
+    found = []
+    currency = _conversation_currency(ledger)
+    for index in range(start, len(turns)):
+        pairs = _extract(turns[index], index, mask=mask, plans=plans, currency=currency)
+        currency = _conversation_currency([fact for fact, _ in pairs]) or currency
+        found += pairs
     if not found:  # most turns state no fact: then the (long) ledger need not be indexed
         return ledger
     book = _Book(ledger)
@@ -354,12 +362,31 @@ def clip(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _scan(text: str, role: Role, when: datetime | None, plans: Sequence[str]) -> Iterator[_Found]:
+def _conversation_currency(facts: Sequence[Fact]) -> str | None:
+    """The currency of the latest amount written with one ("$37", "200 元"): what an amount
+    written without one ("2.1k") means in this conversation."""
+    for fact in reversed(facts):
+        if fact.kind == "amount" and (written := money_in(fact.value)) and written[0].currency:
+            return written[0].currency
+    return None
+
+
+def _currency_of(text: str, conversation: str | None) -> str | None:
+    # With no amount in a currency yet, Chinese text means yuan; other text leaves it unsaid.
+    return conversation or ("CNY" if _CJK_CHAR.search(text) else None)
+
+
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _scan(
+    text: str, role: Role, when: datetime | None, plans: Sequence[str], currency: str | None = "CNY"
+) -> Iterator[_Found]:
     if _has_digit(text):
         yield from _error_codes(text)
         yield from _ids(text)
         yield from _phones(text)
-    yield from _amounts(text)  # "三千五百元" holds no digit
+    yield from _amounts(text, currency)  # "三千五百元" holds no digit
     yield from _dates(text, when)
     yield from _contacts(text, plans)
     if role == "agent":
@@ -392,8 +419,8 @@ def _ids(text: str) -> Iterator[_Found]:
         yield _Found(m.start("v"), "id", value, value.upper(), "", _is_correction(text, m.start("v")))
 
 
-def _amounts(text: str) -> Iterator[_Found]:
-    for a in amounts(text):
+def _amounts(text: str, currency: str | None) -> Iterator[_Found]:
+    for a in amounts(text, currency=currency):
         if not _negated(text, a.start):
             subject = _subject("amount", text, a.start)
             yield _Found(a.start, "amount", a.text, a.key, subject, _is_correction(text, a.start))

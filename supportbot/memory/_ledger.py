@@ -83,7 +83,7 @@ def units(facts: Sequence[Fact], *, summarized_upto: int) -> list[Unit]:
     """The facts the prompt would show with no allowance, in ledger order."""
     result = []
     current = current_facts(facts)
-    settled = [f for _, f in current if f.kind == "status" and f.key.endswith("=是")]
+    settled = [f for _, f in current if f.kind == "status" and f.key.endswith(("=是", "=yes"))]
     for i, fact in current:
         if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto:
             continue

@@ -178,14 +178,14 @@ def money_in(text: str) -> list[Money]:
     return found
 
 
-def amounts(text: str, *, currency: str = "CNY") -> Iterator[Amount]:
+def amounts(text: str, *, currency: str | None = "CNY") -> Iterator[Amount]:
     """Every readable amount in ``text``, in order, with its canonical ``CUR 0.00`` key; an amount
-    with no currency written takes ``currency``."""
+    with no currency written takes ``currency`` (None: its key is the bare ``0.00``)."""
     for money in money_in(text):
         if money.value is not None:
-            yield Amount(
-                money.start, money.end, money.text, f"{money.currency or currency} {money.value:.2f}"
-            )
+            code = money.currency or currency
+            key = f"{code} {money.value:.2f}" if code else f"{money.value:.2f}"
+            yield Amount(money.start, money.end, money.text, key)
 
 
 def _bare_count(m: re.Match[str], text: str) -> bool:
@@ -199,8 +199,8 @@ _NOUN_NEXT = re.compile(rf"[\u4e00-\u9fffA-Za-z](?<![{_NOT_A_NOUN}])")
 
 def canonical_amount(key: str) -> str:
     """A canonical key read again: the identity on ``CUR 0.00`` keys (normalisation is idempotent)."""
-    currency, _, number = key.partition(" ")
-    return f"{currency} {Decimal(number):.2f}"
+    currency, _, number = key.rpartition(" ")
+    return f"{currency} {Decimal(number):.2f}" if currency else f"{Decimal(number):.2f}"
 
 
 def _read(m: re.Match[str]) -> tuple[str | None, Decimal | None] | None:
