@@ -56,7 +56,12 @@ class Settings:
     max_pending_turns: int | None = None  # also fold when more turns than this are pending
     context_window: int = 16_000  # tokens the model accepts; the whole prompt must fit
     trigger_fraction: float | None = None  # also fold when history exceeds this share of context_window
-    mask_pii: bool = True  # mask phones, emails, ID and bank cards in summaries, facts and profiles
+    # Mask phones, emails, ID and bank cards where records leave the ticket: the resolved-ticket
+    # record and the profiles built from it, refund reasons. A ticket's own prompt shows them.
+    mask_pii: bool = True
+    # Never show the model personal data: phones, emails, ID and bank cards become stable
+    # placeholders ([PHONE_1], [EMAIL_1]) in everything sent to it, restored in what it returns.
+    pii_placeholders: bool = False
     # With a real small model: also ask it for facts the rules missed (memory/_assist.py); each is
     # kept only if it quotes its turn verbatim. Off by default: one more model call per round.
     fact_assist: bool = False

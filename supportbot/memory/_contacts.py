@@ -6,7 +6,7 @@ flips from "not received" to "received"). Pure and deterministic; every pattern 
 anchored on a fixed word or reads its runs possessively, so long inputs cost linear time.
 
 Phones and emails are also read in their masked forms (``138****5678``, ``w***@example.com``):
-with ``Settings.mask_pii`` the text is masked before it is scanned, and the ledger pins the mask.
+with ``mask=True`` the text is masked before it is scanned, and the ledger pins the mask.
 """
 
 from __future__ import annotations

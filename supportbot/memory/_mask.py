@@ -7,6 +7,7 @@ goes through :func:`mask_text` first, so a leaked profile cannot leak a card num
 What is masked, keeping a few characters so an agent can still tell two numbers apart:
 
 * CN mobiles ``13812345678``, ``138 1234 5678``, with ``+86``/``0086``/``86`` → ``138****5678``
+* North American numbers ``(212) 555-0187``, ``212.555.0187`` → ``(***) ***-0187``
 * other international numbers written with ``+`` → ``+44 ** **** 0958``; CN landlines
   ``0571-88886666`` → ``0571-****6666``
 * emails → ``w***@example.com``
@@ -29,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 from .._state import Turn
 
-__all__ = ["mask_summarizer", "mask_text"]
+__all__ = ["Placeholders", "mask_summarizer", "mask_text"]
 
 _NOT_BEFORE = r"(?<![A-Za-z0-9_+])"  # explicit ASCII: \w would also refuse CJK neighbours
 _NOT_AFTER = r"(?![A-Za-z0-9_])"
@@ -55,6 +56,11 @@ _CN_MOBILE = (
 )
 _INTL_PHONE = r"(?<![A-Za-z0-9_+])(?P<intl>\+[1-9][0-9]{0,2}(?:[ -]?[0-9]){6,14})" + _NOT_AFTER
 _LANDLINE = r"(?<![A-Za-z0-9_+-])(?P<landline>0[1-9][0-9]{1,2}-[2-9][0-9]{6,7})" + _NOT_AFTER
+# North American numbers written without "+1": (212) 555-0187, 212.555.0187, 212-555-0187.
+_US_PHONE = (
+    r"(?<![A-Za-z0-9_+.-])(?P<us>(?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[.-])[2-9][0-9]{2}[.-][0-9]{4})"
+    + _NOT_AFTER
+)
 
 # Order matters where two forms start at the same place: a card before a mobile, +86 before the
 # generic international form.
@@ -64,10 +70,10 @@ _LANDLINE = r"(?<![A-Za-z0-9_+-])(?P<landline>0[1-9][0-9]{1,2}-[2-9][0-9]{6,7})"
 # the email and landline forms a few more) and rejects the inside of ASCII words just as fast,
 # instead of trying all six forms there: English text scans about 1.6x faster.
 _PII = re.compile(
-    "(?=[A-Za-z0-9+])"
-    + _NOT_BEFORE
+    "(?=[A-Za-z0-9+(])"
+    + r"(?<![A-Za-z0-9_+])"
     + "(?:"
-    + "|".join([_EMAIL, _ID_CARD, _BANK_CARD, _CN_MOBILE, _INTL_PHONE, _LANDLINE])
+    + "|".join([_EMAIL, _ID_CARD, _BANK_CARD, _CN_MOBILE, _INTL_PHONE, _LANDLINE, _US_PHONE])
     + ")"
 )
 
@@ -111,8 +117,69 @@ def _mask_match(m: re.Match[str], text: str) -> str:
         code = re.match(r"\+[0-9]{1,3}(?=[ -])", number)
         head = len(code.group()) - 1 if code else 2
         return "+" + _keep(number[1:], head=head, tail=4)
+    if m.group("us") is not None:
+        return _keep(m.group("us"), head=0, tail=4)
     area, _, local = m.group("landline").partition("-")
     return f"{area}-{_keep(local, head=0, tail=4)}"
+
+
+# -- placeholders: the model never sees personal data -------------------------------------------
+
+
+class Placeholders:
+    """Stable stand-ins for a ticket's personal data (``Settings.pii_placeholders``).
+
+    Built from the ticket's own texts: each phone, email, ID or bank card number gets a
+    placeholder by kind and order of first appearance (``[PHONE_1]``, ``[EMAIL_1]``), so the same
+    ticket always maps the same value to the same placeholder, round after round. :meth:`hide`
+    replaces the values in what goes to the model, :meth:`show` puts them back in what it returns;
+    a placeholder the model made up is left as it wrote it (and the draft checks see it).
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._by_value: dict[str, str] = {}
+        counts: dict[str, int] = {}
+        for text in texts:
+            for m in _PII.finditer(text) if text else ():
+                value = m.group()
+                if value in self._by_value or _kept_as_reference(m, text):
+                    continue
+                kind = _kind_of(m)
+                counts[kind] = counts.get(kind, 0) + 1
+                self._by_value[value] = f"[{kind}_{counts[kind]}]"
+        self._by_placeholder = {v: k for k, v in self._by_value.items()}
+        # Longest values first, so a number inside a longer one is not replaced piecemeal.
+        self._values = sorted(self._by_value, key=len, reverse=True)
+        self._hide = re.compile("|".join(map(re.escape, self._values))) if self._values else None
+        self._show = re.compile(r"\[(?:PHONE|EMAIL|ID|CARD)_[0-9]+\]")
+
+    def __bool__(self) -> bool:
+        return bool(self._by_value)
+
+    def hide(self, text: str) -> str:
+        if self._hide is None or not text:
+            return text
+        return self._hide.sub(lambda m: self._by_value[m.group()], text)
+
+    def show(self, text: str) -> str:
+        if not self._by_placeholder or not text:
+            return text
+        return self._show.sub(lambda m: self._by_placeholder.get(m.group(), m.group()), text)
+
+
+def _kind_of(m: re.Match[str]) -> str:
+    if m.group("email_local") is not None:
+        return "EMAIL"
+    if m.group("idcard") is not None:
+        return "ID"
+    return "CARD" if m.group("card") is not None else "PHONE"
+
+
+def _kept_as_reference(m: re.Match[str], text: str) -> bool:
+    """An order number after its label looks like a card or an ID: mask_text keeps it, so do we."""
+    return (m.group("idcard") is not None or m.group("card") is not None) and _after_reference_label(
+        text, m.start()
+    )
 
 
 def _after_reference_label(text: str, start: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -12,9 +13,12 @@ import psycopg
 from pydantic_core import to_jsonable_python
 
 from .._records import CustomerRecords, ToolCall
+from .._state import SupportState
 from ..backend.base import Backend
 from ..config import Settings
+from ..llm._placeholders import PlaceholderModel
 from ..llm.base import LLM
+from ..memory._mask import Placeholders
 from ..reply._caches import Caches
 
 
@@ -122,3 +126,24 @@ class Deps:
                 f"step {self.step!r} acts on the business system; list it in engine.EFFECT_STEPS"
             )
         return self.effects
+
+
+def with_placeholders(deps: Deps, state: SupportState) -> Deps:
+    """``deps`` whose models see the ticket's personal data only as placeholders (see
+    ``llm._placeholders``); the placeholders follow from the ticket's own texts, so they are the
+    same in every step and round."""
+    texts = [
+        state.ticket.subject,
+        state.ticket.body,
+        state.ticket.customer_email,
+        *(turn.content for turn in state.turns),
+        state.profile,
+        state.summary,
+        *(fact.value for fact in state.facts),
+    ]
+    table = Placeholders(texts)
+    if not table:
+        return deps
+    return dataclasses.replace(
+        deps, llm=PlaceholderModel(deps.llm, table), small_llm=PlaceholderModel(deps.small_llm, table)
+    )

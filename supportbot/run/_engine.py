@@ -35,7 +35,7 @@ from ..store._store import Loaded, Store
 from ..store._tickets import TicketRow
 from . import _refunds as refunds
 from . import _steps as steps
-from ._deps import Deps, Effects
+from ._deps import Deps, Effects, with_placeholders
 from ._graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, REVIEWER_NOTE, ROUTES, START, STEPS
 from ._record import ROUTED_BY_STATE, record_step
 from ._rounds import (
@@ -259,6 +259,8 @@ class Engine:
         try:
             noted = dataclasses.replace(loaded.state, reviewer_note=note)
             deps = dataclasses.replace(self.deps, round=noted.round, step=REVIEWER_NOTE)
+            if deps.settings.pii_placeholders:
+                deps = with_placeholders(deps, noted)
             drafted = steps.answer_note(noted, deps)  # a model call under the lease, no connection held
             with self.store.transaction() as tx:
                 if audit is not None:
@@ -493,6 +495,8 @@ class Engine:
         return cur
 
     def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
+        if deps.settings.pii_placeholders:
+            deps = with_placeholders(deps, state)
         try:
             update = STEPS[step](state, deps)
         except (ModelError, ContextBudgetExceeded) as exc:

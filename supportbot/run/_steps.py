@@ -101,7 +101,9 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         summary_cap=settings.summary_cap,
         facts=state.facts,
         facts_upto=state.facts_upto,
-        mask=settings.mask_pii,
+        # The ticket's own memory keeps contact details as the customer gave them: its prompt
+        # must show the number to call back. Masking applies where records leave the ticket.
+        mask=False,
         facts_allowance=context.facts_allowance(settings),
         plans=deps.backend.list_plans() if isinstance(deps.backend, ListsPlans) else (),
     )
@@ -143,12 +145,13 @@ def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -
     proposed = completion.parsed if isinstance(completion.parsed, assist.ProposedFacts) else None
     if proposed is None:
         return [], _spend_of(completion)
-    accepted = assist.accept(proposed, state.turns, start, ledger, mask=deps.settings.mask_pii)
+    accepted = assist.accept(proposed, state.turns, start, ledger, mask=False)
     return accepted, _spend_of(completion)
 
 
 class _Summarizer:
-    """The small model as compress()'s summarizer; masks what it writes, adds up what it costs."""
+    """The small model as compress()'s summarizer; adds up what it costs. The summary is the
+    ticket's own memory: contact details stay as given (the profile and the ticket record mask)."""
 
     def __init__(self, deps: Deps) -> None:
         self._deps = deps
@@ -157,7 +160,7 @@ class _Summarizer:
     def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
         completion = self._deps.small_llm.chat(summary_messages(previous, turns))
         self.spend += _spend_of(completion)
-        return mask_text(completion.text) if self._deps.settings.mask_pii else completion.text
+        return completion.text
 
 
 def _prompt(
@@ -406,9 +409,9 @@ def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | Non
     wishes = caches.wishes if caches is not None else {}
     by_kind: dict[str, list[str]] = {}
     # The ledger already covers the turns prepare_context saw; only later ones are scanned.
-    ledger = update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=mask)
+    ledger = update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=False)
     for _, fact in current_facts(ledger):  # a corrected value is not the ticket's fact any more
-        by_kind.setdefault(fact.kind, []).append(fact.value)
+        by_kind.setdefault(fact.kind, []).append(mask_text(fact.value) if mask else fact.value)
     # The article that answered the ticket's first question, like its topic: the profile says how
     # the customer's issue was handled, and a later refund round must not replace the fix before it.
     replies = itertools.chain((t.content for t in state.turns if t.role == "agent"), [state.draft])
