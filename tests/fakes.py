@@ -12,7 +12,7 @@ from psycopg import sql
 from pydantic import BaseModel
 
 from supportbot._state import Review, Triage
-from supportbot.i18n._prompts import LABELS
+from supportbot.i18n._prompts import section_labels
 from supportbot.llm.base import Completion, Message, Usage
 from supportbot.memory._compress import SUMMARY_PROMPT
 
@@ -44,7 +44,8 @@ HUMAN = Triage(
 
 def latest_part(prompt: str) -> str:
     """The prompt from its latest-message label on: what a script looks at to choose its answer."""
-    return prompt[prompt.rfind(LABELS["latest"]) :]
+    at = max(prompt.rfind(section_labels(lang)["latest"]) for lang in ("zh", "en"))
+    return prompt[at:]
 
 
 def refund_if_asked(prompt: str) -> Triage:

@@ -11,7 +11,7 @@ from strategies import conversations
 
 from supportbot._records import Finding, Hit
 from supportbot._state import Review, SupportState, Ticket, Turn
-from supportbot.i18n._prompts import SECTIONS, PromptSections
+from supportbot.i18n._prompts import SECTIONS, PromptSections, language_of, section_labels
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import PROMPT_LABEL_TOKENS, render_turns, text_tokens
 from supportbot.memory._facts import SENTENCE_KINDS, update_ledger
@@ -188,26 +188,34 @@ def test_a_tight_allowance_drops_sentences_before_exact_facts_and_says_how_many(
 # -- the counted and remembered ticket part equals the plain one --------------------------------
 
 
+def _language(state: SupportState) -> str:
+    """The ticket's language: its customer's, by the package's one rule."""
+    said = [turn.content for turn in state.turns if turn.role == "customer"]
+    return language_of(said or [state.ticket.body])
+
+
 def _plain_prompt(
     system: str, reference: list[tuple[str, str]], state: SupportState, trim: context.Trim, budget: int
 ) -> context.Prompt:
     """The prompt as built before sections were counted in pieces and remembered: every section
     rendered from the state and counted whole (history and latest from the turns' stored counts)."""
     t, latest = state.ticket, state.latest_customer_message
+    lang = _language(state)
+    labels = section_labels(lang)
     sections = [
         *reference,
-        ("basics", context.LABELS["basics"].format(email=t.customer_email, subject=t.subject)),
+        ("basics", labels["basics"].format(email=t.customer_email, subject=t.subject)),
     ]
     if state.profile:
-        sections.append(("profile", context.LABELS["profile"] + state.profile))
-    if facts := ledger.render_facts(state.facts, summarized_upto=state.summarized_upto):
-        sections.append(("facts", context.LABELS["facts"] + "\n" + facts))
+        sections.append(("profile", labels["profile"] + state.profile))
+    if facts := ledger.render_facts(state.facts, summarized_upto=state.summarized_upto, lang=lang):
+        sections.append(("facts", labels["facts"] + "\n" + facts))
     if state.summary:
-        sections.append(("summary", context.LABELS["summary"] + "\n" + state.summary))
+        sections.append(("summary", labels["summary"] + "\n" + state.summary))
     history = [turn for turn in state.turns[state.summarized_upto :] if turn is not latest]
     if history:
-        sections.append(("history", context.LABELS["history"] + "\n" + render_turns(history)))
-    sections.append(("latest", context.LABELS["latest"] + (latest.content if latest else t.body)))
+        sections.append(("history", labels["history"] + "\n" + render_turns(history, lang)))
+    sections.append(("latest", labels["latest"] + (latest.content if latest else t.body)))
     stored = {
         "history": sum(turn_tokens(turn) for turn in history),
         "latest": turn_tokens(latest) if latest else count_tokens(t.body),
@@ -228,12 +236,14 @@ def _plain_reference(state: SupportState, trim: context.Trim) -> list[tuple[str,
     sections = []
     if hits:
         articles = "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)
-        sections.append(("hits", context.LABELS["hits"] + "\n" + articles))
+        sections.append(("hits", section_labels(_language(state))["hits"] + "\n" + articles))
     if state.findings:
         findings = state.findings
         if trim.findings_tokens is not None:
-            findings = context._clip_tokens(findings, trim.findings_tokens)
-        sections.append(("findings", context.LABELS["findings"] + "\n" + findings))
+            findings = context._clip_tokens(
+                findings, trim.findings_tokens, section_labels(_language(state))["cut"]
+            )
+        sections.append(("findings", section_labels(_language(state))["findings"] + "\n" + findings))
     return sections
 
 
@@ -242,7 +252,7 @@ def _plain_prompts(state: SupportState, trim: context.Trim) -> list[context.Prom
     draft = list(reference)
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
-        draft.append(("problems", context.LABELS["problems"] + "\n" + problems))
+        draft.append(("problems", section_labels(_language(state))["problems"] + "\n" + problems))
     evidence = (
         [("evidence", EVIDENCE_LABEL + "\n" + "\n\n".join(text for _, text in reference))]
         if reference
@@ -253,7 +263,7 @@ def _plain_prompts(state: SupportState, trim: context.Trim) -> list[context.Prom
         _plain_prompt(context.DRAFT_PROMPT, draft, state, trim, 900),
         _plain_prompt(
             context.REVIEW_PROMPT,
-            [*evidence, ("draft", f"{context.LABELS['draft']}\n{state.draft}")],
+            [*evidence, ("draft", f"{section_labels(_language(state))['draft']}\n{state.draft}")],
             state,
             trim,
             900,

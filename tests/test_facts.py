@@ -12,7 +12,7 @@ from strategies import AnnotatedTurn, annotated_conversations, annotated_turns, 
 from supportbot._state import Fact, Role, Turn
 from supportbot.errors import InvalidInput
 from supportbot.memory import _facts as facts
-from supportbot.memory._facts import FACT_LABELS_EN, extract, update_ledger
+from supportbot.memory._facts import extract, update_ledger
 from supportbot.memory._ledger import render_facts
 from supportbot.memory._ledger import view as ledger_view
 from supportbot.memory._tokens import count_joined, count_tokens
@@ -208,7 +208,7 @@ def test_render_groups_by_kind_with_labels() -> None:
             "  - 我们会在 3 个工作日内退款",
         ]
     )
-    assert render_facts(facts, labels=FACT_LABELS_EN).startswith("- Reference numbers: B20260915001")
+    assert render_facts(facts, lang="en").startswith("- Reference numbers: B20260915001")
     assert render_facts(()) == ""
 
 

@@ -15,12 +15,14 @@ who wrote English, and so do the system's own messages (a handoff, a refund deci
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .._records import Finding, Hit
 from .._state import Role, Turn
+from . import catalog
 
 __all__ = [
     "EVIDENCE_LABEL",
@@ -33,33 +35,54 @@ __all__ = [
     "SUMMARY_PREVIOUS_LABEL",
     "PromptSections",
     "SummarySections",
+    "fact_labels",
     "is_english",
+    "language_of",
+    "prompt_words",
+    "section_labels",
+    "speaker_labels",
 ]
 
-# The sections of the classify, draft and review prompts (see supportbot.context).
-LABELS: Mapping[str, str] = {
-    "basics": "发件邮箱:{email}\n主题:{subject}",
-    "profile": "客户画像:",
-    # The facts are the customer's word unless marked as the agent's (ledger.AGENT_MARK): a
-    # customer must not be able to write something that reads as confirmed by us.
-    "facts": "钉住的事实(从对话原样摘录,数字以此为准;标[客服]的是客服所说,其余是客户所说、未经核实):",
-    "summary": "早期对话摘要:",
-    "history": "对话记录:",
-    "latest": "客户最新消息:",
-    "hits": "帮助中心文章:",
-    "findings": "账户查询结果:",
-    "problems": "上一版草稿的问题:",
-    # A reviewer's note on the paused refund: what the agent should ask or tell the customer.
-    "reviewer": "审核同事的留言(据此回复客户;退款仍在审核,不要说已批准或已拒绝):",
-    "draft": "草稿:",
-    "cut": "(以下内容过长,已截断)",
-}
+
+# The words of every prompt's sections, in the ticket's language (the prompt catalogue,
+# prompt.zh.json / prompt.en.json: one catalogue for the context builder, the ledger and the CLI).
+def prompt_words(lang: str) -> Mapping[str, str]:
+    """The prompt catalogue of ``lang`` ("zh" or "en"; anything else: "zh")."""
+    return catalog("prompt", "en" if lang == "en" else "zh")
+
+
+def section_labels(lang: str) -> Mapping[str, str]:
+    """Section name -> its label in ``lang``: basics, profile, facts, summary, history, latest, …"""
+    return _prefixed(lang, "section.")
+
+
+def fact_labels(lang: str) -> Mapping[str, str]:
+    """Fact kind -> its label in ``lang``."""
+    return _prefixed(lang, "fact.")
+
+
+def speaker_labels(lang: str) -> Mapping[str, str]:
+    """``customer``/``agent`` -> who said a line of a rendered conversation, in ``lang``."""
+    return _prefixed(lang, "speaker.")
+
+
+@functools.cache
+def _prefixed(lang: str, prefix: str) -> Mapping[str, str]:
+    words = prompt_words(lang)
+    return {key.removeprefix(prefix): text for key, text in words.items() if key.startswith(prefix)}
+
+
+LABELS: Mapping[str, str] = section_labels("zh")
 # Heads the section of a review prompt that holds the data a draft must agree with.
 EVIDENCE_LABEL = "核对用资料(金额、时限和单号须与此一致):"
 
 # Who said a line of a rendered conversation (memory.compress.render_turns), and back.
-SPEAKER_LABELS: Mapping[str, str] = {"customer": "客户", "agent": "客服"}
-ROLES_BY_LABEL: Mapping[str, Role] = {"客户": "customer", "客服": "agent"}
+SPEAKER_LABELS: Mapping[str, str] = speaker_labels("zh")
+ROLES_BY_LABEL: Mapping[str, Role] = {
+    text: role  # type: ignore[misc]
+    for lang in ("zh", "en")
+    for role, text in speaker_labels(lang).items()
+}
 
 # The two parts of a summary request (memory.compress.summary_messages).
 SUMMARY_PREVIOUS_LABEL = "已有纪要:"
@@ -102,3 +125,9 @@ _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 def is_english(text: str) -> bool:
     """True for a message in English: Latin words and no Chinese characters."""
     return not _CJK.search(text) and len(_LATIN_WORD.findall(text)) >= 2
+
+
+def language_of(texts: Sequence[str]) -> str:
+    """ "en" when the customer's texts are English (more English than Chinese ones), else "zh"."""
+    english = sum(1 for text in texts if is_english(text))
+    return "en" if english * 2 > len(texts) else "zh"

@@ -29,10 +29,11 @@ from ..i18n._prompts import (
     NO_SUMMARY,
     ROLES_BY_LABEL,
     SECTIONS,
-    SPEAKER_LABELS,
     SUMMARY_NEW_LABEL,
     SUMMARY_PREVIOUS_LABEL,
     SummarySections,
+    language_of,
+    speaker_labels,
 )
 from ._facts import (
     EXACT_KINDS,
@@ -223,9 +224,11 @@ def text_tokens(text: str, count: TurnCounter) -> int:
     return count(Turn(role="agent", content=text)) if text else 0
 
 
-def render_turns(turns: Sequence[Turn]) -> str:
-    """The conversation as ``客户:`` / ``客服:`` lines, as every prompt shows it."""
-    return "\n".join(f"{SPEAKER_LABELS.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
+def render_turns(turns: Sequence[Turn], lang: str = "zh") -> str:
+    """The conversation as ``客户:`` / ``客服:`` lines (``Customer:`` / ``Agent:`` in English), as
+    every prompt shows it."""
+    speakers = speaker_labels(lang)
+    return "\n".join(f"{speakers.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
 
 
 def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, Any]]:
@@ -259,8 +262,9 @@ def extractive_summarize(
     those), then lines without facts, then the rest (requests, promises, statuses, people).
     """
     lines = [line.strip() for line in previous_summary.splitlines() if line.strip()]
+    speakers = speaker_labels(language_of([t.content for t in turns if t.role == "customer"]))
     for turn in turns:
-        label = SPEAKER_LABELS.get(turn.role, turn.role)
+        label = speakers.get(turn.role, turn.role)
         for position, sentence in enumerate(split_sentences(turn.content)):
             if (position == 0 and turn.role == "customer") or mentions_fact(sentence, role=turn.role):
                 lines.append(f"{label}:{clip(sentence)}")
@@ -339,12 +343,14 @@ def _without_pinned(summary: str, ledger: Sequence[Fact]) -> str:
     pinned = {f.key for f in ledger if f.kind in SENTENCE_KINDS}
     if not pinned:
         return summary
-    kept = [
-        line
-        for line in summary.splitlines()
-        if normalize_sentence(line.partition(":")[2] if ":" in line[:4] else line) not in pinned
-    ]
+    kept = [line for line in summary.splitlines() if normalize_sentence(_unlabelled(line)) not in pinned]
     return "\n".join(kept)
+
+
+def _unlabelled(line: str) -> str:
+    """A summary line without its speaker label."""
+    label, colon, rest = line.partition(":")
+    return rest if colon and label in ROLES_BY_LABEL else line
 
 
 def _fit_lines(summary: str, cap: int, count: TurnCounter) -> str:

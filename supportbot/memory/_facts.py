@@ -28,6 +28,7 @@ from typing import Literal, NamedTuple, get_args
 
 from .._state import Fact, Role, Turn
 from ..errors import InvalidInput
+from ..i18n._prompts import fact_labels
 from . import _contacts as contacts
 from ._dates import dates
 from ._mask import mask_text
@@ -50,38 +51,9 @@ FactKind = Literal[
     "detail",
 ]
 FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
-FACT_LABELS_ZH: Mapping[str, str] = {
-    "id": "单号",
-    "error_code": "错误码",
-    "amount": "金额",
-    "date": "日期",
-    "phone": "电话",
-    "email": "邮箱",
-    "address": "地址",
-    "person": "相关人员",
-    "plan": "套餐",
-    "status": "状态",
-    "promise": "客服已承诺",
-    "promise_reported": "客户称曾获承诺(未核实)",
-    "request": "客户诉求",
-    "detail": "客户原话(含数字、代码等)",
-}
-FACT_LABELS_EN: Mapping[str, str] = {
-    "id": "Reference numbers",
-    "error_code": "Error codes",
-    "amount": "Amounts",
-    "date": "Dates",
-    "phone": "Phones",
-    "email": "Emails",
-    "address": "Addresses",
-    "person": "People",
-    "plan": "Plans",
-    "status": "Status",
-    "promise": "Promised",
-    "promise_reported": "Customer says was promised (unverified)",
-    "request": "Customer asked",
-    "detail": "Customer's words (with figures or codes)",
-}
+# Each kind's label in a prompt and on a screen, from the prompt catalogue (i18n/prompt.*.json).
+FACT_LABELS_ZH: Mapping[str, str] = fact_labels("zh")
+FACT_LABELS_EN: Mapping[str, str] = fact_labels("en")
 SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request", "detail"})
 # Exact values: the ledger's first rank, never left out while anything else could go instead.
 EXACT_KINDS: frozenset[str] = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
@@ -376,7 +348,7 @@ def _currency_of(text: str, conversation: str | None) -> str | None:
     return conversation or ("CNY" if _CJK_CHAR.search(text) else None)
 
 
-_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+_CJK_CHAR = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 
 def _scan(

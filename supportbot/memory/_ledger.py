@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .._state import Fact
+from ..i18n._prompts import fact_labels, prompt_words
 from ._contacts import status_text
-from ._facts import EXACT_KINDS, FACT_KINDS, FACT_LABELS_ZH, SENTENCE_KINDS, current_facts
+from ._facts import EXACT_KINDS, FACT_KINDS, SENTENCE_KINDS, current_facts
 from ._tokens import count_joined, count_tokens
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
@@ -36,8 +37,8 @@ _DETAIL_TIER = 3  # a customer's sentence with a figure no typed fact holds (the
 _SATISFIED_TIER = 4  # a request or promise that a later "yes" status settles
 _NOTE_TIER = 5  # "(原为 …)": what a corrected fact replaced
 _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
-AGENT_MARK = "[客服]"
-OMITTED = "(另有 {n} 条事实因篇幅未列出)"
+AGENT_MARK = prompt_words("zh")["facts.agent_mark"]
+OMITTED = prompt_words("zh")["facts.omitted"]
 _VALUES_PER_PIECE = 16
 
 
@@ -59,8 +60,8 @@ class View:
     omitted: int  # facts left out for the allowance (replaced-value notes not counted)
 
 
-def display(fact: Fact) -> str:
-    """A fact's value as the prompt shows it."""
+def display(fact: Fact, lang: str = "zh") -> str:
+    """A fact's value as the prompt shows it (in a prompt of language ``lang``)."""
     if fact.kind == "status":
         text = status_text(fact.key)
     elif fact.kind == "date":
@@ -76,10 +77,11 @@ def display(fact: Fact) -> str:
         text = fact.value
     if fact.subject and fact.kind in ("amount", "date"):
         text = f"{fact.subject} {text}"
-    return text + (AGENT_MARK if fact.role == "agent" and fact.kind not in SENTENCE_KINDS else "")
+    mark = prompt_words(lang)["facts.agent_mark"]
+    return text + (mark if fact.role == "agent" and fact.kind not in SENTENCE_KINDS else "")
 
 
-def units(facts: Sequence[Fact], *, summarized_upto: int) -> list[Unit]:
+def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> list[Unit]:
     """The facts the prompt would show with no allowance, in ledger order."""
     result = []
     current = current_facts(facts)
@@ -90,13 +92,14 @@ def units(facts: Sequence[Fact], *, summarized_upto: int) -> list[Unit]:
         note = ""
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
             old = facts[fact.supersedes]
-            note = "(原为 " + display(old).removeprefix(f"{old.subject} ") + ")"
+            value = display(old, lang).removeprefix(f"{old.subject} ")
+            note = prompt_words(lang)["facts.replaced"].format(value=value)
         tier = _DETAIL_TIER if fact.kind == "detail" else _TIERS.get(fact.kind, _OTHER_TIER)
         if fact.kind in ("promise", "promise_reported", "request") and _satisfied(fact, settled):
             tier = _SATISFIED_TIER
         elif note:  # never leave out the value that replaced one while older values are shown
             tier = _CORRECTION_TIER
-        result.append(Unit(i, fact, display(fact), note, tier))
+        result.append(Unit(i, fact, display(fact, lang), note, tier))
     return result
 
 
@@ -114,10 +117,12 @@ def view(
     *,
     summarized_upto: int,
     allowance: int | None = None,
-    labels: Mapping[str, str] = FACT_LABELS_ZH,
+    lang: str = "zh",
 ) -> View:
-    """The facts section's body, held to ``allowance`` tokens (None: everything)."""
-    shown = units(facts, summarized_upto=summarized_upto)
+    """The facts section's body in ``lang``, held to ``allowance`` tokens (None: everything)."""
+    labels = fact_labels(lang)
+    omitted_text = prompt_words(lang)["facts.omitted"]
+    shown = units(facts, summarized_upto=summarized_upto, lang=lang)
     notes = {u.position for u in shown if u.note}
     pieces = fact_pieces(shown, notes, labels=labels)
     if allowance is None or count_joined(pieces) <= allowance:
@@ -128,7 +133,7 @@ def view(
     costs += [(_NOTE_TIER, u.position, True, count_tokens(u.note)) for u in ranked if u.note]
     costs.sort(key=lambda c: (c[0], -c[1]))
     # Labels and line ends, and the omitted-count line, are paid for before any value.
-    spent = count_tokens(OMITTED.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
+    spent = count_tokens(omitted_text.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
     keep: set[int] = set()
     keep_notes: set[int] = set()
     kind_of = {u.position: u.fact.kind for u in shown}
@@ -149,7 +154,7 @@ def view(
         omitted = len(shown) - len(chosen)
         pieces = fact_pieces(chosen, keep_notes, labels=labels)
         if omitted:
-            pieces.append(("\n" if pieces else "") + OMITTED.format(n=omitted))
+            pieces.append(("\n" if pieces else "") + omitted_text.format(n=omitted))
         if count_joined(pieces) <= allowance or not keep:
             return View(tuple(pieces), tuple(u.fact for u in chosen), omitted)
         # The estimate fell short (tokens do not add exactly): drop the lowest-ranked shown fact.
@@ -158,9 +163,7 @@ def view(
         keep_notes.discard(lowest.position)
 
 
-def fact_pieces(
-    shown: Sequence[Unit], notes: set[int], *, labels: Mapping[str, str] = FACT_LABELS_ZH
-) -> list[str]:
+def fact_pieces(shown: Sequence[Unit], notes: set[int], *, labels: Mapping[str, str]) -> list[str]:
     """The section's text in pieces, so that counting it (``tokens.count_joined``) as the ledger
     grows recounts only what changed: a line per kind, cut after every ``_VALUES_PER_PIECE``
     values, and a piece per sentence."""
@@ -184,13 +187,11 @@ def fact_pieces(
     return pieces
 
 
-def render_facts(
-    facts: Sequence[Fact], *, summarized_upto: int | None = None, labels: Mapping[str, str] = FACT_LABELS_ZH
-) -> str:
+def render_facts(facts: Sequence[Fact], *, summarized_upto: int | None = None, lang: str = "zh") -> str:
     """Every current fact as the prompt shows it (sentences from all turns unless ``summarized_upto``)."""
     upto = (
         len(facts) + max((f.turn for f in facts), default=0) + 1
         if summarized_upto is None
         else summarized_upto
     )
-    return "".join(view(facts, summarized_upto=upto, labels=labels).pieces)
+    return "".join(view(facts, summarized_upto=upto, lang=lang).pieces)

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 from .._records import Finding
 from .._state import Fact, SupportState
 from ..config import Settings
-from ..i18n._prompts import EVIDENCE_LABEL, LABELS, SECTIONS, PromptSections
+from ..i18n._prompts import EVIDENCE_LABEL, SECTIONS, PromptSections, language_of, section_labels
+from ..i18n._prompts import LABELS as LABELS  # the Chinese labels, for callers that read them
 from ..memory import _ledger as ledger
 from ..memory._compress import render_turns, shared_allowance, text_tokens
 from ..memory._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
@@ -139,11 +140,12 @@ def draft_prompt(
     caches: Caches | None = None,
 ) -> Prompt:
     sections, shown = _reference(state, trim)
+    labels = section_labels(ticket_language(state))
     if state.review is not None and not state.review.passed:
         problems = "\n".join(f"- {p}" for p in state.review.problems)
-        sections.append(_section("problems", LABELS["problems"] + "\n" + problems))
+        sections.append(_section("problems", labels["problems"] + "\n" + problems))
     if state.reviewer_note:
-        sections.append(_section("reviewer", LABELS["reviewer"] + "\n" + state.reviewer_note))
+        sections.append(_section("reviewer", labels["reviewer"] + "\n" + state.reviewer_note))
         shown["reviewer_note"] = state.reviewer_note
     return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
 
@@ -164,7 +166,7 @@ def review_prompt(
     # for the reply, see steps._reply) are reused.
     pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
     sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
-    sections.append(_section("draft", f"{LABELS['draft']}\n", state.draft))
+    sections.append(_section("draft", f"{section_labels(ticket_language(state))['draft']}\n", state.draft))
     shown["draft"] = state.draft
     return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
 
@@ -229,11 +231,15 @@ def _facts_section(
     state: SupportState, allowance: int | None, caches: Caches | None
 ) -> tuple[Section | None, int]:
     # Kept apart from the rest of the part: the summary changes in most rounds, the ledger in fewer.
-    key = (allowance, state.summarized_upto, state.facts)
+    lang = ticket_language(state)
+    key = (allowance, state.summarized_upto, state.facts, lang)
     found = caches.facts_sections.get(key) if caches is not None else None
     if found is None:
-        shown = ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance)
-        section = _section("facts", LABELS["facts"] + "\n", *shown.pieces) if shown.pieces else None
+        shown = ledger.view(
+            state.facts, summarized_upto=state.summarized_upto, allowance=allowance, lang=lang
+        )
+        label = section_labels(lang)["facts"]
+        section = _section("facts", label + "\n", *shown.pieces) if shown.pieces else None
         found = (section, shown.omitted)
         if caches is not None:
             caches.facts_sections.put(key, found)
@@ -244,15 +250,17 @@ def _build_ticket_part(
     state: SupportState, allowance: int | None, caches: Caches | None
 ) -> tuple[tuple[Section, ...], int]:
     t = state.ticket
-    sections = [_section("basics", LABELS["basics"].format(email=t.customer_email, subject=t.subject))]
+    lang = ticket_language(state)
+    labels = section_labels(lang)
+    sections = [_section("basics", labels["basics"].format(email=t.customer_email, subject=t.subject))]
     if state.profile:
-        sections.append(_section("profile", LABELS["profile"] + state.profile))
+        sections.append(_section("profile", labels["profile"] + state.profile))
     facts, omitted = _facts_section(state, allowance, caches)
     if facts:
         sections.append(facts)
     if state.summary:
         # The summary's own count is known from compress(): the label costs the rest.
-        sections.append(_section("summary", LABELS["summary"] + "\n", state.summary))
+        sections.append(_section("summary", labels["summary"] + "\n", state.summary))
     # Each turn's count is stored with it (a turn never changes), so the conversation costs no
     # counting here; the label in front of each turn is within MESSAGE_OVERHEAD.
     latest = state.latest_customer_message
@@ -261,15 +269,21 @@ def _build_ticket_part(
         sections.append(
             (
                 "history",
-                LABELS["history"] + "\n" + render_turns(history),
+                labels["history"] + "\n" + render_turns(history, lang),
                 sum(turn_tokens(turn) for turn in history),
             )
         )
     if latest is not None:
-        sections.append(("latest", LABELS["latest"] + latest.content, turn_tokens(latest)))
+        sections.append(("latest", labels["latest"] + latest.content, turn_tokens(latest)))
     else:
-        sections.append(("latest", LABELS["latest"] + t.body, count_tokens(t.body)))
+        sections.append(("latest", labels["latest"] + t.body, count_tokens(t.body)))
     return tuple(sections), omitted
+
+
+def ticket_language(state: SupportState) -> str:
+    """The language of the ticket's prompt labels: the language its customer writes in."""
+    said = [turn.content for turn in state.turns if turn.role == "customer"]
+    return language_of(said or [state.ticket.body])
 
 
 def pinned_facts(state: SupportState, allowance: int | None = None) -> list[Fact]:
@@ -289,17 +303,18 @@ def _section(name: str, *pieces: str) -> Section:
 def _reference(state: SupportState, trim: Trim) -> tuple[list[Section], dict[str, Any]]:
     """The help-center and account sections, and what they show as records (``PromptSections``)."""
     sections, shown = [], dict[str, Any]()
+    labels = section_labels(ticket_language(state))
     hits = state.hits if trim.max_hits is None else state.hits[: trim.max_hits]
     if hits:
         articles = "\n".join(f"[{h.id}] {h.title}:{h.body}" for h in hits)
-        sections.append(_section("hits", LABELS["hits"] + "\n" + articles))
+        sections.append(_section("hits", labels["hits"] + "\n" + articles))
         shown["hits"] = hits
     if state.findings:
         findings, kept = state.findings, None
         if trim.findings_tokens is not None:
             kept = _kept_lines(findings, trim.findings_tokens)
-            findings = _clipped(findings, kept)
-        sections.append(_section("findings", LABELS["findings"] + "\n" + findings))
+            findings = _clipped(findings, kept, labels["cut"])
+        sections.append(_section("findings", labels["findings"] + "\n" + findings))
         shown["findings"] = _kept_findings(state.account_findings, kept)
     return sections, shown
 
@@ -352,8 +367,8 @@ def _prompt(
     return Prompt([{"role": "system", "content": system}, user], usage, trim)
 
 
-def _clip_tokens(text: str, limit: int) -> str:
-    return _clipped(text, _kept_lines(text, limit))
+def _clip_tokens(text: str, limit: int, cut: str) -> str:
+    return _clipped(text, _kept_lines(text, limit), cut)
 
 
 def _kept_lines(text: str, limit: int) -> int | None:
@@ -368,7 +383,7 @@ def _kept_lines(text: str, limit: int) -> int | None:
     return len(kept)
 
 
-def _clipped(text: str, lines: int | None) -> str:
+def _clipped(text: str, lines: int | None, cut: str) -> str:
     if lines is None:
         return text
-    return "\n".join(text.splitlines()[:lines]) + "\n" + LABELS["cut"]
+    return "\n".join(text.splitlines()[:lines]) + "\n" + cut
