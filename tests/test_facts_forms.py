@@ -263,7 +263,7 @@ def test_rescanning_adds_nothing() -> None:
 def test_the_prompt_shows_the_current_value_and_marks_the_replaced_one() -> None:
     text = ledger.render_facts(_ledger("升级费是 1680 元,还没有收到退款", "升级费应该是 1860 元。退款收到了"))
     assert "升级费 CNY 1860.00(原为 CNY 1680.00)" in text
-    assert "已收到退款(原为 未收到退款)" in text
+    assert "退款收到了(原为 还没有收到退款)" in text  # a status in the customer's words
     assert text.count("1680") == 1
 
 

@@ -91,13 +91,15 @@ _SURNAMES = (
     "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
 _ROLE = (
-    r"财务|会计|出纳|经理|主管|总监|负责人|联系人|对接人|同事|老板|行政|采购|法务|技术|运维|管理员|助理|客服"
+    r"项目经理|财务|会计|出纳|经理|主管|总监|负责人|联系人|对接人|同事|老板|行政|采购|法务|技术|运维|管理员"
+    r"|助理|客服|仓库|前台|合伙人"
 )
-_TITLE = r"经理|总监|主管|老师|会计|总(?![监部公结共额计价])"
+_TITLE = r"经理|总监|主管|老师|会计|哥|姐|总(?![监部公结共额计价])"
 _PERSON = re.compile(
-    rf"(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客])(?:"
+    rf"(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合])(?:"
     rf"(?P<role>{_ROLE})(?:是|叫|为)?(?P<name>[{_SURNAMES}](?:{_TITLE})|[小老][{_SURNAMES}]"
     rf"|[{_SURNAMES}][\u4e00-\u9fff](?:[\u4e00-\u9fff](?=[,，。、;；!！?？\s]|$))?)"
+    rf"|(?P<name3>[小老][{_SURNAMES}]|[{_SURNAMES}](?:{_TITLE}))[(（](?P<role3>{_ROLE}|[\u4e00-\u9fff]{{2,4}})[)）]"
     rf"|(?P<name2>[{_SURNAMES}])(?P<title>{_TITLE})"
     r")"
 )
@@ -108,13 +110,22 @@ _NOT_NAMES = frozenset(
 
 
 _EN_ROLE = (
-    r"bookkeeper|accountant|manager|boss|colleague|coworker|co-worker|assistant|admin(?:istrator)?"
-    r"|supervisor|director|lawyer|contact|cfo|ceo|cto|it\s+guy|office\s+manager|finance\s+person|partner"
+    r"(?:(?:operations|office|account|project|sales|billing|it|warehouse|finance|store|shift)\s+)?"
+    r"(?:manager|lead|director|supervisor|coordinator)|bookkeeper|accountant|controller|boss|colleague"
+    r"|coworker|co-worker|assistant|admin(?:istrator)?|lawyer|contact|cfo|ceo|cto|it\s+guy|finance\s+person"
+    r"|partner|wife|husband|son|daughter|receptionist|technician|owner"
+)
+_EN_TITLE = r"(?:(?-i:Mr|Ms|Mrs|Dr|Miss)\.?\s+)?"
+_EN_NAME = r"(?-i:[A-Z][a-z]+)"
+_EN_DEPT = (
+    r"accounting|finance|billing|sales|hr|legal|it|procurement|purchasing|ops|operations|the\s+front\s+desk"
+    r"|front\s+desk|the\s+warehouse|warehouse|support|shipping|logistics|marketing|engineering|reception"
 )
 _EN_PERSON = re.compile(
-    rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+(?P<name>(?-i:[A-Z][a-z]+))\b"
-    rf"|\b(?P<name2>(?-i:[A-Z][a-z]+))\s*,?\s+(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
-    r"|\b(?P<name3>(?-i:[A-Z][a-z]+))\s+(?:from|in)\s+(?P<dept>accounting|finance|billing|sales|hr|legal|it|procurement)\b",
+    rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+{_EN_TITLE}(?P<name>{_EN_NAME})\b"
+    rf"|\b{_EN_TITLE}(?P<name2>{_EN_NAME})\s*(?:,|\()?\s*(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
+    rf"|\b{_EN_TITLE}(?P<name3>{_EN_NAME})\s+(?:from|in|at)\s+(?P<dept>{_EN_DEPT})\b"
+    rf"|(?<![A-Za-z])(?P<role4>(?-i:[a-z]+\s+)?(?:manager|accountant|bookkeeper|controller|lead))\s+{_EN_TITLE}(?P<name4>{_EN_NAME})\b",
     re.IGNORECASE,
 )
 _NOT_EN_NAMES = frozenset(
@@ -127,6 +138,8 @@ def people(text: str) -> Iterator[Hit]:
     for m in _PERSON.finditer(text):
         if m.group("role"):
             name, role = m.group("name"), m.group("role")
+        elif m.group("name3"):
+            name, role = m.group("name3"), m.group("role3")
         else:
             name, role = m.group("name2") + m.group("title"), m.group("title")
         if name in _NOT_NAMES or name[:2] in _NOT_NAMES:
@@ -136,8 +149,8 @@ def people(text: str) -> Iterator[Hit]:
 
 def _english_people(text: str) -> Iterator[Hit]:
     for m in _EN_PERSON.finditer(text):
-        name = m.group("name") or m.group("name2") or m.group("name3")
-        role = (m.group("role") or m.group("role2") or m.group("dept") or "").lower()
+        name = m.group("name") or m.group("name2") or m.group("name3") or m.group("name4")
+        role = (m.group("role") or m.group("role2") or m.group("dept") or m.group("role4") or "").lower()
         if name in _NOT_EN_NAMES:
             continue
         yield Hit(m.start(), m.end(), m.group(), f"{' '.join(role.split())}:{name}", f"person:{name}")
@@ -145,7 +158,14 @@ def _english_people(text: str) -> Iterator[Hit]:
 
 # -- plans and products --------------------------------------------------------------------------
 _PLAN = re.compile(
-    r"(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版)(?P<cycle>[月年]付|[月年]度)?"
+    r"(?:按(?P<pre>[月年季])付的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
+    r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)?会员)(?P<cycle>[月年季]付|[月年]度|[((]?(?:连续)?包[月年季][))]?)?"
+)
+_EN_PLAN = re.compile(
+    r"\b(?:(?P<pre>annual|monthly|yearly|quarterly)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
+    r"|Premium|Plus|Business|Team|Enterprise|Ultimate|Growth|Scale))\s+(?P<kind>plan|tier|membership|subscription|edition"
+    r"|package|account)\b(?:\s*(?:,|\()\s*(?P<cycle>annual|monthly|yearly|quarterly)\)?)?",
+    re.IGNORECASE,
 )
 
 
@@ -162,8 +182,14 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
             yield Hit(m.start(), m.end(), m.group(), m.group(), "")
         return
     for m in _PLAN.finditer(text):
-        cycle = (m.group("cycle") or "").replace("度", "付")
+        cycle = re.sub(r"[((连续包))]", "", m.group("cycle") or "").replace("度", "付")
+        cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
+        cycle = cycle or (m.group("pre") + "付" if m.group("pre") else "")
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
+    for m in _EN_PLAN.finditer(text):
+        cycle = (m.group("pre") or m.group("cycle") or "").lower().replace("yearly", "annual")
+        key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
+        yield Hit(m.start(), m.end(), m.group(), key, "")
 
 
 # -- yes/no statuses ---------------------------------------------------------------------------
@@ -185,6 +211,14 @@ _VERBS = {
     "发出": "寄出",
     "开具": "开具",
     "开出": "开具",
+    "拆封": "拆封",
+    "重置": "重置",
+    "更新": "更新",
+    "关掉": "关闭",
+    "关闭": "关闭",
+    "取消": "取消",
+    "同步过来": "同步",
+    "到": "到",
 }
 _OBJECTS = {
     "退款": "退款",
@@ -204,6 +238,13 @@ _OBJECTS = {
     "同步": "同步",
     "账号": "账号",
     "功能": "功能",
+    "东西": "东西",
+    "货": "东西",
+    "密码": "密码",
+    "流水": "流水",
+    "缓存": "缓存",
+    "App": "App",
+    "app": "App",
 }
 _VERB_ALT = "|".join(sorted(_VERBS, key=len, reverse=True))
 _OBJ_ALT = "|".join(sorted(_OBJECTS, key=len, reverse=True))
@@ -241,7 +282,34 @@ _NOT_THINGS = frozenset(
 )
 
 
+# "I'm able to log in again", "auto-renew is already off", "the charge is still pending".
+_EN_ABLE = re.compile(
+    r"\b(?:i'm|i\s+am|we're|we\s+are|i|we)\s+(?:now\s+|finally\s+)?(?P<neg>(?:still\s+)?(?:not|unable)\s+|can't\s+|cannot\s+)?"
+    r"(?:able\s+to\s+)?(?P<act>log\s+in|sign\s+in|log\s+on|check\s+out|pay|download|upload|print)\b(?:\s+again)?",
+    re.IGNORECASE,
+)
+_EN_STATE = re.compile(
+    r"\b(?:the|my|our|your)?\s*(?P<thing>auto-?renew(?:al)?|two-factor(?:\s+auth(?:entication)?)?|2fa|sync|the\s+[a-z]+|my\s+[a-z]+|[a-z]+)"
+    r"\s+(?:is|are|was)\s+(?:still\s+|already\s+|now\s+)?(?P<state>pending|unopened|off|on|disabled|enabled"
+    r"|locked|unlocked|active|inactive|broken|fixed|working|cancell?ed)\b",
+    re.IGNORECASE,
+)
+_NOT_STATE_THINGS = frozenset(
+    {"it", "this", "that", "there", "which", "what", "everything", "nothing", "he", "she"}
+)
+
+
 def _english_statuses(text: str) -> Iterator[Hit]:
+    for m in _EN_ABLE.finditer(text):
+        act = " ".join(m.group("act").lower().split())
+        subject = f"able to {act}"
+        yield Hit(m.start(), m.end(), m.group(), f"{subject}={'no' if m.group('neg') else 'yes'}", subject)
+    for m in _EN_STATE.finditer(text):
+        thing = " ".join(m.group("thing").lower().split()).removeprefix("the ").removeprefix("my ")
+        if thing in _NOT_STATE_THINGS:
+            continue
+        state = m.group("state").lower()
+        yield Hit(m.start(), m.end(), m.group().strip(), f"{thing}={state}", thing)
     for m in _EN_STATUS.finditer(text):
         if m.group("thing"):
             thing = " ".join(m.group("thing").lower().split())
@@ -286,6 +354,6 @@ def status_text(key: str) -> str:
     """``已收到退款`` / ``未收到退款`` for the keys ``收到退款=是`` / ``收到退款=否``;
     ``replacement arrived: yes`` for ``replacement arrived=yes``."""
     subject, _, answer = key.rpartition("=")
-    if answer in ("yes", "no"):
+    if answer not in ("是", "否"):
         return f"{subject}: {answer}"
     return ("已" if answer == "是" else "未") + subject

@@ -145,8 +145,11 @@ _CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
 
 # -- promises and requests ----------------------------------------------------------------------
 _PROMISE = re.compile(
-    r"(?=[我本同工专会将稍已为wi])(?:"
+    r"(?=[我本同工专会将稍已为给帮wioysu])(?:"
     r"(?:我们|我|本人|同事|工程师|专员)(?:这边)?(?:不)?(?:会|将|保证|承诺)|会在|将在|会于|将于|稍后(?:会|将)"
+    r"|(?:给|帮|为)您(?:把[^,，。！？!?；;\n]{1,20}?)?(?:补偿|减免|报销|承担|安排|寄出|发出|退还|退回|赠送|延长|开通|升级|解锁|重发|补发|换|办理)"
+    r"|\b(?:our|the)\s+(?:\w+\s+)?(?:team|engineers?|technician|specialist|department|manager)\s+will\b"
+    r"|\bsomeone\s+(?:from\s+\w+\s+)?will\b|\byou(?:'ll|\s+will)\s+(?:get|receive|see|have)\b"
     r"|(?:已|已经)(?:为您|帮您|给您)?(?:申请|提交|登记|记录|安排|升级|转交)|为您(?:安排|申请|处理|跟进)|工作日内"
     r"|\b(?:we|i)(?:'ll|\s+will|\s+shall|\s+are\s+going\s+to|\s+am\s+going\s+to|\s+promise)\b"
     r"|\bwill\s+(?:reply|respond|refund|get\s+back|follow\s+up|send|contact|process|escalate|credit)\b"
@@ -164,26 +167,54 @@ _REPORTED_PROMISE = re.compile(
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"(?=[希请麻能可帮给提我需要pcwirhtesudm\s])(?:"
+    r"(?=[希请麻能可帮给提我需要把改换发寄抄pcwirhtesudmakbo\s])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b"
     # An imperative with no request word ("text me instead of calling", "send it to my office").
-    r"|(?:^|(?<=[,，.;；!?！？]\s)|(?<=[,，.;；!?！？]))\s*(?:text|call|email|e-mail|send|cancel|change|update|switch"
-    r"|ship|deliver|contact|refund|credit|reach|ring|mail)\s+(?:me|us|it|them|the|my|our|this)\b)",
+    r"|(?:^|(?<=[,，.;；!?！？]\s)|(?<=[,，.;；!?！？]))\s*(?:(?:btw|oh|and|also)\s+)?(?:text|call|email|e-mail|send"
+    r"|cancel|change|update|switch|ship|deliver|contact|refund|credit|reach|ring|mail|hold|cc|put|downgrade"
+    r"|upgrade|add|remove|keep|stop|resend|move|transfer|close|pause|split|merge|unlink|reissue)"
+    r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
+    # ... and in Chinese: "把自动续费关了", "发票抬头改成公司名", "账单每个月发我邮箱"
+    r"|(?:^|(?<=[,，。;；!?！？]))\s*把[^,，。！？!?；;\n]{1,20}?(?:关|开|改|换|解绑|取消|退|发|寄|删|停|加|去掉)"
+    r"|改成|改为|换成|发我|寄给我|抄送)",
     re.IGNORECASE,
 )
 # Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
 _POLITENESS = re.compile(
     r"(?:那就|那)?麻烦(?:你们|您|你)?了|辛苦(?:你们|您|你)?了|谢谢|多谢|感谢|请稍等|稍等一下|请多关照|请见谅"
-    r"|我想想|我想一下|我想说|我要说|请问一下$|please\s+hold|thank\s+you|thanks",
+    r"|我想想|我想一下|我想说|我要说|请问一下$|please\s+hold|thank\s+you|thanks"
+    r"|希望(?:这次|这回)?(?:能)?(?:顺利)?(?:解决|搞定|处理好)(?:吧|啊|呀)?|请问?(?:你|您|你们)?还在吗|(?:你|您)还在吗"
+    r"|(?:请)?(?:尽快|尽量快一点|快一点)(?:处理)?(?:吧)?|能帮就帮(?:一下)?(?:吧)?"
+    r"|\b(?:please\s+)?bear\s+with\s+me\b|\bone\s+moment(?:\s+please)?\b|\bare\s+you\s+still\s+there\b"
+    r"|\bhope\s+(?:this|it)\s+(?:gets|can\s+be)\s+(?:sorted|fixed|resolved)\b|\bwould\s+appreciate\s+any\s+help\b",
     re.IGNORECASE,
 )
 _CONTENT_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2}")
-_SENTENCE_END = re.compile(r"(?=[。！？!?；;\s])(?:[。！？!?；;\n]+|(?<=[.])\s+)")
+# An English title or abbreviation ("Ms. Carter", "Apt. 7C", "No. 5") does not end a sentence.
+_ABBREVIATIONS = (
+    "Mr",
+    "Ms",
+    "Mrs",
+    "Dr",
+    "St",
+    "Apt",
+    "No",
+    "Inc",
+    "Ltd",
+    "Co",
+    "Jr",
+    "Sr",
+    "vs",
+    "Ave",
+    "Rd",
+)
+_NOT_AFTER_ABBREVIATION = "".join(rf"(?<!\b{a}\.)" for a in _ABBREVIATIONS)
+_SENTENCE_END = re.compile(rf"(?=[。！？!?；;\s])(?:[。！？!?；;\n]+|(?<=[.]){_NOT_AFTER_ABBREVIATION}\s+)")
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
 _SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
-_TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…]+$")
+_TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…~～]+$")
 _has_digit = re.compile("[0-9]").search
 
 
@@ -539,4 +570,8 @@ def is_request(sentence: str) -> bool:
     """Whether ``sentence`` asks for something: a request word followed by what is asked, once
     courtesy (``那就麻烦你们了``, ``请稍等``, ``谢谢``) is taken out."""
     rest = _POLITENESS.sub(" ", sentence)
-    return any(_CONTENT_AFTER.search(rest, m.end()) for m in _REQUEST.finditer(rest))
+    # "把自动续费关了" carries what it asks inside the marker itself.
+    return any(
+        _CONTENT_AFTER.search(rest, m.end()) or m.group().lstrip().startswith("把")
+        for m in _REQUEST.finditer(rest)
+    )

@@ -63,7 +63,9 @@ class View:
 def display(fact: Fact, lang: str = "zh") -> str:
     """A fact's value as the prompt shows it (in a prompt of language ``lang``)."""
     if fact.kind == "status":
-        text = status_text(fact.key)
+        # The customer's own words ("东西还没拆封"), which say more than the yes/no key; a key
+        # without them (a ledger written before they were kept) reads as the key.
+        text = fact.value or status_text(fact.key)
     elif fact.kind == "date":
         if fact.key.startswith(("rel:", "--")):  # unresolved or yearless: as written
             text = fact.value
