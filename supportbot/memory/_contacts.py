@@ -74,7 +74,25 @@ _ADDRESS = re.compile(
 _PLACE_WORD = re.compile(r"[省市区县镇路街道巷弄号楼栋室层座]")
 
 
+_PROVINCES = (
+    "北京|天津|上海|重庆|河北|山西|辽宁|吉林|黑龙江|江苏|浙江|安徽|福建|江西|山东|河南|湖北|湖南|广东|海南|四川"
+    "|贵州|云南|陕西|甘肃|青海|台湾|内蒙古|广西|西藏|宁夏|新疆|香港|澳门"
+)
+# Without a label, an address must start at a province: Chinese has no spaces to say where a
+# place name begins ("寄到南京市" must not read as the city "到南京").
+_BARE_ADDRESS = re.compile(
+    rf"(?:{_PROVINCES})(?:省|自治区|市|特别行政区)?(?:[\u4e00-\u9fff]{{2,4}}市)?[\u4e00-\u9fff]{{2,4}}[区县]"
+    r"[\u4e00-\u9fff0-9A-Za-z# -]{2,40}?[0-9]+\s*(?:号|弄)"
+    r"(?:[\u4e00-\u9fff0-9A-Za-z -]{0,20}?(?:[0-9]+\s*[室楼层幢栋]|单元[0-9]+))*"
+)
+
+
 def addresses(text: str) -> Iterator[Hit]:
+    labelled = [(m.start(), m.end()) for m in _ADDRESS.finditer(text)]
+    for m in _BARE_ADDRESS.finditer(text):
+        if not any(a < m.end() and m.start() < b for a, b in labelled):
+            addr = m.group().strip()
+            yield Hit(m.start(), m.end(), addr, re.sub(r"\s+", "", addr).upper(), "地址")
     for m in _ADDRESS.finditer(text):
         addr = m.group("addr").strip()
         # A place needs at least two of province/city/district/street/number words.
@@ -158,8 +176,8 @@ def _english_people(text: str) -> Iterator[Hit]:
 
 # -- plans and products --------------------------------------------------------------------------
 _PLAN = re.compile(
-    r"(?:按(?P<pre>[月年季])付的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
-    r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)?会员)(?P<cycle>[月年季]付|[月年]度|[((]?(?:连续)?包[月年季][))]?)?"
+    r"(?:按?(?P<pre>[月年季])付的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
+    r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)(?P<cycle>[月年季]付|[月年]度|[((]?(?:连续)?包[月年季][))]?)?"
 )
 _EN_PLAN = re.compile(
     r"\b(?:(?P<pre>annual|monthly|yearly|quarterly)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
@@ -176,11 +194,19 @@ def _catalogue_pattern(catalogue: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
-    """Plan names: the backend's catalogue when given (exact names), else the ``X版`` family."""
+    """Plan names: the backend's catalogue's (exact names), and the ``X版`` / ``Pro plan`` families
+    where no catalogue name stands."""
+    named: list[tuple[int, int]] = []
     if catalogue:
         for m in _catalogue_pattern(tuple(catalogue)).finditer(text):
+            named.append((m.start(), m.end()))
             yield Hit(m.start(), m.end(), m.group(), m.group(), "")
-        return
+    for hit in _plan_family(text):
+        if not any(a < hit.end and hit.start < b for a, b in named):
+            yield hit
+
+
+def _plan_family(text: str) -> Iterator[Hit]:
     for m in _PLAN.finditer(text):
         cycle = re.sub(r"[((连续包))]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
@@ -211,6 +237,7 @@ _VERBS = {
     "发出": "寄出",
     "开具": "开具",
     "开出": "开具",
+    "开": "开通",
     "拆封": "拆封",
     "重置": "重置",
     "更新": "更新",

@@ -145,9 +145,10 @@ _CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
 
 # -- promises and requests ----------------------------------------------------------------------
 _PROMISE = re.compile(
-    r"(?=[我本同工专会将稍已为给帮wioysu])(?:"
+    r"(?=[我本同工专会将稍已为给帮补赔赠返wioysu])(?:"
     r"(?:我们|我|本人|同事|工程师|专员)(?:这边)?(?:不)?(?:会|将|保证|承诺)|会在|将在|会于|将于|稍后(?:会|将)"
-    r"|(?:给|帮|为)您(?:把[^,，。！？!?；;\n]{1,20}?)?(?:补偿|减免|报销|承担|安排|寄出|发出|退还|退回|赠送|延长|开通|升级|解锁|重发|补发|换|办理)"
+    r"|(?:给|帮|为)您(?:把[^,，。！？!?；;\n]{1,20}?)?(?:补偿|减免|报销|承担|安排|寄出|发出|退还|退回|赠送|延长|开通|升级|解锁|重发|补发|换|办理"
+    r"|一个明确|答复|回复|回电|打电话|确认)|(?:补偿|赔偿|赠送|返还)您"
     r"|\b(?:our|the)\s+(?:\w+\s+)?(?:team|engineers?|technician|specialist|department|manager)\s+will\b"
     r"|\bsomeone\s+(?:from\s+\w+\s+)?will\b|\byou(?:'ll|\s+will)\s+(?:get|receive|see|have)\b"
     r"|(?:已|已经)(?:为您|帮您|给您)?(?:申请|提交|登记|记录|安排|升级|转交)|为您(?:安排|申请|处理|跟进)|工作日内"
@@ -159,11 +160,15 @@ _PROMISE = re.compile(
 )
 # A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
 _REPORTED_PROMISE = re.compile(
-    r"(?=[客你工专经同上之说答承保tyswip])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
+    r"(?=[客你工专经同上之说答承保售销业群tyswipmc])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
     r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的|说好了"
     r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b"
     r"|\b(?:said|told\s+(?:me|us))\s+(?:that\s+)?(?:you|they|you\s+guys|someone|it)\s*(?:'d|would|will|'ll|were\s+going\s+to)\b"
-    r"|\b(?:i|we)\s+was\s+told\b|\b(?:i|we)\s+were\s+told\b|\bpromised\s+(?:me|us)\b)",
+    r"|\b(?:i|we)\s+was\s+told\b|\b(?:i|we)\s+were\s+told\b|\bpromised\s+(?:me|us)\b"
+    r"|\b(?:said|told\s+(?:me|us)|mentioned|confirmed)\b[^.!?;]{0,48}?\b(?:would|will|'d|'ll|was\s+included|is\s+included"
+    r"|were\s+going\s+to|could|can)\b"
+    r"|(?:客服|经理|售后|销售|你们的人|工作人员|业务员|群里的)[^。！？!?；;\n]{0,8}?说[^。！？!?；;\n]{0,24}?"
+    r"(?:可以|会|能|不变|免费|包|送|减半|换新|退))",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -178,7 +183,7 @@ _REQUEST = re.compile(
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
     # ... and in Chinese: "把自动续费关了", "发票抬头改成公司名", "账单每个月发我邮箱"
     r"|(?:^|(?<=[,，。;；!?！？]))\s*把[^,，。！？!?；;\n]{1,20}?(?:关|开|改|换|解绑|取消|退|发|寄|删|停|加|去掉)"
-    r"|改成|改为|换成|发我|寄给我|抄送)",
+    r"|改成|改为|换成|发我|寄给我|发给我们|寄给我们|给我们寄|抄送|再加\s*[0-9一二两三四五六七八九十]+)",
     re.IGNORECASE,
 )
 # Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
@@ -467,6 +472,7 @@ _HARD_TOKEN = re.compile(
     r"|\b[A-Za-z]+(?:_[A-Za-z0-9]+)+\b|(?-i:\b(?!OK\b)[A-Z]{2,}(?:[-_][A-Z0-9]+)*\b)"
     r"|[¥￥$€£]|\b(?:dollars?|bucks?|usd|rmb|cny|yuan|eur|euros?|cents?|quid)\b|元|块钱|美元|欧元|人民币"
     rf"|\b(?:{_EN_NUMERAL_WORDS})\b"
+    r"|[零〇一二两三四五六七八九十壹贰叁肆伍陆柒捌玖拾]?[百千万亿佰仟][零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]*"
     r"|(?!一[^零〇一二两三四五六七八九十百千万亿])[零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]++"
     r"(?=[个台次张件天周月年元块号份位名点岁楼层室箱瓶盒套条笔单期台季度倍折]|小时|分钟|星期|礼拜)",
     re.IGNORECASE,

@@ -73,7 +73,7 @@ def display(fact: Fact, lang: str = "zh") -> str:
             # Written with its digits (2026年3月5日, 3/25): the ISO form says it all; a phrase
             # resolved against the turn's day (下周五) keeps the phrase beside it.
             text = fact.key if _ABSOLUTE.fullmatch(fact.value) else f"{fact.key}({fact.value})"
-    elif fact.kind in ("amount", "id", "error_code", "phone", "email", "plan"):
+    elif fact.kind in ("amount", "id", "error_code", "phone", "email"):
         text = fact.key
     else:
         text = fact.value
