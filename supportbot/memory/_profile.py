@@ -27,7 +27,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Literal
 
@@ -39,6 +39,7 @@ __all__ = [
     "LABELS",
     "RULES_VERSION",
     "PastTicket",
+    "Preference",
     "Profile",
     "RecurringIssue",
     "build_profile",
@@ -47,7 +48,7 @@ __all__ = [
 
 # Part of every fingerprint: bump it when the rules or labels change, so cached profiles built by
 # the old rules are rebuilt even though their inputs did not change.
-RULES_VERSION = 2  # 2: requests, promises and resolutions are masked (memory/_mask.py)
+RULES_VERSION = 3  # 2: requests, promises and resolutions masked; 3: preferences and contacts
 
 # Every word the text uses, so a second language is one more entry rather than a code change.
 LABELS: Mapping[str, Mapping[str, str]] = {
@@ -64,6 +65,15 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "resolved_all": ",均{resolution}解决",
         "resolved_mixed": ",处理方式:{resolutions}",
         "promise": "已承诺:{promise}",
+        "preferences": "联系偏好:{items}(自 {since})",
+        "contact.sms": "短信",
+        "contact.email": "邮件",
+        "contact.phone": "电话",
+        "contact.wechat": "微信",
+        "avoid.sms": "勿发短信",
+        "avoid.email": "勿发邮件",
+        "avoid.phone": "勿打电话",
+        "avoid.wechat": "勿发微信",
         "list_sep": "、",
         "part_sep": ";",
         "end": "。",
@@ -98,6 +108,18 @@ class RecurringIssue:
 
 
 @dataclass(frozen=True, slots=True)
+class Preference:
+    """What a customer stated, in one slot ("contact", "avoid:phone", "phone", "email", "address"),
+    from the day it became true until a later ticket replaced it (``valid_to``; None: current)."""
+
+    slot: str
+    value: str
+    text: str  # the customer's words (masked with mask_pii)
+    valid_from: date
+    valid_to: date | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     customer_id: str
     name: str
@@ -110,6 +132,10 @@ class Profile:
     ticket_count: int  # valid tickets resolved on or before today
     skipped_records: int  # subscriptions and tickets that failed validation
     text: str
+    # Current stated preferences and contact details; ``stated_history`` also holds retired ones.
+    preferences: tuple[Preference, ...] = ()
+    contacts: tuple[Preference, ...] = ()
+    stated_history: tuple[Preference, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +148,7 @@ class _CleanTicket:
     resolution: str
     requests: tuple[str, ...]
     promises: tuple[str, ...]
+    stated: tuple[tuple[str, str, str, datetime], ...] = ()  # (slot, value, text, since)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +194,12 @@ def build_profile(
     promises = _latest_first(visible, "promises")
     if mask:
         recurring, requests, promises = _masked(recurring, requests, promises)
+    history = _fold_stated(visible, mask=mask)
+    current = tuple(p for p in history if p.valid_to is None)
+    preferences = tuple(p for p in current if p.slot == "contact" or p.slot.startswith("avoid:"))
+    contacts = tuple(p for p in current if p not in preferences)
     base = _base_text(subs, today, customer.is_vip, labels)
-    parts = _parts(recurring, requests, promises, labels)
+    parts = _parts(recurring, requests, promises, labels, _preferences_text(preferences, labels))
     return Profile(
         customer_id=customer.id,
         name=customer.name,
@@ -181,7 +212,52 @@ def build_profile(
         ticket_count=len(visible),
         skipped_records=bad_subs + bad_tickets,
         text=_fit(base, parts, max_chars, labels),
+        preferences=preferences,
+        contacts=contacts,
+        stated_history=history,
     )
+
+
+def _fold_stated(tickets: Sequence[_CleanTicket], *, mask: bool) -> tuple[Preference, ...]:
+    """Every stated value in the order it became true; a later value in its slot retires it (and a
+    channel to use retires the wish to avoid it, and the other way round)."""
+    said = sorted(
+        ((since, ticket.resolved_on, i, slot, value, text) for ticket in tickets
+         for i, (slot, value, text, since) in enumerate(ticket.stated)),
+        key=lambda item: (_naive(item[0]), item[1], item[2]),
+    )  # fmt: skip
+    history: list[Preference] = []
+    current: dict[str, int] = {}
+    for since, _, _, slot, value, text in said:
+        rivals = [slot]
+        if slot == "contact":
+            rivals.append(f"avoid:{value}")
+        elif (
+            slot.startswith("avoid:") and "contact" in current and history[current["contact"]].value == value
+        ):
+            rivals.append("contact")
+        for rival in rivals:
+            if rival in current:
+                at = current.pop(rival)
+                history[at] = dataclasses.replace(history[at], valid_to=since.date())
+        current[slot] = len(history)
+        history.append(Preference(slot, value, mask_text(text) if mask else text, since.date()))
+    return tuple(history)
+
+
+def _naive(moment: datetime) -> datetime:
+    """Comparable whether written with a zone or not (a bare date reads as its midnight UTC)."""
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def _preferences_text(preferences: Sequence[Preference], labels: Mapping[str, str]) -> str:
+    if not preferences:
+        return ""
+    items = [
+        labels[p.slot.replace(":", ".") if p.slot != "contact" else f"contact.{p.value}"] for p in preferences
+    ]
+    since = max(p.valid_from for p in preferences)
+    return labels["preferences"].format(items=labels["list_sep"].join(items), since=since.isoformat())
 
 
 # -- validation ---------------------------------------------------------------------------------
@@ -245,7 +321,32 @@ def _parse_ticket(record: object, customer_id: str) -> _CleanTicket:
         resolution=resolution,
         requests=_text_list(facts.get("requests")),
         promises=_text_list(facts.get("promises")),
+        stated=_stated(facts.get("preferences")) + _stated(facts.get("contacts")),
     )
+
+
+_SLOTS = ("contact", "avoid:sms", "avoid:email", "avoid:phone", "avoid:wechat", "phone", "email", "address")
+
+
+def _stated(value: object) -> tuple[tuple[str, str, str, datetime], ...]:
+    """A record's stated preferences or contacts; absent in records written before they were kept."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _Corrupt
+    found = []
+    for entry in value:
+        if not isinstance(entry, Mapping) or entry.get("slot") not in _SLOTS:
+            raise _Corrupt
+        fields = [entry.get("value"), entry.get("text"), entry.get("since")]
+        if not all(isinstance(f, str) and f for f in fields):
+            raise _Corrupt
+        try:  # a date, or the moment it was said (which orders two statements of one day)
+            since = datetime.fromisoformat(str(entry["since"]))
+        except ValueError:
+            raise _Corrupt from None
+        found.append((str(entry["slot"]), str(entry["value"]), str(entry["text"]), since))
+    return tuple(found)
 
 
 def _valid_tickets(customer_id: str, records: Sequence[PastTicket]) -> tuple[list[_CleanTicket], int]:
@@ -406,15 +507,21 @@ def _parts(
     requests: Sequence[str],
     promises: Sequence[str],
     labels: Mapping[str, str],
+    preferences: str = "",
 ) -> list[_Part]:
     """Everything after the plan line, each with its survival priority and display position."""
     issues = [_issue_text(issue, labels) for issue in recurring]
     promised = [labels["promise"].format(promise=p) for p in promises]
-    shown = issues + list(requests) + promised  # display order: issues, requests, promises
-    # Survival order: the top issue, requests, promises, then the other issues. A promise outranks
-    # a second issue because forgetting it invites a reply that contradicts it.
+    stated = [preferences] if preferences else []
+    # Display order: issues, requests, promises, how to reach the customer.
+    shown = issues + list(requests) + promised + stated
+    # Survival order: the top issue, how to reach the customer (every later reply must respect
+    # it), requests, promises, then the other issues. A promise outranks a second issue because
+    # forgetting it invites a reply that contradicts it.
     top = min(len(issues), 1)
-    survival = list(range(top)) + list(range(len(issues), len(shown))) + list(range(top, len(issues)))
+    rest = list(range(len(issues), len(shown) - len(stated)))
+    stated_at = list(range(len(shown) - len(stated), len(shown)))
+    survival = list(range(top)) + stated_at + rest + list(range(top, len(issues)))
     return [_Part(priority=rank, order=pos, text=shown[pos]) for rank, pos in enumerate(survival)]
 
 

@@ -21,8 +21,9 @@ from ..i18n._prompts import is_english
 from ..llm.base import Completion
 from ..memory import _assist as assist
 from ..memory._compress import SUMMARY_PROMPT, compress, summary_messages
-from ..memory._facts import current_facts, update_ledger
+from ..memory._facts import current_facts, split_sentences, update_ledger
 from ..memory._mask import mask_text
+from ..memory._preferences import stated_preferences
 from ..memory._tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from ..reply import _context as context
 from ..reply import _findings as findings
@@ -428,7 +429,49 @@ def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | Non
         "requests": [r for r in by_kind.get("request", []) if _lasting_wish(r, wishes)],
         "promises": by_kind.get("promise", []),
         "resolution": f"按 {'、'.join(cited)} 处理" if cited else "已答复",
+        # What the next ticket inherits, each with the day it became true (memory/_preferences.py).
+        "preferences": _stated(state, mask=mask),
+        "contacts": _contacts(state, ledger, mask=mask),
     }
+
+
+def _day_of(state: SupportState, turn: int) -> str:
+    """When the turn was written (its date says the day; the time orders a day's statements)."""
+    when = state.turns[turn].created_at if 0 <= turn < len(state.turns) else None
+    return (when or state.ticket.created_at).isoformat()
+
+
+def _stated(state: SupportState, *, mask: bool) -> list[dict[str, str]]:
+    """The customer's stated contact preferences, the latest per slot."""
+    latest: dict[str, dict[str, str]] = {}
+    for index, turn in enumerate(state.turns):
+        if turn.role != "customer":
+            continue
+        for sentence in split_sentences(turn.content):
+            for said in stated_preferences(sentence):
+                text = mask_text(said.text) if mask else said.text
+                latest[said.slot] = {
+                    "slot": said.slot,
+                    "value": said.value,
+                    "text": text,
+                    "since": _day_of(state, index),
+                }
+    return list(latest.values())
+
+
+def _contacts(state: SupportState, ledger: tuple[Fact, ...], *, mask: bool) -> list[dict[str, str]]:
+    """The customer's current phone, email and address, the latest of each."""
+    latest: dict[str, dict[str, str]] = {}
+    for _, fact in current_facts(ledger):
+        if fact.kind in ("phone", "email", "address") and fact.role != "agent":
+            value = mask_text(fact.value) if mask else fact.value
+            latest[fact.kind] = {
+                "slot": fact.kind,
+                "value": value,
+                "text": value,
+                "since": _day_of(state, fact.turn),
+            }
+    return list(latest.values())
 
 
 def _lasting_wish(request: str, wishes: dict[str, bool]) -> bool:
