@@ -361,3 +361,15 @@ def test_an_amount_without_a_currency_takes_the_conversation_s() -> None:
     assert [f.key for f in update_ledger((), [Turn("customer", "then 2.1k more")], 0, mask=False)] == [
         "2100.00"
     ]
+
+
+def test_an_english_correction_supersedes_and_the_negated_value_is_not_a_fact() -> None:
+    turns = [
+        Turn("customer", "the delivery date is November 20th, the fee was $1,680"),
+        Turn("customer", "Actually the date is the 10th of July. Sorry, the fee was $1,860, not $1,680"),
+    ]
+    ledger = update_ledger((), turns, 0, mask=False)
+    current = {f.key for _, f in current_facts(ledger) if f.kind in ("date", "amount")}
+    assert current == {"--07-10", "USD 1860.00"}
+    replaced = {ledger[f.supersedes].key for f in ledger if f.supersedes is not None}
+    assert replaced == {"--11-20", "USD 1680.00"}

@@ -138,9 +138,13 @@ _SUBJECT_PATTERNS = {
 _SUBJECT_WINDOW = 12  # characters before a value searched for the word naming its subject
 _CORRECTION = re.compile(
     r"更正|纠正|说错|写错|搞错|打错|记错|不对|应该是|改成|改为|改到|实际上是|其实是|准确地说"
+    r"|\b(?:actually|i\s+meant|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
+    r"|my\s+mistake|my\s+bad|typo|i\s+mistyped|wrong\s+(?:number|date|address|amount)|scratch\s+that"
+    r"|changed\s+to|now\s+(?:it'?s|is))",
+    re.IGNORECASE,
 )
 _LAST_SENTENCE_END = re.compile(r"[。！？!?；;\n][^。！？!?；;\n]*$")
-_NEGATED = re.compile(r"(?:不是|并非|而不是|不是说)\s*$")
+_NEGATED = re.compile(r"(?:不是|并非|而不是|不是说|\bnot|\bisn'?t|\bwasn'?t)\s*$", re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
 
 # -- promises and requests ----------------------------------------------------------------------
@@ -529,7 +533,9 @@ def _subject(kind: str, text: str, start: int) -> str:
 
 def _is_correction(text: str, start: int) -> bool:
     # Only within the value's own sentence: "发票抬头写错了;昨天…" corrects the title, not the date.
-    window = text[max(0, start - 2 * _SUBJECT_WINDOW) : start]
+    window = text[
+        max(0, start - 3 * _SUBJECT_WINDOW) : start
+    ]  # English words are long: "actually the date is the"
     end = _LAST_SENTENCE_END.search(window)
     return _CORRECTION.search(window, end.start() if end else 0) is not None
 

@@ -151,6 +151,7 @@ def view(
             continue
         spent += cost
         (keep_notes if is_note else keep).add(position)
+    _fill(shown, keep, keep_notes, kind_of, blocked, allowance, labels, omitted_text)
     while True:
         chosen = [u for u in shown if u.position in keep]
         omitted = len(shown) - len(chosen)
@@ -163,6 +164,33 @@ def view(
         lowest = max(chosen, key=lambda u: (u.tier, -u.position))
         keep.discard(lowest.position)
         keep_notes.discard(lowest.position)
+
+
+_FILL_TRIES = 12
+
+
+def _fill(
+    shown: Sequence[Unit],
+    keep: set[int],
+    keep_notes: set[int],
+    kind_of: Mapping[int, str],
+    blocked: set[str],
+    allowance: int,
+    labels: Mapping[str, str],
+    omitted_text: str,
+) -> None:
+    """Add, in rank order, facts the estimate left out that still fit when counted exactly: the
+    estimate pays for labels up front, so it stops short of the allowance."""
+    left = sorted((u for u in shown if u.position not in keep and kind_of[u.position] not in blocked),
+                  key=lambda u: (u.tier, -u.position))  # fmt: skip
+    for unit in left[:_FILL_TRIES]:
+        keep.add(unit.position)
+        chosen = [u for u in shown if u.position in keep]
+        pieces = fact_pieces(chosen, keep_notes, labels=labels)
+        if len(chosen) < len(shown):
+            pieces.append("\n" + omitted_text.format(n=len(shown) - len(chosen)))
+        if count_joined(pieces) > allowance:
+            keep.discard(unit.position)
 
 
 def fact_pieces(shown: Sequence[Unit], notes: set[int], *, labels: Mapping[str, str]) -> list[str]:
