@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from ..i18n._prompts import (
     SUMMARY_PREVIOUS_LABEL,
     SummarySections,
     language_of,
+    section_labels,
     speaker_labels,
 )
 from ._facts import (
@@ -101,6 +103,7 @@ def compress(
     mask: bool = True,
     facts_allowance: int | None = None,
     plans: Sequence[str] = (),
+    lang: str = "zh",
 ) -> Compression:
     """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
 
@@ -143,8 +146,9 @@ def compress(
     floor = MIN_SUMMARY_TOKENS if summary_cap is None else summary_cap // 4  # the summary's least room
     if facts_allowance is not None:
         kept = sum(pending_counts[-keep_last:]) if keep_last else 0
-        room = shared_allowance(budget, facts_allowance, used=kept + floor)
-        budget = max(budget - ledger_tokens(ledger, len(turns), room) - PROMPT_LABEL_TOKENS, 0)
+        labels = label_tokens(lang)
+        room = shared_allowance(budget, facts_allowance, used=kept + floor, labels=labels)
+        budget = max(budget - ledger_tokens(ledger, len(turns), room, lang) - labels, 0)
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last
     reason = _trigger(
@@ -198,25 +202,33 @@ def compress(
 # The least a summary may take, however full the budget: a fold keeps some memory of what it folded.
 MIN_SUMMARY_TOKENS = 100
 
-
-def shared_allowance(budget: int, allowance: int, *, used: int) -> int:
-    """The facts' room in a history ``budget`` of which the turns and the summary take ``used``:
-    at most ``allowance``, and never under half the budget (exact facts outrank even the history
-    budget when the last turns alone fill it)."""
-    return min(allowance, max(budget - PROMPT_LABEL_TOKENS - used, budget // 2))
+# What the labels of the facts, summary, history and latest-message sections and the blank lines
+# between them cost in a Chinese prompt (context.LABELS; a test keeps the two in step): with the
+# facts inside the budget, the labels are too. Other languages: label_tokens().
+PROMPT_LABEL_TOKENS = 75
 
 
-def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int) -> int:
+def shared_allowance(budget: int, allowance: int, *, used: int, labels: int = PROMPT_LABEL_TOKENS) -> int:
+    """The facts' room in a history ``budget`` of which the turns and the summary take ``used``
+    and the section labels ``labels``: at most ``allowance``, and never under half the budget
+    (exact facts outrank even the history budget when the last turns alone fill it)."""
+    return min(allowance, max(budget - labels - used, budget // 2))
+
+
+def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int, lang: str = "zh") -> int:
     """Tokens the pinned facts take in a prompt under ``allowance`` (their label not included)."""
     from ._ledger import view  # ledger.py renders; compress only needs its size
 
-    return count_joined(view(ledger, summarized_upto=summarized_upto, allowance=allowance).pieces)
+    return count_joined(view(ledger, summarized_upto=summarized_upto, allowance=allowance, lang=lang).pieces)
 
 
-# What the labels of the facts, summary, history and latest-message sections and the blank lines
-# between them cost in a prompt (context.LABELS; a test keeps the two in step): with the facts
-# inside the budget, the labels are too.
-PROMPT_LABEL_TOKENS = 75
+@functools.cache
+def label_tokens(lang: str) -> int:
+    """What those labels cost in a prompt labelled in ``lang`` (counted once per process)."""
+    if lang == "zh":
+        return PROMPT_LABEL_TOKENS
+    names = ("facts", "summary", "history", "latest")
+    return sum(count_tokens(section_labels(lang)[name] + "\n") for name in names) + len(names) + 4
 
 
 def text_tokens(text: str, count: TurnCounter) -> int:

@@ -24,7 +24,7 @@ from ..config import Settings
 from ..i18n._prompts import EVIDENCE_LABEL, SECTIONS, PromptSections, language_of, section_labels
 from ..i18n._prompts import LABELS as LABELS  # the Chinese labels, for callers that read them
 from ..memory import _ledger as ledger
-from ..memory._compress import render_turns, shared_allowance, text_tokens
+from ..memory._compress import label_tokens, render_turns, shared_allowance, text_tokens
 from ..memory._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
 from ._caches import Caches, Section
 from ._findings import render_line
@@ -200,7 +200,10 @@ def _allowance(state: SupportState, trim: Trim, facts_allowance: int | None) -> 
     used = text_tokens(state.summary, turn_tokens) + sum(
         turn_tokens(turn) for turn in state.turns[state.summarized_upto :]
     )
-    return int(shared_allowance(facts_allowance, facts_allowance, used=used) * trim.facts_scale)
+    labels = label_tokens(ticket_language(state))
+    return int(
+        shared_allowance(facts_allowance, facts_allowance, used=used, labels=labels) * trim.facts_scale
+    )
 
 
 def _ticket_part(

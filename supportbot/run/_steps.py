@@ -107,6 +107,7 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         mask=False,
         facts_allowance=context.facts_allowance(settings),
         plans=deps.backend.list_plans() if isinstance(deps.backend, ListsPlans) else (),
+        lang=context.ticket_language(state),
     )
     update: Update = {}
     spend = summarizer.spend
