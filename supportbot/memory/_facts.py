@@ -22,7 +22,7 @@ append-only: the new fact records the position of the one it replaces (``superse
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Literal, NamedTuple, get_args
 
@@ -165,7 +165,7 @@ _PROMISE = re.compile(
 # A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
 _REPORTED_PROMISE = re.compile(
     r"(?=[客你工专经同上之说答承保售销业群tyswipmc])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
-    r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的|说好了"
+    r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的(?!事)|说好了"
     r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b"
     r"|\b(?:said|told\s+(?:me|us))\s+(?:that\s+)?(?:you|they|you\s+guys|someone|it)\s*(?:'d|would|will|'ll|were\s+going\s+to)\b"
     r"|\b(?:i|we)\s+was\s+told\b|\b(?:i|we)\s+were\s+told\b|\bpromised\s+(?:me|us)\b"
@@ -181,7 +181,7 @@ _REQUEST = re.compile(
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b"
     # An imperative with no request word ("text me instead of calling", "send it to my office").
-    r"|(?:^|(?<=[,，.;；!?！？]\s)|(?<=[,，.;；!?！？]))\s*(?:(?:btw|oh|and|also)\s+)?(?:text|call|email|e-mail|send"
+    r"|(?:^|(?<=[,，.;；!?！？\n]\s)|(?<=[,，.;；!?！？\n]))\s*(?:(?:btw|oh|and|also)\s+)?(?:text|call|email|e-mail|send"
     r"|cancel|change|update|switch|ship|deliver|contact|refund|credit|reach|ring|mail|hold|cc|put|downgrade"
     r"|upgrade|add|remove|keep|stop|resend|move|transfer|close|pause|split|merge|unlink|reissue)"
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
@@ -193,7 +193,7 @@ _REQUEST = re.compile(
 # Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
 _POLITENESS = re.compile(
     r"(?:那就|那)?麻烦(?:你们|您|你)?了|辛苦(?:你们|您|你)?了|谢谢|多谢|感谢|请稍等|稍等一下|请多关照|请见谅"
-    r"|我想想|我想一下|我想说|我要说|请问一下$|please\s+hold|thank\s+you|thanks"
+    r"|我想想|我想一下|我想说|我要说|我想起来了?|请问一下$|please\s+hold|thank\s+you|thanks"
     r"|希望(?:这次|这回)?(?:能)?(?:顺利)?(?:解决|搞定|处理好)(?:吧|啊|呀)?|请问?(?:你|您|你们)?还在吗|(?:你|您)还在吗"
     r"|(?:请)?(?:尽快|尽量快一点|快一点)(?:处理)?(?:吧)?|能帮就帮(?:一下)?(?:吧)?"
     r"|\b(?:please\s+)?bear\s+with\s+me\b|\bone\s+moment(?:\s+please)?\b|\bare\s+you\s+still\s+there\b"
@@ -545,7 +545,12 @@ def _negated(text: str, start: int) -> bool:
     return _NEGATED.search(text, max(0, start - 6), start) is not None
 
 
-def _sentences(text: str, kind: str, marker: re.Pattern[str]) -> Iterator[_Found]:
+def _sentences(
+    text: str,
+    kind: str,
+    marker: re.Pattern[str],
+    usable: Callable[[str, re.Match[str]], bool] = lambda sentence, m: True,
+) -> Iterator[_Found]:
     # A sentence is a piece of the text with a non-word character (or nothing) on either side, and
     # the markers have no anchor or look-behind: what a marker matches in a sentence, it matches in
     # the whole text. So a text it does not match is not cut into sentences.
@@ -556,9 +561,12 @@ def _sentences(text: str, kind: str, marker: re.Pattern[str]) -> Iterator[_Found
         start = text.find(piece, offset)
         offset = start + len(piece)
         sentence = piece.strip()
-        if sentence and (found := marker.search(sentence)):
-            value = _clip_around(sentence, found.start())
-            yield _Found(start, kind, value, normalize_sentence(value))
+        found = (
+            next((m for m in marker.finditer(sentence) if usable(sentence, m)), None) if sentence else None
+        )
+        if found is not None:
+            value = _clip_around(_clauses_around(sentence, found.start(), found.end()), 0)
+            yield _Found(start + max(0, piece.find(value)), kind, value, normalize_sentence(value))
 
 
 def _clip_around(sentence: str, at: int) -> str:
@@ -569,10 +577,32 @@ def _clip_around(sentence: str, at: int) -> str:
 
 
 _BEFORE_MARKER = 24
+_CLAUSE_END = re.compile(r"[,，、]")
+_LONG_SENTENCE = 40  # characters: a run-on sentence of many clauses is cut to the marker's clauses
+
+
+def _clauses_around(sentence: str, start: int, end: int) -> str:
+    """The clause that holds a marker, and the one after it, of a run-on sentence ("希望这次能顺利解决吧,
+    我想起来了,你们经理说这个月的服务费可以减半,你们记一下,…" pins "你们经理说这个月的服务费可以减半,
+    你们记一下"): the other clauses are other facts, or none, and would cost the prompt twice."""
+    if len(sentence) <= _LONG_SENTENCE:
+        return sentence
+    cuts = [m.start() for m in _CLAUSE_END.finditer(sentence)]
+    begin = max((c + 1 for c in cuts if c < start), default=0)
+    after = [c for c in cuts if c >= end]
+    stop = after[1] if len(after) > 1 else len(sentence)
+    return sentence[begin:stop].strip()
+
+
+def _asks(sentence: str, m: re.Match[str]) -> bool:
+    """A request marker that is not courtesy ("希望这次能顺利解决吧") and is followed by what it asks."""
+    if any(p.start() <= m.start() < p.end() for p in _POLITENESS.finditer(sentence)):
+        return False
+    return bool(_CONTENT_AFTER.search(sentence, m.end())) or m.group().lstrip().startswith("把")
 
 
 def _requests(text: str) -> Iterator[_Found]:
-    for found in _sentences(text, "request", _REQUEST):
+    for found in _sentences(text, "request", _REQUEST, _asks):
         # "之前你们经理承诺过给我们开专票" reports a promise; its "给我" asks for nothing.
         if is_request(found.value) and not _REPORTED_PROMISE.search(found.value):
             yield found
