@@ -246,6 +246,13 @@ _VERBS = {
     "取消": "取消",
     "同步过来": "同步",
     "到": "到",
+    "清过": "清除",
+    "清除": "清除",
+    "清理": "清除",
+    "清空": "清除",
+    "作废": "作废",
+    "删除": "删除",
+    "删掉": "删除",
 }
 _OBJECTS = {
     "退款": "退款",
@@ -272,6 +279,8 @@ _OBJECTS = {
     "缓存": "缓存",
     "App": "App",
     "app": "App",
+    "子账号": "子账号",
+    "订单": "订单",
 }
 _VERB_ALT = "|".join(sorted(_VERBS, key=len, reverse=True))
 _OBJ_ALT = "|".join(sorted(_OBJECTS, key=len, reverse=True))
@@ -291,7 +300,7 @@ _EN_NOT = (
     r"|hasn't|haven't|has\s+not|have\s+not|didn't|did\s+not|not\s+yet)"
 )
 _EN_ARRIVE = (
-    r"(?:showed\s+up|show\s+up|shown\s+up|arrived|arrive|come|came|been\s+delivered|was\s+delivered"
+    r"(?:showed\s+up|show\s+up|shown\s+up|shows\s+up|arrived|arrive|come|came|been\s+delivered|was\s+delivered"
     r"|got\s+here|get\s+here)"
 )
 _EN_THING = (
@@ -300,8 +309,9 @@ _EN_THING = (
 )
 _EN_STATUS = re.compile(
     rf"\b{_EN_THING}\s+(?:(?P<neg>{_EN_NOT})\s+|(?:has\s+|have\s+|finally\s+|just\s+)*)(?P<verb>{_EN_ARRIVE})\b"
-    rf"|\b(?:i|we)\s+(?:(?P<neg2>{_EN_NOT})\s+|(?:have\s+|'ve\s+|finally\s+|just\s+)*)"
-    rf"(?P<verb2>received|receive|gotten|got|get)\s+(?:the|my|our|a|any)\s+(?P<obj>[a-z]+)\b",
+    rf"|\b(?:i|we)\s+(?:(?P<neg2>{_EN_NOT})\s+|(?:have\s+|'ve\s+|finally\s+|just\s+|already\s+)*)"
+    rf"(?P<verb2>received|receive|gotten|got|get|removed|deleted|cancell?ed|reset|cleared|updated|disabled"
+    rf"|enabled|turned\s+off|turned\s+on)\s+(?:the|my|our|a|any|all|all\s+the)\s+(?P<obj>[a-z-]+)\b",
     re.IGNORECASE,
 )
 _NOT_THINGS = frozenset(
@@ -344,7 +354,9 @@ def _english_statuses(text: str) -> Iterator[Hit]:
                 continue
             subject, negative = f"{thing} arrived", m.group("neg") is not None
         else:
-            subject, negative = f"received {m.group('obj').lower()}", m.group("neg2") is not None
+            verb = " ".join(m.group("verb2").lower().split())
+            verb = "received" if verb in ("received", "receive", "gotten", "got", "get") else verb
+            subject, negative = f"{verb} {m.group('obj').lower()}", m.group("neg2") is not None
         yield Hit(m.start(), m.end(), m.group(), f"{subject}={'no' if negative else 'yes'}", subject)
 
 

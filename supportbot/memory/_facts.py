@@ -130,14 +130,14 @@ _SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
 }
 # Subjects a ticket holds many of ("扣了 ¥7" on one bill, "扣了 ¥14" on the next): a later value
 # replaces an earlier one only when written as a correction.
-_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访"})
+_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访", "地址", "发票地址"})
 _SUBJECT_PATTERNS = {
     kind: re.compile("|".join(re.escape(w) for w, _ in sorted(pairs, key=lambda p: -len(p[0]))))
     for kind, pairs in _SUBJECTS.items()
 }
 _SUBJECT_WINDOW = 12  # characters before a value searched for the word naming its subject
 _CORRECTION = re.compile(
-    r"更正|纠正|说错|写错|搞错|打错|记错|不对|应该是|改成|改为|改到|实际上是|其实是|准确地说"
+    r"更正|纠正|说错|写错|搞错|打错|记错|不对|应该是|改成|改为|改到|实际上是|其实是|准确地说|新地址|地址换"
     r"|\b(?:actually|i\s+meant|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
     r"|my\s+mistake|my\s+bad|typo|i\s+mistyped|wrong\s+(?:number|date|address|amount)|scratch\s+that"
     r"|changed\s+to|now\s+(?:it'?s|is))",
@@ -149,10 +149,11 @@ _CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
 
 # -- promises and requests ----------------------------------------------------------------------
 _PROMISE = re.compile(
-    r"(?=[我本同工专会将稍已为给帮补赔赠返wioysu])(?:"
+    r"(?=[我本同工专会将稍已为给帮补赔赠返由把wioysu])(?:"
     r"(?:我们|我|本人|同事|工程师|专员)(?:这边)?(?:不)?(?:会|将|保证|承诺)|会在|将在|会于|将于|稍后(?:会|将)"
     r"|(?:给|帮|为)您(?:把[^,，。！？!?；;\n]{1,20}?)?(?:补偿|减免|报销|承担|安排|寄出|发出|退还|退回|赠送|延长|开通|升级|解锁|重发|补发|换|办理"
     r"|一个明确|答复|回复|回电|打电话|确认)|(?:补偿|赔偿|赠送|返还)您"
+    r"|由我们(?:这边)?(?:来)?(?:承担|负责|处理|支付|出)|把[^,，。！？!?；;\n]{1,20}?(?:发到|寄到|退到|转到|发给)您"
     r"|\b(?:our|the)\s+(?:\w+\s+)?(?:team|engineers?|technician|specialist|department|manager)\s+will\b"
     r"|\bsomeone\s+(?:from\s+\w+\s+)?will\b|\byou(?:'ll|\s+will)\s+(?:get|receive|see|have)\b"
     r"|(?:已|已经)(?:为您|帮您|给您)?(?:申请|提交|登记|记录|安排|升级|转交)|为您(?:安排|申请|处理|跟进)|工作日内"
@@ -176,7 +177,7 @@ _REPORTED_PROMISE = re.compile(
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"(?=[希请麻能可帮给提我需要把改换发寄抄pcwirhtesudmakbo\s])(?:"
+    r"(?=[希请麻能可帮给提我需要把改换发寄抄再pcwirhtesudmakbo\s])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b"
@@ -187,7 +188,8 @@ _REQUEST = re.compile(
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
     # ... and in Chinese: "把自动续费关了", "发票抬头改成公司名", "账单每个月发我邮箱"
     r"|(?:^|(?<=[,，。;；!?！？]))\s*把[^,，。！？!?；;\n]{1,20}?(?:关|开|改|换|解绑|取消|退|发|寄|删|停|加|去掉)"
-    r"|改成|改为|换成|发我|寄给我|发给我们|寄给我们|给我们寄|抄送|再加\s*[0-9一二两三四五六七八九十]+)",
+    r"|改成|改为|换成|发我|寄给我|发给我们|寄给我们|给我们寄|抄送|再加\s*[0-9一二两三四五六七八九十]+"
+    r"|[寄发][^,，。！？!?；;\n]{1,8}?给我们|要(?:纸质|电子|专票|普票|英文|中文|盖章)|再(?:出|发|开|寄)一[份张个])",
     re.IGNORECASE,
 )
 # Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
@@ -598,7 +600,7 @@ def _asks(sentence: str, m: re.Match[str]) -> bool:
     """A request marker that is not courtesy ("希望这次能顺利解决吧") and is followed by what it asks."""
     if any(p.start() <= m.start() < p.end() for p in _POLITENESS.finditer(sentence)):
         return False
-    return bool(_CONTENT_AFTER.search(sentence, m.end())) or m.group().lstrip().startswith("把")
+    return bool(_CONTENT_AFTER.search(sentence, m.end())) or _carries_its_ask(m)
 
 
 def _requests(text: str) -> Iterator[_Found]:
@@ -612,8 +614,10 @@ def is_request(sentence: str) -> bool:
     """Whether ``sentence`` asks for something: a request word followed by what is asked, once
     courtesy (``那就麻烦你们了``, ``请稍等``, ``谢谢``) is taken out."""
     rest = _POLITENESS.sub(" ", sentence)
-    # "把自动续费关了" carries what it asks inside the marker itself.
-    return any(
-        _CONTENT_AFTER.search(rest, m.end()) or m.group().lstrip().startswith("把")
-        for m in _REQUEST.finditer(rest)
-    )
+    return any(_CONTENT_AFTER.search(rest, m.end()) or _carries_its_ask(m) for m in _REQUEST.finditer(rest))
+
+
+def _carries_its_ask(m: re.Match[str]) -> bool:
+    # "把自动续费关了", "寄一份原件给我们", "要纸质的", "再出一份" hold what they ask in the marker itself.
+    found = m.group().strip()
+    return len(found) >= 3 and found[0] in "把寄发要再"
