@@ -21,6 +21,7 @@ append-only: the new fact records the position of the one it replaces (``superse
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -488,15 +489,37 @@ _TYPED_SPANS = frozenset(
 )
 
 
+class _Spans:
+    """Character spans, merged and sorted: whether one holds a range is a binary search, so a long
+    text with many facts costs n log n, not n squared."""
+
+    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
+        merged: list[list[int]] = []
+        for a, b in sorted(spans):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        self._starts = [a for a, _ in merged]
+        self._ends = [b for _, b in merged]
+
+    def holds(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self._starts, start) - 1
+        return i >= 0 and self._ends[i] >= end
+
+
 def _details(text: str, typed: Sequence[_Found], when: datetime | None) -> Iterator[_Found]:
     """Each sentence of a customer turn with a hard token outside every typed fact's words, and
     outside every pinned sentence (a request, a reported promise), as a ``detail``. An amount or a
     date negated on purpose ("不是 1680 元") counts as accounted for: it is the wrong value."""
     if _HARD_TOKEN.search(text) is None:
         return
-    covered = [(f.start, f.start + len(f.value)) for f in typed if f.kind in _TYPED_SPANS]
-    covered += [(a.start, a.end) for a in amounts(text)] + [(d.start, d.end) for d in dates(text, when)]
-    whole = [(f.start, f.start + len(f.value)) for f in typed if f.kind in SENTENCE_KINDS]
+    covered = _Spans(
+        [(f.start, f.start + len(f.value)) for f in typed if f.kind in _TYPED_SPANS]
+        + [(a.start, a.end) for a in amounts(text)]
+        + [(d.start, d.end) for d in dates(text, when)]
+    )
+    whole = _Spans([(f.start, f.start + len(f.value)) for f in typed if f.kind in SENTENCE_KINDS])
     offset = 0
     for piece in _SENTENCE_END.split(text):
         start = text.find(piece, offset)
@@ -505,13 +528,13 @@ def _details(text: str, typed: Sequence[_Found], when: datetime | None) -> Itera
         if not sentence:
             continue
         begin = start + piece.find(sentence)
-        if any(a <= begin < b for a, b in whole):
+        if whole.holds(begin, begin + 1):
             continue
         loose = next(
             (
                 m
                 for m in _HARD_TOKEN.finditer(sentence)
-                if not any(a <= begin + m.start() and begin + m.end() <= b for a, b in covered)
+                if not covered.holds(begin + m.start(), begin + m.end())
             ),
             None,
         )
