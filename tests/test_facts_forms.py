@@ -373,3 +373,27 @@ def test_an_english_correction_supersedes_and_the_negated_value_is_not_a_fact() 
     assert current == {"--07-10", "USD 1860.00"}
     replaced = {ledger[f.supersedes].key for f in ledger if f.supersedes is not None}
     assert replaced == {"--11-20", "USD 1680.00"}
+
+
+def test_a_correction_of_part_of_a_value_rewrites_the_value_that_holds_it() -> None:
+    """ "是208,不是203" corrects the room of the address given earlier, not the latest address."""
+    turns = [
+        Turn("customer", "发票寄到北京市海淀区学院路131号星河湾20号楼1单元203,写我名字就行"),
+        Turn("customer", "我们公司搬到陕西省西安市雁塔区金融街65号。不好意思,是208,不是203。"),
+    ]
+    ledger = update_ledger((), turns, 0, mask=False)
+    current = [f.value for _, f in current_facts(ledger) if f.kind == "address"]
+    assert current == ["陕西省西安市雁塔区金融街65号", "北京市海淀区学院路131号星河湾20号楼1单元208"]
+    english = update_ledger(
+        (),
+        [
+            Turn("customer", "ship to 1789 Harbor Street, Apartment 4D"),
+            Turn("customer", "sorry, it's 4B, not 4D"),
+        ],
+        0,
+    )
+    shown = [f.value for _, f in current_facts(english)]
+    assert (
+        "ship to 1789 Harbor Street, Apartment 4B" in shown
+        and "ship to 1789 Harbor Street, Apartment 4D" not in shown
+    )

@@ -293,7 +293,20 @@ def update_ledger(
     book = _Book(ledger)
     for fact, correction in found:
         book.add(fact, correction)
+    for index in range(start, len(turns)):
+        if turns[index].role == "customer":
+            for replaced, fact in list(book.part_corrections(turns[index], index, mask=mask)):
+                book.replace(replaced, fact)
     return book.facts if len(book.facts) > len(ledger) else ledger
+
+
+# A correction of part of a value: "不好意思,是208,不是203", "sorry, it's 4B, not 4D", "不是515,是155".
+_PART_CORRECTION = re.compile(
+    r"(?:是|is|it'?s|should\s+be)\s*(?P<new>[0-9A-Za-z-]{1,10})\s*[,，]?\s*(?:不是|而不是|not)\s*(?P<old>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])"
+    r"|(?:不是|not)\s*(?P<old2>[0-9A-Za-z-]{1,10})\s*[,，]?\s*(?:而是|是|but|it'?s)\s*(?P<new2>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+_PART_KINDS = ("address", "id", "detail")
 
 
 class _Book:
@@ -320,6 +333,43 @@ class _Book:
         if fact.subject:
             self._by_subject[(fact.kind, fact.subject)] = i
         self._latest[fact.kind] = i
+
+    def part_corrections(self, turn: Turn, index: int, *, mask: bool) -> Iterator[tuple[int, Fact]]:
+        """The values a correction of their part rewrites: the latest current address or id that
+        holds the old part as a whole token gets it replaced by the new one."""
+        text = mask_text(turn.content) if mask else turn.content
+        for m in _PART_CORRECTION.finditer(text):
+            new, old = (
+                (m.group("new"), m.group("old")) if m.group("new") else (m.group("new2"), m.group("old2"))
+            )
+            if new.lower() == old.lower():
+                continue
+            token = re.compile(rf"(?<![0-9A-Za-z]){re.escape(old)}(?![0-9A-Za-z])", re.IGNORECASE)
+            for i in sorted(self._current_positions(), reverse=True):
+                fact = self._all[i]
+                if fact.kind in _PART_KINDS and fact.turn < index and token.search(fact.value):
+                    value = token.sub(new, fact.value, count=1)
+                    key = (
+                        normalize_sentence(value)
+                        if fact.kind == "detail"
+                        else re.sub(r"\s+", "", value).upper()
+                    )
+                    yield i, Fact(fact.kind, value, key, index, fact.subject, "customer", i)
+                    break
+
+    def replace(self, position: int, fact: Fact) -> None:
+        """Append ``fact`` as the value that replaces the one at ``position``."""
+        if (fact.kind, fact.key, fact.turn) in self._said:
+            return
+        self._said.add((fact.kind, fact.key, fact.turn))
+        old = self._all[position]
+        if self._current_keys.get((old.kind, old.key)) == position:
+            del self._current_keys[(old.kind, old.key)]
+        self._all.append(fact)
+        self._note(len(self._all) - 1, fact)
+
+    def _current_positions(self) -> list[int]:
+        return sorted(set(self._current_keys.values()))
 
     def add(self, fact: Fact, correction: bool) -> None:
         if (fact.kind, fact.key, fact.turn) in self._said:
