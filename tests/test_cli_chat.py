@@ -32,6 +32,10 @@ class Terminal:
         argv = [sys.executable, "-m", "supportbot", *args]
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: exec at once, before anything else runs in the fork
+            # A terminal's Ctrl+C must reach the chat even when the suite itself was started with
+            # SIGINT ignored (a non-interactive shell's background job): an ignored signal stays
+            # ignored across exec, and Python then never raises KeyboardInterrupt.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execve(sys.executable, argv, env)
         self.seen = ""  # everything read so far, escape codes removed
         self._pos = 0  # where the next expect starts looking
