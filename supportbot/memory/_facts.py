@@ -237,6 +237,7 @@ class _Found(NamedTuple):
     key: str
     subject: str = ""
     correction: bool = False
+    negated: bool = False  # "不是 1680 元": the wrong value, named only to be refused
 
 
 def extract(turn: Turn, index: int, *, mask: bool = True, plans: Sequence[str] = ()) -> list[Fact]:
@@ -253,9 +254,10 @@ def _extract(
     turn: Turn, index: int, *, mask: bool, plans: Sequence[str], currency: str | None = None
 ) -> list[tuple[Fact, bool]]:
     text = mask_text(turn.content) if mask else turn.content
-    typed = list(_scan(text, turn.role, turn.created_at, plans, _currency_of(text, currency)))
+    scanned = list(_scan(text, turn.role, turn.created_at, plans, _currency_of(text, currency), negated=True))
+    typed = [f for f in scanned if not f.negated]
     if turn.role == "customer":
-        typed.extend(_details(text, typed, turn.created_at))
+        typed.extend(_details(text, scanned))
     found = sorted(typed, key=lambda f: (f.start, FACT_KINDS.index(f.kind)))
     seen: set[tuple[str, str, str]] = set()
     facts: list[tuple[Fact, bool]] = []
@@ -441,18 +443,26 @@ def _currency_of(text: str, conversation: str | None) -> str | None:
     return conversation or ("CNY" if _CJK_CHAR.search(text) else None)
 
 
-_CJK_CHAR = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 
 
 def _scan(
-    text: str, role: Role, when: datetime | None, plans: Sequence[str], currency: str | None = "CNY"
+    text: str,
+    role: Role,
+    when: datetime | None,
+    plans: Sequence[str],
+    currency: str | None = "CNY",
+    *,
+    negated: bool = False,
 ) -> Iterator[_Found]:
+    """The facts of ``text``; with ``negated``, also the amounts and dates it names only to refuse
+    them (marked), which the floor counts as accounted for."""
     if _has_digit(text):
         yield from _error_codes(text)
         yield from _ids(text)
         yield from _phones(text)
-    yield from _amounts(text, currency)  # "三千五百元" holds no digit
-    yield from _dates(text, when)
+    yield from _amounts(text, currency, negated)  # "三千五百元" holds no digit
+    yield from _dates(text, when, negated)
     yield from _contacts(text, plans)
     if role == "agent":
         yield from _sentences(text, "promise", _PROMISE)
@@ -484,18 +494,22 @@ def _ids(text: str) -> Iterator[_Found]:
         yield _Found(m.start("v"), "id", value, value.upper(), "", _is_correction(text, m.start("v")))
 
 
-def _amounts(text: str, currency: str | None) -> Iterator[_Found]:
+def _amounts(text: str, currency: str | None, negated: bool = False) -> Iterator[_Found]:
     for a in amounts(text, currency=currency):
         if not _negated(text, a.start):
             subject = _subject("amount", text, a.start)
             yield _Found(a.start, "amount", a.text, a.key, subject, _is_correction(text, a.start))
+        elif negated:
+            yield _Found(a.start, "amount", a.text, a.key, negated=True)
 
 
-def _dates(text: str, when: datetime | None) -> Iterator[_Found]:
+def _dates(text: str, when: datetime | None, negated: bool = False) -> Iterator[_Found]:
     for d in dates(text, when):
         if not _negated(text, d.start):
             subject = _subject("date", text, d.start)
             yield _Found(d.start, "date", d.text, d.key, subject, _is_correction(text, d.start))
+        elif negated:
+            yield _Found(d.start, "date", d.text, d.key, negated=True)
 
 
 def _phones(text: str) -> Iterator[_Found]:
@@ -558,17 +572,13 @@ class _Spans:
         return i >= 0 and self._ends[i] >= end
 
 
-def _details(text: str, typed: Sequence[_Found], when: datetime | None) -> Iterator[_Found]:
+def _details(text: str, typed: Sequence[_Found]) -> Iterator[_Found]:
     """Each sentence of a customer turn with a hard token outside every typed fact's words, and
     outside every pinned sentence (a request, a reported promise), as a ``detail``. An amount or a
     date negated on purpose ("不是 1680 元") counts as accounted for: it is the wrong value."""
     if _HARD_TOKEN.search(text) is None:
         return
-    covered = _Spans(
-        [(f.start, f.start + len(f.value)) for f in typed if f.kind in _TYPED_SPANS]
-        + [(a.start, a.end) for a in amounts(text)]
-        + [(d.start, d.end) for d in dates(text, when)]
-    )
+    covered = _Spans([(f.start, f.start + len(f.value)) for f in typed if f.kind in _TYPED_SPANS])
     whole = _Spans([(f.start, f.start + len(f.value)) for f in typed if f.kind in SENTENCE_KINDS])
     offset = 0
     for piece in _SENTENCE_END.split(text):

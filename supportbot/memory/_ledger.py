@@ -37,8 +37,6 @@ _DETAIL_TIER = 3  # a customer's sentence with a figure no typed fact holds (the
 _SATISFIED_TIER = 4  # a request or promise that a later "yes" status settles
 _NOTE_TIER = 5  # "(原为 …)": what a corrected fact replaced
 _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
-AGENT_MARK = prompt_words("zh")["facts.agent_mark"]
-OMITTED = prompt_words("zh")["facts.omitted"]
 _VALUES_PER_PIECE = 16
 
 

@@ -24,7 +24,17 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
-__all__ = ["Amount", "Money", "amounts", "canonical_amount", "money_in", "parse_chinese", "parse_english"]
+__all__ = [
+    "Amount",
+    "Money",
+    "amounts",
+    "bare_figure",
+    "canonical_amount",
+    "maybe_money",
+    "money_in",
+    "parse_chinese",
+    "parse_english",
+]
 
 _CN_DIGITS: Mapping[str, int] = {
     "零": 0,
@@ -176,6 +186,28 @@ def money_in(text: str) -> list[Money]:
             currency, value = read
             found.append(Money(m.start(), m.end(), m.group().strip(), currency, value))
     return found
+
+
+# Figures the reader does not take as money that may still be money where money is expected: "块"
+# read as a measure word ("2块硬盘"), "1.2k" before a noun; and a bare number closing its clause.
+_MAYBE_MONEY = re.compile(
+    rf"(?:[0-9][0-9,.]*+|[{CN_NUMERAL_CHARS}]++)\s*+块|[0-9][0-9,.]*+\s*+[kKwW万](?![A-Za-z])"
+)
+_BARE_FIGURE = re.compile(
+    r"(?<![A-Za-z0-9.,\-/:])[0-9]++(?:\.[0-9]++)?+(?=\s*+(?:$|[,，。.!！?？;；]))(?<!\.)"
+)
+
+
+def maybe_money(text: str, start: int = 0) -> list[str]:
+    """The words, from ``start`` on, that :func:`money_in` does not read as money but that may be
+    money where an amount is expected (a refund request): ``2块``, ``8.9k``."""
+    return [m.group() for m in _MAYBE_MONEY.finditer(text, start)]
+
+
+def bare_figure(text: str, start: int = 0) -> str | None:
+    """The first number with no currency that ends its clause, from ``start`` on (``退款 200``)."""
+    found = _BARE_FIGURE.search(text, start)
+    return found.group() if found else None
 
 
 def amounts(text: str, *, currency: str | None = "CNY") -> Iterator[Amount]:

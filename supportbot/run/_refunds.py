@@ -19,7 +19,7 @@ from pydantic import TypeAdapter
 from .._records import CENT, ApprovalDecision, Finding, Invoice, RefundQuote, RefundRequest
 from .._state import SupportState
 from ..memory._mask import mask_text
-from ..memory._money import CN_NUMERAL_CHARS, Money, money_in
+from ..memory._money import Money, bare_figure, maybe_money, money_in
 from ._deps import Deps, ToolRecorder
 
 Update = dict[str, Any]
@@ -60,26 +60,20 @@ def asked_amount(message: str) -> Asked:
     after = [m for m in written if word and m.start >= word.start()]
     candidates = after or written
     values = {(m.currency, m.value) for m in candidates}
-    # "块" read as a measure word ("2块硬盘"), or "1.2k" before a noun, is not money to the reader;
-    # beside an amount, in a refund request, it may be one: never file one of them without asking.
-    kuai = [k.group() for k in _KUAI.finditer(message, word.start() if word else 0)]
-    loose = [k for k in kuai if not any(k in m.text for m in candidates)]
+    # Beside an amount, a figure the reader would not take as money may still be one: never file
+    # one of them without asking.
+    maybe = maybe_money(message, word.start() if word else 0)
+    loose = [k for k in maybe if not any(k in m.text for m in candidates)]
     if len(values) > 1 or (values and loose):
         return Asked(unclear=tuple(dict.fromkeys([*(m.text for m in candidates), *loose])))
     if candidates:
         first: Money = candidates[0]
         return Asked(amount=first.value, words=first.text, currency=first.currency)
-    if word and (bare := _BARE_NUMBER.search(message, word.end())):
-        return Asked(unclear=(bare.group(),))
+    # A number with no currency right after the refund word ("退款 200") is likely the amount, but
+    # not certainly (of what currency?): it is confirmed, never guessed.
+    if word and (bare := bare_figure(message, word.end())):
+        return Asked(unclear=(bare,))
     return Asked()
-
-
-_KUAI = re.compile(rf"(?:[0-9][0-9,.]*+|[{CN_NUMERAL_CHARS}]++)\s*+块|[0-9][0-9,.]*+\s*+[kKwW万](?![A-Za-z])")
-# A number with no currency right after the refund word, ending the clause ("退款 200", "refund 50."):
-# likely the amount, but not certainly (of what currency?), so it is confirmed, never guessed.
-_BARE_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9.,\-/:])[0-9]++(?:\.[0-9]++)?+(?=\s*+(?:$|[,，。.!！?？;；]))(?<!\.)"
-)
 
 
 def request(
