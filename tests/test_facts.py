@@ -438,6 +438,6 @@ def test_a_request_a_later_yes_status_settles_ranks_after_open_ones() -> None:
         Turn("customer", "退款我已经收到了", round=2, idx=2),
     )
     shown = {u.fact.value: u.tier for u in units(update_ledger((), turns, 0, mask=False), summarized_upto=3)}
-    settled, still_open = shown["我想申请退款 200 元"], shown["另外请帮我开一张发票"]
+    settled, still_open = shown["我想申请退款 200 元"], shown["请帮我开一张发票"]
     assert settled > still_open
     assert shown["200 元"] < still_open  # the amount itself stays an exact value, first

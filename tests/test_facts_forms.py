@@ -97,7 +97,7 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("forty dollars, not more", "amount", ["USD 40.00"]),
         ("USD 95 was charged", "amount", ["USD 95.00"]),
         ("error 7731 again", "detail", ["error 7731 again"]),
-        ("sorry, the apartment is 4B, not 4D", "detail", ["sorry, the apartment is 4b, not 4d"]),
+        ("sorry, the apartment is 4B, not 4D", "detail", ["the apartment is 4b, not 4d"]),
     ],
 )
 def test_ids_codes_contacts_people_plans_and_statuses(text: str, kind: str, expected: list[str]) -> None:

@@ -29,6 +29,9 @@ _PHONE = re.compile(
     r"(?=[+0-9])(?<![A-Za-z0-9_+*-])(?:(?:\+|00)?86[ -]?)?+"
     r"(?P<mobile>1[3-9][0-9](?:[ -]?+[0-9*]{4}){2})(?![A-Za-z0-9_*])"
     r"|(?<![A-Za-z0-9_+*-])(?P<landline>0[1-9][0-9]{1,2}-[0-9*]{7,8})(?![A-Za-z0-9_*-])"
+    # The area code in brackets or set off by a space: (0532)9923640, (010) 8765 4321, 0512 4337288.
+    r"|(?<![A-Za-z0-9_+*(-])(?:\((?P<area>0[1-9][0-9]{1,2})\)\s?|(?P<area_sp>0[1-9][0-9]{1,2}) )"
+    r"(?P<number>[0-9]{3,4} ?[0-9]{4})(?![0-9A-Za-z_*-])"
 )
 _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+*-])[A-Za-z0-9*][A-Za-z0-9._%+*-]{0,63}+"
@@ -46,8 +49,13 @@ _US_PHONE = re.compile(
 
 def phones(text: str) -> Iterator[Hit]:
     for m in _PHONE.finditer(text):
-        digits = re.sub(r"[ -]", "", m.group("mobile") or "")
-        key = digits if m.group("mobile") else m.group("landline")
+        area = m.group("area") or m.group("area_sp")
+        if m.group("mobile"):
+            key = re.sub(r"[ -]", "", m.group("mobile"))
+        elif area:  # one key however the area code was set off: 0532-9923640
+            key = f"{area}-{m.group('number').replace(' ', '')}"
+        else:
+            key = m.group("landline")
         yield Hit(m.start(), m.end(), m.group(), key, "")
     for m in _US_PHONE.finditer(text):
         area = m.group("area1") or m.group("area2")

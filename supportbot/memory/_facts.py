@@ -85,6 +85,26 @@ _ID_AFTER_LABEL = re.compile(
     re.IGNORECASE,
 )
 _NOT_ID_PREFIXES = frozenset({"USD", "RMB", "CNY", "EUR", "HKD"})
+# A hexadecimal status as programs print it: 0x80070005.
+_HEX_CODE = re.compile(r"0[xX](?<![A-Za-z0-9]0[xX])[0-9A-Fa-f]{4,16}+(?![A-Za-z0-9])")
+# An HTTP status named as one: "502 error", "503 Service Unavailable", "HTTP 404", "状态码 500".
+_HTTP_REASONS = (
+    r"error|错误|报错|bad\s+request|unauthorized|forbidden|not\s+found|method\s+not\s+allowed"
+    r"|request\s+timeout|conflict|gone|too\s+many\s+requests|internal\s+server\s+error|bad\s+gateway"
+    r"|service\s+unavailable|gateway\s+time-?out"
+)
+_HTTP_STATUS = re.compile(
+    r"(?:\b(?:HTTP|http)(?:\s*(?:status|error))?\s*|状态码\s*)(?P<a>[1-5][0-9]{2})(?![0-9A-Za-z])"
+    rf"|(?<![0-9A-Za-z.])(?P<b>[45][0-9]{{2}})\s?(?P<reason>{_HTTP_REASONS})(?![A-Za-z])",
+    re.IGNORECASE,
+)
+# An id as a system prints one: letters and digits mixed, at least two of each ("X3KWW4KP",
+# "2VFR4CD6", "zto_4jk2yxk"); or long digit groups joined by dashes ("441-9495181-0944424").
+_MIXED_ID = re.compile(
+    r"(?<![A-Za-z0-9_@.#-])(?=(?:[A-Za-z_-]*[0-9]){2})(?=(?:[0-9_-]*[A-Za-z]){2})"
+    r"[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9](?![A-Za-z0-9_@-]|\.[A-Za-z0-9])"
+    r"|(?<![0-9A-Za-z-])[0-9]{3,}+(?:-[0-9]{3,}+){2,}+(?![0-9A-Za-z-])"
+)
 
 # -- subjects and corrections ---------------------------------------------------------------------
 _SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
@@ -472,6 +492,13 @@ def _scan(
 
 
 def _error_codes(text: str) -> Iterator[_Found]:
+    for m in _HEX_CODE.finditer(text):
+        yield _Found(m.start(), "error_code", m.group(), "0x" + m.group()[2:].upper())
+    for m in _HTTP_STATUS.finditer(text):
+        if m.group("a"):
+            yield _Found(m.start(), "error_code", m.group(), f"HTTP {m.group('a')}")
+        else:  # as written ("502 error"): the reason phrase is what people search for
+            yield _Found(m.start(), "error_code", m.group(), " ".join(m.group().split()))
     for m in _ERROR_CODE.finditer(text):
         yield _Found(m.start(), "error_code", m.group(), m.group().upper())
     for m in _NAMED_CODE.finditer(text):
@@ -487,11 +514,28 @@ def _ids(text: str) -> Iterator[_Found]:
         if _ERROR_CODE.fullmatch(value) or (prefix and prefix.group().upper() in _NOT_ID_PREFIXES):
             continue
         yield _Found(m.start(), "id", value, value.upper(), "", _is_correction(text, m.start()))
+    for m in _MIXED_ID.finditer(text):
+        value = m.group()
+        if _is_mixed_id(value):
+            yield _Found(m.start(), "id", value, value.upper(), "", _is_correction(text, m.start()))
     for m in _ID_AFTER_LABEL.finditer(text):
         value = m.group("v")
         if not _has_digit(value) or _ERROR_CODE.fullmatch(value) or re.fullmatch(r"[0-9]{4}-[0-9-]+", value):
             continue
         yield _Found(m.start("v"), "id", value, value.upper(), "", _is_correction(text, m.start("v")))
+
+
+# Not ids, though letters and digits mix: quantities with units ("10am-6pm", "2x128gb") and a
+# word with a number ("iPhone15", "RTX4090"); the prefixed-id and code patterns take their own.
+_NOT_MIXED_ID = re.compile(r"(?:[0-9]+[A-Za-z]{0,3})(?:[-_][0-9]+[A-Za-z]{0,3})*|[A-Za-z]+[0-9]+")
+
+
+def _is_mixed_id(value: str) -> bool:
+    if not any(c.isalpha() for c in value):  # digit groups: long enough not to be a phone
+        return sum(c.isdigit() for c in value) >= 14
+    return not any(
+        p.fullmatch(value) for p in (_NOT_MIXED_ID, _PREFIXED_ID, _ERROR_CODE, _HEX_CODE, _NAMED_CODE)
+    )
 
 
 def _amounts(text: str, currency: str | None, negated: bool = False) -> Iterator[_Found]:
@@ -578,8 +622,15 @@ def _details(text: str, typed: Sequence[_Found]) -> Iterator[_Found]:
     date negated on purpose ("不是 1680 元") counts as accounted for: it is the wrong value."""
     if _HARD_TOKEN.search(text) is None:
         return
-    covered = _Spans([(f.start, f.start + len(f.value)) for f in typed if f.kind in _TYPED_SPANS])
-    whole = _Spans([(f.start, f.start + len(f.value)) for f in typed if f.kind in SENTENCE_KINDS])
+    # A pinned sentence (a request, a reported promise) accounts for the tokens it holds; those it
+    # left out (another clause of a run-on sentence) are still the floor's.
+    covered = _Spans(
+        [
+            (f.start, f.start + len(f.value))
+            for f in typed
+            if f.kind in _TYPED_SPANS or f.kind in SENTENCE_KINDS
+        ]
+    )
     offset = 0
     for piece in _SENTENCE_END.split(text):
         start = text.find(piece, offset)
@@ -588,8 +639,6 @@ def _details(text: str, typed: Sequence[_Found]) -> Iterator[_Found]:
         if not sentence:
             continue
         begin = start + piece.find(sentence)
-        if whole.holds(begin, begin + 1):
-            continue
         loose = next(
             (
                 m
@@ -599,7 +648,7 @@ def _details(text: str, typed: Sequence[_Found]) -> Iterator[_Found]:
             None,
         )
         if loose is not None:
-            value = _clip_around(sentence, loose.start())
+            value = _without_filler(_clip_around(sentence, loose.start()))
             yield _Found(begin, "detail", value, normalize_sentence(value))
 
 
@@ -650,8 +699,53 @@ def _sentences(
             next((m for m in marker.finditer(sentence) if usable(sentence, m)), None) if sentence else None
         )
         if found is not None:
-            value = _clip_around(_clauses_around(sentence, found.start(), found.end()), 0)
+            value = _without_filler(_clip_around(_clauses_around(sentence, found.start(), found.end()), 0))
             yield _Found(start + max(0, piece.find(value)), kind, value, normalize_sentence(value))
+
+
+# Clauses that carry nothing a support agent acts on: thanks, apologies, sighs, hedges and
+# signposts ("谢谢你这么耐心", "不知道有没有关系", "我想起来了", "sorry for the wall of text").
+# A pinned sentence drops them; they cost the prompt without adding a fact.
+_FILLER_CLAUSE = re.compile(
+    r"(?:(?:谢谢|多谢|感谢)(?:你们|您|你)?(?:这么|的|一直)?(?:耐心|帮忙|帮助|回复)?|辛苦(?:你们|您|你)?了"
+    r"|(?:那就)?麻烦(?:你们|您|你)?了|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯|啊|哦|好吧|是这样的"
+    r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|顺便(?:说|问)一下|老实说|说实话|说真的"
+    r"|(?:也)?不知道(?:有没有|有无|相不相)(?:关系|用|关)|(?:这个|这些)?(?:应该|可能)?(?:有用|有帮助)"
+    r"|(?:你们|您)?(?:先)?记一下|(?:先)?跟(?:你|您|你们)说一(?:声|下)|有点无语|真(?:是)?无语|急死了"
+    r"|thanks?(?:\s+(?:a\s+lot|so\s+much|again))?|thank\s+you(?:\s+(?:so\s+much|again))?|sorry(?:\s+for\s+the\s+\w+(?:\s+of\s+text)?)?"
+    r"|lol|ugh|honestly|anyway|by\s+the\s+way|btw|fyi|just\s+so\s+you\s+know|just\s+saying|one\s+more\s+thing"
+    r"|also|oh|(?:not\s+sure\s+(?:if\s+)?(?:it|that|this)\s+(?:matters|helps|is\s+relevant))|if\s+(?:it|that)\s+helps)"
+    r"[了吧啊呀哈嘛呢~～!！.。…\s]*",
+    re.IGNORECASE,
+)
+# Where a sentence divides into clauses: commas, and a space between two CJK characters (a
+# customer who types "一会儿回来 上次电话里说…" ends a clause with it).
+_CLAUSE_BREAK = re.compile(rf"\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])")
+_LEADING_SIGNPOST = re.compile(
+    r"^(?:(?:而且|另外|还有|对了|然后|补充一下|顺便说一下|其实)[,，\s]*|(?:also|and|oh|btw|anyway)[,\s]+)+",
+    re.IGNORECASE,
+)
+
+
+def _without_filler(sentence: str) -> str:
+    """``sentence`` without its filler clauses and a leading signpost; unchanged when nothing else
+    would be left."""
+    pieces: list[str] = []
+    last = 0
+    for m in _CLAUSE_BREAK.finditer(sentence):
+        pieces += [sentence[last : m.start()], m.group()]
+        last = m.end()
+    pieces.append(sentence[last:])
+    clauses = pieces[::2]
+    kept = [i for i, c in enumerate(clauses) if c and not _FILLER_CLAUSE.fullmatch(c)]
+    if not kept:
+        return sentence
+    out = clauses[kept[0]]
+    for prev, i in zip(kept, kept[1:], strict=False):
+        # the break that followed the previous kept clause joins them (a comma stays a comma)
+        out += pieces[2 * prev + 1] + clauses[i]
+    trimmed = _LEADING_SIGNPOST.sub("", out).strip()
+    return trimmed if len(trimmed) >= 2 else out.strip()
 
 
 def _clip_around(sentence: str, at: int) -> str:
