@@ -120,9 +120,12 @@ _ROLE = (
     r"项目经理|财务|会计|出纳|经理|主管|总监|负责人|联系人|对接人|同事|老板|行政|采购|法务|技术|运维|管理员"
     r"|助理|客服|仓库|前台|合伙人"
 )
-_TITLE = r"经理|总监|主管|老师|会计|哥|姐|总(?![监部公结共额计价])"
+_TITLE = r"经理|总监|主管|老师|会计|哥|姐|总(?![监部公结共额计价])|董(?![事])"
+# The department before a role says who the person is: "IT那边的邹会计", "技术负责人万哥".
+_DEPARTMENT = r"技术|IT|财务|行政|销售|运维|采购|人事|法务|市场|仓库|物流|研发|产品|商务"
 _PERSON = re.compile(
-    rf"(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合])(?:"
+    rf"(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合I销人市物研产商])"
+    rf"(?:(?P<dept>{_DEPARTMENT})(?:那边的|部门的|部的|的|部)?(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合]))?(?:"
     rf"(?P<role>{_ROLE})(?:是|叫|为)?(?P<name>[{_SURNAMES}](?:{_TITLE})|[小老][{_SURNAMES}]"
     rf"|[{_SURNAMES}][\u4e00-\u9fff](?:[\u4e00-\u9fff](?=[,，。、;；!！?？\s]|$))?)"
     rf"|(?P<name3>[小老][{_SURNAMES}]|[{_SURNAMES}](?:{_TITLE}))[(（](?P<role3>{_ROLE}|[\u4e00-\u9fff]{{2,4}})[)）]"
@@ -185,7 +188,11 @@ def _english_people(text: str) -> Iterator[Hit]:
 # -- plans and products --------------------------------------------------------------------------
 _PLAN = re.compile(
     r"(?:按?(?P<pre>[月年季])付的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
-    r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)(?P<cycle>[月年季]付|[月年]度|[((]?(?:连续)?包[月年季][))]?)?"
+    r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)"
+    # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 单人, 10 人的.
+    r"(?P<cycle>[((][^()()\n]{1,10}[))]"
+    r"|[,， ]?(?:要|是)?(?:按|连续)?(?:(?:包)?[月年季](?:付|度)?|[两三0-9]年付)的?(?![\u4e00-\u9fff]{0,1}(?:费|底|初|中))"
+    r"|[,， ]?(?:要)?(?:单人|多人|[0-9一二两三四五六七八九十]+ ?人)(?:的|版)?)?"
 )
 _EN_PLAN = re.compile(
     r"\b(?:(?P<pre>annual|monthly|yearly|quarterly)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
@@ -216,7 +223,7 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
 
 def _plan_family(text: str) -> Iterator[Hit]:
     for m in _PLAN.finditer(text):
-        cycle = re.sub(r"[((连续包))]", "", m.group("cycle") or "").replace("度", "付")
+        cycle = re.sub(r"[((连续包)),, 的要是按]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
         cycle = cycle or (m.group("pre") + "付" if m.group("pre") else "")
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
@@ -261,7 +268,22 @@ _VERBS = {
     "作废": "作废",
     "删除": "删除",
     "删掉": "删除",
+    "扣款": "扣款",
+    "扣": "扣款",
+    "注销": "注销",
+    "登录": "登录",
+    "登陆": "登录",
+    "登上": "登录",
+    "登不上": "登录",
+    "登不进去": "登录",
+    "登录不了": "登录",
+    "退回去": "退回",
+    "解绑": "解绑",
+    "激活": "开通",
+    "冻结": "冻结",
 }
+# A verb whose object goes without saying ("现在能登录了": the account).
+_IMPLIED_OBJECTS = {"登录": "账号", "扣款": "退款"}
 _OBJECTS = {
     "退款": "退款",
     "款项": "退款",
@@ -289,6 +311,11 @@ _OBJECTS = {
     "app": "App",
     "子账号": "子账号",
     "订单": "订单",
+    "银行卡": "卡",
+    "卡": "卡",
+    "优惠券": "优惠券",
+    "积分": "积分",
+    "换货": "换货",
 }
 _VERB_ALT = "|".join(sorted(_VERBS, key=len, reverse=True))
 _OBJ_ALT = "|".join(sorted(_OBJECTS, key=len, reverse=True))
@@ -377,13 +404,16 @@ def statuses(text: str) -> Iterator[Hit]:
     for clause in _CLAUSE.finditer(text):
         part = clause.group()
         for m in _STATUS.finditer(part):
-            negative = m.group("neg") is not None
+            if m.group("verb") == "扣" and not m.group("pos"):
+                continue  # "多扣了 ¥128" is the amount's sentence; "钱已经扣了" is the status
+            negative = m.group("neg") is not None or "不" in m.group("verb")  # 登不上
             if not (negative or m.group("pos") or m.group("le")):
                 continue  # "我想开通" states no status
-            obj = _object_near(part, m.start(), m.end())
+            obj = _object_near(part, m.start(), m.end()) or _IMPLIED_OBJECTS.get(_VERBS[m.group("verb")])
             if obj is None:
                 continue
-            subject = _VERBS[m.group("verb")] + obj
+            verb = _VERBS[m.group("verb")]
+            subject = verb if verb == "扣款" else verb + obj  # 钱扣了: the charge, not a refund
             start = clause.start() + m.start()
             answer = "否" if negative else "是"
             yield Hit(start, clause.start() + m.end(), part.strip(), f"{subject}={answer}", subject)

@@ -198,7 +198,7 @@ _REPORTED_PROMISE = re.compile(
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"(?=[希请麻能可帮给提我需要把改换发寄抄再pcwirhtesudmakbo\s])(?:"
+    r"(?=[希请麻能可帮给提我需要把改换发寄抄再先千别不勿以下今pcwirhtesudmakbo\s])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b"
@@ -210,7 +210,12 @@ _REQUEST = re.compile(
     # ... and in Chinese: "把自动续费关了", "发票抬头改成公司名", "账单每个月发我邮箱"
     r"|(?:^|(?<=[,，。;；!?！？]))\s*把[^,，。！？!?；;\n]{1,20}?(?:关|开|改|换|解绑|取消|退|发|寄|删|停|加|去掉)"
     r"|改成|改为|换成|发我|寄给我|发给我们|寄给我们|给我们寄|抄送|再加\s*[0-9一二两三四五六七八九十]+"
-    r"|[寄发][^,，。！？!?；;\n]{1,8}?给我们|要(?:纸质|电子|专票|普票|英文|中文|盖章)|再(?:出|发|开|寄)一[份张个])",
+    r"|[寄发][^,，。！？!?；;\n]{1,8}?给我们|要(?:纸质|电子|专票|普票|英文|中文|盖章)|再(?:出|发|开|寄)一[份张个]"
+    # "别打电话", "先别发货", "以后有事发短信", "下次直接寄顺丰": asked with no request word
+    r"|(?:先|请|千万)?(?:别|不要|勿)(?!的|人|处|客气|急|担心|着急|说了|提了)(?=[\u4e00-\u9fff])"
+    r"|(?:以后|下次|今后)(?:有事)?(?:直接|都|就|请)?(?:发|寄|打|联系|找|用|走|给|提前))"
+    # "退款退到支付宝就行", "这几天找我就行": what would do is what is asked
+    r"|[\u4e00-\u9fffA-Za-z0-9]{2,12}?(?:就行|就好|就可以|即可)(?![了啦\u4e00-\u9fff])",
     re.IGNORECASE,
 )
 # Courtesy that uses request words but asks for nothing ("那就麻烦你们了", "请稍等").
@@ -708,7 +713,7 @@ def _sentences(
 # A pinned sentence drops them; they cost the prompt without adding a fact.
 _FILLER_CLAUSE = re.compile(
     r"(?:(?:谢谢|多谢|感谢)(?:你们|您|你)?(?:这么|的|一直)?(?:耐心|帮忙|帮助|回复)?|辛苦(?:你们|您|你)?了"
-    r"|(?:那就)?麻烦(?:你们|您|你)?了|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯|啊|哦|好吧|是这样的"
+    r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯|啊|哦|好吧|是这样的"
     r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|顺便(?:说|问)一下|老实说|说实话|说真的"
     r"|(?:也)?不知道(?:有没有|有无|相不相)(?:关系|用|关)|(?:这个|这些)?(?:应该|可能)?(?:有用|有帮助)"
     r"|(?:你们|您)?(?:先)?记一下|(?:先)?跟(?:你|您|你们)说一(?:声|下)|有点无语|真(?:是)?无语|急死了"
@@ -741,9 +746,9 @@ def _without_filler(sentence: str) -> str:
     if not kept:
         return sentence
     out = clauses[kept[0]]
-    for prev, i in zip(kept, kept[1:], strict=False):
-        # the break that followed the previous kept clause joins them (a comma stays a comma)
-        out += pieces[2 * prev + 1] + clauses[i]
+    for i in kept[1:]:
+        # the break before a kept clause stays with it: "另外,把卡解绑" keeps the comma before 把
+        out += pieces[2 * i - 1] + clauses[i]
     trimmed = _LEADING_SIGNPOST.sub("", out).strip()
     return trimmed if len(trimmed) >= 2 else out.strip()
 
@@ -797,4 +802,6 @@ def is_request(sentence: str) -> bool:
 def _carries_its_ask(m: re.Match[str]) -> bool:
     # "把自动续费关了", "寄一份原件给我们", "要纸质的", "再出一份" hold what they ask in the marker itself.
     found = m.group().strip()
-    return len(found) >= 3 and found[0] in "把寄发要再"
+    return (len(found) >= 3 and found[0] in "把寄发要再") or found.endswith(
+        ("就行", "就好", "就可以", "即可")
+    )
