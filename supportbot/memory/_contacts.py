@@ -95,6 +95,16 @@ _BARE_ADDRESS = re.compile(
 )
 
 
+# After a space, words with no digit and no place word are the next sentence, not the address:
+# "…和平路932号215室 目前退款还没收到".
+_AFTER_ADDRESS = re.compile(r"\s+(?=[\u4e00-\u9fff])(?![^\s]*?[0-9省市区县镇路街道巷弄号楼栋室层座单元])")
+
+
+def _address_only(addr: str) -> str:
+    cut = _AFTER_ADDRESS.search(addr)
+    return addr[: cut.start()] if cut else addr
+
+
 def addresses(text: str) -> Iterator[Hit]:
     labelled = [(m.start(), m.end()) for m in _ADDRESS.finditer(text)]
     for m in _BARE_ADDRESS.finditer(text):
@@ -102,7 +112,7 @@ def addresses(text: str) -> Iterator[Hit]:
             addr = m.group().strip()
             yield Hit(m.start(), m.end(), addr, re.sub(r"\s+", "", addr).upper(), "地址")
     for m in _ADDRESS.finditer(text):
-        addr = m.group("addr").strip()
+        addr = _address_only(m.group("addr")).strip()
         # A place needs at least two of province/city/district/street/number words.
         if len(_PLACE_WORD.findall(addr)) < 2:
             continue
@@ -191,8 +201,7 @@ _PLAN = re.compile(
     r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)"
     # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 单人, 10 人的.
     r"(?P<cycle>[((][^()()\n]{1,10}[))]"
-    r"|[,， ]?(?:要|是)?(?:按|连续)?(?:(?:包)?[月年季](?:付|度)?|[两三0-9]年付)的?"
-    r"(?![\u4e00-\u9fff]{0,1}(?:费|底|初|中))"
+    r"|[,， ]?(?:要|是)?(?:按|连续)?(?:包[月年季]|[月年季]付|[两三0-9]年付)的?|[月年]度"
     r"|[,， ]?(?:要)?(?:单人|多人|[0-9一二两三四五六七八九十]+ ?人)(?:的|版)?)?"
 )
 _EN_PLAN = re.compile(

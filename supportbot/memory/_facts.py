@@ -98,6 +98,10 @@ _HTTP_STATUS = re.compile(
     rf"|(?<![0-9A-Za-z.])(?P<b>[45][0-9]{{2}})\s?(?P<reason>{_HTTP_REASONS})(?![A-Za-z])",
     re.IGNORECASE,
 )
+# An error as a program names it: ERR_AUTH_13, ERROR-42, E_TIMEOUT.
+_ERROR_NAME = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:ERR(?:OR)?|E)[_-][A-Z0-9]+(?:[_-][A-Z0-9]+)*+(?![A-Za-z0-9_-])"
+)
 # An id as a system prints one: letters and digits mixed, at least two of each ("X3KWW4KP",
 # "2VFR4CD6", "zto_4jk2yxk"); or long digit groups joined by dashes ("441-9495181-0944424").
 _MIXED_ID = re.compile(
@@ -497,6 +501,8 @@ def _scan(
 
 
 def _error_codes(text: str) -> Iterator[_Found]:
+    for m in _ERROR_NAME.finditer(text):
+        yield _Found(m.start(), "error_code", m.group(), m.group().upper())
     for m in _HEX_CODE.finditer(text):
         yield _Found(m.start(), "error_code", m.group(), "0x" + m.group()[2:].upper())
     for m in _HTTP_STATUS.finditer(text):
@@ -521,7 +527,7 @@ def _ids(text: str) -> Iterator[_Found]:
         yield _Found(m.start(), "id", value, value.upper(), "", _is_correction(text, m.start()))
     for m in _MIXED_ID.finditer(text):
         value = m.group()
-        if _is_mixed_id(value):
+        if _is_mixed_id(value) and not _ERROR_NAME.match(value):
             yield _Found(m.start(), "id", value, value.upper(), "", _is_correction(text, m.start()))
     for m in _ID_AFTER_LABEL.finditer(text):
         value = m.group("v")
@@ -644,17 +650,27 @@ def _details(text: str, typed: Sequence[_Found]) -> Iterator[_Found]:
         if not sentence:
             continue
         begin = start + piece.find(sentence)
-        loose = next(
-            (
-                m
-                for m in _HARD_TOKEN.finditer(sentence)
-                if not covered.holds(begin + m.start(), begin + m.end())
-            ),
-            None,
-        )
-        if loose is not None:
-            value = _without_filler(_clip_around(sentence, loose.start()))
-            yield _Found(begin, "detail", value, normalize_sentence(value))
+        loose = [
+            m.start()
+            for m in _HARD_TOKEN.finditer(sentence)
+            if not covered.holds(begin + m.start(), begin + m.end())
+        ]
+        if loose:
+            value = _without_filler(_clip_around(_clauses_holding(sentence, loose), 0))
+            yield _Found(begin + max(0, sentence.find(value)), "detail", value, normalize_sentence(value))
+
+
+def _clauses_holding(sentence: str, positions: Sequence[int]) -> str:
+    """The clauses of ``sentence`` that hold one of ``positions``, joined as written: the other
+    clauses are pinned already or carry nothing exact ("我手机号是…,我试了12次了" keeps "我试了12次了")."""
+    breaks = list(_CLAUSE_BREAK.finditer(sentence))
+    starts = [0] + [b.end() for b in breaks]
+    ends = [b.start() for b in breaks] + [len(sentence)]
+    held = sorted({bisect.bisect_right(starts, p) - 1 for p in positions})
+    out = sentence[starts[held[0]] : ends[held[0]]]
+    for i in held[1:]:
+        out += breaks[i - 1].group() + sentence[starts[i] : ends[i]]
+    return out
 
 
 def _clause_before(text: str, start: int) -> str:
