@@ -334,7 +334,8 @@ _STATUS = re.compile(
     rf"(?P<verb>{_VERB_ALT})(?P<le>了|过)?"
 )
 _OBJECT = re.compile(_OBJ_ALT)
-_CLAUSE = re.compile(r"[^,，。！？!?；;\n]++")
+# A clause ends at a comma or stop, or at a space between two CJK characters ("发票已经作废了 我记得…").
+_CLAUSE = re.compile(r"(?:[^,，。！？!?；;\n\s]|\s(?![\u4e00-\u9fff])|(?<![\u4e00-\u9fff])\s)++")
 
 
 # English yes/no facts: "the replacement never showed up" / "the replacement arrived this morning"

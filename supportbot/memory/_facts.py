@@ -656,7 +656,8 @@ def _details(text: str, typed: Sequence[_Found]) -> Iterator[_Found]:
             if not covered.holds(begin + m.start(), begin + m.end())
         ]
         if loose:
-            value = _without_filler(_clip_around(_clauses_holding(sentence, loose), 0))
+            held = _clip_around(_clauses_holding(sentence, loose), 0)
+            value = _without_filler(held) or held
             yield _Found(begin + max(0, sentence.find(value)), "detail", value, normalize_sentence(value))
 
 
@@ -692,7 +693,16 @@ def _is_correction(text: str, start: int) -> bool:
         max(0, start - 3 * _SUBJECT_WINDOW) : start
     ]  # English words are long: "actually the date is the"
     end = _LAST_SENTENCE_END.search(window)
-    return _CORRECTION.search(window, end.start() if end else 0) is not None
+    return any(not _hedged(window, m) for m in _CORRECTION.finditer(window, end.start() if end else 0))
+
+
+# "说得不对请见谅", "可能有的说错了": a customer allowing for a mistake corrects nothing.
+_HEDGE_BEFORE = re.compile(r"(?:可能|也许|如果|如有|要是|怕|有的|哪里|说得|说的)$")
+_HEDGE_AFTER = re.compile(r"[的地方之处]|了?[,，\s]*(?:请|还请)?(?:见谅|包涵|多包涵)|的话")
+
+
+def _hedged(window: str, m: re.Match[str]) -> bool:
+    return bool(_HEDGE_BEFORE.search(window, 0, m.start()) or _HEDGE_AFTER.match(window, m.end()))
 
 
 def _negated(text: str, start: int) -> bool:
@@ -721,6 +731,8 @@ def _sentences(
         )
         if found is not None:
             value = _without_filler(_clip_around(_clauses_around(sentence, found.start(), found.end()), 0))
+            if not value:
+                continue
             yield _Found(start + max(0, piece.find(value)), kind, value, normalize_sentence(value))
 
 
@@ -729,7 +741,8 @@ def _sentences(
 # A pinned sentence drops them; they cost the prompt without adding a fact.
 _FILLER_CLAUSE = re.compile(
     r"(?:(?:谢谢|多谢|感谢)(?:你们|您|你)?(?:这么|的|一直)?(?:耐心|帮忙|帮助|回复)?|辛苦(?:你们|您|你)?了"
-    r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯|啊|哦|好吧|是这样的"
+    r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯+|啊|哦+"
+    r"|(?:嗯+)?明白了?|(?:好的)+|好吧|行吧|收到|是这样的"
     r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|顺便(?:说|问)一下|老实说|说实话|说真的"
     r"|(?:也)?不知道(?:有没有|有无|相不相)(?:关系|用|关)|(?:这个|这些)?(?:应该|可能)?(?:有用|有帮助)"
     r"|(?:你们|您)?(?:先)?记一下|(?:先)?跟(?:你|您|你们)说一(?:声|下)|有点无语|真(?:是)?无语|急死了"
@@ -749,8 +762,8 @@ _LEADING_SIGNPOST = re.compile(
 
 
 def _without_filler(sentence: str) -> str:
-    """``sentence`` without its filler clauses and a leading signpost; unchanged when nothing else
-    would be left."""
+    """``sentence`` without its filler clauses and a leading signpost; empty when it is all filler
+    ("唉,请多包涵")."""
     pieces: list[str] = []
     last = 0
     for m in _CLAUSE_BREAK.finditer(sentence):
@@ -760,7 +773,7 @@ def _without_filler(sentence: str) -> str:
     clauses = pieces[::2]
     kept = [i for i, c in enumerate(clauses) if c and not _FILLER_CLAUSE.fullmatch(c)]
     if not kept:
-        return sentence
+        return ""
     out = clauses[kept[0]]
     for i in kept[1:]:
         # the break before a kept clause stays with it: "另外,把卡解绑" keeps the comma before 把
@@ -777,7 +790,6 @@ def _clip_around(sentence: str, at: int) -> str:
 
 
 _BEFORE_MARKER = 24
-_CLAUSE_END = re.compile(r"[,，、]")
 _LONG_SENTENCE = 40  # characters: a run-on sentence of many clauses is cut to the marker's clauses
 
 
@@ -787,9 +799,9 @@ def _clauses_around(sentence: str, start: int, end: int) -> str:
     你们记一下"): the other clauses are other facts, or none, and would cost the prompt twice."""
     if len(sentence) <= _LONG_SENTENCE:
         return sentence
-    cuts = [m.start() for m in _CLAUSE_END.finditer(sentence)]
-    begin = max((c + 1 for c in cuts if c < start), default=0)
-    after = [c for c in cuts if c >= end]
+    breaks = list(_CLAUSE_BREAK.finditer(sentence))
+    begin = max((b.end() for b in breaks if b.start() < start), default=0)
+    after = [b.start() for b in breaks if b.start() >= end]
     stop = after[1] if len(after) > 1 else len(sentence)
     return sentence[begin:stop].strip()
 
