@@ -36,7 +36,16 @@ from ..store._tickets import TicketRow
 from . import _refunds as refunds
 from . import _steps as steps
 from ._deps import Deps, Effects, with_placeholders
-from ._graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, REVIEWER_NOTE, ROUTES, START, STEPS
+from ._graph import (
+    DECISION,
+    EFFECT_STEPS,
+    REPLY_STEPS,
+    REVIEWER_NOTE,
+    ROUTES,
+    START,
+    STEPS,
+    pauses_before,
+)
 from ._record import ROUTED_BY_STATE, record_step
 from ._rounds import (
     READS_ONLY,
@@ -44,7 +53,6 @@ from ._rounds import (
     RoundResult,
     RoundResults,
     ends_round,
-    pauses,
     result_of,
     unanswered,
 )
@@ -289,7 +297,7 @@ class Engine:
                 )
             raise self._busy(ticket_id)
         loaded, turn_count = acquired
-        if loaded.next_step != "approval" or loaded.state.approval is not None:
+        if loaded.next_step != "approval" or not pauses_before(loaded.next_step, loaded.state):
             self._release(ticket_id, owner)
             raise ApprovalNotPending(
                 f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
@@ -378,8 +386,7 @@ class Engine:
                     ticket_id=ticket_id,
                     step=step,
                 )
-            interrupt = INTERRUPTS.get(step)
-            if interrupt is not None and not interrupt(run.loaded.state):
+            if pauses_before(step, run.loaded.state):
                 run.results.append(result_of(run.loaded.state, "waiting_approval"))
                 return
             run.loaded = self._execute(run, step)
@@ -387,7 +394,7 @@ class Engine:
             if run.loaded.next_step is None:
                 run.results.append(result_of(run.loaded.state, run.loaded.state.outcome or "resolved"))
             if run.released:  # the lease went with the round's last record
-                if pauses(run.loaded):
+                if pauses_before(run.loaded.next_step, run.loaded.state):
                     run.results.append(result_of(run.loaded.state, "waiting_approval"))
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:

@@ -96,6 +96,13 @@ ROUTES: dict[str, Route] = {
 # A step here waits until its condition holds; the round pauses and the ticket's lease is freed.
 INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
 
+
+def pauses_before(step: str | None, state: SupportState) -> bool:
+    """Whether a round whose next step is ``step`` waits there for a person, given ``state``."""
+    interrupt = INTERRUPTS.get(step) if step is not None else None
+    return interrupt is not None and not interrupt(state)
+
+
 # Steps that act on the business system: they run inside the transaction that records them.
 EFFECT_STEPS = frozenset({"act", "respond", "finalize", "handoff"})
 REPLY_STEPS = frozenset({"respond", "finalize", "handoff"})  # effect steps that add a reply turn

@@ -16,7 +16,7 @@ from .._state import Outcome, SupportState
 from ..store import _history as steps_repo
 from ..store import _lease as lease_repo
 from ..store._store import Loaded
-from ._graph import INTERRUPTS, START
+from ._graph import START, pauses_before
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +98,9 @@ def unanswered(state: SupportState, turn_count: int) -> bool:
     )
 
 
-def pauses(loaded: Loaded) -> bool:
-    interrupt = INTERRUPTS.get(loaded.next_step or "")
-    return interrupt is not None and not interrupt(loaded.state)
-
-
 def ends_round(loaded: Loaded, turn_count: int) -> bool:
     """Whether this worker's part of the round ends with this record: it finished with no message
     waiting, or it pauses for a human (a message that waits is answered after the decision)."""
     if loaded.next_step is None:
         return not unanswered(loaded.state, turn_count)
-    return pauses(loaded)
+    return pauses_before(loaded.next_step, loaded.state)
