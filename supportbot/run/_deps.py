@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -54,6 +55,24 @@ class Effects:
             {"key": key, "round": self.round, "step": self.step, "kind": kind, "result": result}
         )
         return result
+
+    def call(
+        self,
+        kind: str,
+        tools: ToolRecorder,
+        name: str,
+        method: Callable[..., Any],
+        /,
+        *,
+        logged_as: Mapping[str, Any] | None = None,
+        **args: Any,
+    ) -> Any:
+        """Call the business system's ``method(**args, key=, tx=)`` as effect ``kind``: with the
+        effect's key and this transaction, logged by ``tools`` as tool ``name``; return its JSON result."""
+        return self.run(
+            kind,
+            lambda key, tx: tools.call(name, partial(method, tx=tx), logged_as=logged_as, **args, key=key),
+        )
 
 
 @dataclass(slots=True)

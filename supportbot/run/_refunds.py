@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from decimal import Decimal
-from functools import partial
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -139,11 +138,8 @@ def request(
         "amount": amount,
         "reason": _excerpt(mask_text(latest) if deps.settings.mask_pii else latest, asked.words),
     }
-    result = deps.require_effects().run(
-        "refund_request",
-        lambda key, tx: tools.call(
-            "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key
-        ),
+    result = deps.require_effects().call(
+        "refund_request", tools, "create_refund_request", deps.backend.create_refund_request, **args
     )
     # The customer's own words for the amount go with the request to the approver.
     refund = dataclasses.replace(_REFUND_ADAPTER.validate_python(result), asked=asked.words)
@@ -232,18 +228,16 @@ def apply_decision(deps: Deps, tools: ToolRecorder, refund: RefundRequest, decis
     edited: dict[str, Any] = {}
     if decision.approved and decision.amount is not None:
         edited["amount"] = decision.amount
-    return deps.require_effects().run(
+    return deps.require_effects().call(
         "refund_decision",
-        lambda key, tx: tools.call(
-            "decide_refund",
-            partial(deps.backend.decide_refund, tx=tx),
-            refund_id=refund.id,
-            approved=decision.approved,
-            approver=decision.approver,
-            note=decision.note,
-            key=key,
-            **edited,
-        ),
+        tools,
+        "decide_refund",
+        deps.backend.decide_refund,
+        refund_id=refund.id,
+        approved=decision.approved,
+        approver=decision.approver,
+        note=decision.note,
+        **edited,
     )
 
 

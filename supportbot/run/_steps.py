@@ -385,18 +385,16 @@ def finalize(state: SupportState, deps: Deps) -> Update:
     # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
     # their counts: otherwise every round would store the whole ledger once more.
     counts = {k: len(v) if isinstance(v, list) else v for k, v in facts.items()}
-    effects.run(
+    effects.call(
         "finish_ticket",
-        lambda key, tx: tools.call(
-            "finish_ticket",
-            partial(deps.backend.finish_ticket, tx=tx),
-            logged_as={"facts": counts},
-            ticket_id=state.ticket.id,
-            customer_email=state.ticket.customer_email,
-            resolution="resolved",
-            facts=facts,
-            key=key,
-        ),
+        tools,
+        "finish_ticket",
+        deps.backend.finish_ticket,
+        logged_as={"facts": counts},
+        ticket_id=state.ticket.id,
+        customer_email=state.ticket.customer_email,
+        resolution="resolved",
+        facts=facts,
     )
     return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
 
@@ -488,16 +486,14 @@ def _lasting_wish(request: str, wishes: dict[str, bool]) -> bool:
 def handoff(state: SupportState, deps: Deps) -> Update:
     reason = state.handoff_reason or _handoff_reason(state)
     tools = deps.tools()
-    deps.require_effects().run(
+    deps.require_effects().call(
         "escalation",
-        lambda key, tx: tools.call(
-            "escalate",
-            partial(deps.backend.escalate, tx=tx),
-            ticket_id=state.ticket.id,
-            customer_email=state.ticket.customer_email,
-            reason=reason,
-            key=key,
-        ),
+        tools,
+        "escalate",
+        deps.backend.escalate,
+        ticket_id=state.ticket.id,
+        customer_email=state.ticket.customer_email,
+        reason=reason,
     )
     # The customer hears that a person takes over, never the internal reason (it may be a model error).
     if is_english(_latest(state)):
