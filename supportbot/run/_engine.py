@@ -8,12 +8,11 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any
 
 import psycopg
 
 from .._records import ApprovalDecision, CustomerRecords
-from .._state import ENGINE_FIELDS, SupportState
+from .._state import ENGINE_FIELDS, StateUpdate, SupportState
 from ..backend.base import ReadsEnginePool
 from ..errors import (
     AmountRefused,
@@ -225,7 +224,9 @@ class Engine:
                 # approved if and only if the decision recorded here says so.
                 deps = self._decision_deps(tx, loaded)
                 update = refunds.decide(loaded.state, deps, decision)
-                decision = update["approval"]
+                recorded = update["approval"]
+                assert recorded is not None  # decide() returns the decision it applied
+                decision = recorded
                 if not repo.decide_approval(
                     tx,
                     ticket_id,
@@ -348,7 +349,7 @@ class Engine:
         loaded: Loaded,
         owner: str,
         step: str,
-        update: dict[str, Any],
+        update: StateUpdate,
         *,
         stored_turns: int | None = None,
     ) -> Loaded:
@@ -460,7 +461,7 @@ class Engine:
                 arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns) :]
                 update = {
                     **update,
-                    "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"],
+                    "turns": [*(dataclasses.replace(t, idx=None) for t in arrived), *update["turns"]],
                 }
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
@@ -501,7 +502,7 @@ class Engine:
         pending.clear()
         return cur
 
-    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
+    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[StateUpdate, str | None]:
         if deps.settings.pii_placeholders:
             deps = with_placeholders(deps, state)
         try:
@@ -512,7 +513,7 @@ class Engine:
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
             what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
-            handoff: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
+            handoff: StateUpdate = {"handoff_reason": f"{what}({step}):{exc}"}
             billed = getattr(exc, "spent", None)  # a failed call the provider still billed
             if isinstance(billed, Completion):
                 handoff.update(steps.spent(billed))
@@ -528,7 +529,7 @@ class Engine:
         # first) and never change, so they come from the store's cache, without a lock.
         count = max(turn_count, len(state.turns))
         new_turns = self.store.turns(None, state.ticket.id, count)[len(state.turns) :]
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             "round": state.round + 1,
             "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
@@ -540,7 +541,7 @@ class Engine:
         self,
         loaded: Loaded,
         step: str,
-        update: dict[str, Any],
+        update: StateUpdate,
         next_step: str | None,
         *,
         stored_turns: int | None = None,

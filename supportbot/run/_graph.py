@@ -19,13 +19,12 @@ from the recorded step. Steps are plain functions of the state and the dependenc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from .._state import ROUND_START, SupportState
+from .._state import ROUND_START, StateUpdate, SupportState
 from . import _steps as steps
 from ._deps import Deps
 
-Step = Callable[[SupportState, Deps], dict[str, Any]]
+Step = Callable[[SupportState, Deps], StateUpdate]
 Route = Callable[[SupportState, int], str | None]  # (state after the step, max revisions) -> next step
 
 START = ROUND_START

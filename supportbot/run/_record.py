@@ -10,7 +10,7 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from .._state import SupportState, new_round, reduce
+from .._state import StateUpdate, SupportState, new_round, reduce
 from ..store import _history as steps_repo
 from ..store._codec import encode_fields, encode_state
 from ..store._store import Loaded
@@ -29,7 +29,7 @@ ROUTED_BY_STATE: Any = object()
 def record_step(
     loaded: Loaded,
     step: str,
-    update: dict[str, Any],
+    update: StateUpdate,
     next_step: str | None,
     *,
     max_revisions: int,

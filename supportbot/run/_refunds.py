@@ -16,12 +16,12 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from .._records import CENT, ApprovalDecision, Finding, Invoice, RefundQuote, RefundRequest
-from .._state import SupportState
+from .._state import StateUpdate, SupportState
 from ..memory._mask import mask_text
 from ..memory._money import Money, bare_figure, maybe_money, money_in
 from ._deps import Deps, ToolRecorder
 
-Update = dict[str, Any]
+Update = StateUpdate
 
 _INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
