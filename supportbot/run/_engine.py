@@ -24,7 +24,6 @@ from ..errors import (
     StateError,
     TicketBusy,
 )
-from ..llm.base import Completion
 from ..store import _history as steps_repo
 from ..store import _lease as lease_repo
 from ..store import _queue as work_queue
@@ -514,9 +513,8 @@ class Engine:
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
             what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
             handoff: StateUpdate = {"handoff_reason": f"{what}({step}):{exc}"}
-            billed = getattr(exc, "spent", None)  # a failed call the provider still billed
-            if isinstance(billed, Completion):
-                handoff.update(steps.spent(billed))
+            if isinstance(exc, ModelError) and exc.spent is not None:  # the provider still billed it
+                handoff.update(steps.spent(exc.spent))
             return handoff, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)

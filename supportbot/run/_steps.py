@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from .._records import ApprovalDecision, Customer, CustomerRecords, Finding, RefundStatus, Spend
 from .._state import Fact, Outcome, Review, StateUpdate, SupportState, Triage, Turn, reduce
 from ..backend.base import ListsPlans, ReadsCustomerRecords
-from ..errors import ContextBudgetExceeded, ModelError, RespondRefused
+from ..errors import BilledCall, ContextBudgetExceeded, ModelError, RespondRefused
 from ..i18n._prompts import is_english
 from ..llm.base import Completion
 from ..memory import _assist as assist
@@ -541,9 +541,9 @@ def _latest(state: SupportState) -> str:
     return latest.content if latest else state.ticket.body
 
 
-def spent(spend: Spend | Completion) -> Update:
+def spent(spend: Spend | BilledCall) -> Update:
     """What model calls add to the ticket's cost and to this round's calls, tokens and cost."""
-    spend = _spend_of(spend) if isinstance(spend, Completion) else spend
+    spend = spend if isinstance(spend, Spend) else _spend_of(spend)
     return {"round_spend": spend, **({"cost": spend.cost} if spend.cost else {})}
 
 
@@ -553,7 +553,7 @@ def _parsed(completion: Completion, schema: type[_Parsed]) -> _Parsed:
     return completion.parsed
 
 
-def _spend_of(completion: Completion) -> Spend:
+def _spend_of(completion: BilledCall) -> Spend:
     """One call's spend."""
     return Spend(
         calls=1,
