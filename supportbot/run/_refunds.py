@@ -223,7 +223,9 @@ def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) -> Updat
     return {"approval": decision, "tool_log": tools.calls}
 
 
-def apply_decision(deps: Deps, tools: ToolRecorder, refund: RefundRequest, decision: ApprovalDecision) -> Any:
+def apply_decision(
+    deps: Deps, tools: ToolRecorder, refund: RefundRequest, decision: ApprovalDecision
+) -> object:
     # ``amount`` only for an edited approval: a backend written before edits keeps its signature.
     edited: dict[str, Any] = {}
     if decision.approved and decision.amount is not None:
