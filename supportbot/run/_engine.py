@@ -44,7 +44,7 @@ from ._graph import (
     STEPS,
     pauses_before,
 )
-from ._record import ROUTED_BY_STATE, record_step
+from ._record import ROUTED_BY_STATE, NextStep, record_step
 from ._rounds import (
     READS_ONLY,
     ActiveRound,
@@ -501,7 +501,7 @@ class Engine:
         pending.clear()
         return cur
 
-    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[StateUpdate, str | None]:
+    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[StateUpdate, NextStep]:
         if deps.settings.pii_placeholders:
             deps = with_placeholders(deps, state)
         try:
@@ -540,7 +540,7 @@ class Engine:
         loaded: Loaded,
         step: str,
         update: StateUpdate,
-        next_step: str | None,
+        next_step: NextStep,
         *,
         stored_turns: int | None = None,
     ) -> tuple[Loaded, steps_repo.StepWrite, bool]:

@@ -7,8 +7,9 @@ a round's records in batches (``steps_repo.record_steps``).
 from __future__ import annotations
 
 import dataclasses
+import enum
 from datetime import UTC, datetime
-from typing import Any
+from typing import Final, Literal
 
 from .._state import StateUpdate, SupportState, new_round, reduce
 from ..store import _history as steps_repo
@@ -21,16 +22,22 @@ from ._graph import ROUTES, START, pauses_before
 # stored once.
 CHECKPOINT_AFTER = "prepare_context"
 
+
+class _Route(enum.Enum):
+    BY_STATE = "by state"
+
+
 # The next step to pass when the route is to be read off the state after the step, which
 # record_step computes anyway (routes read no append-only field, so one reduce serves both).
-ROUTED_BY_STATE: Any = object()
+ROUTED_BY_STATE: Final = _Route.BY_STATE
+NextStep = str | None | Literal[_Route.BY_STATE]
 
 
 def record_step(
     loaded: Loaded,
     step: str,
     update: StateUpdate,
-    next_step: str | None,
+    next_step: NextStep,
     *,
     max_revisions: int,
     stored_turns: int | None = None,
