@@ -448,7 +448,9 @@ class SupportBot:
             raise UnknownCustomer(
                 f"no customer with email {email!r} in the business system", step="profile", email=email
             )
-        return self._deps.profiles.for_customer(customer)  # type: ignore[no-any-return]
+        profiles = self._deps.profiles
+        assert profiles is not None  # opening gives every bot its profiles
+        return profiles.for_customer(customer)
 
     def pending_approvals(self) -> list[PendingApproval]:
         with self._store.connection() as conn:

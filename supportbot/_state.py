@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -147,6 +147,46 @@ class SupportState:
         return None
 
 
+class StateUpdate(TypedDict, total=False):
+    """A step's partial update: the fields of SupportState it changes, each of its field's type,
+    but for the fields the reducer adds to (see ``reduce``): ``turns``, ``tool_log`` and ``facts``
+    list the new items only, ``cost`` and ``round_spend`` what the step spent.
+
+    Its keys are SupportState's fields (a test holds the two lists together).
+    """
+
+    ticket: Ticket
+    turns: Sequence[Turn]
+    summary: str
+    summarized_upto: int
+    facts: Sequence[Fact]
+    profile: str
+    tool_log: Sequence[ToolCall]
+    cost: float
+    round: int
+    handled_upto: int
+    facts_upto: int
+    topic: str
+    human_agent: str
+    customer: Customer | None
+    triage: Triage | None
+    hits: tuple[Hit, ...]
+    findings: str
+    account_findings: tuple[Finding, ...]
+    refund_request: RefundRequest | None
+    draft: str
+    review: Review | None
+    revisions: int
+    approval: ApprovalDecision | None
+    reviewer_note: str
+    reviewer_answer: str
+    outcome: Outcome | None
+    handoff_reason: str
+    context_usage: dict[str, int]
+    summary_error: str
+    round_spend: Spend
+
+
 # The one list of what survives a round. Everything else is reset when a round starts, or last
 # round's review, findings or refund request would leak into this one.
 PERSISTENT_FIELDS: frozenset[str] = frozenset(
@@ -219,7 +259,7 @@ def _evolve(state: SupportState, changes: Mapping[str, Any]) -> SupportState:
     return new
 
 
-def reduce(state: SupportState, update: Mapping[str, Any]) -> SupportState:
+def reduce(state: SupportState, update: StateUpdate) -> SupportState:
     """Apply a step's partial update: turns and tool_log append, cost and spend add, the rest replaces."""
     changes: dict[str, Any] = {}
     for name, value in update.items():

@@ -49,6 +49,8 @@ speaks another language (the CLI, the console) can say the same thing in its own
 
 from __future__ import annotations
 
+from typing import Protocol
+
 
 class SupportbotError(Exception):
     """Root of every error supportbot raises on purpose."""
@@ -172,7 +174,39 @@ class ContextBudgetExceeded(SupportbotError):
 
 
 class ModelError(SupportbotError):
-    pass
+    """``spent``: what the failed call still cost when the provider billed it (both answers of a
+    failed schema repair, say), else None; the engine adds it to the round's spend. Like
+    ``details``, it is not part of the message."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        spent: BilledCall | None = None,
+        ticket_id: str | None = None,
+        step: str | None = None,
+        reason: str | None = None,
+        **details: object,
+    ) -> None:
+        super().__init__(message, ticket_id=ticket_id, step=step, reason=reason, **details)
+        self.spent = spent
+
+
+class BilledTokens(Protocol):
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+
+
+class BilledCall(Protocol):
+    """A model call's tokens and cost, as ``ModelError.spent`` holds them: a
+    ``supportbot.llm.base.Completion``, described by its parts because this module imports nothing."""
+
+    @property
+    def usage(self) -> BilledTokens: ...
+    @property
+    def cost(self) -> float: ...
 
 
 # -- input hygiene ------------------------------------------------------------------------------

@@ -1,12 +1,16 @@
+import dataclasses
 from datetime import UTC, datetime
 
 import pytest
 
 from supportbot._records import Spend, ToolCall
 from supportbot._state import (
+    ADDITIVE_FIELDS,
+    LOG_FIELDS,
     PERSISTENT_FIELDS,
     ROUND_FIELDS,
     Review,
+    StateUpdate,
     SupportState,
     Ticket,
     Turn,
@@ -80,3 +84,16 @@ def test_round_reset_clears_every_per_round_field_and_only_those() -> None:
     assert (fresh.draft, fresh.review, fresh.revisions, fresh.findings) == ("", None, 0, "")
     assert fresh.round_spend == Spend()  # additive in updates, but a new round starts from zero
     assert (fresh.summary, fresh.profile, fresh.cost) == ("kept", "kept", 1.0)
+
+
+def test_a_step_update_declares_every_state_field_with_the_fields_type() -> None:
+    """StateUpdate is what mypy checks a step's update against; the reducer applies it to
+    SupportState, so the two lists of fields must not drift apart. The fields the reducer adds to
+    take the items or the amount to add, not the field's own type."""
+    fields = {f.name: f.type for f in dataclasses.fields(SupportState)}
+    declared = {name: ref.__forward_arg__ for name, ref in StateUpdate.__annotations__.items()}
+    assert declared.keys() == fields.keys()
+    assert StateUpdate.__required_keys__ == frozenset()
+    assert {name: kind for name, kind in declared.items() if name not in LOG_FIELDS | ADDITIVE_FIELDS} == {
+        name: kind for name, kind in fields.items() if name not in LOG_FIELDS | ADDITIVE_FIELDS
+    }

@@ -226,14 +226,13 @@ class OpenAICompatible:
         try:
             parsed = _parse(second.text, schema)
         except ValidationError as exc:
-            failure = self._error(
+            # Both answers were billed; the engine adds them to the round's spend anyway.
+            raise self._error(
                 f"the model returned output that does not match {schema.__name__} twice "
                 f"(model {self.model}); last error:\n{_describe(exc)}\nCheck that the model "
-                "supports JSON output (response_format json_object), or simplify the schema."
-            )
-            # Both answers were billed; the engine adds this to the round's spend anyway.
-            failure.spent = self._completion([first, second])  # type: ignore[attr-defined]
-            raise failure from exc
+                "supports JSON output (response_format json_object), or simplify the schema.",
+                spent=self._completion([first, second]),
+            ) from exc
         return self._completion([first, second], parsed=parsed)
 
     def _send_with_retries(self, body: dict[str, Any]) -> _Reply:
@@ -394,8 +393,8 @@ class OpenAICompatible:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
-    def _error(self, message: str) -> ModelError:
-        return ModelError(self._redact(message))
+    def _error(self, message: str, *, spent: Completion | None = None) -> ModelError:
+        return ModelError(self._redact(message), spent=spent)
 
     def _completion(self, replies: Sequence[_Reply], *, parsed: BaseModel | None = None) -> Completion:
         """The last reply's text, with the tokens and cost of every request it took to get it."""

@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import psycopg
 from pydantic_core import to_jsonable_python
@@ -20,6 +21,10 @@ from ..llm._placeholders import PlaceholderModel
 from ..llm.base import LLM
 from ..memory._mask import Placeholders
 from ..reply._caches import Caches
+from ..store._history import EffectRecord
+from ._profiles import Profiles
+
+_Result = TypeVar("_Result")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +44,14 @@ class Effects:
     ticket_id: str
     round: int
     step: str
-    records: list[dict[str, Any]] = field(default_factory=list)  # written by the step's record
+    records: list[EffectRecord] = field(default_factory=list)  # written by the step's record
 
     @property
     def ran(self) -> bool:
         """Whether an effect happened in this step (its record must then commit durably)."""
         return bool(self.records)
 
-    def run(self, kind: str, call: Callable[[str, psycopg.Connection], Any]) -> Any:
+    def run(self, kind: str, call: Callable[[str, psycopg.Connection], object]) -> object:
         """Call ``call(key, tx)`` and record it under its key; return its JSON result."""
         key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
         result = to_jsonable_python(call(key, self.tx))
@@ -54,6 +59,24 @@ class Effects:
             {"key": key, "round": self.round, "step": self.step, "kind": kind, "result": result}
         )
         return result
+
+    def call(
+        self,
+        kind: str,
+        tools: ToolRecorder,
+        name: str,
+        method: Callable[..., object],
+        /,
+        *,
+        logged_as: Mapping[str, object] | None = None,
+        **args: Any,
+    ) -> object:
+        """Call the business system's ``method(**args, key=, tx=)`` as effect ``kind``: with the
+        effect's key and this transaction, logged by ``tools`` as tool ``name``; return its JSON result."""
+        return self.run(
+            kind,
+            lambda key, tx: tools.call(name, partial(method, tx=tx), logged_as=logged_as, **args, key=key),
+        )
 
 
 @dataclass(slots=True)
@@ -67,13 +90,13 @@ class ToolRecorder:
     def call(
         self,
         name: str,
-        fn: Callable[..., Any],
+        fn: Callable[..., _Result],
         /,
         *,
-        logged_as: Mapping[str, Any] | None = None,
-        logged_result: Callable[[Any], Any] | None = None,
+        logged_as: Mapping[str, object] | None = None,
+        logged_result: Callable[[_Result], object] | None = None,
         **args: Any,
-    ) -> Any:
+    ) -> _Result:
         """Call ``fn(**args)`` and log it; ``logged_as`` replaces bulky arguments in the log only,
         and ``logged_result`` picks the part of the result the log keeps."""
         started = time.perf_counter()
@@ -86,7 +109,9 @@ class ToolRecorder:
         self._log(name, shown, result if logged_result is None else logged_result(result), None, started)
         return result
 
-    def _log(self, name: str, args: dict[str, Any], result: Any, error: str | None, started: float) -> None:
+    def _log(
+        self, name: str, args: Mapping[str, object], result: object, error: str | None, started: float
+    ) -> None:
         elapsed = (time.perf_counter() - started) * 1000
         self.calls.append(
             ToolCall(
@@ -111,7 +136,7 @@ class Deps:
     round: int = 0
     step: str = ""
     effects: Effects | None = None  # set only for steps that act on the business system
-    profiles: Any = None  # supportbot.profiles.Profiles; None leaves the profile empty
+    profiles: Profiles | None = None  # None leaves the profile empty
     caches: Caches = field(default_factory=Caches)  # this bot's caches of customer text
     # The customer's records as read for this round before it started (a worker reads those of
     # every ticket it claims in one call); load_customer reads them itself when None.

@@ -8,12 +8,11 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any
 
 import psycopg
 
 from .._records import ApprovalDecision, CustomerRecords
-from .._state import ENGINE_FIELDS, SupportState
+from .._state import ENGINE_FIELDS, StateUpdate, SupportState
 from ..backend.base import ReadsEnginePool
 from ..errors import (
     AmountRefused,
@@ -25,7 +24,6 @@ from ..errors import (
     StateError,
     TicketBusy,
 )
-from ..llm.base import Completion
 from ..store import _history as steps_repo
 from ..store import _lease as lease_repo
 from ..store import _queue as work_queue
@@ -36,15 +34,23 @@ from ..store._tickets import TicketRow
 from . import _refunds as refunds
 from . import _steps as steps
 from ._deps import Deps, Effects, with_placeholders
-from ._graph import DECISION, EFFECT_STEPS, INTERRUPTS, REPLY_STEPS, REVIEWER_NOTE, ROUTES, START, STEPS
-from ._record import ROUTED_BY_STATE, record_step
+from ._graph import (
+    DECISION,
+    EFFECT_STEPS,
+    REPLY_STEPS,
+    REVIEWER_NOTE,
+    ROUTES,
+    START,
+    STEPS,
+    pauses_before,
+)
+from ._record import ROUTED_BY_STATE, NextStep, record_step
 from ._rounds import (
     READS_ONLY,
     ActiveRound,
     RoundResult,
     RoundResults,
     ends_round,
-    pauses,
     result_of,
     unanswered,
 )
@@ -217,7 +223,9 @@ class Engine:
                 # approved if and only if the decision recorded here says so.
                 deps = self._decision_deps(tx, loaded)
                 update = refunds.decide(loaded.state, deps, decision)
-                decision = update["approval"]
+                recorded = update["approval"]
+                assert recorded is not None  # decide() returns the decision it applied
+                decision = recorded
                 if not repo.decide_approval(
                     tx,
                     ticket_id,
@@ -289,7 +297,7 @@ class Engine:
                 )
             raise self._busy(ticket_id)
         loaded, turn_count = acquired
-        if loaded.next_step != "approval" or loaded.state.approval is not None:
+        if loaded.next_step != "approval" or not pauses_before(loaded.next_step, loaded.state):
             self._release(ticket_id, owner)
             raise ApprovalNotPending(
                 f"ticket {ticket_id} is not waiting for approval (status {loaded.status}); "
@@ -340,7 +348,7 @@ class Engine:
         loaded: Loaded,
         owner: str,
         step: str,
-        update: dict[str, Any],
+        update: StateUpdate,
         *,
         stored_turns: int | None = None,
     ) -> Loaded:
@@ -378,8 +386,7 @@ class Engine:
                     ticket_id=ticket_id,
                     step=step,
                 )
-            interrupt = INTERRUPTS.get(step)
-            if interrupt is not None and not interrupt(run.loaded.state):
+            if pauses_before(step, run.loaded.state):
                 run.results.append(result_of(run.loaded.state, "waiting_approval"))
                 return
             run.loaded = self._execute(run, step)
@@ -387,7 +394,7 @@ class Engine:
             if run.loaded.next_step is None:
                 run.results.append(result_of(run.loaded.state, run.loaded.state.outcome or "resolved"))
             if run.released:  # the lease went with the round's last record
-                if pauses(run.loaded):
+                if pauses_before(run.loaded.next_step, run.loaded.state):
                     run.results.append(result_of(run.loaded.state, "waiting_approval"))
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
@@ -453,7 +460,7 @@ class Engine:
                 arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns) :]
                 update = {
                     **update,
-                    "turns": [dataclasses.replace(t, idx=None) for t in arrived] + update["turns"],
+                    "turns": [*(dataclasses.replace(t, idx=None) for t in arrived), *update["turns"]],
                 }
             loaded, write, must_commit = self._record(loaded, step, update, next_step, stored_turns=stored)
             pending.append(write)
@@ -494,7 +501,7 @@ class Engine:
         pending.clear()
         return cur
 
-    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[dict[str, Any], str | None]:
+    def _call(self, step: str, state: SupportState, deps: Deps) -> tuple[StateUpdate, NextStep]:
         if deps.settings.pii_placeholders:
             deps = with_placeholders(deps, state)
         try:
@@ -505,10 +512,9 @@ class Engine:
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
             what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
-            handoff: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
-            billed = getattr(exc, "spent", None)  # a failed call the provider still billed
-            if isinstance(billed, Completion):
-                handoff.update(steps.spent(billed))
+            handoff: StateUpdate = {"handoff_reason": f"{what}({step}):{exc}"}
+            if isinstance(exc, ModelError) and exc.spent is not None:  # the provider still billed it
+                handoff.update(steps.spent(exc.spent))
             return handoff, "handoff"
         if bad := sorted(ENGINE_FIELDS & update.keys()):
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
@@ -521,7 +527,7 @@ class Engine:
         # first) and never change, so they come from the store's cache, without a lock.
         count = max(turn_count, len(state.turns))
         new_turns = self.store.turns(None, state.ticket.id, count)[len(state.turns) :]
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             "round": state.round + 1,
             "handled_upto": count,
             "turns": [dataclasses.replace(t, idx=None) for t in new_turns],
@@ -533,8 +539,8 @@ class Engine:
         self,
         loaded: Loaded,
         step: str,
-        update: dict[str, Any],
-        next_step: str | None,
+        update: StateUpdate,
+        next_step: NextStep,
         *,
         stored_turns: int | None = None,
     ) -> tuple[Loaded, steps_repo.StepWrite, bool]:

@@ -11,8 +11,8 @@ from ..errors import ForkRefused
 from ..store import _audit as audit
 from ..store import _history as steps_repo
 from ..store import _tickets as repo
-from ..store._store import Loaded, Store
-from ._graph import INTERRUPTS
+from ..store._store import Store
+from ._record import ticket_status
 
 
 def fork(store: Store, ticket_id: str, seq: int, *, actor: str, source: str) -> str:
@@ -48,7 +48,7 @@ def fork(store: Store, ticket_id: str, seq: int, *, actor: str, source: str) -> 
             turn_count=len(loaded.state.turns),
             tool_call_count=len(loaded.state.tool_log),
             fact_count=len(loaded.state.facts),
-            status=_status_after(loaded),
+            status=ticket_status(loaded.state, loaded.next_step),
             human_agent=loaded.state.human_agent or None,
         )
         audit.record(
@@ -61,13 +61,3 @@ def fork(store: Store, ticket_id: str, seq: int, *, actor: str, source: str) -> 
             detail={"seq": seq, "fork": new.id},
         )
     return new.id
-
-
-def _status_after(loaded: Loaded) -> str:
-    """The ticket's status right after ``loaded``'s step, as the engine sets it (step_record._status)."""
-    if loaded.state.human_agent:
-        return "with_human"
-    if loaded.next_step is None:
-        return {"resolved": "resolved", "escalated": "escalated"}.get(loaded.state.outcome or "", "open")
-    interrupt = INTERRUPTS.get(loaded.next_step)
-    return "waiting_approval" if interrupt is not None and not interrupt(loaded.state) else "in_progress"

@@ -19,13 +19,12 @@ from the recorded step. Steps are plain functions of the state and the dependenc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from .._state import ROUND_START, SupportState
+from .._state import ROUND_START, StateUpdate, SupportState
 from . import _steps as steps
 from ._deps import Deps
 
-Step = Callable[[SupportState, Deps], dict[str, Any]]
+Step = Callable[[SupportState, Deps], StateUpdate]
 Route = Callable[[SupportState, int], str | None]  # (state after the step, max revisions) -> next step
 
 START = ROUND_START
@@ -95,6 +94,13 @@ ROUTES: dict[str, Route] = {
 
 # A step here waits until its condition holds; the round pauses and the ticket's lease is freed.
 INTERRUPTS: dict[str, Callable[[SupportState], bool]] = {"approval": lambda s: s.approval is not None}
+
+
+def pauses_before(step: str | None, state: SupportState) -> bool:
+    """Whether a round whose next step is ``step`` waits there for a person, given ``state``."""
+    interrupt = INTERRUPTS.get(step) if step is not None else None
+    return interrupt is not None and not interrupt(state)
+
 
 # Steps that act on the business system: they run inside the transaction that records them.
 EFFECT_STEPS = frozenset({"act", "respond", "finalize", "handoff"})

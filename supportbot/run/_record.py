@@ -7,30 +7,37 @@ a round's records in batches (``steps_repo.record_steps``).
 from __future__ import annotations
 
 import dataclasses
+import enum
 from datetime import UTC, datetime
-from typing import Any
+from typing import Final, Literal
 
-from .._state import SupportState, new_round, reduce
+from .._state import StateUpdate, SupportState, new_round, reduce
 from ..store import _history as steps_repo
 from ..store._codec import encode_fields, encode_state
 from ..store._store import Loaded
-from ._graph import INTERRUPTS, ROUTES, START
+from ._graph import ROUTES, START, pauses_before
 
 # Each round stores one checkpoint (a whole state without turns, so loading never replays far),
 # after this step: the summary it may rewrite is a state's largest field, and stored there it is
 # stored once.
 CHECKPOINT_AFTER = "prepare_context"
 
+
+class _Route(enum.Enum):
+    BY_STATE = "by state"
+
+
 # The next step to pass when the route is to be read off the state after the step, which
 # record_step computes anyway (routes read no append-only field, so one reduce serves both).
-ROUTED_BY_STATE: Any = object()
+ROUTED_BY_STATE: Final = _Route.BY_STATE
+NextStep = str | None | Literal[_Route.BY_STATE]
 
 
 def record_step(
     loaded: Loaded,
     step: str,
-    update: dict[str, Any],
-    next_step: str | None,
+    update: StateUpdate,
+    next_step: NextStep,
     *,
     max_revisions: int,
     stored_turns: int | None = None,
@@ -48,7 +55,7 @@ def record_step(
     after = reduce(state, update)
     if next_step is ROUTED_BY_STATE:
         next_step = ROUTES[step](after, max_revisions)
-    pausing = next_step in INTERRUPTS and not INTERRUPTS[next_step](after)
+    pausing = pauses_before(next_step, after)
     if pausing:
         update = {**update, "outcome": "waiting_approval"}
         after = dataclasses.replace(after, outcome="waiting_approval")
@@ -67,7 +74,7 @@ def record_step(
         update={} if checkpoint is not None else encode_fields(update, tools=refs),
         fact_count=len(after.facts),
     )
-    status = _status(after, next_step, pausing)
+    status = ticket_status(after, next_step)
     write = steps_repo.StepWrite(
         row=row,
         created_at=datetime.now(UTC),
@@ -83,10 +90,11 @@ def record_step(
     return Loaded(state=after, seq=seq, next_step=next_step, status=status), write, must_commit
 
 
-def _status(state: SupportState, next_step: str | None, pausing: bool) -> str:
+def ticket_status(state: SupportState, next_step: str | None) -> str:
+    """The ticket's status once a step left ``state`` and ``next_step`` to run."""
     if state.human_agent:
         return "with_human"
-    if pausing:
+    if pauses_before(next_step, state):
         return "waiting_approval"
     if next_step is None:
         return {"resolved": "resolved", "escalated": "escalated"}.get(state.outcome or "", "open")

@@ -11,18 +11,17 @@ from __future__ import annotations
 import dataclasses
 import re
 from decimal import Decimal
-from functools import partial
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from .._records import CENT, ApprovalDecision, Finding, Invoice, RefundQuote, RefundRequest
-from .._state import SupportState
+from .._state import StateUpdate, SupportState
 from ..memory._mask import mask_text
 from ..memory._money import Money, bare_figure, maybe_money, money_in
 from ._deps import Deps, ToolRecorder
 
-Update = dict[str, Any]
+Update = StateUpdate
 
 _INVOICE_ID = re.compile(r"(?<![A-Za-z0-9-])INV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _REFUND_WORD = re.compile(r"退|refund|money back", re.IGNORECASE)
@@ -139,11 +138,8 @@ def request(
         "amount": amount,
         "reason": _excerpt(mask_text(latest) if deps.settings.mask_pii else latest, asked.words),
     }
-    result = deps.require_effects().run(
-        "refund_request",
-        lambda key, tx: tools.call(
-            "create_refund_request", partial(deps.backend.create_refund_request, tx=tx), **args, key=key
-        ),
+    result = deps.require_effects().call(
+        "refund_request", tools, "create_refund_request", deps.backend.create_refund_request, **args
     )
     # The customer's own words for the amount go with the request to the approver.
     refund = dataclasses.replace(_REFUND_ADAPTER.validate_python(result), asked=asked.words)
@@ -227,23 +223,23 @@ def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) -> Updat
     return {"approval": decision, "tool_log": tools.calls}
 
 
-def apply_decision(deps: Deps, tools: ToolRecorder, refund: RefundRequest, decision: ApprovalDecision) -> Any:
+def apply_decision(
+    deps: Deps, tools: ToolRecorder, refund: RefundRequest, decision: ApprovalDecision
+) -> object:
     # ``amount`` only for an edited approval: a backend written before edits keeps its signature.
     edited: dict[str, Any] = {}
     if decision.approved and decision.amount is not None:
         edited["amount"] = decision.amount
-    return deps.require_effects().run(
+    return deps.require_effects().call(
         "refund_decision",
-        lambda key, tx: tools.call(
-            "decide_refund",
-            partial(deps.backend.decide_refund, tx=tx),
-            refund_id=refund.id,
-            approved=decision.approved,
-            approver=decision.approver,
-            note=decision.note,
-            key=key,
-            **edited,
-        ),
+        tools,
+        "decide_refund",
+        deps.backend.decide_refund,
+        refund_id=refund.id,
+        approved=decision.approved,
+        approver=decision.approver,
+        note=decision.note,
+        **edited,
     )
 
 

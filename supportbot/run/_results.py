@@ -7,12 +7,13 @@ back from the round's latest step record.
 
 from __future__ import annotations
 
+from .._state import Outcome
 from ..store import _history as steps_repo
 from ..store import _queue as work_queue
 from ..store import _tickets as repo
 from ..store._store import Store
 from ._engine import Engine
-from ._rounds import RoundResult, decision_fields
+from ._rounds import RoundResult, result_of
 
 
 def answer(
@@ -64,21 +65,14 @@ def of_round(store: Store, ticket_id: str, round_: int) -> RoundResult:
             return RoundResult(ticket_id=ticket_id, round=round_, outcome="queued")
         loaded = store.load(conn, ticket_id, at=seq)
     state = loaded.state
+    outcome: Outcome
     if loaded.next_step is None:
         outcome = state.outcome or "resolved"
     elif state.outcome == "waiting_approval":
         outcome = "waiting_approval"
     else:
         outcome = "queued"
-    reply = state.reply if loaded.next_step is None or outcome == "waiting_approval" else ""
-    return RoundResult(
-        ticket_id=ticket_id,
-        round=round_,
-        outcome=outcome,
-        reply=reply,
-        handled_upto=state.handled_upto,
-        **decision_fields(state.approval),
-    )
+    return result_of(state, outcome)
 
 
 def with_human(store: Store, ticket_id: str, idx: int) -> RoundResult:

@@ -7,16 +7,15 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
 
 import psycopg
 
-from .._records import ApprovalDecision, CustomerRecords
+from .._records import CustomerRecords
 from .._state import Outcome, SupportState
 from ..store import _history as steps_repo
 from ..store import _lease as lease_repo
 from ..store._store import Loaded
-from ._graph import INTERRUPTS, START
+from ._graph import START, pauses_before
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,21 +33,19 @@ class RoundResult:
 
 
 def result_of(state: SupportState, outcome: Outcome) -> RoundResult:
-    """The result of the round that ``state`` ended (or paused, ``waiting_approval``)."""
+    """The result of ``state``'s round: ended, paused (``waiting_approval``), or still running
+    (``queued``: no reply yet). The one way a round's state becomes what a caller is told."""
+    approval = state.approval
     return RoundResult(
         ticket_id=state.ticket.id,
         round=state.round,
         outcome=outcome,
         # A paused round has no reply of its own, but for an answer to a reviewer's note (respond).
-        reply=state.reply,
+        reply="" if outcome == "queued" else state.reply,
         handled_upto=state.handled_upto,
-        **decision_fields(state.approval),
+        approved=None if approval is None else approval.approved,
+        decision_note="" if approval is None else approval.note,
     )
-
-
-def decision_fields(approval: ApprovalDecision | None) -> dict[str, Any]:
-    """RoundResult's view of the round's decision."""
-    return {} if approval is None else {"approved": approval.approved, "decision_note": approval.note}
 
 
 class RoundResults(list[RoundResult]):
@@ -98,14 +95,9 @@ def unanswered(state: SupportState, turn_count: int) -> bool:
     )
 
 
-def pauses(loaded: Loaded) -> bool:
-    interrupt = INTERRUPTS.get(loaded.next_step or "")
-    return interrupt is not None and not interrupt(loaded.state)
-
-
 def ends_round(loaded: Loaded, turn_count: int) -> bool:
     """Whether this worker's part of the round ends with this record: it finished with no message
     waiting, or it pauses for a human (a message that waits is answered after the decision)."""
     if loaded.next_step is None:
         return not unanswered(loaded.state, turn_count)
-    return pauses(loaded)
+    return pauses_before(loaded.next_step, loaded.state)

@@ -9,14 +9,14 @@ import logging
 import re
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from .._records import ApprovalDecision, Customer, CustomerRecords, Finding, RefundStatus, Spend
-from .._state import Fact, Review, SupportState, Triage, Turn, reduce
+from .._state import Fact, Outcome, Review, StateUpdate, SupportState, Triage, Turn, reduce
 from ..backend.base import ListsPlans, ReadsCustomerRecords
-from ..errors import ContextBudgetExceeded, ModelError, RespondRefused
+from ..errors import BilledCall, ContextBudgetExceeded, ModelError, RespondRefused
 from ..i18n._prompts import is_english
 from ..llm.base import Completion
 from ..memory import _assist as assist
@@ -32,7 +32,8 @@ from ..reply._caches import WISHES_SIZE, Caches
 from . import _refunds as refunds
 from ._deps import Deps
 
-Update = dict[str, Any]
+Update = StateUpdate
+_Parsed = TypeVar("_Parsed", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 _CITATION = guardrails.CITATION
@@ -120,7 +121,8 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     if state.facts_upto != len(state.turns):
         update["facts_upto"] = len(state.turns)  # each turn is scanned for facts once
     if result.summarized_upto != state.summarized_upto:
-        update.update(summary=result.summary, summarized_upto=result.summarized_upto)
+        update["summary"] = result.summary
+        update["summarized_upto"] = result.summarized_upto
     if result.error is not None:
         # The round goes on with the old summary and the full pending history (seed 001).
         log.warning("compression of %s skipped: %s", state.ticket.id, result.error)
@@ -191,10 +193,11 @@ def _prompt(
 
 def _merged(first: Update, second: Update) -> Update:
     """Two updates of one step as one; what they spent adds up, as the reducer would add it."""
-    merged = {**first, **second}
-    for name in ("cost", "round_spend"):
-        if name in first and name in second:
-            merged[name] = first[name] + second[name]
+    merged: Update = {**first, **second}
+    if "cost" in first and "cost" in second:
+        merged["cost"] = first["cost"] + second["cost"]
+    if "round_spend" in first and "round_spend" in second:
+        merged["round_spend"] = first["round_spend"] + second["round_spend"]
     return merged
 
 
@@ -385,18 +388,16 @@ def finalize(state: SupportState, deps: Deps) -> Update:
     # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
     # their counts: otherwise every round would store the whole ledger once more.
     counts = {k: len(v) if isinstance(v, list) else v for k, v in facts.items()}
-    effects.run(
+    effects.call(
         "finish_ticket",
-        lambda key, tx: tools.call(
-            "finish_ticket",
-            partial(deps.backend.finish_ticket, tx=tx),
-            logged_as={"facts": counts},
-            ticket_id=state.ticket.id,
-            customer_email=state.ticket.customer_email,
-            resolution="resolved",
-            facts=facts,
-            key=key,
-        ),
+        tools,
+        "finish_ticket",
+        deps.backend.finish_ticket,
+        logged_as={"facts": counts},
+        ticket_id=state.ticket.id,
+        customer_email=state.ticket.customer_email,
+        resolution="resolved",
+        facts=facts,
     )
     return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
 
@@ -488,16 +489,14 @@ def _lasting_wish(request: str, wishes: dict[str, bool]) -> bool:
 def handoff(state: SupportState, deps: Deps) -> Update:
     reason = state.handoff_reason or _handoff_reason(state)
     tools = deps.tools()
-    deps.require_effects().run(
+    deps.require_effects().call(
         "escalation",
-        lambda key, tx: tools.call(
-            "escalate",
-            partial(deps.backend.escalate, tx=tx),
-            ticket_id=state.ticket.id,
-            customer_email=state.ticket.customer_email,
-            reason=reason,
-            key=key,
-        ),
+        tools,
+        "escalate",
+        deps.backend.escalate,
+        ticket_id=state.ticket.id,
+        customer_email=state.ticket.customer_email,
+        reason=reason,
     )
     # The customer hears that a person takes over, never the internal reason (it may be a model error).
     if is_english(_latest(state)):
@@ -522,7 +521,7 @@ def _handoff_reason(state: SupportState) -> str:
     return "需要人工处理"
 
 
-def _reply(state: SupportState, deps: Deps, text: str, *, outcome: str, draft: str = "") -> Update:
+def _reply(state: SupportState, deps: Deps, text: str, *, outcome: Outcome, draft: str = "") -> Update:
     # A reply made from a reviewed draft (counted for the review prompt, so cached) is counted
     # from the draft's count: only its changed end, where the citations became links, is new.
     size = count_edited(text, draft) + MESSAGE_OVERHEAD if draft else None
@@ -542,19 +541,19 @@ def _latest(state: SupportState) -> str:
     return latest.content if latest else state.ticket.body
 
 
-def spent(spend: Spend | Completion) -> Update:
+def spent(spend: Spend | BilledCall) -> Update:
     """What model calls add to the ticket's cost and to this round's calls, tokens and cost."""
-    spend = _spend_of(spend) if isinstance(spend, Completion) else spend
+    spend = spend if isinstance(spend, Spend) else _spend_of(spend)
     return {"round_spend": spend, **({"cost": spend.cost} if spend.cost else {})}
 
 
-def _parsed(completion: Completion, schema: type[BaseModel]) -> Any:
+def _parsed(completion: Completion, schema: type[_Parsed]) -> _Parsed:
     if not isinstance(completion.parsed, schema):
         raise ModelError(f"the model did not return a {schema.__name__}; got {completion.text[:200]!r}")
     return completion.parsed
 
 
-def _spend_of(completion: Completion) -> Spend:
+def _spend_of(completion: BilledCall) -> Spend:
     """One call's spend."""
     return Spend(
         calls=1,

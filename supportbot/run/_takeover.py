@@ -20,7 +20,7 @@ import dataclasses
 
 import psycopg
 
-from .._state import SupportState, Turn
+from .._state import StateUpdate, SupportState, Turn
 from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
 from ..store import _audit as audit
@@ -66,7 +66,7 @@ def reply_as_human(engine: Engine, ticket_id: str, text: str, *, agent: str, sou
             # Customer messages stored since the last record come first: the reply answers them.
             arrived = engine.store.turns(tx, ticket_id, stored)[len(state.turns) :]
             turn = Turn("agent", text, round=state.round + 1, created_at=engine.deps.clock(), author=agent)
-            update = {
+            update: StateUpdate = {
                 "turns": [dataclasses.replace(t, idx=None) for t in arrived] + [with_tokens(turn)],
                 "handled_upto": stored + 1,
             }

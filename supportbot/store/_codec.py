@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import BeforeValidator, PlainSerializer, TypeAdapter
 
 from .._records import Spend, ToolCall
-from .._state import FIELD_NAMES, LOG_FIELDS, Fact, SupportState, Ticket, Turn, field_defaults
+from .._state import FIELD_NAMES, LOG_FIELDS, Fact, StateUpdate, SupportState, Ticket, Turn, field_defaults
 from ..errors import StoreError, UnknownStateField
 
 # ticket comes from the tickets row; turns, tool calls and facts from their own tables.
@@ -103,6 +103,13 @@ def decode_fields(data: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) ->
             )
         decoded[name] = adapter.validate_python(value)
     return decoded
+
+
+def decode_update(data: Mapping[str, Any], *, tools: Sequence[ToolCall] = ()) -> StateUpdate:
+    """A stored step's update, as the reducer takes it again."""
+    # Each value was validated by its field's adapter, and an unknown name raised: the dict holds
+    # what StateUpdate declares, which a type checker cannot see through the adapters.
+    return cast(StateUpdate, decode_fields(data, tools=tools))
 
 
 def encode_state(state: SupportState) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import psycopg
 from psycopg.rows import class_row
@@ -58,13 +58,23 @@ class StepWrite:
     approval: dict[str, Any] | None = None  # an approval request for this round
 
 
+class EffectRecord(TypedDict):
+    """A side effect on the business system, recorded with the step that ran it (run/_deps.Effects)."""
+
+    key: str  # ticket:round:step:kind, the key the business system was given
+    round: int
+    step: str
+    kind: str
+    result: object  # what the business system returned, as JSON
+
+
 def record_steps(
     conn: psycopg.Connection,
     ticket_id: str,
     owner: str,
     writes: Sequence[StepWrite],
     *,
-    effects: Sequence[dict[str, Any]] = (),
+    effects: Sequence[EffectRecord] = (),
     release: bool = False,
     known: int | None = None,
 ) -> psycopg.Cursor:

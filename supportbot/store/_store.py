@@ -27,7 +27,7 @@ from ..errors import (
 )
 from . import _history as steps_repo
 from . import _tickets as repo
-from ._codec import decode_fields, decode_state
+from ._codec import decode_state, decode_update
 from ._migrate import migrate
 from ._pool import RoundPool, connect_hint, first_line, translated, with_limits
 from ._recent import RECENT_TICKETS, LastWritten
@@ -343,7 +343,7 @@ class Store:
             if base is None or step.seq > base[0]:
                 if step.step == ROUND_START:
                     state = new_round(state)
-                state = reduce(state, decode_fields(step.update, tools=tool_log))
+                state = reduce(state, decode_update(step.update, tools=tool_log))
         state = dataclasses.replace(
             state,
             turns=self.turns(conn, ticket_id, last.turn_count),
