@@ -133,13 +133,16 @@ _ROLE = (
 _TITLE = r"经理|总监|主管|老师|会计|哥|姐|总(?![监部公结共额计价])|董(?![事])"
 # The department before a role says who the person is: "IT那边的邹会计", "技术负责人万哥".
 _DEPARTMENT = r"技术|IT|财务|行政|销售|运维|采购|人事|法务|市场|仓库|物流|研发|产品|商务"
+_PERSON_START = f"{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合"
 _PERSON = re.compile(
-    rf"(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合I销人市物研产商])"
-    rf"(?:(?P<dept>{_DEPARTMENT})(?:那边的|部门的|部的|的|部)?(?=[{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合]))?(?:"
+    rf"(?=[{_PERSON_START}I销人市物研产商])"
+    rf"(?:(?P<dept>{_DEPARTMENT}|负责[\u4e00-\u9fff]{{2,4}}?的)(?:那边的|部门的|部的|的|部)?(?=[{_PERSON_START}]))?(?:"
     rf"(?P<role>{_ROLE})(?:是|叫|为)?(?P<name>[{_SURNAMES}](?:{_TITLE})|[小老][{_SURNAMES}]"
     rf"|[{_SURNAMES}][\u4e00-\u9fff](?:[\u4e00-\u9fff](?=[,，。、;；!！?？\s]|$))?)"
     rf"|(?P<name3>[小老][{_SURNAMES}]|[{_SURNAMES}](?:{_TITLE}))[(（](?P<role3>{_ROLE}|[\u4e00-\u9fff]{{2,4}})[)）]"
     rf"|(?P<name2>[{_SURNAMES}])(?P<title>{_TITLE})"
+    # after a department, a bare "老范" is the person it names
+    rf"|(?(dept)(?P<name5>[小老][{_SURNAMES}])|(?!))"
     r")"
 )
 # Words that follow a role word but are not names ("财务报表", "技术支持").
@@ -179,6 +182,8 @@ def people(text: str) -> Iterator[Hit]:
             name, role = m.group("name"), m.group("role")
         elif m.group("name3"):
             name, role = m.group("name3"), m.group("role3")
+        elif m.group("name5"):
+            name, role = m.group("name5"), m.group("dept").removeprefix("负责").removesuffix("的")
         else:
             name, role = m.group("name2") + m.group("title"), m.group("title")
         if name in _NOT_NAMES or name[:2] in _NOT_NAMES:

@@ -252,7 +252,11 @@ _ABBREVIATIONS = (
     "Rd",
 )
 _NOT_AFTER_ABBREVIATION = "".join(rf"(?<!\b{a}\.)" for a in _ABBREVIATIONS)
-_SENTENCE_END = re.compile(rf"(?=[。！？!?；;\s])(?:[。！？!?；;\n]+|(?<=[.]){_NOT_AFTER_ABBREVIATION}\s+)")
+# A space between two CJK characters ends a sentence too: chat users type one instead of a stop.
+_SENTENCE_END = re.compile(
+    rf"(?=[。！？!?；;\s])(?:[。！？!?；;\n]+|(?<=[.]){_NOT_AFTER_ABBREVIATION}\s+"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff]))"
+)
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
 _SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 _TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…~～]+$")
@@ -726,14 +730,15 @@ def _sentences(
         start = text.find(piece, offset)
         offset = start + len(piece)
         sentence = piece.strip()
-        found = (
-            next((m for m in marker.finditer(sentence) if usable(sentence, m)), None) if sentence else None
-        )
-        if found is not None:
-            value = _without_filler(_clip_around(_clauses_around(sentence, found.start(), found.end()), 0))
-            if not value:
+        done = 0  # a long sentence may hold several: each marker past the clauses already pinned
+        for found in marker.finditer(sentence) if sentence else ():
+            if found.start() < done or not usable(sentence, found):
                 continue
-            yield _Found(start + max(0, piece.find(value)), kind, value, normalize_sentence(value))
+            around = _clauses_around(sentence, found.start(), found.end())
+            done = max(done, sentence.find(around) + len(around))
+            value = _without_filler(_clip_around(around, 0))
+            if value:
+                yield _Found(start + max(0, piece.find(value)), kind, value, normalize_sentence(value))
 
 
 # Clauses that carry nothing a support agent acts on: thanks, apologies, sighs, hedges and
@@ -741,8 +746,8 @@ def _sentences(
 # A pinned sentence drops them; they cost the prompt without adding a fact.
 _FILLER_CLAUSE = re.compile(
     r"(?:(?:谢谢|多谢|感谢)(?:你们|您|你)?(?:这么|的|一直)?(?:耐心|帮忙|帮助|回复)?|辛苦(?:你们|您|你)?了"
-    r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯+|啊|哦+"
-    r"|(?:嗯+)?明白了?|(?:好的)+|好吧|行吧|收到|是这样的"
+    r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯+|啊|哦+(?:对了?)?"
+    r"|(?:嗯+)?明白了?|(?:好的)+|好吧|行吧|收到|(?:情况|事情)?是这样的"
     r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|顺便(?:说|问)一下|老实说|说实话|说真的"
     r"|(?:也)?不知道(?:有没有|有无|相不相)(?:关系|用|关)|(?:这个|这些)?(?:应该|可能)?(?:有用|有帮助)"
     r"|(?:你们|您)?(?:先)?记一下|(?:先)?跟(?:你|您|你们)说一(?:声|下)|有点无语|真(?:是)?无语|急死了"
