@@ -152,10 +152,11 @@ _NOT_NAMES = frozenset(
 
 
 _EN_ROLE = (
-    r"(?:(?:operations|office|account|project|sales|billing|it|warehouse|finance|store|shift)\s+)?"
+    r"(?:(?:operations|office|account|project|sales|billing|it|warehouse|finance|store|shift|practice|product"
+    r"|general|team|purchasing|hr)\s+)?"
     r"(?:manager|lead|director|supervisor|coordinator)|bookkeeper|accountant|controller|boss|colleague"
     r"|coworker|co-worker|assistant|admin(?:istrator)?|lawyer|contact|cfo|ceo|cto|it\s+guy|finance\s+person"
-    r"|partner|wife|husband|son|daughter|receptionist|technician|owner"
+    r"|(?:business\s+)?partner|wife|husband|son|daughter|receptionist|technician|(?:business\s+)?owner"
 )
 _EN_TITLE = r"(?:(?-i:Mr|Ms|Mrs|Dr|Miss)\.?\s+)?"
 _EN_NAME = r"(?-i:[A-Z][a-z]+)"
@@ -212,7 +213,7 @@ _PLAN = re.compile(
 _EN_PLAN = re.compile(
     r"\b(?:(?P<pre>annual|monthly|yearly|quarterly)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
     r"|Premium|Plus|Business|Team|Enterprise|Ultimate|Growth|Scale))\s+(?P<kind>plan|tier|membership|subscription|edition"
-    r"|package|account)\b(?:\s*(?:,|\()\s*(?P<cycle>annual|monthly|yearly|quarterly)\)?)?",
+    r"|package|account)\b(?:\s*[,(]?\s*(?P<cycle>annual|monthly|yearly|quarterly)\b\)?)?",
     re.IGNORECASE,
 )
 
@@ -387,7 +388,31 @@ _NOT_STATE_THINGS = frozenset(
 )
 
 
+# "the verification texts work now", "the package was marked delivered but it's not here".
+_EN_WORKS = re.compile(
+    r"\b(?:the|my|our)\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:(?P<works>works?|is\s+working|are\s+working)"
+    r"\s+(?:now|again|fine\s+now)|(?P<marked>(?:was|is|were|are)\s+marked\s+(?:as\s+)?delivered)[^,;.!?\n]*)",
+    re.IGNORECASE,
+)
+
+
+_EN_CLAUSE_END = re.compile(r"[,;.!?\n(]|\s[-–—]\s")
+_EN_CLAUSE_TAIL = 40  # characters of a status's clause kept after its verb ("… arrived this morning")
+
+
 def _english_statuses(text: str) -> Iterator[Hit]:
+    for hit in _english_status_hits(text):
+        end = _EN_CLAUSE_END.search(text, hit.end, hit.end + _EN_CLAUSE_TAIL)
+        stop = end.start() if end else min(len(text), hit.end + _EN_CLAUSE_TAIL)
+        said = text[hit.start : max(stop, hit.end)].strip() if end or stop == len(text) else hit.text.strip()
+        yield hit._replace(end=hit.start + len(said), text=said)
+
+
+def _english_status_hits(text: str) -> Iterator[Hit]:
+    for m in _EN_WORKS.finditer(text):
+        thing = " ".join(m.group("thing").lower().split())
+        subject = f"{thing} {'works' if m.group('works') else 'marked delivered'}"
+        yield Hit(m.start(), m.end(), m.group().strip(), f"{subject}=yes", subject)
     for m in _EN_ABLE.finditer(text):
         act = " ".join(m.group("act").lower().split())
         subject = f"able to {act}"

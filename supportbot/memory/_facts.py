@@ -207,7 +207,7 @@ _REQUEST = re.compile(
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b"
     # An imperative with no request word ("text me instead of calling", "send it to my office").
-    r"|(?:^|(?<=[,，.;；!?！？\n]\s)|(?<=[,，.;；!?！？\n]))\s*(?:(?:btw|oh|and|also)\s+)?(?:text|call|email|e-mail|send"
+    r"|(?:^|(?<=[,，.;；:!?！？\n\-–—]\s)|(?<=[,，.;；:!?！？\n]))\s*(?:(?:btw|oh|and|also)\s+)?(?:text|call|email|e-mail|send"
     r"|cancel|change|update|switch|ship|deliver|contact|refund|credit|reach|ring|mail|hold|cc|put|downgrade"
     r"|upgrade|add|remove|keep|stop|resend|move|transfer|close|pause|split|merge|unlink|reissue)"
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
@@ -586,7 +586,8 @@ def _contacts(text: str, plans: Sequence[str]) -> Iterator[_Found]:
     for h in contacts.plans(text, plans):
         yield _Found(h.start, "plan", h.text, h.key)
     for h in contacts.statuses(text):
-        yield _Found(h.start, "status", clip(h.text), h.key, h.subject)
+        said = clip(h.text)
+        yield _Found(h.start, "status", _without_filler(said) or said, h.key, h.subject)
 
 
 # -- the floor: sentences with a hard token no typed fact accounts for ---------------------------
@@ -759,7 +760,13 @@ _FILLER_CLAUSE = re.compile(
 )
 # Where a sentence divides into clauses: commas, and a space between two CJK characters (a
 # customer who types "一会儿回来 上次电话里说…" ends a clause with it).
-_CLAUSE_BREAK = re.compile(rf"\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])")
+_CLAUSE_BREAK = re.compile(rf"\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])|\s+[-–—]\s+")
+# An aside a customer tacks on with no comma: "… (in case it helps)", "… if that matters", "… fyi".
+_TRAILING_ASIDE = re.compile(
+    r"(?:\s*[(（]?\s*(?:if\s+(?:that|it)\s+(?:matters|helps)|in\s+case\s+(?:that|it)\s+(?:matters|helps)"
+    r"|fyi|just\s+so\s+you\s+know|lol|ugh)\s*[)）]?)+[\s.!?…~]*$",
+    re.IGNORECASE,
+)
 _LEADING_SIGNPOST = re.compile(
     r"^(?:(?:而且|另外|还有|对了|然后|补充一下|顺便说一下|其实)[,，\s]*|(?:also|and|oh|btw|anyway)[,\s]+)+",
     re.IGNORECASE,
@@ -775,15 +782,15 @@ def _without_filler(sentence: str) -> str:
         pieces += [sentence[last : m.start()], m.group()]
         last = m.end()
     pieces.append(sentence[last:])
-    clauses = pieces[::2]
-    kept = [i for i, c in enumerate(clauses) if c and not _FILLER_CLAUSE.fullmatch(c)]
+    clauses = [_TRAILING_ASIDE.sub("", c) for c in pieces[::2]]
+    kept = [i for i, c in enumerate(clauses) if c.strip() and not _FILLER_CLAUSE.fullmatch(c)]
     if not kept:
         return ""
     out = clauses[kept[0]]
     for i in kept[1:]:
         # the break before a kept clause stays with it: "另外,把卡解绑" keeps the comma before 把
         out += pieces[2 * i - 1] + clauses[i]
-    trimmed = _LEADING_SIGNPOST.sub("", out).strip()
+    trimmed = _TRAILING_ASIDE.sub("", _LEADING_SIGNPOST.sub("", out)).strip()
     return trimmed if len(trimmed) >= 2 else out.strip()
 
 
