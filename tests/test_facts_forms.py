@@ -98,10 +98,83 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("USD 95 was charged", "amount", ["USD 95.00"]),
         ("error 7731 again", "detail", ["error 7731 again"]),
         ("sorry, the apartment is 4B, not 4D", "detail", ["the apartment is 4b, not 4d"]),
+        # codes and ids as programs print them
+        ("导出报表提示0x4EF4F63A。", "error_code", ["0x4EF4F63A"]),
+        ("同步的时候又出现502 error了", "error_code", ["502 error"]),
+        ("the page says 503 Service Unavailable", "error_code", ["503 Service Unavailable"]),
+        ("HTTP 404 again", "error_code", ["HTTP 404"]),
+        ("报错ERR_AUTH_13,然后就卡住了", "error_code", ["ERR_AUTH_13"]),
+        ("另外,X3KWW4KP这个合同号一直没动静", "id", ["X3KWW4KP"]),
+        ("单号 441-9495181-0944424", "id", ["441-9495181-0944424"]),
+        ("营业时间10am-6pm", "id", []),  # times with units are not ids
+        ("我的iPhone15坏了", "id", []),  # nor a product with its number
+        ("电话 138-1234-5678", "id", []),  # nor a phone
+        ("电话打(0532)9923640就行", "phone", ["0532-9923640"]),
+        ("座机 0512 4337288", "phone", ["0512-4337288"]),
+        # people with their department, plans with their option
+        ("技术负责人万哥下周出差", "person", ["负责人:万哥"]),
+        ("回头让IT那边的邹会计跟你们对一下账", "person", ["会计:邹会计"]),
+        ("负责行政的老范那边需要一个书面说明", "person", ["行政:老范"]),
+        ("My business partner Susan asked me", "person", ["business partner:Susan"]),
+        ("Hernandez (our practice manager) knows", "person", ["practice manager:Hernandez"]),
+        ("我们现在用的是旗舰版,月付的", "plan", ["旗舰版月付"]),
+        ("团队版(年付)", "plan", ["团队版年付"]),
+        ("企业版年底到期", "plan", ["企业版"]),  # 年底 is a date, not a cycle
+        ("We're on the Premium membership monthly", "plan", ["Premium membership, monthly"]),
+        # statuses and requests in forms with no marker word
+        ("旧的那张卡已经注销了", "status", ["注销卡=是"]),
+        ("账号还是登不上", "status", ["登录账号=否"]),
+        ("现在能登录了", "status", ["登录账号=是"]),
+        ("多扣了 ¥128", "status", []),  # the amount's sentence, not a status
+        ("the verification texts work now", "status", ["verification texts works=yes"]),
+        ("以后有事发短信,别打电话", "request", ["以后有事发短信,别打电话"]),
+        ("退款退到支付宝就行 麻烦了", "request", ["退款退到支付宝就行"]),
+        ("别的都还好,就是这个问题", "request", []),
+        ("重启一下就好了", "request", []),
+        ("唉,请多包涵", "request", []),  # courtesy only
     ],
 )
 def test_ids_codes_contacts_people_plans_and_statuses(text: str, kind: str, expected: list[str]) -> None:
     assert keys(text, kind) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("周末别给我打电话,谢谢你这么耐心", "周末别给我打电话"),
+        ("请多包涵,对了,把自动续费关了,不知道有没有关系", "把自动续费关了"),
+        ("子账号再加 9 个,你们记一下", "子账号再加 9 个"),
+        (
+            "Sorry for the wall of text, please text me instead of calling, thanks!",
+            "please text me instead of calling",
+        ),
+        ("remove the old card from the account (in case it helps)", "remove the old card from the account"),
+    ],
+)
+def test_a_pinned_request_drops_courtesy_hedges_and_asides(text: str, expected: str) -> None:
+    turn = Turn(role="customer", content=text)
+    assert [f.value for f in extract(turn, 0) if f.kind == "request"] == [expected]
+
+
+def test_every_reported_promise_of_a_run_on_sentence_is_pinned() -> None:
+    text = (
+        "哦对,而且之前说好的续费打八折,你们记一下 明明你们销售当时承诺可以开专票 "
+        "情况是这样的,售后说坏了可以直接换新的"
+    )
+    values = [
+        f.value for f in extract(Turn(role="customer", content=text), 0) if f.kind == "promise_reported"
+    ]
+    assert values == ["之前说好的续费打八折", "明明你们销售当时承诺可以开专票", "售后说坏了可以直接换新的"]
+
+
+def test_allowing_for_a_mistake_corrects_nothing() -> None:
+    turns = [
+        Turn(role="customer", content="邮箱是 sun.hao@Foxmail.com"),
+        Turn(role="customer", content="我不太懂技术,说得不对请见谅,发到我邮箱xu.li@139.com"),
+    ]
+    assert [f.supersedes for f in update_ledger((), turns, 0, mask=False)] == [None, None]
+    turns[1] = Turn(role="customer", content="说错了,邮箱应该是 xu.li@139.com")
+    assert [f.supersedes for f in update_ledger((), turns, 0, mask=False)] == [None, 0]
 
 
 def test_a_plan_catalogue_replaces_the_generic_plan_pattern() -> None:
