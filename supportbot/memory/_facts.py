@@ -758,8 +758,8 @@ _FILLER_CLAUSE = re.compile(
     r"[了吧啊呀哈嘛呢~～!！.。…\s]*",
     re.IGNORECASE,
 )
-# Where a sentence divides into clauses: commas, and a space between two CJK characters (a
-# customer who types "一会儿回来 上次电话里说…" ends a clause with it).
+# Where a sentence divides into clauses: commas, a dash set off by spaces, and a space between two
+# CJK characters (a customer who types "一会儿回来 上次电话里说…" ends a clause with it).
 _CLAUSE_BREAK = re.compile(rf"\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])|\s+[-–—]\s+")
 # An aside a customer tacks on with no comma: "… (in case it helps)", "… if that matters", "… fyi".
 _TRAILING_ASIDE = re.compile(
