@@ -504,8 +504,7 @@ class Engine:
                 raise
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
-            what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
-            handoff: dict[str, Any] = {"handoff_reason": f"{what}({step}):{exc}"}
+            handoff: dict[str, Any] = {"handoff_reason": steps.failure_reason(state, step, exc)}
             billed = getattr(exc, "spent", None)  # a failed call the provider still billed
             if isinstance(billed, Completion):
                 handoff.update(steps.spent(billed))
