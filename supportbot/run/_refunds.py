@@ -22,6 +22,7 @@ from ..i18n import Language, translator
 from ..memory._mask import mask_text
 from ..memory._money import Money, bare_figure, maybe_money, money_in
 from ..reply._context import ticket_language
+from ..reply._findings import basis_finding
 from ._deps import Deps, ToolRecorder
 
 Update = dict[str, Any]
@@ -171,9 +172,7 @@ def _excerpt(message: str, words: str) -> str:
 
 def _basis(quote: RefundQuote) -> Finding:
     committed = f"{quote.committed:.2f}" if quote.committed else ""
-    return Finding.of(
-        "refund_basis", basis=quote.basis, committed=committed, refundable=f"{quote.refundable:.2f}"
-    )
+    return basis_finding(quote.basis, committed=committed, refundable=f"{quote.refundable:.2f}")
 
 
 def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, Decimal]]:
