@@ -244,7 +244,7 @@ def act(state: SupportState, deps: Deps) -> Update:
             update["refund_request"] = refund
     # The text is what a model reads (and what a draft is checked against); the records are for a
     # reader that wants them structured (the offline model).
-    update["findings"] = findings.render(found)
+    update["findings"] = findings.render(found, context.ticket_language(state))
     update["account_findings"] = tuple(found)
     update["tool_log"] = tools.calls
     return update
