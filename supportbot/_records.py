@@ -5,6 +5,7 @@ They are frozen so a step can hand them to the state without anyone changing the
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -99,12 +100,43 @@ class RefundRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class RefundBasis:
+    """How a refund quote was computed: a kind and its values, which the reply, the prompt and the
+    console word in their reader's language (the ``findings`` catalogue, ``basis.KIND``).
+
+    The kinds worded there, with their values (strings, as the reader should see them):
+
+    - ``pro_rata``: invoice, paid_on, paid, period, as_of, used, unused, amount (an annual plan
+      refunded for its unused days)
+    - ``not_annual``: invoice, paid_on, paid (only annual plans are refunded)
+    - ``window_passed``: invoice, paid_on, paid, as_of, days, window (asked too long after payment)
+    - ``text``: text, the business system's own words, shown as written in every language
+      (:meth:`text`); the way for a policy whose computation no kind describes
+    """
+
+    kind: str
+    values: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, kind: str, **values: object) -> RefundBasis:
+        return cls(kind, {name: str(value) for name, value in values.items()})
+
+    @classmethod
+    def text(cls, words: str) -> RefundBasis:
+        """A basis in the business system's own words, shown as written."""
+        return cls("text", {"text": words})
+
+
+@dataclass(frozen=True, slots=True)
 class RefundQuote:
     """What the business system would refund on one invoice now, and how it got there.
 
     ``entitled`` is what the refund policy allows on the invoice (never more than ``paid``);
     ``committed`` the refunds of that invoice already approved or waiting for approval, in every
-    ticket; ``basis`` the computation in the customer's words, quoted in the reply.
+    ticket; ``basis`` the computation, quoted in the reply in the customer's language.
+
+    A ``basis`` given as a string (the form of 0.2) is deprecated: it is taken as
+    ``RefundBasis.text(basis)``, shown as written.
     """
 
     invoice_id: str
@@ -112,7 +144,17 @@ class RefundQuote:
     paid: Decimal
     entitled: Decimal
     committed: Decimal
-    basis: str
+    basis: RefundBasis
+
+    def __post_init__(self) -> None:
+        if isinstance(self.basis, str):
+            warnings.warn(
+                "RefundQuote(basis=str) is deprecated: pass RefundBasis.text(words) for a basis in "
+                "your own words, or a RefundBasis kind the catalogue words in each language",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            object.__setattr__(self, "basis", RefundBasis.text(self.basis))
 
     @property
     def refundable(self) -> Decimal:
@@ -170,7 +212,7 @@ class Spend:
 FindingKind = Literal[
     "subscription",  # plan, cycle, status, renews_on ("" when it does not renew)
     "invoice",  # id, amount, currency, issued_on, status
-    "refund_basis",  # basis (the business system's words), committed ("" when none), refundable
+    "refund_basis",  # basis_kind, the RefundBasis values, committed ("" when none), refundable
     "refund_filed",  # refund, amount, currency: a request waiting for a human
     "refund_repeat",  # invoice, refunds: this ticket already asked for a refund of the invoice
     "refund_invalid_amount",  # amount

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot.backend.demo._data import INVOICES, PAST_TICKETS
 from supportbot.backend.demo._refund_policy import REFUND_WINDOW_DAYS, entitlement
+from supportbot.reply._findings import basis_text
 from supportbot.run._rounds import RoundResult
 
 SUNLI = "sunli@example.com"  # 专业版年付 3588.00, paid 2026-10-02: 13 of 365 days used on the demo day
@@ -65,8 +66,11 @@ def test_the_policy_reproduces_the_pro_rata_refund_of_the_demo_history() -> None
     assert past.resolved_on is not None
     quoted = _annual(invoice.issued_on, past.resolved_on)
     assert str(quoted.amount) == past.facts["amounts"][1] == "3558.51"
-    assert "于 2026-01-10 实付 3588.00 元" in quoted.basis and "已使用 3 天" in quoted.basis
-    assert "按未使用的 362 天折算可退 3558.51 元" in quoted.basis
+    assert quoted.basis.kind == "pro_rata"
+    assert basis_text(quoted.basis, "zh") == (
+        "账单 INV-1 于 2026-01-10 实付 3588.00 元,年付按 365 天计,至 2026-01-13 已使用 3 天,"
+        "按未使用的 362 天折算可退 3558.51 元。"
+    )
 
 
 def test_the_window_its_edges_and_the_cycles_it_covers() -> None:
@@ -76,14 +80,15 @@ def test_the_window_its_edges_and_the_cycles_it_covers() -> None:
     last = _annual(paid_on, paid_on + timedelta(days=REFUND_WINDOW_DAYS))
     assert last.amount == Decimal("3293.10")  # 3588 × 335 / 365
     late = _annual(paid_on, paid_on + timedelta(days=REFUND_WINDOW_DAYS + 1))
-    assert late.amount == 0 and "超过付款后 30 天的退款期限" in late.basis and "已过 31 天" in late.basis
+    assert late.amount == 0 and late.basis.kind == "window_passed"
+    assert late.basis.values["days"] == "31" and late.basis.values["window"] == "30"
     monthly = entitlement(
         invoice_id="INV-2", paid=Decimal("349.00"), paid_on=paid_on, billing_cycle="月付", as_of=paid_on
     )
-    assert monthly.amount == 0 and "只有年付套餐可以退款" in monthly.basis
+    assert monthly.amount == 0 and monthly.basis.kind == "not_annual"
     leap = _annual(date(2027, 3, 1), date(2027, 3, 11), paid="3660.00")  # the paid year has 366 days
-    assert leap.amount == Decimal("3560.00") and "年付按 366 天计" in leap.basis
-    assert "年付按 365 天计" in _annual(date(2028, 2, 29), date(2028, 3, 1)).basis
+    assert leap.amount == Decimal("3560.00") and leap.basis.values["period"] == "366"
+    assert _annual(date(2028, 2, 29), date(2028, 3, 1)).basis.values["period"] == "365"
 
 
 @given(

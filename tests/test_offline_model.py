@@ -8,13 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot._records import Finding, Hit
+from supportbot._records import Finding, Hit, RefundBasis
 from supportbot._state import Review, Triage, Turn
 from supportbot.i18n._prompts import SECTIONS, PromptSections
 from supportbot.llm.offline import OfflineModel, compose_reply, triage
 from supportbot.memory._compress import summary_messages
 from supportbot.memory._money import money_in
 from supportbot.reply import _guardrails as guardrails
+from supportbot.reply._findings import basis_finding
 from supportbot.reply._guardrails import EVIDENCE_LABEL, claims_approval, draft_problems, durations
 
 ARTICLES = (
@@ -90,10 +91,18 @@ def test_a_title_with_a_colon_is_kept_whole() -> None:
 def test_english_question_gets_english_framing_and_account_findings() -> None:
     findings = (
         Finding.of("subscription", plan="专业版", cycle="年付", status="active", renews_on=""),
-        Finding.of(
-            "refund_basis",
-            basis="账单 INV-1 于 2026-10-02 实付 3588.00 元,年付按 365 天计,至 2026-10-15 已使用 13 天,"
-            "按未使用的 352 天折算可退 3460.21 元。",
+        basis_finding(
+            RefundBasis.of(
+                "pro_rata",
+                invoice="INV-1",
+                paid_on="2026-10-02",
+                paid="3588.00",
+                period=365,
+                as_of="2026-10-15",
+                used=13,
+                unused=352,
+                amount="3460.21",
+            ),
             committed="",
             refundable="3460.21",
         ),

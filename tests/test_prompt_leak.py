@@ -94,7 +94,10 @@ def test_an_obeyed_injection_hands_off_and_shows_nothing(
     assert result.outcome == "escalated" and ("人工" in result.reply or "a person" in result.reply)
     assert leaked(result.reply, SYSTEM_PROMPTS) == 0
     assert state.revisions == 1  # handed off at once, no redraft asked of a model that obeyed
-    assert "系统提示词" in state.handoff_reason and leaked(state.handoff_reason, SYSTEM_PROMPTS) == 0
+    named = (
+        "系统提示词" in state.handoff_reason or "system prompt" in state.handoff_reason
+    )  # the ticket's language
+    assert named and leaked(state.handoff_reason, SYSTEM_PROMPTS) == 0
     [(reason,)] = rows(
         database_url, "SELECT reason FROM demo.escalations WHERE ticket_id = %s", result.ticket_id
     )

@@ -24,6 +24,7 @@ from .._records import (
     RefundRequest,
     Subscription,
 )
+from .._records import RefundBasis as RefundBasis  # a host builds one for RefundQuote.basis
 
 
 @runtime_checkable
@@ -43,7 +44,8 @@ class Backend(Protocol):
     def quote_refund(self, *, customer_id: str, invoice_id: str) -> RefundQuote | None:
         """What a new refund request on the customer's invoice may ask for, by the business's
         refund policy, net of the refunds of that invoice approved or pending in any ticket.
-        None if the invoice is not the customer's."""
+        None if the invoice is not the customer's. Its ``basis`` is a :class:`RefundBasis`: a kind
+        the catalogue words in each language, or ``RefundBasis.text(words)`` in your own words."""
         ...
 
     def create_refund_request(

@@ -19,7 +19,8 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from .. import i18n
 from ..errors import SupportbotError
-from ..memory._facts import FACT_LABELS_EN, FACT_LABELS_ZH
+from ..i18n._prompts import fact_labels
+from ..reply._findings import basis_text
 from . import _api as api
 from . import _pages as pages
 from ._security import COOKIE, BadCsrf, Forbidden, NeedSignIn, Sessions
@@ -55,8 +56,9 @@ def create_app(
     common = i18n.translator("common", tr.language)
     templates.env.filters["status"] = lambda s: _label(common, "status", s)
     templates.env.filters["outcome"] = lambda s: _label(common, "outcome", s) if s else "—"
-    labels = FACT_LABELS_ZH if tr.language == "zh" else FACT_LABELS_EN
+    labels = fact_labels(tr.language)
     templates.env.filters["fact_kind"] = lambda kind: labels.get(kind, kind)
+    templates.env.filters["basis"] = lambda basis: basis_text(basis, tr.language)
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_headers)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from .. import _validate as validate
 from .._bot import SupportBot
 from .._lifecycle import DeletionReport
+from .._records import RefundBasis
 from .._state import SupportState, Turn
 from ..backend.base import Backend
 from ..errors import ApprovalNotPending, ClaimConflict, UnknownCustomer
@@ -60,7 +61,7 @@ class Quote:
     paid: str
     entitled: str
     committed_at_filing: str  # other refunds of the invoice, approved or pending, when this one was filed
-    basis: str
+    basis: RefundBasis  # worded in the operator's language by the page (reply._findings.basis_text)
     committed_now: str | None = None  # the same now, this request included
 
 
@@ -210,7 +211,7 @@ class Console:
             paid=f"{Decimal(str(filed['paid'])):.2f}",
             entitled=f"{Decimal(str(filed['entitled'])):.2f}",
             committed_at_filing=f"{Decimal(str(filed['committed'])):.2f}",
-            basis=str(filed.get("basis", "")),
+            basis=_basis(filed.get("basis")),
             committed_now=now,
         )
 
@@ -322,3 +323,12 @@ class Console:
 
 def _seconds(now: datetime, since: datetime) -> int:
     return max(0, int((now - since).total_seconds()))
+
+
+def _basis(logged: object) -> RefundBasis:
+    """A quote's basis as the tool log keeps it: a kind and its values, or (a round of 0.2) the
+    business system's words."""
+    if isinstance(logged, dict):
+        values = logged.get("values")
+        return RefundBasis.of(str(logged.get("kind", "text")), **(values if isinstance(values, dict) else {}))
+    return RefundBasis.text("" if logged is None else str(logged))

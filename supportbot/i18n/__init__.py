@@ -1,4 +1,9 @@
-"""One language per screen: the message catalogs of the operator-facing texts (CLI, console).
+"""One language per reader: the message catalogs of every sentence people read.
+
+The screens (CLI, console) speak the operator's language (:func:`language`); what the system
+says of a ticket, to its customer and to the host (the ``round`` catalog: hand-off replies and
+reasons, refund decisions, resolutions; the ``findings`` catalog: the account lookup and refund
+bases) speaks the ticket's, which is its customer's (``reply._context.ticket_language``).
 
 A catalog is a JSON object ``{key: text}`` per domain and language, in this folder, named
 ``DOMAIN.LANG.json`` (``cli.zh.json``, ``cli.en.json``, ``console.en.json``…). Texts are
@@ -13,7 +18,7 @@ a key is a stable name rather than the English sentence.
 ``label`` words a status, outcome or role from the ``common`` catalog; ``error_text`` words any
 SupportbotError from the ``errors`` catalog (its class, ``reason`` and fields), for every screen.
 
-The customer-facing replies are not here: they follow the customer's language (llm/offline.py).
+The replies a model writes are not here: a model writes them in the customer's language.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ A prompt also carries the records its sections were rendered from (:class:`Promp
 :class:`SummarySections`, under the ``SECTIONS`` key of its user message): the offline model
 reads those, so no code parses the prose back.
 
-:func:`is_english` decides the language of a reply: the offline model writes English to a customer
-who wrote English, and so do the system's own messages (a handoff, a refund decision).
+:func:`is_english` decides the language of a message, :func:`language_of` that of a ticket: the
+offline model writes English to a customer who wrote English, and the system's own messages (a
+hand-off, a refund decision, the reasons the host is told) follow the ticket's language.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from .._records import Finding, Hit
 from .._state import Role, Turn
-from . import catalog
+from . import Language, catalog
 
 __all__ = [
     "EVIDENCE_LABEL",
@@ -127,7 +128,7 @@ def is_english(text: str) -> bool:
     return not _CJK.search(text) and len(_LATIN_WORD.findall(text)) >= 2
 
 
-def language_of(texts: Sequence[str]) -> str:
+def language_of(texts: Sequence[str]) -> Language:
     """ "en" when the customer's texts are English (more English than Chinese ones), else "zh"."""
     english = sum(1 for text in texts if is_english(text))
     return "en" if english * 2 > len(texts) else "zh"

@@ -367,7 +367,7 @@ def _account_lines(found: Sequence[Finding], latest: str, *, english: bool) -> l
         outcome = finding.kind in REFUND_OUTCOMES
         if finding.kind in MODEL_ONLY or (finding.kind == "invoice" and not wants_bills):
             continue
-        text = render_line(finding, english=english and outcome)
+        text = render_line(finding, "en" if english and outcome else "zh")
         if outcome and not english:
             text = text.replace("客户申请", "您申请")
         lines += [line.strip() for line in text.splitlines() if line.strip()]

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from .._records import Finding
 from .._state import Fact, SupportState
 from ..config import Settings
+from ..i18n import Language
 from ..i18n._prompts import EVIDENCE_LABEL, SECTIONS, PromptSections, language_of, section_labels
 from ..i18n._prompts import LABELS as LABELS  # the Chinese labels, for callers that read them
 from ..memory import _ledger as ledger
@@ -283,8 +284,10 @@ def _build_ticket_part(
     return tuple(sections), omitted
 
 
-def ticket_language(state: SupportState) -> str:
-    """The language of the ticket's prompt labels: the language its customer writes in."""
+def ticket_language(state: SupportState) -> Language:
+    """The language of the ticket: its customer's. Its prompts, the replies the system writes
+    (a hand-off, a refund decision) and what the host is told of it (hand-off reasons, the
+    resolution) are in it."""
     said = [turn.content for turn in state.turns if turn.role == "customer"]
     return language_of(said or [state.ticket.body])
 

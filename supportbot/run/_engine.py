@@ -511,8 +511,7 @@ class Engine:
                 raise
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
-            what = "模型调用失败" if isinstance(exc, ModelError) else "上下文超出模型窗口"
-            handoff: StateUpdate = {"handoff_reason": f"{what}({step}):{exc}"}
+            handoff: StateUpdate = {"handoff_reason": steps.failure_reason(state, step, exc)}
             if isinstance(exc, ModelError) and exc.spent is not None:  # the provider still billed it
                 handoff.update(steps.spent(exc.spent))
             return handoff, "handoff"

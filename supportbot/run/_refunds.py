@@ -17,8 +17,11 @@ from pydantic import TypeAdapter
 
 from .._records import CENT, ApprovalDecision, Finding, Invoice, RefundQuote, RefundRequest
 from .._state import StateUpdate, SupportState
+from ..i18n import Language, translator
 from ..memory._mask import mask_text
 from ..memory._money import Money, bare_figure, maybe_money, money_in
+from ..reply._context import ticket_language
+from ..reply._findings import basis_finding
 from ._deps import Deps, ToolRecorder
 
 Update = StateUpdate
@@ -165,9 +168,7 @@ def _excerpt(message: str, words: str) -> str:
 
 def _basis(quote: RefundQuote) -> Finding:
     committed = f"{quote.committed:.2f}" if quote.committed else ""
-    return Finding.of(
-        "refund_basis", basis=quote.basis, committed=committed, refundable=f"{quote.refundable:.2f}"
-    )
+    return basis_finding(quote.basis, committed=committed, refundable=f"{quote.refundable:.2f}")
 
 
 def _earlier_refunds(state: SupportState, invoice_id: str) -> list[tuple[str, Decimal]]:
@@ -218,7 +219,10 @@ def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) -> Updat
     result = apply_decision(deps, tools, refund, decision)
     outcome = result if isinstance(result, dict) else {}
     if decision.approved and outcome.get("status") != "approved":
-        reason = outcome.get("reason") or f"退款申请 {refund.id} 的状态是 {outcome.get('status')},无法批准"
+        says = translator("round", ticket_language(state))
+        reason = outcome.get("reason") or says(
+            "refund.not_approvable", refund=refund.id, status=outcome.get("status")
+        )
         decision = dataclasses.replace(decision, approved=False, note=str(reason), amount=None)
     return {"approval": decision, "tool_log": tools.calls}
 
@@ -243,31 +247,15 @@ def apply_decision(
     )
 
 
-def decision_text(refund: RefundRequest, decision: ApprovalDecision, *, english: bool) -> str:
-    """The human's decision, stated by the system (never by a draft: see guardrails)."""
-    if english:
-        if refund.status == "approved" and decision.amount is not None:
-            return (
-                f"Your refund request {refund.id} has been approved for {decision.amount} {refund.currency} "
-                f"(you asked for {refund.amount} {refund.currency}); the money goes back to your original "
-                "payment method." + (f" Note: {decision.note}" if decision.note else "")
-            )
-        if refund.status == "approved":
-            return (
-                f"Your refund request {refund.id} ({refund.amount} {refund.currency}) has been approved; "
-                "the money goes back to your original payment method."
-            )
-        return f"Sorry, your refund request {refund.id} was not approved." + (
-            f" Reason: {decision.note}" if decision.note else ""
-        )
+def decision_text(refund: RefundRequest, decision: ApprovalDecision, lang: Language) -> str:
+    """The human's decision, stated by the system (never by a draft: see guardrails), in ``lang``."""
+    says = translator("round", lang)
+    ids = {"refund": refund.id, "amount": refund.amount, "currency": refund.currency}
     if refund.status == "approved" and decision.amount is not None:
-        return (
-            f"您的退款申请 {refund.id} 已审批通过,批准金额 {decision.amount} {refund.currency}"
-            f"(申请 {refund.amount} {refund.currency}),款项将原路退回。"
-            + (f"说明:{decision.note}" if decision.note else "")
-        )
+        text = says("refund.approved_edited", approved=decision.amount, **ids)
+        return text + (says("refund.note", note=decision.note) if decision.note else "")
     if refund.status == "approved":
-        return f"您的退款申请 {refund.id}({refund.amount} {refund.currency})已审批通过,款项将原路退回。"
-    return f"很抱歉,您的退款申请 {refund.id} 未通过审批。" + (
-        f"原因:{decision.note}" if decision.note else ""
+        return says("refund.approved", **ids)
+    return says("refund.rejected", refund=refund.id) + (
+        says("refund.reason", note=decision.note) if decision.note else ""
     )

@@ -17,7 +17,7 @@ from .._records import ApprovalDecision, Customer, CustomerRecords, Finding, Ref
 from .._state import Fact, Outcome, Review, StateUpdate, SupportState, Triage, Turn, reduce
 from ..backend.base import ListsPlans, ReadsCustomerRecords
 from ..errors import BilledCall, ContextBudgetExceeded, ModelError, RespondRefused
-from ..i18n._prompts import is_english
+from ..i18n import Translate, translator
 from ..llm.base import Completion
 from ..memory import _assist as assist
 from ..memory._compress import SUMMARY_PROMPT, compress, summary_messages
@@ -247,7 +247,7 @@ def act(state: SupportState, deps: Deps) -> Update:
             update["refund_request"] = refund
     # The text is what a model reads (and what a draft is checked against); the records are for a
     # reader that wants them structured (the offline model).
-    update["findings"] = findings.render(found)
+    update["findings"] = findings.render(found, context.ticket_language(state))
     update["account_findings"] = tuple(found)
     update["tool_log"] = tools.calls
     return update
@@ -270,7 +270,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     reason recorded says how much was copied, never what.
     """
     if leaked := guardrails.prompt_leak(state.draft, SYSTEM_PROMPTS, allowed=partial(_quotable, state)):
-        reason = f"草稿复述了系统提示词中的内部指令(约 {leaked} 个字词),未发给客户"
+        reason = _says(state)("handoff.prompt_leak", words=leaked)
         return {"review": Review(passed=False, problems=[reason]), "handoff_reason": reason}
     problems = _rule_problems(state, deps)
     if problems:
@@ -279,7 +279,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     completion = deps.small_llm.chat(prompt.messages, schema=Review)
     review = _parsed(completion, Review)
     # A model that fails a draft without saying why still failed it.
-    problems = [] if review.passed else (list(review.problems) or ["质检未通过(未说明原因)"])
+    problems = [] if review.passed else (list(review.problems) or [_says(state)("review.unexplained")])
     return _merged(update, {"review": Review(passed=not problems, problems=problems), **spent(completion)})
 
 
@@ -383,7 +383,7 @@ def finalize(state: SupportState, deps: Deps) -> Update:
         if not any(call.name == "decide_refund" for call in state.round_calls):
             # Decided before decide() applied decisions itself (an older version's paused round).
             refunds.apply_decision(deps, tools, refund, decision)
-        reply += "\n\n" + refunds.decision_text(refund, decision, english=is_english(_latest(state)))
+        reply += "\n\n" + refunds.decision_text(refund, decision, context.ticket_language(state))
     facts = ticket_facts(state, mask=deps.settings.mask_pii, caches=deps.caches)
     # The facts grow with the ticket and are rebuilt from the ledger at will, so the tool log keeps
     # their counts: otherwise every round would store the whole ledger once more.
@@ -421,6 +421,7 @@ def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | Non
     cited = next(
         (found[:1] for text in replies if (found := _CITATION.findall(text))), []
     )  # stops at the first
+    says = _says(state)
     return {
         "category": state.topic or (state.triage.category if state.triage else "other"),
         "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),
@@ -430,7 +431,9 @@ def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | Non
         # Only wishes that outlive the ticket ("希望到期前提醒"): "我想申请退款" was handled in it.
         "requests": [r for r in by_kind.get("request", []) if _lasting_wish(r, wishes)],
         "promises": by_kind.get("promise", []),
-        "resolution": f"按 {'、'.join(cited)} 处理" if cited else "已答复",
+        "resolution": says("resolution.cited", articles=says("article_separator").join(cited))
+        if cited
+        else says("resolution.answered"),
         # What the next ticket inherits, each with the day it became true (memory/_preferences.py).
         "preferences": _stated(state, mask=mask),
         "contacts": _contacts(state, ledger, mask=mask),
@@ -499,13 +502,7 @@ def handoff(state: SupportState, deps: Deps) -> Update:
         reason=reason,
     )
     # The customer hears that a person takes over, never the internal reason (it may be a model error).
-    if is_english(_latest(state)):
-        reply = (
-            f"Hello, your request (ticket {state.ticket.id}) has been passed to our support team; "
-            "a person will get back to you as soon as possible."
-        )
-    else:
-        reply = f"您好,您的问题(工单 {state.ticket.id})已转交人工客服处理,我们会尽快与您联系。"
+    reply = _says(state)("handoff.reply", ticket=state.ticket.id)
     return {
         **_reply(state, deps, reply, outcome="escalated"),
         "handoff_reason": reason,
@@ -514,11 +511,23 @@ def handoff(state: SupportState, deps: Deps) -> Update:
 
 
 def _handoff_reason(state: SupportState) -> str:
+    says = _says(state)
     if state.triage is not None and state.triage.needs_human:
-        return "分诊判断需要人工处理"
+        return says("handoff.triage")
     if state.review is not None and not state.review.passed:
-        return "草稿多次未通过质检:" + ";".join(state.review.problems)
-    return "需要人工处理"
+        return says("handoff.review_failed", problems=says("problem_separator").join(state.review.problems))
+    return says("handoff.other")
+
+
+def failure_reason(state: SupportState, step: str, exc: ModelError | ContextBudgetExceeded) -> str:
+    """Why a model fault or a prompt that cannot fit handed the ticket to a person."""
+    what = "handoff.model_failed" if isinstance(exc, ModelError) else "handoff.context_too_long"
+    return _says(state)(what, step=step, error=exc)
+
+
+def _says(state: SupportState) -> Translate:
+    """What the system says of the ticket, to its customer and its host, in the ticket's language."""
+    return translator("round", context.ticket_language(state))
 
 
 def _reply(state: SupportState, deps: Deps, text: str, *, outcome: Outcome, draft: str = "") -> Update:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
-from ..._records import CENT
+from ..._records import CENT, RefundBasis
 
 REFUND_WINDOW_DAYS = 30
 REFUNDABLE_CYCLES = frozenset({"年付"})
@@ -21,7 +21,7 @@ REFUNDABLE_CYCLES = frozenset({"年付"})
 @dataclass(frozen=True, slots=True)
 class Entitlement:
     amount: Decimal  # what the policy refunds, before refunds already made on the invoice
-    basis: str  # the computation, in words the customer can check
+    basis: RefundBasis  # the computation, which the reply words in the customer's language
 
 
 def entitlement(
@@ -35,27 +35,28 @@ def entitlement(
     a refund asked on that day returns everything). Zero outside the window or for a cycle the
     policy does not refund. Never negative, never more than ``paid``.
     """
-    head = f"账单 {invoice_id} 于 {paid_on.isoformat()} 实付 {paid:.2f} 元"
+    paid_as = {"invoice": invoice_id, "paid_on": paid_on.isoformat(), "paid": f"{paid:.2f}"}
     if billing_cycle not in REFUNDABLE_CYCLES:
-        return Entitlement(
-            Decimal(0),
-            f"{head},不是年付套餐的账单;按退款政策只有年付套餐可以退款,月付套餐可以随时取消自动续费。",
-        )
+        return Entitlement(Decimal(0), RefundBasis.of("not_annual", **paid_as))
     used = max(0, (as_of - paid_on).days)
     if used > REFUND_WINDOW_DAYS:
-        return Entitlement(
-            Decimal(0),
-            f"{head},至 {as_of.isoformat()} 已过 {used} 天,"
-            f"超过付款后 {REFUND_WINDOW_DAYS} 天的退款期限,按退款政策不能退款。",
+        late = RefundBasis.of(
+            "window_passed", **paid_as, as_of=as_of.isoformat(), days=used, window=REFUND_WINDOW_DAYS
         )
+        return Entitlement(Decimal(0), late)
     period = (_one_year_after(paid_on) - paid_on).days
     unused = period - used
     amount = min(paid, (paid * unused / period).quantize(CENT, ROUND_HALF_UP))
-    return Entitlement(
-        amount,
-        f"{head},年付按 {period} 天计,至 {as_of.isoformat()} 已使用 {used} 天,"
-        f"按未使用的 {unused} 天折算可退 {amount:.2f} 元。",
+    basis = RefundBasis.of(
+        "pro_rata",
+        **paid_as,
+        period=period,
+        as_of=as_of.isoformat(),
+        used=used,
+        unused=unused,
+        amount=f"{amount:.2f}",
     )
+    return Entitlement(amount, basis)
 
 
 def _one_year_after(day: date) -> date:

@@ -1,0 +1,127 @@
+"""What the system says of a ticket, to its customer and to the host, is in the ticket's language."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import NamedTuple
+
+import pytest
+from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, rows
+
+from supportbot import SupportBot, i18n
+from supportbot.errors import ModelError
+
+OpenBot = Callable[..., SupportBot]
+
+
+class Ticket(NamedTuple):
+    lang: i18n.Language
+    subject: str
+    question: str  # answered from the help center
+    human: str  # asks for a person
+    refund: str  # asks for a refund of {amount} CNY
+
+
+CHINESE = Ticket("zh", "求助", "银行流水同步失败,提示 E3001", "发票又开错了,转人工", "申请退款 {amount} 元")
+ENGLISH = Ticket(
+    "en",
+    "help",
+    "The bank sync fails with error E3001, what should I do?",
+    "My invoice is wrong again, I want to talk to a person",
+    "I would like a refund of {amount} CNY please",
+)
+BOTH = pytest.mark.parametrize("ticket", [CHINESE, ENGLISH], ids=["zh", "en"])
+
+
+def says(of: Ticket, key: str, /, **fields: object) -> str:
+    return i18n.translator("round", of.lang)(key, **fields)
+
+
+@BOTH
+def test_a_hand_off_is_told_to_the_customer_and_the_host_in_the_ticket_s_language(
+    open_bot: OpenBot, database_url: str, ticket: Ticket
+) -> None:
+    bot = open_bot(ScriptedLLM(triage=HUMAN))
+    result = bot.open_ticket("lina@example.com", subject=ticket.subject, body=ticket.human)
+    assert result.outcome == "escalated"
+    assert result.reply == says(ticket, "handoff.reply", ticket=result.ticket_id)
+    [(reason,)] = rows(
+        database_url, "SELECT reason FROM demo.escalations WHERE ticket_id = %s", result.ticket_id
+    )
+    assert reason == bot.state(result.ticket_id).handoff_reason == says(ticket, "handoff.triage")
+
+
+@BOTH
+def test_a_model_fault_is_reported_to_the_host_in_the_ticket_s_language(
+    open_bot: OpenBot, database_url: str, ticket: Ticket
+) -> None:
+    def down(prompt: str) -> str:
+        raise ModelError("upstream returned 503 three times")
+
+    bot = open_bot(ScriptedLLM(triage=TECH, draft=down))
+    result = bot.open_ticket("wugang@example.com", subject=ticket.subject, body=ticket.question)
+    assert result.outcome == "escalated"
+    [(reason,)] = rows(
+        database_url, "SELECT reason FROM demo.escalations WHERE ticket_id = %s", result.ticket_id
+    )
+    assert reason == says(
+        ticket, "handoff.model_failed", step="draft", error="upstream returned 503 three times"
+    )
+
+
+@BOTH
+def test_a_resolved_ticket_s_record_states_its_resolution_in_the_ticket_s_language(
+    open_bot: OpenBot, database_url: str, ticket: Ticket
+) -> None:
+    bot = open_bot(ScriptedLLM(triage=TECH, draft=cite_hits))
+    result = bot.open_ticket("wugang@example.com", subject=ticket.subject, body=ticket.question)
+    assert result.outcome == "resolved"
+    [(facts,)] = rows(database_url, "SELECT facts FROM demo.past_tickets WHERE id = %s", result.ticket_id)
+    assert facts["resolution"] == says(ticket, "resolution.cited", articles="KB-bank-001")
+
+
+@BOTH
+def test_a_refund_decision_is_stated_in_the_ticket_s_language(open_bot: OpenBot, ticket: Ticket) -> None:
+    bot = open_bot(ScriptedLLM(triage=REFUND, draft=cite_hits))
+    asked = bot.open_ticket(
+        "wugang@example.com", subject=ticket.subject, body=ticket.refund.format(amount=100)
+    )
+    assert asked.outcome == "waiting_approval"
+    approved = bot.approve(asked.ticket_id, approver="王经理")
+    ids = {"refund": "R000001", "amount": "100.00", "currency": "CNY"}
+    assert approved.reply.endswith("\n\n" + says(ticket, "refund.approved", **ids))
+
+    again = bot.open_ticket(
+        "wugang@example.com", subject=ticket.subject, body=ticket.refund.format(amount=50)
+    )
+    rejected = bot.reject(again.ticket_id, approver="王经理", note="duplicate")
+    expected = says(ticket, "refund.rejected", refund="R000002") + says(
+        ticket, "refund.reason", note="duplicate"
+    )
+    assert rejected.reply.endswith("\n\n" + expected)
+
+
+@BOTH
+def test_an_edited_approval_states_both_amounts_in_the_ticket_s_language(
+    open_bot: OpenBot, ticket: Ticket
+) -> None:
+    bot = open_bot(ScriptedLLM(triage=REFUND, draft=cite_hits))
+    asked = bot.open_ticket(
+        "wugang@example.com", subject=ticket.subject, body=ticket.refund.format(amount=100)
+    )
+    done = bot.approve(asked.ticket_id, approver="王经理", amount=Decimal("60.00"), note="partial")
+    text = says(
+        ticket, "refund.approved_edited", refund="R000001", approved="60.00", amount="100.00", currency="CNY"
+    )
+    assert done.reply.endswith(text + says(ticket, "refund.note", note="partial"))
+
+
+def test_the_ticket_s_sentences_are_in_both_catalogues_and_the_english_ones_are_english() -> None:
+    """tests/test_i18n.py checks every domain for the same keys and fields; these two are the
+    ones the round and the findings speak from, so they must be among them."""
+    assert {"round", "findings"} <= set(i18n.domains())
+    for domain in ("round", "findings"):
+        assert i18n.catalog(domain, "en").keys() == i18n.catalog(domain, "zh").keys()
+    english = says(ENGLISH, "handoff.reply", ticket="T1")
+    assert english.isascii() and not says(CHINESE, "handoff.reply", ticket="T1").isascii()
