@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from ..memory._preferences import Stated
 from ._guardrails import EvidenceScans
 
 __all__ = ["Caches", "Recent", "Section"]
@@ -66,13 +67,22 @@ class Caches:
     evidence: EvidenceScans = field(default_factory=EvidenceScans)
     # steps.ticket_facts: request → whether it outlives the ticket.
     wishes: dict[str, bool] = field(default_factory=dict)
+    # steps.ticket_facts: customer message → the contact preferences it states.
+    stated: dict[str, tuple[Stated, ...]] = field(default_factory=dict)
 
     def clear(self) -> None:
         self.ticket_parts.clear()
         self.facts_sections.clear()
         self.evidence.clear()
         self.wishes.clear()
+        self.stated.clear()
 
     def size(self) -> int:
         """How many entries the caches hold in all."""
-        return len(self.ticket_parts) + len(self.facts_sections) + self.evidence.size() + len(self.wishes)
+        return (
+            len(self.ticket_parts)
+            + len(self.facts_sections)
+            + self.evidence.size()
+            + len(self.wishes)
+            + len(self.stated)
+        )

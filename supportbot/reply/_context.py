@@ -288,8 +288,24 @@ def ticket_language(state: SupportState) -> Language:
     """The language of the ticket: its customer's. Its prompts, the replies the system writes
     (a hand-off, a refund decision) and what the host is told of it (hand-off reasons, the
     resolution) are in it."""
-    said = [turn.content for turn in state.turns if turn.role == "customer"]
-    return language_of(said or [state.ticket.body])
+    said = tuple(turn.content for turn in state.turns if turn.role == "customer")
+    return _language_of(said or (state.ticket.body,))
+
+
+# A round asks for its ticket's language a dozen times, each over every customer turn. Keyed by
+# the texts' hash, so the memo holds no customer text (a 64-bit collision would take 2**32 keys).
+_LANGUAGES: dict[tuple[int, int], Language] = {}
+_LANGUAGES_SIZE = 4096
+
+
+def _language_of(texts: tuple[str, ...]) -> Language:
+    key = (len(texts), hash(texts))
+    found = _LANGUAGES.get(key)
+    if found is None:
+        if len(_LANGUAGES) >= _LANGUAGES_SIZE:
+            _LANGUAGES.clear()  # a bound, not an eviction order: a ticket's next call refills it
+        found = _LANGUAGES[key] = language_of(texts)
+    return found
 
 
 def pinned_facts(state: SupportState, allowance: int | None = None) -> list[Fact]:

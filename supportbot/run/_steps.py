@@ -23,7 +23,7 @@ from ..memory import _assist as assist
 from ..memory._compress import SUMMARY_PROMPT, compress, summary_messages
 from ..memory._facts import current_facts, split_sentences, update_ledger
 from ..memory._mask import mask_text
-from ..memory._preferences import stated_preferences
+from ..memory._preferences import Stated, stated_preferences
 from ..memory._tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from ..reply import _context as context
 from ..reply import _findings as findings
@@ -435,7 +435,7 @@ def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | Non
         if cited
         else says("resolution.answered"),
         # What the next ticket inherits, each with the day it became true (memory/_preferences.py).
-        "preferences": _stated(state, mask=mask),
+        "preferences": _stated(state, mask=mask, seen=caches.stated if caches is not None else {}),
         "contacts": _contacts(state, ledger, mask=mask),
     }
 
@@ -446,22 +446,33 @@ def _day_of(state: SupportState, turn: int) -> str:
     return (when or state.ticket.created_at).isoformat()
 
 
-def _stated(state: SupportState, *, mask: bool) -> list[dict[str, str]]:
-    """The customer's stated contact preferences, the latest per slot."""
+def _stated(state: SupportState, *, mask: bool, seen: dict[str, tuple[Stated, ...]]) -> list[dict[str, str]]:
+    """The customer's stated contact preferences, the latest per slot. ``seen``: what each turn
+    already read states (the bot's cache): a round rereads every turn of the ticket."""
     latest: dict[str, dict[str, str]] = {}
     for index, turn in enumerate(state.turns):
         if turn.role != "customer":
             continue
-        for sentence in split_sentences(turn.content):
-            for said in stated_preferences(sentence):
-                text = mask_text(said.text) if mask else said.text
-                latest[said.slot] = {
-                    "slot": said.slot,
-                    "value": said.value,
-                    "text": text,
-                    "since": _day_of(state, index),
-                }
+        for said in _preferences_in(turn.content, seen):
+            text = mask_text(said.text) if mask else said.text
+            latest[said.slot] = {
+                "slot": said.slot,
+                "value": said.value,
+                "text": text,
+                "since": _day_of(state, index),
+            }
     return list(latest.values())
+
+
+def _preferences_in(message: str, seen: dict[str, tuple[Stated, ...]]) -> tuple[Stated, ...]:
+    found = seen.get(message)
+    if found is None:
+        if len(seen) >= WISHES_SIZE:
+            seen.clear()  # a bound, not an eviction order, as for the wishes
+        found = seen[message] = tuple(
+            said for sentence in split_sentences(message) for said in stated_preferences(sentence)
+        )
+    return found
 
 
 def _contacts(state: SupportState, ledger: tuple[Fact, ...], *, mask: bool) -> list[dict[str, str]]:
