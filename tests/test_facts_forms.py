@@ -185,6 +185,15 @@ def test_a_plan_catalogue_replaces_the_generic_plan_pattern() -> None:
     ]
 
 
+def test_a_catalogue_plan_named_with_its_billing_cycle_keeps_the_cycle() -> None:
+    """The business system lists "企业版"; the customer said which billing of it."""
+    turn = Turn(role="customer", content="我记得年付的企业版是有优先客服的,现在用的是企业版")
+    assert [f.key for f in extract(turn, 0, plans=("企业版", "基础版")) if f.kind == "plan"] == [
+        "企业版年付",
+        "企业版",
+    ]
+
+
 def test_masked_phones_and_emails_are_pinned_masked() -> None:
     """With mask_pii the ledger never holds a full phone or email: it pins the masked form."""
     assert keys("电话 13812345678,邮箱 liwei@example.com", "phone", mask=True) == ["138****5678"]

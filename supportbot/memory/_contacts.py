@@ -227,12 +227,17 @@ def _catalogue_pattern(catalogue: tuple[str, ...]) -> re.Pattern[str]:
 def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
     """Plan names: the backend's catalogue's (exact names), and the ``X版`` / ``Pro plan`` families
     where no catalogue name stands."""
+    family = list(_plan_family(text))
     named: list[tuple[int, int]] = []
     if catalogue:
         for m in _catalogue_pattern(tuple(catalogue)).finditer(text):
-            named.append((m.start(), m.end()))
-            yield Hit(m.start(), m.end(), m.group(), m.group(), "")
-    for hit in _plan_family(text):
+            # A family match that holds the name and says more ("年付的企业版") keeps the billing cycle.
+            if not any(
+                h.start <= m.start() and m.end() <= h.end and h.end - h.start > len(m.group()) for h in family
+            ):
+                named.append((m.start(), m.end()))
+                yield Hit(m.start(), m.end(), m.group(), m.group(), "")
+    for hit in family:
         if not any(a < hit.end and hit.start < b for a, b in named):
             yield hit
 
