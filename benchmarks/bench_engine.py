@@ -168,10 +168,12 @@ def logical_by_round(url: str, ticket: str) -> dict[int, int]:
 
 class StepClock:
     """Time spent inside the step functions (their own work: prompts, checks, business-system
-    calls), so the engine's share of a round (loop, leases, persistence) can be told apart."""
+    calls), wall and this process's CPU, so the engine's share of a round (loop, leases,
+    persistence) can be told apart."""
 
     def __init__(self) -> None:
         self.spent = 0.0
+        self.cpu = 0.0
         self._originals = dict(graph.STEPS)
 
     def __enter__(self) -> StepClock:
@@ -184,21 +186,54 @@ class StepClock:
 
     def _timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any) -> Any:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return fn(*args)
             finally:
                 self.spent += time.perf_counter() - started
+                self.cpu += time.process_time() - cpu
 
         return timed
+
+
+class DatabaseClock:
+    """Wall time this process spends waiting on PostgreSQL: every statement, commit and fetch of a
+    synchronous psycopg connection goes through ``Connection.wait``. What remains of a round's wall
+    time after its CPU and this wait is scheduling (other processes on the same cores)."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self._original = psycopg.Connection.wait
+
+    def __enter__(self) -> DatabaseClock:
+        original, clock = self._original, self
+
+        def wait(conn: psycopg.Connection[Any], *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(conn, *args, **kwargs)
+            finally:
+                clock.spent += time.perf_counter() - started
+
+        psycopg.Connection.wait = wait  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        psycopg.Connection.wait = self._original  # type: ignore[method-assign]
 
 
 def one_ticket(url: str, rounds: int) -> dict[str, float]:
     text = ChineseText(seed=rounds)
     model = BenchModel(text)
     settings = Settings(database_url=url)
-    with SupportBot.open(url, llm=model, settings=settings, backend="demo") as bot, StepClock() as clock:
+    with (
+        SupportBot.open(url, llm=model, settings=settings, backend="demo") as bot,
+        StepClock() as clock,
+        DatabaseClock() as db,
+    ):
         in_steps: list[float] = []
+        steps_cpu: list[float] = []  # this process's CPU inside the step functions
+        db_wait: list[float] = []  # wall time waiting on PostgreSQL, steps included
         times, produced, size_at = [], [], {}
         cpu: list[float] = []  # this process's CPU time in the round; the rest is the server and waiting
         ticket = ""
@@ -207,6 +242,7 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
             before = model.produced
             message = text(60, 140) + (" 申请退款 10 元" if r % 4 == 0 else "")
             started, stepped, cpu_started = time.perf_counter(), clock.spent, time.process_time()
+            stepped_cpu, waited = clock.cpu, db.spent
             if r == 1:
                 result = bot.open_ticket("wugang@example.com", subject="银行流水", body=message)
                 ticket = result.ticket_id
@@ -217,6 +253,8 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
             times.append((time.perf_counter() - started) * 1000)
             in_steps.append((clock.spent - stepped) * 1000)
             cpu.append((time.process_time() - cpu_started) * 1000)
+            steps_cpu.append((clock.cpu - stepped_cpu) * 1000)
+            db_wait.append((db.spent - waited) * 1000)
             assert result.outcome == "resolved", result
             produced.append(len(message.encode()) + model.produced - before + len(result.reply.encode()))
             if r in (10, 20, rounds - 10, rounds):
@@ -247,6 +285,11 @@ def one_ticket(url: str, rounds: int) -> dict[str, float]:
         ),  # loop, leases, persistence
         "steps_ms_median": median(in_steps),  # the step functions' own work
         "round_cpu_ms_median": median(cpu),  # Python (and the driver) in this process, steps included
+        "steps_cpu_ms_median": median(steps_cpu),  # of which in the step functions
+        "engine_cpu_ms_median": median(
+            [c - s for c, s in zip(cpu, steps_cpu, strict=True)]
+        ),  # of which the engine's
+        "database_wait_ms_median": median(db_wait),  # wall time waiting on the server, steps included
         "logical_bytes_per_round_first10": median([logical[r] for r in first]),
         "logical_bytes_per_round_last10": median([logical[r] for r in last]),
         "logical_over_new_text": sum(logical.values()) / sum(produced),

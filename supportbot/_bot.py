@@ -24,6 +24,7 @@ from .backend.base import Backend
 from .config import Settings
 from .errors import InvalidInput, UnknownCustomer, WaitTimeout
 from .llm.base import LLM
+from .memory import _facts as facts
 from .memory import _tokens as tokens
 from .memory._profile import Profile
 from .memory._tokens import turn_tokens, with_tokens
@@ -603,6 +604,7 @@ class SupportBot:
             self._deps.profiles.clear()
         self._deps.caches.clear()
         tokens.forget_cached()  # the token counter's memo of the texts it counted
+        facts.forget_cached()  # the memo of scanned summary lines
         for ticket_id in tickets:
             self._engine.forget(ticket_id)
 

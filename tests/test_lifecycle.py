@@ -23,6 +23,7 @@ from supportbot.errors import (
     UnknownStep,
     UnknownTicket,
 )
+from supportbot.memory import _facts as facts
 from supportbot.memory import _tokens as tokens
 from supportbot.store import _lease as lease_repo
 
@@ -159,6 +160,7 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     assert _traces(demo_url, needles) == {}
     # Nor in this process's memory: the texts kept for token counts and checks are dropped too.
     assert tokens._count.cache_info().currsize == 0 and bot._deps.caches.size() == 0
+    assert facts._extract_text.cache_info().currsize == 0  # the summary lines scanned
     # Every row that did not mention him is still there, byte for byte; every row that did is gone.
     # The one row added: the audit log's record of the forgetting (free of the needles, as checked above).
     after = _rows(demo_url)

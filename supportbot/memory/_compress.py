@@ -41,6 +41,7 @@ from ._facts import (
     EXACT_KINDS,
     SENTENCE_KINDS,
     clip,
+    ledger_of_lines,
     mentions_fact,
     normalize_sentence,
     split_sentences,
@@ -297,7 +298,7 @@ def _classify(lines: list[str]) -> list[tuple[str, int]]:
     turns = [
         Turn(role=ROLES_BY_LABEL.get(line.partition(":")[0], "customer"), content=line) for line in lines
     ]
-    ledger = update_ledger((), turns, 0, mask=False)
+    ledger = ledger_of_lines(turns)  # the same lines come back every round: each is scanned once
     superseded = _superseded(ledger)
     replaced = {f.turn for i, f in enumerate(ledger) if i in superseded}
     kinds: dict[int, set[str]] = {}
@@ -368,6 +369,8 @@ def _unlabelled(line: str) -> str:
 def _fit_lines(summary: str, cap: int, count: TurnCounter) -> str:
     """The summary's lines in the drop order of :func:`extractive_summarize` until it fits."""
     lines = [line for line in summary.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return "\n".join(lines)  # nothing to drop, nothing a later line supersedes
     classified = _classify(lines)
     order = sorted(range(len(classified)), key=lambda i: (classified[i][1], i))
     dropped: set[int] = set()

@@ -192,7 +192,14 @@ def people(text: str) -> Iterator[Hit]:
         yield Hit(m.start(), m.end(), m.group(), f"{role}:{name}", f"person:{name}")
 
 
+# English forms need Latin letters: a text without any (most Chinese turns) skips their patterns,
+# which would otherwise be tried at every character.
+_has_latin = re.compile("[A-Za-z]").search
+
+
 def _english_people(text: str) -> Iterator[Hit]:
+    if not _has_latin(text):
+        return
     for m in _EN_PERSON.finditer(text):
         name = m.group("name") or m.group("name2") or m.group("name3") or m.group("name4")
         role = (m.group("role") or m.group("role2") or m.group("dept") or m.group("role4") or "").lower()
@@ -243,12 +250,12 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
 
 
 def _plan_family(text: str) -> Iterator[Hit]:
-    for m in _PLAN.finditer(text):
+    for m in _PLAN.finditer(text) if "版" in text or "会员" in text else ():
         cycle = re.sub(r"[((连续包)),, 的要是按]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
         cycle = cycle or (m.group("pre") + "付" if m.group("pre") else "")
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
-    for m in _EN_PLAN.finditer(text):
+    for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
         cycle = (m.group("pre") or m.group("cycle") or "").lower().replace("yearly", "annual")
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
         yield Hit(m.start(), m.end(), m.group(), key, "")
@@ -414,6 +421,8 @@ def _english_statuses(text: str) -> Iterator[Hit]:
 
 
 def _english_status_hits(text: str) -> Iterator[Hit]:
+    if not _has_latin(text):
+        return
     for m in _EN_WORKS.finditer(text):
         thing = " ".join(m.group("thing").lower().split())
         subject = f"{thing} {'works' if m.group('works') else 'marked delivered'}"

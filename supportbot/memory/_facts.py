@@ -22,6 +22,8 @@ append-only: the new fact records the position of the one it replaces (``superse
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -315,12 +317,50 @@ def update_ledger(
     A fact already current (same kind and key) is not added again, so rescanning a turn is
     harmless; the order is stable: existing facts first, then new ones in order of appearance.
     """
+    return _updated(ledger, turns, start, mask=mask, plans=plans, extract=_extract)
+
+
+def ledger_of_lines(turns: Sequence[Turn]) -> tuple[Fact, ...]:
+    """``update_ledger((), turns, 0, mask=False)`` for texts that come back call after call (a
+    summary's lines, each round): each text is scanned once while it stays in a small memo."""
+    return _updated((), turns, 0, mask=False, plans=(), extract=_extract_remembered)
+
+
+def forget_cached() -> None:
+    """Drop the memo of scanned lines (customer words among them), after a customer is forgotten."""
+    _extract_text.cache_clear()
+
+
+def _extract_remembered(
+    turn: Turn, index: int, *, mask: bool, plans: Sequence[str], currency: str | None = None
+) -> list[tuple[Fact, bool]]:
+    pairs = _extract_text(turn.content, turn.role, turn.created_at, mask, tuple(plans), currency)
+    return [(dataclasses.replace(fact, turn=index), correction) for fact, correction in pairs]
+
+
+@functools.lru_cache(maxsize=512)  # a summary has tens of lines; a few bots' worth fit
+def _extract_text(
+    content: str, role: Role, when: datetime | None, mask: bool, plans: tuple[str, ...], currency: str | None
+) -> tuple[tuple[Fact, bool], ...]:
+    turn = Turn(role=role, content=content, created_at=when)
+    return tuple(_extract(turn, 0, mask=mask, plans=plans, currency=currency))
+
+
+def _updated(
+    ledger: tuple[Fact, ...],
+    turns: Sequence[Turn],
+    start: int,
+    *,
+    mask: bool,
+    plans: Sequence[str],
+    extract: Callable[..., list[tuple[Fact, bool]]],
+) -> tuple[Fact, ...]:
     if start < 0:
         raise InvalidInput(f"update_ledger start must be >= 0, got {start}")
     found = []
     currency = _conversation_currency(ledger)
     for index in range(start, len(turns)):
-        pairs = _extract(turns[index], index, mask=mask, plans=plans, currency=currency)
+        pairs = extract(turns[index], index, mask=mask, plans=plans, currency=currency)
         currency = _conversation_currency([fact for fact, _ in pairs]) or currency
         found += pairs
     if not found:  # most turns state no fact: then the (long) ledger need not be indexed

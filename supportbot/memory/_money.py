@@ -179,13 +179,20 @@ class Amount(NamedTuple):
 
 def money_in(text: str) -> list[Money]:
     """Every amount of money in ``text``, in order (see the module doc for the forms)."""
-    found = []
+    found: list[Money] = []
+    if not _may_hold_money(text):
+        return found
     for m in _AMOUNT.finditer(text):
         read = _read(m)
         if read is not None and not _bare_count(m, text):
             currency, value = read
             found.append(Money(m.start(), m.end(), m.group().strip(), currency, value))
     return found
+
+
+# Every form of _AMOUNT holds a digit, a Latin letter (number words) or 元/圆/块: a text with none of
+# them (most sentences) skips the big pattern, which would otherwise be tried at every character.
+_may_hold_money = re.compile("[0-9A-Za-z元圆块]").search
 
 
 # Figures the reader does not take as money that may still be money where money is expected: "块"
