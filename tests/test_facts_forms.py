@@ -127,6 +127,10 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("现在能登录了", "status", ["登录账号=是"]),
         ("多扣了 ¥128", "status", []),  # the amount's sentence, not a status
         ("the verification texts work now", "status", ["verification texts works=yes"]),
+        ("the old card was cancelled last week", "status", ["old card=cancelled"]),  # its word before
+        ("the bank feed is syncing again", "status", ["bank feed=syncing"]),
+        ("the app is working fine", "status", ["app=working"]),  # one word when no second stands
+        ("just ship the replacement, don't wait", "request", ["just ship the replacement, don't wait"]),
         ("以后有事发短信,别打电话", "request", ["以后有事发短信,别打电话"]),
         ("退款退到支付宝就行 麻烦了", "request", ["退款退到支付宝就行"]),
         ("别的都还好,就是这个问题", "request", []),

@@ -390,9 +390,12 @@ _EN_ABLE = re.compile(
     re.IGNORECASE,
 )
 _EN_STATE = re.compile(
-    r"\b(?:the|my|our|your)?\s*(?P<thing>auto-?renew(?:al)?|two-factor(?:\s+auth(?:entication)?)?|2fa|sync|the\s+[a-z]+|my\s+[a-z]+|[a-z]+)"
-    r"\s+(?:is|are|was)\s+(?:still\s+|already\s+|now\s+)?(?P<state>pending|unopened|off|on|disabled|enabled"
-    r"|locked|unlocked|active|inactive|broken|fixed|working|cancell?ed)\b",
+    r"\b(?:the|my|our|your)?\s*(?P<thing>auto-?renew(?:al)?|two-factor(?:\s+auth(?:entication)?)?|2fa|sync"
+    # "the old card", "the bank feed": a noun and the word before it, else the noun alone.
+    r"|(?:the|my|our)\s+[a-z]+\s+[a-z]+(?=\s+(?:is|are|was|were)\s)|(?:the|my|our)\s+[a-z]+|[a-z]+)"
+    r"\s+(?:is|are|was|were)\s+(?:still\s+|already\s+|now\s+|finally\s+)?(?P<state>pending|unopened|off|on|disabled"
+    r"|enabled|locked|unlocked|active|inactive|broken|fixed|working|cancell?ed|syncing|refunded|suspended|expired"
+    r"|blocked|frozen|resolved|closed|activated|deactivated)\b",
     re.IGNORECASE,
 )
 _NOT_STATE_THINGS = frozenset(
@@ -432,7 +435,8 @@ def _english_status_hits(text: str) -> Iterator[Hit]:
         subject = f"able to {act}"
         yield Hit(m.start(), m.end(), m.group(), f"{subject}={'no' if m.group('neg') else 'yes'}", subject)
     for m in _EN_STATE.finditer(text):
-        thing = " ".join(m.group("thing").lower().split()).removeprefix("the ").removeprefix("my ")
+        thing = " ".join(m.group("thing").lower().split())
+        thing = thing.removeprefix("the ").removeprefix("my ").removeprefix("our ")
         if thing in _NOT_STATE_THINGS:
             continue
         state = m.group("state").lower()

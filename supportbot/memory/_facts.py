@@ -204,12 +204,12 @@ _REPORTED_PROMISE = re.compile(
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"(?=[希请麻能可帮给提我需要把改换发寄抄再先千别不勿以下今pcwirhtesudmakbo\s])(?:"
+    r"(?=[希请麻能可帮给提我需要把改换发寄抄再先千别不勿以下今pcwirhtesudmakboj\s])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b"
     # An imperative with no request word ("text me instead of calling", "send it to my office").
-    r"|(?:^|(?<=[,，.;；:!?！？\n\-–—]\s)|(?<=[,，.;；:!?！？\n]))\s*(?:(?:btw|oh|and|also)\s+)?(?:text|call|email|e-mail|send"
+    r"|(?:^|(?<=[,，.;；:!?！？\n\-–—]\s)|(?<=[,，.;；:!?！？\n]))\s*(?:(?:btw|oh|and|also|just)\s+)?(?:text|call|email|e-mail|send"
     r"|cancel|change|update|switch|ship|deliver|contact|refund|credit|reach|ring|mail|hold|cc|put|downgrade"
     r"|upgrade|add|remove|keep|stop|resend|move|transfer|close|pause|split|merge|unlink|reissue)"
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
