@@ -33,6 +33,19 @@ def keys(text: str, kind: str, *, role: Role = "customer", mask: bool = False) -
         ("1.2万用户在用", []),  # a count, not money
         ("几百块钱的事", []),  # not a figure
         ("买了2块硬盘", []),
+        # 块 before a verb or a period is still money; tenths said after 块
+        ("我充了1444块进去", ["CNY 1444.00"]),
+        ("续费要11块一年,有点贵", ["CNY 11.00"]),
+        ("这个月扣了我86块4", ["CNY 86.40"]),
+        ("一共付了300块4,这个应该有用", ["CNY 300.40"]),
+        ("三块五的运费", ["CNY 3.50"]),
+        # a figure with no currency where only money stands: after paying or charging
+        ("报价单上写的是四万八~", ["CNY 48000.00"]),
+        ("上次多收了七千九,到现在也没退", ["CNY 7900.00"]),
+        ("一共付了一万三 上次的事", ["CNY 13000.00"]),
+        ("我充了9.4K进去", ["CNY 9400.00"]),
+        ("我们一共十个人在用", []),  # a count
+        ("收了十个包裹", []),
     ],
 )
 def test_amounts_as_customers_write_them(text: str, expected: list[str]) -> None:
@@ -136,6 +149,19 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("别的都还好,就是这个问题", "request", []),
         ("重启一下就好了", "request", []),
         ("唉,请多包涵", "request", []),  # courtesy only
+        # ids of digit groups after their word, an id before its word, an id of letters after a colon
+        ("截图里能看到退货单号8025-0272-4203", "id", ["8025-0272-4203"]),
+        ("517483317439这个订单号一直没动静", "id", ["517483317439"]),
+        ("合同号:ht_xccybuw!拜托了", "id", ["HT_XCCYBUW"]),
+        ("订单 2026-03-01 下的", "id", []),  # a date
+        ("0532-1082-8636是我们办公室座机", "phone", ["0532-10828636"]),
+        ("同事电脑上也是HTTP 429!", "error_code", ["HTTP 429"]),
+        ("这事一直是店长小马在跟", "person", ["店长:小马"]),
+        ("刚才老袁(技术负责人)也试了一下", "person", ["技术负责人:老袁"]),
+        ("回头让崔老板(老板)跟你们对一下账", "person", ["老板:崔老板"]),
+        ("账号现在被锁住了,这个应该有用", "status", ["锁定账号=是"]),
+        ("子账号已经全部停用了", "status", ["停用子账号=是"]),
+        ("同事推荐的旗舰版 三年", "plan", ["旗舰版三年"]),
     ],
 )
 def test_ids_codes_contacts_people_plans_and_statuses(text: str, kind: str, expected: list[str]) -> None:
@@ -483,3 +509,73 @@ def test_a_correction_of_part_of_a_value_rewrites_the_value_that_holds_it() -> N
         "ship to 1789 Harbor Street, Apartment 4B" in shown
         and "ship to 1789 Harbor Street, Apartment 4D" not in shown
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("当时买的是保温杯,粉色的", ["当时买的是保温杯,粉色的"]),
+        ("保温杯,粉色的到现在还没发货", ["保温杯,粉色的到现在还没发货"]),
+        ("收到的货是M 码的灰色卫衣,不是我要的", ["收到的货是M 码的灰色卫衣"]),
+        ("机械键盘要青轴的", ["机械键盘要青轴的"]),
+        ("电动牙刷(两支装)", ["电动牙刷(两支装)"]),
+        ("I ordered the grey hoodie in XL", ["I ordered the grey hoodie in XL"]),
+        (
+            "what arrived was the navy rain jacket, size XS, not what I ordered",
+            ["what arrived was the navy rain jacket, size XS"],
+        ),
+        (
+            "my colleague recommended the coffee grinder burr version",
+            ["my colleague recommended the coffee grinder burr version"],
+        ),
+        ("退款什么时候到账,付款成功了", []),  # 款 of money is no variant
+        ("这款手机怎么设置", []),
+        ("I am in a meeting", []),
+    ],
+)
+def test_goods_named_with_an_option_are_pinned_with_the_clause_that_names_them(
+    text: str, expected: list[str]
+) -> None:
+    turn = Turn(role="customer", content=text, created_at=TURN_TIME)
+    assert [f.value for f in extract(turn, 0, mask=False) if f.kind == "plan"] == expected
+
+
+def test_a_correction_that_names_the_part_rewrites_the_address_s_last_number() -> None:
+    """ "门牌号说错了,应该是1041" gives only the new room number: the address given earlier is
+    rewritten, and the old one is no longer current."""
+    turns = [
+        Turn("customer", "收货地址是福建省厦门市思明区中山东一路 183 号 1014 室"),
+        Turn("customer", "门牌号说错了,应该是1041,这个应该有用"),
+    ]
+    current = [
+        f.value for _, f in current_facts(update_ledger((), turns, 0, mask=False)) if f.kind == "address"
+    ]
+    assert current == ["福建省厦门市思明区中山东一路 183 号 1041 室"]
+    english = [
+        Turn("customer", "my address is 1450 Oak Avenue, Apt 4D, Portland, OR 97205"),
+        Turn("customer", "sorry, the apartment number is wrong, it's 12C"),
+    ]
+    shown = [f.value for _, f in current_facts(update_ledger((), english, 0, mask=False))]
+    assert any("Apt 12C" in v for v in shown) and not any("Apt 4D" in v for v in shown)
+
+
+def test_a_summary_line_that_only_repeats_pinned_requests_is_left_out() -> None:
+    """The facts section shows the requests of folded turns: a summary line made of them (and
+    filler) says nothing new, so the prompt does not pay for it twice; a line that adds anything
+    stays."""
+    from supportbot.memory._compress import compress
+
+    said = [
+        "抄送一下hep.ing@example.com,发票寄到上海市徐汇区金融街796号3楼,写我名字就行",
+        "我想起来了,我们公司仓库陆总下周出差,这几天找我就行",
+        "你们的系统我们用了好几年了",
+    ]
+    turns = [Turn("customer", text) for text in said] + [Turn("customer", f"第{i}条") for i in range(4)]
+    ledger = update_ledger((), turns, 0, mask=False)
+    assert {"写我名字就行", "我们公司仓库陆总下周出差,这几天找我就行"} <= {
+        f.value for f in ledger if f.kind == "request"
+    }
+    result = compress(turns, "", 0, budget=40, keep_last=4, facts=ledger, facts_upto=len(turns), mask=False)
+    assert result.summarized_upto == 3
+    assert "金融街796号" not in result.summary and "陆总" not in result.summary
+    assert result.summary == "客户:你们的系统我们用了好几年了"

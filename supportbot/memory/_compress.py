@@ -44,6 +44,7 @@ from ._facts import (
     ledger_of_lines,
     mentions_fact,
     normalize_sentence,
+    repeats_pinned,
     split_sentences,
     update_ledger,
 )
@@ -352,11 +353,12 @@ def _capped_summary(
 
 
 def _without_pinned(summary: str, ledger: Sequence[Fact]) -> str:
-    """``summary`` less the lines that repeat a pinned request or promise word for word."""
-    pinned = {f.key for f in ledger if f.kind in SENTENCE_KINDS}
+    """``summary`` less the lines that repeat pinned requests or promises: word for word, or
+    clause by clause with nothing but filler besides (``_facts.repeats_pinned``)."""
+    pinned = [f.key for f in ledger if f.kind in SENTENCE_KINDS]
     if not pinned:
         return summary
-    kept = [line for line in summary.splitlines() if normalize_sentence(_unlabelled(line)) not in pinned]
+    kept = [line for line in summary.splitlines() if not repeats_pinned(_unlabelled(line), pinned)]
     return "\n".join(kept)
 
 

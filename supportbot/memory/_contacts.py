@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
+from ._products import products
+
 
 class Hit(NamedTuple):
     start: int
@@ -28,7 +30,7 @@ class Hit(NamedTuple):
 _PHONE = re.compile(
     r"(?=[+0-9])(?<![A-Za-z0-9_+*-])(?:(?:\+|00)?86[ -]?)?+"
     r"(?P<mobile>1[3-9][0-9](?:[ -]?+[0-9*]{4}){2})(?![A-Za-z0-9_*])"
-    r"|(?<![A-Za-z0-9_+*-])(?P<landline>0[1-9][0-9]{1,2}-[0-9*]{7,8})(?![A-Za-z0-9_*-])"
+    r"|(?<![A-Za-z0-9_+*-])(?P<landline>0[1-9][0-9]{1,2}-(?:[0-9*]{7,8}|[0-9*]{3,4}-[0-9*]{4}))(?![A-Za-z0-9_*-])"
     # The area code in brackets or set off by a space: (0532)9923640, (010) 8765 4321, 0512 4337288.
     r"|(?<![A-Za-z0-9_+*(-])(?:\((?P<area>0[1-9][0-9]{1,2})\)\s?|(?P<area_sp>0[1-9][0-9]{1,2}) )"
     r"(?P<number>[0-9]{3,4} ?[0-9]{4})(?![0-9A-Za-z_*-])"
@@ -54,8 +56,9 @@ def phones(text: str) -> Iterator[Hit]:
             key = re.sub(r"[ -]", "", m.group("mobile"))
         elif area:  # one key however the area code was set off: 0532-9923640
             key = f"{area}-{m.group('number').replace(' ', '')}"
-        else:
-            key = m.group("landline")
+        else:  # one key however the number was grouped: 0532-1082-8636 is 0532-10828636
+            area, _, number = m.group("landline").partition("-")
+            key = f"{area}-{number.replace('-', '')}"
         yield Hit(m.start(), m.end(), m.group(), key, "")
     for m in _US_PHONE.finditer(text):
         area = m.group("area1") or m.group("area2")
@@ -128,18 +131,18 @@ _SURNAMES = (
 )
 _ROLE = (
     r"项目经理|财务|会计|出纳|经理|主管|总监|负责人|联系人|对接人|同事|老板|行政|采购|法务|技术|运维|管理员"
-    r"|助理|客服|仓库|前台|合伙人"
+    r"|助理|客服|仓库|前台|合伙人|店长|店员|领导|人事"
 )
-_TITLE = r"经理|总监|主管|老师|会计|哥|姐|总(?![监部公结共额计价])|董(?![事])"
+_TITLE = r"经理|总监|主管|老师|会计|老板|哥|姐|总(?![监部公结共额计价])|董(?![事])"
 # The department before a role says who the person is: "IT那边的邹会计", "技术负责人万哥".
 _DEPARTMENT = r"技术|IT|财务|行政|销售|运维|采购|人事|法务|市场|仓库|物流|研发|产品|商务"
-_PERSON_START = f"{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合"
+_PERSON_START = f"{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合店领人"
 _PERSON = re.compile(
     rf"(?=[{_PERSON_START}I销人市物研产商])"
-    rf"(?:(?P<dept>{_DEPARTMENT}|负责[\u4e00-\u9fff]{{2,4}}?的)(?:那边的|部门的|部的|的|部)?(?=[{_PERSON_START}]))?(?:"
+    rf"(?:(?P<dept>{_DEPARTMENT}|负责[\u4e00-\u9fffA-Za-z]{{2,4}}?的)(?:那边的|部门的|部的|的|部)?(?=[{_PERSON_START}]))?(?:"
     rf"(?P<role>{_ROLE})(?:是|叫|为)?(?P<name>[{_SURNAMES}](?:{_TITLE})|[小老][{_SURNAMES}]"
     rf"|[{_SURNAMES}][\u4e00-\u9fff](?:[\u4e00-\u9fff](?=[,，。、;；!！?？\s]|$))?)"
-    rf"|(?P<name3>[小老][{_SURNAMES}]|[{_SURNAMES}](?:{_TITLE}))[(（](?P<role3>{_ROLE}|[\u4e00-\u9fff]{{2,4}})[)）]"
+    rf"|(?P<name3>[小老][{_SURNAMES}]|[{_SURNAMES}](?:{_TITLE}))[(（](?P<role3>[\u4e00-\u9fffA-Za-z]{{2,6}})[)）]"
     rf"|(?P<name2>[{_SURNAMES}])(?P<title>{_TITLE})"
     # after a department, a bare "老范" is the person it names
     rf"|(?(dept)(?P<name5>[小老][{_SURNAMES}])|(?!))"
@@ -210,11 +213,12 @@ def _english_people(text: str) -> Iterator[Hit]:
 
 # -- plans and products --------------------------------------------------------------------------
 _PLAN = re.compile(
-    r"(?:按?(?P<pre>[月年季])付的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
+    r"(?:按?(?P<pre>[月年季])付的|(?P<term>[一两三四五0-9]年)的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
     r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)"
     # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 单人, 10 人的.
     r"(?P<cycle>[((][^()()\n]{1,10}[))]"
     r"|[,， ]?(?:要|是)?(?:按|连续)?(?:包[月年季]|[月年季]付|[两三0-9]年付)的?|[月年]度"
+    r"|[,， ]?(?:[一两三四五]|[1-5](?![0-9]))年(?![0-9一二三四五六七八九十月])"
     r"|[,， ]?(?:要)?(?:单人|多人|[0-9一二两三四五六七八九十]+ ?人)(?:的|版)?)?"
 )
 _EN_PLAN = re.compile(
@@ -246,14 +250,18 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
                 yield Hit(m.start(), m.end(), m.group(), m.group(), "")
     for hit in family:
         if not any(a < hit.end and hit.start < b for a, b in named):
+            named.append((hit.start, hit.end))
             yield hit
+    for p in products(text):
+        if not any(a < p.end and p.start < b for a, b in named):
+            yield Hit(p.start, p.end, p.text, re.sub(r"\s+", "", p.text).lower(), "")
 
 
 def _plan_family(text: str) -> Iterator[Hit]:
     for m in _PLAN.finditer(text) if "版" in text or "会员" in text else ():
         cycle = re.sub(r"[((连续包)),, 的要是按]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
-        cycle = cycle or (m.group("pre") + "付" if m.group("pre") else "")
+        cycle = cycle or (m.group("pre") + "付" if m.group("pre") else m.group("term") or "")
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
         cycle = (m.group("pre") or m.group("cycle") or "").lower().replace("yearly", "annual")
@@ -309,6 +317,12 @@ _VERBS = {
     "解绑": "解绑",
     "激活": "开通",
     "冻结": "冻结",
+    "锁住": "锁定",
+    "锁定": "锁定",
+    "锁了": "锁定",
+    "解锁": "解锁",
+    "停用": "停用",
+    "禁用": "停用",
 }
 # A verb whose object goes without saying ("现在能登录了": the account).
 _IMPLIED_OBJECTS = {"登录": "账号", "扣款": "退款"}

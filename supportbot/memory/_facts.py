@@ -83,9 +83,17 @@ _ID_AFTER_LABEL = re.compile(
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
     r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
     r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|是|为|is)?\s*[:：#]?\s*"
-    r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+)(?![0-9A-Za-z])",
+    r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,39}+)"
+    r"(?![0-9A-Za-z_])",
     re.IGNORECASE,
 )
+# The id first, the word naming it after: "517483317439这个订单号一直没动静", "看下6QB2JCZ这单".
+_ID_BEFORE_LABEL = re.compile(
+    r"(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9])"
+    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|单号|合同号|工单号|运单号|快递单号|流水号|发票号|账单号|这单)"
+)
+# After a label, a date is not an id: "订单 2026-03-01 下的".
+_DATE_SHAPED = re.compile(r"[0-9]{4}-[0-9]{1,2}(?:-[0-9]{1,2})?")
 _NOT_ID_PREFIXES = frozenset({"USD", "RMB", "CNY", "EUR", "HKD"})
 # A hexadecimal status as programs print it: 0x80070005.
 _HEX_CODE = re.compile(r"0[xX](?<![A-Za-z0-9]0[xX])[0-9A-Fa-f]{4,16}+(?![A-Za-z0-9])")
@@ -96,7 +104,7 @@ _HTTP_REASONS = (
     r"|service\s+unavailable|gateway\s+time-?out"
 )
 _HTTP_STATUS = re.compile(
-    r"(?:\b(?:HTTP|http)(?:\s*(?:status|error))?\s*|状态码\s*)(?P<a>[1-5][0-9]{2})(?![0-9A-Za-z])"
+    r"(?:(?<![A-Za-z])(?:HTTP|http)(?:\s*(?:status|error))?\s*|状态码\s*)(?P<a>[1-5][0-9]{2})(?![0-9A-Za-z])"
     rf"|(?<![0-9A-Za-z.])(?P<b>[45][0-9]{{2}})\s?(?P<reason>{_HTTP_REASONS})(?![A-Za-z])",
     re.IGNORECASE,
 )
@@ -192,14 +200,15 @@ _PROMISE = re.compile(
 )
 # A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
 _REPORTED_PROMISE = re.compile(
-    r"(?=[客你工专经同上之说答承保售销业群tyswipmc])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
+    r"(?=[客你工专经同上之说答承保售销业群快配师商卖店平合签下买当tyswipmc])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
     r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的(?!事)|说好了"
     r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b"
     r"|\b(?:said|told\s+(?:me|us))\s+(?:that\s+)?(?:you|they|you\s+guys|someone|it)\s*(?:'d|would|will|'ll|were\s+going\s+to)\b"
     r"|\b(?:i|we)\s+was\s+told\b|\b(?:i|we)\s+were\s+told\b|\bpromised\s+(?:me|us)\b"
     r"|\b(?:said|told\s+(?:me|us)|mentioned|confirmed)\b[^.!?;]{0,48}?\b(?:would|will|'d|'ll|was\s+included|is\s+included"
     r"|were\s+going\s+to|could|can)\b"
-    r"|(?:客服|经理|售后|销售|你们的人|工作人员|业务员|群里的)[^。！？!?；;\n]{0,8}?说[^。！？!?；;\n]{0,24}?"
+    r"|(?:客服|经理|售后|销售|你们的人|工作人员|业务员|群里的|快递员|快递小哥|配送员|师傅|商家|卖家|店员|平台"
+    r"|合同里|合同上|签合同的时候|下单的时候|买的时候|当时)[^。！？!?；;\n]{0,8}?说[^。！？!?；;\n]{0,24}?"
     r"(?:可以|会|能|不变|免费|包|送|减半|换新|退))",
     re.IGNORECASE,
 )
@@ -382,6 +391,20 @@ _PART_CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _PART_KINDS = ("address", "id", "detail")
+# A correction that names the part and gives only the new value: "门牌号说错了,应该是1041",
+# "the apartment number is wrong, it's 12C". The part is the address's last number.
+_NAMED_PART_CORRECTION = re.compile(
+    r"(?:门牌号?|房间号|房号|室号|楼号|单元号)(?:说错了|写错了|填错了|错了|有误)[,，]?\s*(?:应该是|应为|是|改成|改为)\s*"
+    r"(?P<new>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])"
+    r"|\b(?:apartment|apt|unit|suite|room|door|house)\s+(?:number\s+|no\.?\s+|#\s*)?(?:is\s+|was\s+)?wrong[,.;]?\s*"
+    r"(?:it'?s|it\s+should\s+be|should\s+be|it\s+is)\s+(?:#\s*)?(?P<new2>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+_LAST_NUMBER = re.compile(r"[0-9][0-9A-Za-z-]*(?=[^0-9]*$)")
+_APARTMENT = re.compile(
+    r"(?<=\b(?:apt|ste)\.\s)[0-9A-Za-z-]+|(?:(?<=\bapt\s)|(?<=\bunit\s)|(?<=\bsuite\s)|(?<=#))[0-9A-Za-z-]+",
+    re.IGNORECASE,
+)
 
 
 class _Book:
@@ -430,6 +453,25 @@ class _Book:
                         else re.sub(r"\s+", "", value).upper()
                     )
                     yield i, Fact(fact.kind, value, key, index, fact.subject, "customer", i)
+                    break
+
+        for m in _NAMED_PART_CORRECTION.finditer(text):
+            new = m.group("new") or m.group("new2")
+            for i in sorted(self._current_positions(), reverse=True):
+                fact = self._all[i]
+                if (
+                    fact.kind == "address" or (m.group("new2") and fact.kind == "detail")
+                ) and fact.turn < index:
+                    # An English address ends with its zip: its apartment is the part named
+                    last = (_APARTMENT if m.group("new2") else _LAST_NUMBER).search(fact.value)
+                    if last is not None and last.group().lower() != new.lower():
+                        value = fact.value[: last.start()] + new + fact.value[last.end() :]
+                        key = (
+                            normalize_sentence(value)
+                            if fact.kind == "detail"
+                            else re.sub(r"\s+", "", value).upper()
+                        )
+                        yield i, Fact(fact.kind, value, key, index, fact.subject, "customer", i)
                     break
 
     def replace(self, position: int, fact: Fact) -> None:
@@ -486,6 +528,25 @@ def normalize_sentence(text: str) -> str:
     return _TRAILING_PUNCT.sub("", _SPACE_NEXT_TO_CJK.sub("", collapsed)).lower()
 
 
+def repeats_pinned(text: str, pinned: Sequence[str]) -> bool:
+    """Whether ``text`` (a summary line) says nothing the pinned sentences ``pinned`` (their
+    ``normalize_sentence`` keys) do not: it equals one, or each of its clauses is held by one but
+    for filler ("我想起来了,…"). A summary that repeats the facts section pays for it twice."""
+    whole = normalize_sentence(text)
+    if not whole or not pinned:
+        return False
+    if whole in pinned:
+        return True
+    held = False
+    for clause in _CLAUSE_BREAK.split(text):
+        key = normalize_sentence(clause)
+        if len(key) >= 2 and any(key in p for p in pinned):
+            held = True
+        elif key and (_without_filler(clause) or _HARD_TOKEN.search(clause)):
+            return False
+    return held
+
+
 def mentions_fact(text: str, *, role: Role | None = None) -> bool:
     """Whether ``text`` holds a fact; with ``role=None`` sentences of either side count."""
     roles: tuple[Role, ...] = ("customer", "agent") if role is None else (role,)
@@ -534,6 +595,8 @@ def _scan(
         yield from _error_codes(text)
         yield from _ids(text)
         yield from _phones(text)
+    elif "_" in text:  # an id of letters after its label: "合同号:ht_xccybuw"
+        yield from _ids(text)
     yield from _amounts(text, currency, negated)  # "三千五百元" holds no digit
     yield from _dates(text, when, negated)
     yield from _contacts(text, plans)
@@ -573,9 +636,13 @@ def _ids(text: str) -> Iterator[_Found]:
         value = m.group()
         if _is_mixed_id(value) and not _ERROR_NAME.match(value):
             yield _Found(m.start(), "id", value, value.upper(), "", _is_correction(text, m.start()))
-    for m in _ID_AFTER_LABEL.finditer(text):
+    for m in (*_ID_AFTER_LABEL.finditer(text), *_ID_BEFORE_LABEL.finditer(text)):
         value = m.group("v")
-        if not _has_digit(value) or _ERROR_CODE.fullmatch(value) or re.fullmatch(r"[0-9]{4}-[0-9-]+", value):
+        if (
+            not (_has_digit(value) or "_" in value)
+            or _ERROR_CODE.fullmatch(value)
+            or _DATE_SHAPED.fullmatch(value)
+        ):
             continue
         yield _Found(m.start("v"), "id", value, value.upper(), "", _is_correction(text, m.start("v")))
 

@@ -143,15 +143,19 @@ _EN_WORD = rf"(?:{_alternation({**_EN_ONES, **_EN_TENS, **_EN_SCALES})})"
 _EN_NUMBER = rf"(?:an?\s++)?+{_EN_WORD}(?:(?:\s++and\s++|\s++|-){_EN_WORD})*+"
 # "块" is also a measure word ("2块硬盘"): money only when no noun follows it.
 # Characters that may follow an amount without making it a count of things ("2块硬盘", "8k分辨率").
-_NOT_A_NOUN = "了吧啊呀呢的吗左多钱退还给或和到至也就整都"
+# 进 and 一: "充了 1444 块进去", "11 块一年" (a price per period) are money too.
+_NOT_A_NOUN = "了吧啊呀呢的吗左多钱退还给或和到至也就整都进一"
 _AFTER_KUAI = rf"(?![\u4e00-\u9fff])|(?=[{_NOT_A_NOUN},，。！？!?])"
+# Tenths of a yuan after 块, as said aloud: "86块4" is 86.40, "三块五(毛)" 3.50.
+_JIAO = r"(?P<jiao>[1-9])(?![0-9.%])[毛角]?+"
+_CN_JIAO = r"(?P<cjiao>[一二两三四五六七八九])(?![零〇一二两三四五六七八九十百千万亿])[毛角]?+"
 _MULT = r"(?P<mult>[kKwW千万](?![A-Za-z]))"
 _AMOUNT = re.compile(
     rf"(?:(?<![A-Za-z])(?P<pre>{_alternation(_CURRENCY_BEFORE)})\s*+(?P<n1>{_NUMBER})(?P<m1>[kKwW千万](?![A-Za-z]))?"
     rf"|(?<![A-Za-z0-9.])(?<![0-9],)(?P<n2>{_NUMBER})\s*+{_MULT}?\s*+"
     rf"(?:(?P<post>(?:{_alternation({k: v for k, v in _CURRENCY_AFTER.items() if k != '块'})})(?![A-Za-z]))"
-    rf"|(?P<kuai>块)(?:{_AFTER_KUAI}))?"
-    rf"|(?<![{CN_NUMERAL_CHARS}几数上好])(?P<cn>{_CN_NUMBER})\s*+(?:(?P<cpost>元|圆|块钱|美元|欧元)|(?P<ckuai>块)(?:{_AFTER_KUAI}))"
+    rf"|(?P<kuai>块)(?:{_JIAO}|{_AFTER_KUAI}))?"
+    rf"|(?<![{CN_NUMERAL_CHARS}几数上好])(?P<cn>{_CN_NUMBER})\s*+(?:(?P<cpost>元|圆|块钱|美元|欧元)|(?P<ckuai>块)(?:{_CN_JIAO}|{_AFTER_KUAI}))"
     rf"|\b(?P<en>{_EN_NUMBER})\s++(?P<epost>dollars?|bucks?|usd|euros?|yuan|rmb)\b)",
     re.IGNORECASE,
 )
@@ -180,14 +184,42 @@ class Amount(NamedTuple):
 def money_in(text: str) -> list[Money]:
     """Every amount of money in ``text``, in order (see the module doc for the forms)."""
     found: list[Money] = []
-    if not _may_hold_money(text):
-        return found
-    for m in _AMOUNT.finditer(text):
+    for m in _AMOUNT.finditer(text) if _may_hold_money(text) else ():
         read = _read(m)
         if read is not None and not _bare_count(m, text):
             currency, value = read
             found.append(Money(m.start(), m.end(), m.group().strip(), currency, value))
+    if _PAID_HINT(text):
+        found.extend(_paid(text, found))
+        found.sort(key=lambda money: money.start)
     return found
+
+
+# A figure with no currency where only money can stand: after a verb of paying or charging, ending
+# its clause ("一共付了一万三", "多收了七千九", "报价单上写的是四万八", "充了 9k"). Its currency is the
+# conversation's (None here). A Chinese numeral must hold a unit: "付了一" is not an amount.
+_PAID = re.compile(
+    r"(?:付了|交了|扣了我?|收了我?|充了|花了|退了我?|赔了我?|转了|(?:报价|价格|金额|费用|写的)是)\s*+"
+    rf"(?P<n>(?<![{CN_NUMERAL_CHARS}])[{CN_NUMERAL_CHARS}]*?[十拾百佰千仟万萬亿][{CN_NUMERAL_CHARS}]*+"
+    rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z]))"
+    r"(?=\s*+(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗])|\s++[\u4e00-\u9fff])"
+)
+_PAID_HINT = re.compile("付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是").search
+
+
+def _paid(text: str, found: list[Money]) -> Iterator[Money]:
+    for m in _PAID.finditer(text):
+        start, end = m.span("n")
+        if any(f.start < end and start < f.end for f in found):
+            continue
+        words = m.group("n")
+        if words[-1] in "kKwW千万" and words[0].isdigit():
+            number = words[:-1].strip().replace(",", "")
+            value: Decimal | None = Decimal(number) * _multiplier(words[-1])
+        else:
+            value = parse_chinese(words) if len(words) <= _MAX_NUMERAL_CHARS else None
+        if value:
+            yield Money(start, end, words, None, value)
 
 
 # Every form of _AMOUNT holds a digit, a Latin letter (number words) or 元/圆/块: a text with none of
@@ -248,6 +280,8 @@ def _read(m: re.Match[str]) -> tuple[str | None, Decimal | None] | None:
     if m.group("cn"):
         currency = {"美元": "USD", "欧元": "EUR"}.get(m.group("cpost") or "", "CNY")
         value = parse_chinese(m.group("cn")) if len(m.group("cn")) <= _MAX_NUMERAL_CHARS else None
+        if value and m.group("cjiao"):
+            value += Decimal(_CN_DIGITS[m.group("cjiao")]) / 10
         return currency, None if value == 0 else value
     if m.group("en"):
         return _CURRENCY_AFTER[m.group("epost").lower()], parse_english(m.group("en"))
@@ -270,7 +304,8 @@ def _read(m: re.Match[str]) -> tuple[str | None, Decimal | None] | None:
         value = Decimal(digits)
     except InvalidOperation:  # unreachable with _NUMBER; a regex edit must not crash a round
         return currency, None
-    return currency, value * _multiplier(mult)
+    tenths = Decimal(m.group("jiao")) / 10 if m.group("jiao") and not mult else Decimal(0)
+    return currency, value * _multiplier(mult) + tenths
 
 
 def parse_english(words: str) -> Decimal | None:

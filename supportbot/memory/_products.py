@@ -1,0 +1,107 @@
+"""Goods named with their options: ``保温杯,粉色的``, ``M 码的灰色卫衣``, ``the grey hoodie in XL``.
+
+Which colour, size, capacity or variant a customer ordered is an exact fact (the wrong one arrived,
+the replacement must match), but no word list of products can be complete. What is regular is how
+options are written: a colour (``粉色``, ``navy``), a size (``XL``, ``42 码``, ``大号``, ``size 9``), a
+capacity or dimension (``750ml``, ``15 寸``, ``60 inch``), a variant (``降噪款``, ``两支装``,
+``burr version``, ``2-pack``). Where one stands, the clause that holds it (and the product it names) is
+pinned as written, with the clause before it when the option stands alone (``保温杯,粉色的``). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+_ZH_COLOUR = (
+    r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
+    r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色"
+)
+_ZH_SIZE = (
+    r"(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
+    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|L|GB|G|TB|键|瓦|W)(?![A-Za-z]))|[加特超]?[大中小]号"
+)
+# A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款), not "这款".
+_ZH_VARIANT = (
+    r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此])款(?!项)"
+    r"|[一二两三四五六七八九十0-9]+[支只个件双瓶盒片包套]装|[青红茶黑白银]轴"
+    r"|[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"
+)
+_ZH_OPTION = re.compile(f"{_ZH_COLOUR}|{_ZH_SIZE}|{_ZH_VARIANT}")
+_ZH_HINT = re.compile(r"色|码|号|寸|升|[0-9][GLW]|ml|键|款|装|轴|版|[XSML]")
+
+_EN_COLOUR = (
+    r"(?:matte\s+|light\s+|dark\s+|pale\s+|deep\s+)?(?:black|white|grey|gray|silver|gold|rose\s+gold|red|blue|navy"
+    r"|green|olive|khaki|beige|tan|brown|charcoal|cream|ivory|pink|purple|lilac|lavender|yellow|orange|teal"
+    r"|turquoise|burgundy|maroon|coral|mint|sage|walnut|oak|maple|cherry|space\s+gr[ae]y|midnight|slate|sand"
+    r"|stone|camel|mustard|rust|indigo|denim)"
+)
+_EN_SIZE = (
+    r"(?-i:XXXL|XXL|XL|XS|S|M|L)|small|medium|large|x-large|extra\s+large|one\s+size|wide\s+fit"
+    r"|[0-9]{1,2}(?:\.5)?"
+)
+_EN_OPTION = re.compile(
+    rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE})\b"
+    rf"|\bsize\s+(?:{_EN_SIZE})(?![0-9A-Za-z])"
+    rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|(?-i:XXL|XL|XS))\s+[a-z]+(?:[\s-][a-z]+)?"
+    r"|\b[a-z]+(?:-[a-z]+)?\s+(?:version|edition|model)\b"
+    r"|\b[0-9]+(?:\.[0-9]+)?[\s-]?(?:inch|in\.|oz|ml|gb|tb|mm|cm)\b|\b[0-9]+-pack\b|\bwide\s+fit\b",
+    re.IGNORECASE,
+)
+_EN_HINT = re.compile(
+    r"\bin\s|\bsize\b|\bversion\b|\bedition\b|\bmodel\b|[0-9]|\b(?:the|a|my|our)\s", re.IGNORECASE
+)
+
+_BREAK = re.compile(
+    r"[,，。！？!?；;\n]+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
+)
+_COMMA = re.compile(r"[,，]")
+_LONE = 8  # characters: an option clause this short ("粉色的", ", size XS") names the clause before's product
+_MAX_CHARS = 60
+
+
+class Product(NamedTuple):
+    start: int
+    end: int
+    text: str
+
+
+def products(text: str) -> Iterator[Product]:
+    """The clauses of ``text`` that name goods with an option, in order, each once."""
+    spans = [m.span() for m in _options(text)]
+    if not spans:
+        return
+    breaks = [(0, 0), *((m.start(), m.end()) for m in _BREAK.finditer(text)), (len(text), len(text))]
+    found: list[tuple[int, int]] = []
+    for start, stop in spans:
+        i = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
+        begin, end = breaks[i][1], breaks[i + 1][0]
+        # "保温杯,粉色的(到现在还没发货)": an option alone, or first after a comma, names the
+        # product in the clause before it.
+        if i > 0 and (
+            len(_bare(text[begin:end])) <= _LONE
+            or (not _bare(text[begin:start]) and _COMMA.search(text, breaks[i][0], breaks[i][1]))
+        ):
+            begin = breaks[i - 1][1]
+        named = _bare(text[begin:start] + text[stop:end])  # what the clause says besides the option
+        if end - begin <= _MAX_CHARS and len(named) >= 2:
+            found.append((begin, end))
+    # One clause once, and a clause inside a wider one ("the navy rain jacket" of "…, size XS") not again.
+    for begin, end in sorted(set(found)):
+        if not any(a <= begin and end <= b and (a, b) != (begin, end) for a, b in found):
+            clause = text[begin:end].strip()
+            at = text.index(clause, begin)
+            yield Product(at, at + len(clause), clause)
+
+
+def _options(text: str) -> Iterator[re.Match[str]]:
+    if _ZH_HINT.search(text):
+        yield from _ZH_OPTION.finditer(text)
+    if _EN_HINT.search(text):
+        yield from _EN_OPTION.finditer(text)
+
+
+def _bare(clause: str) -> str:
+    """The clause's words without spaces and the particles an option takes (要…的)."""
+    return re.sub(r"[\s的要是]", "", clause)
