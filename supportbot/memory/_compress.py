@@ -202,7 +202,7 @@ def compress(
 
 
 # The least a summary may take, however full the budget: a fold keeps some memory of what it folded.
-MIN_SUMMARY_TOKENS = 100
+MIN_SUMMARY_TOKENS = 40
 
 # What the labels of the facts, summary, history and latest-message sections and the blank lines
 # between them cost in a Chinese prompt (context.LABELS; a test keeps the two in step): with the
@@ -355,7 +355,9 @@ def _capped_summary(
 def _without_pinned(summary: str, ledger: Sequence[Fact]) -> str:
     """``summary`` less the lines that repeat pinned requests or promises: word for word, or
     clause by clause with nothing but filler besides (``_facts.repeats_pinned``)."""
+    # Statuses and goods show the customer's own clause: a summary line of it says it twice too.
     pinned = [f.key for f in ledger if f.kind in SENTENCE_KINDS]
+    pinned += [normalize_sentence(f.value) for f in ledger if f.kind in ("status", "plan")]
     if not pinned:
         return summary
     kept = [line for line in summary.splitlines() if not repeats_pinned(_unlabelled(line), pinned)]

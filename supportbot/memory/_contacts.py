@@ -224,7 +224,8 @@ _PLAN = re.compile(
 _EN_PLAN = re.compile(
     r"\b(?:(?P<pre>annual|monthly|yearly|quarterly)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
     r"|Premium|Plus|Business|Team|Enterprise|Ultimate|Growth|Scale))\s+(?P<kind>plan|tier|membership|subscription|edition"
-    r"|package|account)\b(?:\s*[,(]?\s*(?P<cycle>annual|monthly|yearly|quarterly)\b\)?)?",
+    r"|package|account)\b(?:\s*[,(]?\s*(?:(?:paid|billed)\s+)?(?P<cycle>annual(?:ly)?|monthly|yearly|quarterly"
+    r"|month-to-month)\b\)?)?",
     re.IGNORECASE,
 )
 
@@ -264,7 +265,8 @@ def _plan_family(text: str) -> Iterator[Hit]:
         cycle = cycle or (m.group("pre") + "付" if m.group("pre") else m.group("term") or "")
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
-        cycle = (m.group("pre") or m.group("cycle") or "").lower().replace("yearly", "annual")
+        cycle = (m.group("pre") or m.group("cycle") or "").lower()
+        cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
         yield Hit(m.start(), m.end(), m.group(), key, "")
 

@@ -200,7 +200,7 @@ _PROMISE = re.compile(
 )
 # A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
 _REPORTED_PROMISE = re.compile(
-    r"(?=[客你工专经同上之说答承保售销业群快配师商卖店平合签下买当tyswipmc])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
+    r"(?=[客你工专经同上之说答承保售销业群快配师商卖店平合签下买当电tyswipmc])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
     r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的(?!事)|说好了"
     r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b"
     r"|\b(?:said|told\s+(?:me|us))\s+(?:that\s+)?(?:you|they|you\s+guys|someone|it)\s*(?:'d|would|will|'ll|were\s+going\s+to)\b"
@@ -208,17 +208,17 @@ _REPORTED_PROMISE = re.compile(
     r"|\b(?:said|told\s+(?:me|us)|mentioned|confirmed)\b[^.!?;]{0,48}?\b(?:would|will|'d|'ll|was\s+included|is\s+included"
     r"|were\s+going\s+to|could|can)\b"
     r"|(?:客服|经理|售后|销售|你们的人|工作人员|业务员|群里的|快递员|快递小哥|配送员|师傅|商家|卖家|店员|平台"
-    r"|合同里|合同上|签合同的时候|下单的时候|买的时候|当时)[^。！？!?；;\n]{0,8}?说[^。！？!?；;\n]{0,24}?"
-    r"(?:可以|会|能|不变|免费|包|送|减半|换新|退))",
+    r"|合同里|合同上|签合同的时候|下单的时候|买的时候|当时|电话里)[^。！？!?；;\n]{0,8}?说[^。！？!?；;\n]{0,24}?"
+    r"(?:可以|会|能|不变|免费|包|送|减半|换新|退|给我|给您))",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"(?=[希请麻能可帮给提我需要把改换发寄抄再先千别不勿以下今pcwirhtesudmakboj\s])(?:"
+    r"(?=[希请麻能可帮给提我需要把改换发寄抄再先千别不勿以下今pcwirhtesudmakbojn\s])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
-    r"|\bremind\s+me\b|\bhelp\s+me\b"
+    r"|\bremind\s+me\b|\bhelp\s+me\b|\b(?:needs|need|has|have)\s+to\s+(?:be|go|show|appear)\s+(?:on|in|at|to|under)\b"
     # An imperative with no request word ("text me instead of calling", "send it to my office").
-    r"|(?:^|(?<=[,，.;；:!?！？\n\-–—]\s)|(?<=[,，.;；:!?！？\n]))\s*(?:(?:btw|oh|and|also|just)\s+)?(?:text|call|email|e-mail|send"
+    r"|(?:^|(?<=[,，.;；:!?！？\n\-–—]\s)|(?<=[,，.;；:!?！？\n]))\s*(?:(?:btw|oh|and|also|just|so|then)\s+){0,3}(?:text|call|email|e-mail|send"
     r"|cancel|change|update|switch|ship|deliver|contact|refund|credit|reach|ring|mail|hold|cc|put|downgrade"
     r"|upgrade|add|remove|keep|stop|resend|move|transfer|close|pause|split|merge|unlink|reissue)"
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
@@ -239,6 +239,7 @@ _POLITENESS = re.compile(
     r"|我想想|我想一下|我想说|我要说|我想起来了?|请问一下$|please\s+hold|thank\s+you|thanks"
     r"|希望(?:这次|这回)?(?:能)?(?:顺利)?(?:解决|搞定|处理好)(?:吧|啊|呀)?|请问?(?:你|您|你们)?还在吗|(?:你|您)还在吗"
     r"|(?:请)?(?:尽快|尽量快一点|快一点)(?:处理)?(?:吧)?|能帮就帮(?:一下)?(?:吧)?"
+    r"|希望(?:你们|您)?(?:能)?重视(?:一下)?|我也不想一直来问"
     r"|\b(?:please\s+)?bear\s+with\s+me\b|\bone\s+moment(?:\s+please)?\b|\bare\s+you\s+still\s+there\b"
     r"|\bhope\s+(?:this|it)\s+(?:gets|can\s+be)\s+(?:sorted|fixed|resolved)\b|\bwould\s+appreciate\s+any\s+help\b",
     re.IGNORECASE,
@@ -856,7 +857,7 @@ _FILLER_CLAUSE = re.compile(
     r"(?:(?:谢谢|多谢|感谢)(?:你们|您|你)?(?:这么|的|一直)?(?:耐心|帮忙|帮助|回复)?|辛苦(?:你们|您|你)?了"
     r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯+|啊|哦+(?:对了?)?"
     r"|(?:嗯+)?明白了?|(?:好的)+|好吧|行吧|收到|(?:情况|事情)?是这样的"
-    r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|顺便(?:说|问)一下|老实说|说实话|说真的"
+    r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|说明一下|顺便(?:说|问)一下|老实说|说实话|说真的"
     r"|(?:也)?不知道(?:有没有|有无|相不相)(?:关系|用|关)|(?:这个|这些)?(?:应该|可能)?(?:有用|有帮助)"
     r"|(?:你们|您)?(?:先)?记一下|(?:先)?跟(?:你|您|你们)说一(?:声|下)|有点无语|真(?:是)?无语|急死了"
     r"|thanks?(?:\s+(?:a\s+lot|so\s+much|again))?|thank\s+you(?:\s+(?:so\s+much|again))?|sorry(?:\s+for\s+the\s+\w+(?:\s+of\s+text)?)?"
@@ -909,6 +910,7 @@ def _clip_around(sentence: str, at: int) -> str:
 
 
 _BEFORE_MARKER = 24
+_TOPIC_CHARS = 6  # a clause this short before a marker names what is asked about
 _LONG_SENTENCE = 40  # characters: a run-on sentence of many clauses is cut to the marker's clauses
 
 
@@ -916,10 +918,14 @@ def _clauses_around(sentence: str, start: int, end: int) -> str:
     """The clause that holds a marker, and the one after it, of a run-on sentence ("希望这次能顺利解决吧,
     我想起来了,你们经理说这个月的服务费可以减半,你们记一下,…" pins "你们经理说这个月的服务费可以减半,
     你们记一下"): the other clauses are other facts, or none, and would cost the prompt twice."""
-    if len(sentence) <= _LONG_SENTENCE:
-        return sentence
     breaks = list(_CLAUSE_BREAK.finditer(sentence))
     begin = max((b.end() for b in breaks if b.start() < start), default=0)
+    if len(sentence) <= _LONG_SENTENCE:
+        # A short sentence keeps what follows the marker; a clause before it is another statement
+        # ("这个我得跟同事商量一下,希望…"), unless it is only the thing asked about ("那张发票,能不能重开").
+        before = max((b.end() for b in breaks if b.end() < begin), default=0)
+        short = begin and len(sentence[before:begin].strip(" ,，、")) <= _TOPIC_CHARS
+        return sentence[before if short else begin :].strip()
     after = [b.start() for b in breaks if b.start() >= end]
     stop = after[1] if len(after) > 1 else len(sentence)
     return sentence[begin:stop].strip()

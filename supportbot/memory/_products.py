@@ -44,21 +44,26 @@ _EN_SIZE = (
 _EN_OPTION = re.compile(
     rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE})\b"
     rf"|\bsize\s+(?:{_EN_SIZE})(?![0-9A-Za-z])"
-    rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|(?-i:XXL|XL|XS))\s+[a-z]+(?:[\s-][a-z]+)?"
-    r"|\b[a-z]+(?:-[a-z]+)?\s+(?:version|edition|model)\b"
-    r"|\b[0-9]+(?:\.[0-9]+)?[\s-]?(?:inch|in\.|oz|ml|gb|tb|mm|cm)\b|\b[0-9]+-pack\b|\bwide\s+fit\b",
+    rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|(?-i:XXXL|XXL|XL|XS|S|M|L))\s+[a-z]+(?:[\s-][a-z]+)?"
+    rf"|\(\s*(?:in\s+)?(?:{_EN_COLOUR}|{_EN_SIZE})\s*\)"
+    r"|\bwide\s+fit\b",
     re.IGNORECASE,
 )
-_EN_HINT = re.compile(
-    r"\bin\s|\bsize\b|\bversion\b|\bedition\b|\bmodel\b|[0-9]|\b(?:the|a|my|our)\s", re.IGNORECASE
+# Tried only where their word or a digit stands: a word before "version" would be tried at every word.
+_EN_VARIANT = re.compile(r"\b[a-z]+(?:-[a-z]+)?\s+(?:version|edition|model)\b", re.IGNORECASE)
+_EN_MEASURE = re.compile(
+    r"\b[0-9]+(?:\.[0-9]+)?[\s-]?(?:inch|in\.|oz|ml|gb|tb|mm|cm)\b|\b[0-9]+-pack\b", re.IGNORECASE
 )
+_EN_HINT = re.compile(r"\b(?:in|size|the|an?|my|our|that|this)\s|\(|\bwide\b", re.IGNORECASE)
+_VARIANT_HINT = re.compile(r"version|edition|model", re.IGNORECASE)
+_has_digit = re.compile("[0-9]").search
 
 _BREAK = re.compile(
     r"[,，。！？!?；;\n]+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
 )
 _COMMA = re.compile(r"[,，]")
 _LONE = 8  # characters: an option clause this short ("粉色的", ", size XS") names the clause before's product
-_MAX_CHARS = 60
+_MAX_CHARS = 120  # a longer "clause" is a run-on paste: its floor sentence holds it
 
 
 class Product(NamedTuple):
@@ -100,6 +105,10 @@ def _options(text: str) -> Iterator[re.Match[str]]:
         yield from _ZH_OPTION.finditer(text)
     if _EN_HINT.search(text):
         yield from _EN_OPTION.finditer(text)
+    if _VARIANT_HINT.search(text):
+        yield from _EN_VARIANT.finditer(text)
+    if _has_digit(text):
+        yield from _EN_MEASURE.finditer(text)
 
 
 def _bare(clause: str) -> str:
