@@ -163,6 +163,15 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("子账号已经全部停用了", "status", ["停用子账号=是"]),
         ("同事推荐的旗舰版 三年", "plan", ["旗舰版三年"]),
         ("We switched to the Pro plan paid annually last quarter", "plan", ["Pro plan, annual"]),
+        (
+            "my address is 8854 W 22nd Street, Suite 611 Boise ID 83702 if that matters",
+            "address",
+            ["8854 W 22ND STREET SUITE 611 BOISE ID 83702"],
+        ),
+        ("8854 W 22nd Street", "amount", []),  # W is a direction; 万 is written "1.2w"
+        ("My colleague Carter from procurement says", "person", ["colleague:Carter"]),
+        ("Btw my admin Allen made the payment", "person", ["admin:Allen"]),
+        ("the refund finally came through if that matters", "status", ["refund arrived=yes"]),
         ("we've renewed the Business plan month-to-month twice", "plan", ["Business plan, monthly"]),
         (
             "Oh and downgrade us at the end of this cycle",
@@ -517,11 +526,8 @@ def test_a_correction_of_part_of_a_value_rewrites_the_value_that_holds_it() -> N
         ],
         0,
     )
-    shown = [f.value for _, f in current_facts(english)]
-    assert (
-        "ship to 1789 Harbor Street, Apartment 4B" in shown
-        and "ship to 1789 Harbor Street, Apartment 4D" not in shown
-    )
+    shown = [f.value for _, f in current_facts(english) if f.kind == "address"]
+    assert shown == ["1789 Harbor Street, Apartment 4B"]
 
 
 @pytest.mark.parametrize(
@@ -573,8 +579,10 @@ def test_a_correction_that_names_the_part_rewrites_the_address_s_last_number() -
         Turn("customer", "my address is 1450 Oak Avenue, Apt 4D, Portland, OR 97205"),
         Turn("customer", "sorry, the apartment number is wrong, it's 12C"),
     ]
-    shown = [f.value for _, f in current_facts(update_ledger((), english, 0, mask=False))]
-    assert any("Apt 12C" in v for v in shown) and not any("Apt 4D" in v for v in shown)
+    shown = [
+        f.value for _, f in current_facts(update_ledger((), english, 0, mask=False)) if f.kind == "address"
+    ]
+    assert shown == ["1450 Oak Avenue, Apt 12C, Portland, OR 97205"]
 
 
 def test_a_summary_line_that_only_repeats_pinned_requests_is_left_out() -> None:
@@ -608,3 +616,15 @@ def test_a_summary_line_that_only_repeats_pinned_requests_is_left_out() -> None:
         "客户:我想起来了,我们公司仓库陆总下周出差,这几天找我就行",
         "客户:你们的系统我们用了好几年了",
     ]
+
+
+def test_an_english_amount_keeps_its_subject_and_corrects_only_its_own() -> None:
+    """ "The refund should be $39" names the refund: it does not replace the pending charge said
+    before it, and a later refund amount replaces only the refund's."""
+    turns = [
+        Turn("customer", "my bank shows a pending $22,621, just so you know"),
+        Turn("customer", "The refund should be 3971 dollars"),
+        Turn("customer", "Also, the refund should be USD 2608.00"),
+    ]
+    current = [(f.subject, f.key) for _, f in current_facts(update_ledger((), turns, 0, mask=False))]
+    assert current == [("", "USD 22621.00"), ("refund", "USD 2608.00")]

@@ -108,7 +108,23 @@ def _address_only(addr: str) -> str:
     return addr[: cut.start()] if cut else addr
 
 
+# A US-style street address: number, street and its type, then the apartment, and the city, state
+# and zip when all three stand ("1450 Oak Avenue, Apt 4D, Portland, OR 97205").
+_EN_ADDRESS = re.compile(
+    r"(?<![0-9A-Za-z-])[0-9]{1,6}(?:-[0-9]{1,4})?\s+(?:[NSEW]\.?\s+)?(?:[A-Za-z0-9'.]+\s+){0,3}?"
+    r"(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|way|court|ct|place|pl|terrace|parkway"
+    r"|pkwy|highway|hwy|circle|cir|square|sq)\b\.?"
+    r"(?:,?\s*(?:apt|apartment|suite|ste|unit|floor|fl|room|rm)\.?\s*#?\s*[0-9A-Za-z-]{1,8}\b|,?\s*#\s*[0-9A-Za-z-]{1,8}\b)?"
+    r"(?:,?\s*[A-Za-z]+(?:\s[A-Za-z]+)?,?\s+[A-Za-z]{2},?\s+[0-9]{5}(?:-[0-9]{4})?(?![0-9]))?",
+    re.IGNORECASE,
+)
+
+
 def addresses(text: str) -> Iterator[Hit]:
+    if _has_latin(text) and _has_digit(text):
+        for m in _EN_ADDRESS.finditer(text):
+            addr = m.group()
+            yield Hit(m.start(), m.end(), addr, re.sub(r"[\s,.]+", " ", addr).strip().upper(), "address")
     labelled = [(m.start(), m.end()) for m in _ADDRESS.finditer(text)]
     for m in _BARE_ADDRESS.finditer(text):
         if not any(a < m.end() and m.start() < b for a, b in labelled):
@@ -167,9 +183,14 @@ _EN_DEPT = (
     r"accounting|finance|billing|sales|hr|legal|it|procurement|purchasing|ops|operations|the\s+front\s+desk"
     r"|front\s+desk|the\s+warehouse|warehouse|support|shipping|logistics|marketing|engineering|reception"
 )
+# Sentence openers that look like a name before "my …": "Btw my admin Allen".
+_NOT_A_NAME = (
+    r"(?-i:Btw|Also|Oh|Hi|Hey|So|Just|And|But|Anyway|Sorry|Thanks|Then|Now|Yes|No|Ok|Okay|Plus|Well)"
+)
 _EN_PERSON = re.compile(
     rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+{_EN_TITLE}(?P<name>{_EN_NAME})\b"
-    rf"|\b{_EN_TITLE}(?P<name2>{_EN_NAME})\s*(?:,|\()?\s*(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
+    rf"(?:\s+(?:from|in|at)\s+(?P<dept1>{_EN_DEPT})\b)?"
+    rf"|\b{_EN_TITLE}(?!{_NOT_A_NAME}\b)(?P<name2>{_EN_NAME})\s*(?:,|\()?\s*(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
     rf"|\b{_EN_TITLE}(?P<name3>{_EN_NAME})\s+(?:from|in|at)\s+(?P<dept>{_EN_DEPT})\b"
     rf"|(?<![A-Za-z])(?P<role4>(?-i:[a-z]+\s+)?(?:manager|accountant|bookkeeper|controller|lead))\s+{_EN_TITLE}(?P<name4>{_EN_NAME})\b",
     re.IGNORECASE,
@@ -198,6 +219,7 @@ def people(text: str) -> Iterator[Hit]:
 # English forms need Latin letters: a text without any (most Chinese turns) skips their patterns,
 # which would otherwise be tried at every character.
 _has_latin = re.compile("[A-Za-z]").search
+_has_digit = re.compile("[0-9]").search
 
 
 def _english_people(text: str) -> Iterator[Hit]:

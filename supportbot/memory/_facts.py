@@ -148,6 +148,21 @@ _SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
         ("尾款", "尾款"),
         ("发票金额", "发票金额"),
         ("开票金额", "发票金额"),
+        # English: the words customers name an amount by ("the refund should be $39")
+        ("refund", "refund"),
+        ("deposit", "deposit"),
+        ("quote", "quote"),
+        ("quoted", "quote"),
+        ("upgrade fee", "upgrade fee"),
+        ("annual fee", "annual fee"),
+        ("monthly fee", "monthly fee"),
+        ("service fee", "service fee"),
+        ("late fee", "late fee"),
+        ("balance", "balance"),
+        ("budget", "budget"),
+        ("invoice total", "invoice total"),
+        ("charged", "charge"),
+        ("charge", "charge"),
     ),
     "date": (
         ("到期日", "到期日"),
@@ -161,13 +176,26 @@ _SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
         ("交付", "交付日"),
         ("扣款日", "扣款日"),
         ("开票日", "开票日"),
+        ("due date", "due date"),
+        ("renewal", "renewal date"),
+        ("renews", "renewal date"),
+        ("deadline", "deadline"),
+        ("meeting", "meeting"),
+        ("go-live", "go-live"),
+        ("delivery", "delivery date"),
     ),
 }
 # Subjects a ticket holds many of ("扣了 ¥7" on one bill, "扣了 ¥14" on the next): a later value
 # replaces an earlier one only when written as a correction.
-_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访", "地址", "发票地址"})
+_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访", "地址", "发票地址", "address", "charge", "meeting"})
 _SUBJECT_PATTERNS = {
-    kind: re.compile("|".join(re.escape(w) for w, _ in sorted(pairs, key=lambda p: -len(p[0]))))
+    kind: re.compile(
+        "|".join(
+            re.escape(w) if w.isascii() is False else rf"\b{re.escape(w)}\b"
+            for w, _ in sorted(pairs, key=lambda p: -len(p[0]))
+        ),
+        re.IGNORECASE,
+    )
     for kind, pairs in _SUBJECTS.items()
 }
 _SUBJECT_WINDOW = 12  # characters before a value searched for the word naming its subject
@@ -789,6 +817,8 @@ def _clauses_holding(sentence: str, positions: Sequence[int]) -> str:
 
 def _clause_before(text: str, start: int) -> str:
     window = text[max(0, start - _SUBJECT_WINDOW) : start]
+    if not _CJK_CHAR.search(window):  # English words are long: "the refund should be "
+        window = text[max(0, start - 3 * _SUBJECT_WINDOW) : start]
     cut = _CLAUSE_START.search(window)
     return window[cut.start() + 1 :] if cut else window
 
@@ -797,7 +827,7 @@ def _subject(kind: str, text: str, start: int) -> str:
     words = _SUBJECT_PATTERNS[kind].findall(_clause_before(text, start))
     if not words:
         return ""
-    return dict(_SUBJECTS[kind])[words[-1]]
+    return dict(_SUBJECTS[kind])[words[-1].lower()]
 
 
 def _is_correction(text: str, start: int) -> bool:
@@ -871,7 +901,7 @@ _FILLER_CLAUSE = re.compile(
 _CLAUSE_BREAK = re.compile(rf"\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])|\s+[-–—]\s+")
 # An aside a customer tacks on with no comma: "… (in case it helps)", "… if that matters", "… fyi".
 _TRAILING_ASIDE = re.compile(
-    r"(?:\s*[(（]?\s*(?:if\s+(?:that|it)\s+(?:matters|helps)|in\s+case\s+(?:that|it)\s+(?:matters|helps)"
+    r"(?:\s*[(（]?\s*\b(?:if\s+(?:that|it)\s+(?:matters|helps)|in\s+case\s+(?:that|it)\s+(?:matters|helps)"
     r"|fyi|just\s+so\s+you\s+know|lol|ugh)\s*[)）]?)+[\s.!?…~]*$",
     re.IGNORECASE,
 )

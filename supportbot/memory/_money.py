@@ -289,6 +289,8 @@ def _read(m: re.Match[str]) -> tuple[str | None, Decimal | None] | None:
         currency, number, mult = _CURRENCY_BEFORE[m.group("pre").lower()], m.group("n1"), m.group("m1")
     else:
         number, mult = m.group("n2"), m.group("mult")
+        if mult and mult in "wW" and m.start("mult") != m.end("n2"):
+            return None  # "8854 W 22nd Street": a direction; 万 is written "1.2w", never apart
         if m.group("post"):
             currency = _CURRENCY_AFTER[m.group("post").lower()]
         elif m.group("kuai"):
