@@ -50,7 +50,8 @@ _DATE = re.compile(
     r"|(?<![A-Za-z0-9-])(?P<iy>[0-9]{4})(?P<sep>[-/.])(?P<im>[0-9]{1,2})(?P=sep)(?P<id>[0-9]{1,2})(?![0-9])"
     r"|(?P<rm>上个?月|下个?月|本月|这个?月)\s*(?P<rd>[0-9]{1,2})\s*[日号](?![0-9])"
     r"|(?<![0-9年])(?P<mm>[0-9]{1,2})\s*月\s*(?P<md>[0-9]{1,2})\s*[日号]"
-    r"|(?<![0-9A-Za-z/.:-])(?P<sm>[0-9]{1,2})/(?P<sd>[0-9]{1,2})(?![0-9/.:%])"
+    r"|(?<![0-9A-Za-z/.:-])(?P<um>[0-9]{1,2})/(?P<ud>[0-9]{1,2})/(?P<uy>[0-9]{4})(?![0-9/:%]|\.[0-9])"
+    r"|(?<![0-9A-Za-z/.:-])(?P<sm>[0-9]{1,2})/(?P<sd>[0-9]{1,2})(?![0-9/:%]|\.[0-9])"
     r"|(?P<wp>下下个?|下个?|上个?|这个?|本)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天末])"
     r"|(?P<dw>大前天|前天|昨天|昨日|明天|明日|大后天|后天)"
     r"|(?P<nn>[0-9]{1,3}|[一两二三四五六七八九十])\s*(?:个)?(?P<nu>天|周|星期|个月)(?P<nd>后|以后|之后|前|以前|之前)"
@@ -91,6 +92,10 @@ def _key(m: re.Match[str], today: date | None) -> tuple[str | None, bool]:
         return _iso(g["iy"], g["im"], g["id"]), False
     if g["mm"]:
         return _iso(year, g["mm"], g["md"]), False
+    if g["um"]:  # 10/27/2027: month first, as written in the US
+        if int(g["um"]) > 12 or int(g["ud"]) > 31:
+            return None, False
+        return _iso(g["uy"], g["um"], g["ud"]), False
     if g["sm"]:
         if int(g["sm"]) > 12 or int(g["sd"]) > 31:
             return None, False

@@ -187,7 +187,9 @@ _SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
 }
 # Subjects a ticket holds many of ("扣了 ¥7" on one bill, "扣了 ¥14" on the next): a later value
 # replaces an earlier one only when written as a correction.
-_PLURAL_SUBJECTS = frozenset({"扣款", "会议", "回访", "地址", "发票地址", "address", "charge", "meeting"})
+_PLURAL_SUBJECTS = frozenset(
+    {"扣款", "会议", "回访", "地址", "发票地址", "address", "charge", "meeting", "renewal date"}
+)
 _SUBJECT_PATTERNS = {
     kind: re.compile(
         "|".join(
