@@ -292,6 +292,8 @@ class OpenAICompatible:
             try:
                 return self._send_once(body, timeout=timeout)
             except wire.Transient as exc:
+                if limits is not None and limits.remaining() == 0.0:
+                    raise self._out_of_time(limits, exc.reason) from exc  # the round's deadline cut it
                 if not exc.resend or attempt >= attempts:
                     tried = f"after {attempt} attempt(s)" if exc.resend else "(not sent again)"
                     raise self._error(
