@@ -336,3 +336,10 @@ def test_a_billed_answer_counts_when_the_repair_request_fails() -> None:
     spent = caught.value.spent
     assert spent is not None and spent.usage.prompt_tokens == 100 and spent.usage.completion_tokens == 40
     assert spent.cost == pytest.approx((100 * 1.0 + 40 * 2.0) / 1e6)
+
+
+def test_a_500_that_does_not_name_the_format_is_retried_not_taken_for_a_refusal() -> None:
+    server = Server(fail(500, "grammar sampler crashed"), ok(ANSWER))
+    llm = client(server)
+    assert llm.chat(MESSAGES, schema=Answer).parsed is not None
+    assert [b["response_format"]["type"] for b in server.bodies] == ["json_schema", "json_schema"]

@@ -190,3 +190,15 @@ def test_past_the_grace_the_worker_hands_off_and_a_waiting_caller_at_once(
     assert handed_after >= 2.0  # not before the grace ran out
     assert _escalated(database_url) == 1 + len(queued)
     assert stats.deferred >= 1
+
+
+def test_work_until_idle_waits_out_the_grace_and_then_returns(
+    open_bot: OpenBot, chat_server: ChatServer, database_url: str
+) -> None:
+    # As for a round that failed, until_idle does not wait for a retry time past the grace.
+    bot = open_bot(model_outage_grace=1.5)
+    bot.open_ticket("lina@example.com", body=QUESTIONS[0], wait=False)
+    started = time.monotonic()
+    stats = bot.work(threads=1, until_idle=True)
+    elapsed = time.monotonic() - started
+    assert 1.5 <= elapsed < 15 and stats.deferred >= 1

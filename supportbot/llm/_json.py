@@ -38,8 +38,10 @@ __all__ = [
 ]
 
 LADDER = ("json_schema", "json_object+schema", "json_object", "none")
-# Words a server's error uses when it does not accept the response format it was sent.
+# Words a server's error uses when it does not accept the response format it was sent; a 500 must
+# name the format itself (llama.cpp's does), else it is the server failing, retried as such.
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar", re.IGNORECASE)
+_FORMAT_NAMED = re.compile(r"response_format|json_schema", re.IGNORECASE)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
@@ -98,7 +100,9 @@ def response_format(mode: str, schema: type[BaseModel]) -> dict[str, Any] | None
 def refuses_format(status: int, message: str) -> bool:
     """Whether an error answer says the server does not take the response format it was sent.
     llama.cpp's servers answer an unknown format with 500, others with 400 or 422."""
-    return status in (400, 422, 500) and _FORMAT_WORDS.search(message) is not None
+    if status == 500:
+        return _FORMAT_NAMED.search(message) is not None
+    return status in (400, 422) and _FORMAT_WORDS.search(message) is not None
 
 
 def with_schema_hint(messages: Sequence[Message], schema: type[BaseModel]) -> list[dict[str, Any]]:

@@ -179,8 +179,8 @@ class Worker:
             if claimed:
                 self._wake.set()  # there may be more: claim again at once if threads are free
             elif until_idle:
-                with self._lock:  # tickets given back in an outage are work still to do
-                    if not self._active and self._outage_since is None:
+                with self._lock:  # tickets given back within the outage's grace are work still to do
+                    if not self._active and not self._within_grace():
                         return
 
     def _room(self) -> int:
