@@ -343,3 +343,17 @@ def test_a_500_that_does_not_name_the_format_is_retried_not_taken_for_a_refusal(
     llm = client(server)
     assert llm.chat(MESSAGES, schema=Answer).parsed is not None
     assert [b["response_format"]["type"] for b in server.bodies] == ["json_schema", "json_schema"]
+
+
+def test_a_server_that_wants_max_completion_tokens_gets_it_from_then_on() -> None:
+    refusal = (
+        "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead."
+    )
+    server = Server(fail(400, refusal), ok("a"), ok("b"))
+    llm = client(server, max_tokens=300)
+    llm.chat(MESSAGES)
+    llm.chat(MESSAGES)
+    assert "max_tokens" in server.bodies[0]
+    assert [b.get("max_completion_tokens") for b in server.bodies[1:]] == [300, 300]
+    assert not any("max_tokens" in b for b in server.bodies[1:])

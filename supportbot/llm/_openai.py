@@ -125,6 +125,7 @@ class OpenAICompatible:
         self._timeout, self._max_retries = timeout, max_retries
         self._backoff, self._max_backoff = backoff, max_backoff
         self._max_tokens, self._json_mode = max_tokens, json_mode
+        self._tokens_field = "max_tokens"  # or max_completion_tokens, once the server asked for it
         self._prices = dict(prices or {})
         self._on_token, self._sleep = on_token, sleep
         self._rng = rng if rng is not None else random.Random()
@@ -291,6 +292,11 @@ class OpenAICompatible:
             timeout = self._timeout_within(limits, attempt)
             try:
                 return self._send_once(body, timeout=timeout)
+            except wire.TokensFieldRefused:
+                # OpenAI's reasoning models take the same bound under another name; learned once.
+                self._tokens_field = "max_completion_tokens"
+                body = {("max_completion_tokens" if k == "max_tokens" else k): v for k, v in body.items()}
+                continue
             except wire.Transient as exc:
                 if limits is not None and limits.remaining() == 0.0:
                     raise self._out_of_time(limits, exc.reason) from exc  # the round's deadline cut it
@@ -448,6 +454,8 @@ class OpenAICompatible:
         detail = self._redact(f"HTTP {status}: {message}")
         if "response_format" in body and _json.refuses_format(status, message):
             raise wire.FormatRefused(detail)
+        if status == 400 and "max_tokens" in body and "max_completion_tokens" in message:
+            raise wire.TokensFieldRefused(detail)
         if status == 429 or status >= 500:
             hint = wire.HINTS[429] if status == 429 else wire.HINTS[500]
             raise wire.Transient(detail, hint=hint, retry_after=wire.retry_after(response))
@@ -491,7 +499,9 @@ class OpenAICompatible:
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "temperature": temperature,
             # Without it a small model in JSON mode can write thousands of tokens of nothing.
-            "max_tokens": limits.max_tokens if limits is not None and limits.max_tokens else self._max_tokens,
+            self._tokens_field: limits.max_tokens
+            if limits is not None and limits.max_tokens
+            else self._max_tokens,
         }
         if response_format is not None:
             body["response_format"] = response_format

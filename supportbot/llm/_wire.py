@@ -47,6 +47,10 @@ class Transient(Exception):
         self.reason, self.hint, self.retry_after, self.resend = reason, hint, retry_after, resend
 
 
+class TokensFieldRefused(Exception):
+    """The server wants ``max_completion_tokens`` instead of ``max_tokens`` (OpenAI's reasoning models)."""
+
+
 class FormatRefused(Exception):
     """The server does not take the request's response_format (see ``_json``)."""
 
