@@ -24,10 +24,7 @@ Retries, by what a failure says about the request:
   and its caller decides: a worker gives the ticket back and tries it later, ``send()`` hands it
   to a person.
 
-``ModelError.reason`` says which failure it was: ``unavailable`` (no answer: connection, timeout,
-429, 5xx), ``unauthorized`` (401, 403), ``context_length`` (the prompt is over the server's
-window), ``invalid_output`` (no valid JSON after a repair), ``round_time`` (the round's model time
-ran out), ``rejected`` (any other refusal).
+``ModelError.reason`` says which failure it was (``errors.ModelError`` lists them).
 
 The ``httpx.Client`` is injected so tests can pass ``httpx.MockTransport`` or talk to a loopback
 server. The API key lives only in the Authorization header of each request: never in the client's
