@@ -7,6 +7,9 @@ port. The client is the real one, with short timeouts; the worker is ``SupportBo
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import os
 import signal
 import socket
@@ -24,6 +27,7 @@ from fakes import rows
 
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo._data import load_demo_data
+from supportbot.cli._worker import queue as cli_queue
 from supportbot.llm._openai import OpenAICompatible
 from supportbot.run._worker import WorkerStats
 
@@ -151,6 +155,11 @@ def test_a_worker_waits_out_a_model_outage_and_answers_every_ticket_after(
         assert "escalated" not in _statuses(database_url).values()
         waiting = [e for e in bot.queue() if e.error and e.error.startswith("waiting for the model")]
         assert waiting and all(e.attempts == 0 for e in bot.queue())
+        shown = io.StringIO()
+        with contextlib.redirect_stdout(shown):
+            cli_queue(bot, argparse.Namespace(limit=100, json=False, language="en"))
+        assert "waiting for the model to answer again" in shown.getvalue()
+        assert "after 0 failures" not in shown.getvalue()
 
         chat_server.start()
         up_at = time.monotonic()
