@@ -8,7 +8,8 @@ draft that cites the articles its prompt offers. Like llama.cpp's server, it ref
 ``schema``), so a client that starts at ``json_schema`` must step down. Usage is reported.
 
 A test stops it by its PID (SIGKILL: a provider outage, mid-request) and starts it again on the
-same port.
+same port. With a second argument, a file path: while that file exists, every request is answered
+with the HTTP status it holds (``401``: an expired key), until the test removes it.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         status, reply = answer(json.loads(raw or b"{}"))
+        failing = FAIL_FILE.read_text().strip() if FAIL_FILE is not None and FAIL_FILE.exists() else ""
+        if failing:
+            status, reply = int(failing), {"error": {"message": "Incorrect API key provided", "type": "test"}}
         data = json.dumps(reply).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -68,6 +72,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+FAIL_FILE = Path(sys.argv[2]) if len(sys.argv) > 2 else None
 
 
 def main() -> None:

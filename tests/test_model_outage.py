@@ -43,7 +43,8 @@ OpenBot = Callable[..., SupportBot]
 class ChatServer:
     """tests/chat_server.py as a process on a fixed loopback port, stopped and started by its PID."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail_file: Path) -> None:
+        self.fail_file = fail_file  # while it exists, the server answers with the status it holds
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -55,7 +56,9 @@ class ChatServer:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), str(self.port)], stdout=subprocess.PIPE, text=True
+            [sys.executable, str(SERVER), str(self.port), str(self.fail_file)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert self.process.stdout is not None
         assert self.process.stdout.readline().strip() == "ready"
@@ -68,8 +71,8 @@ class ChatServer:
 
 
 @pytest.fixture
-def chat_server() -> Iterator[ChatServer]:
-    server = ChatServer()
+def chat_server(tmp_path: Path) -> Iterator[ChatServer]:
+    server = ChatServer(tmp_path / "fail")
     yield server
     server.kill()
 
@@ -211,3 +214,23 @@ def test_work_until_idle_waits_out_the_grace_and_then_returns(
     stats = bot.work(threads=1, until_idle=True)
     elapsed = time.monotonic() - started
     assert 1.5 <= elapsed < 15 and stats.deferred >= 1
+
+
+def test_an_expired_key_is_an_outage_for_a_worker_until_the_key_works_again(
+    open_bot: OpenBot, chat_server: ChatServer, database_url: str
+) -> None:
+    chat_server.fail_file.write_text("401")
+    chat_server.start()
+    bot = open_bot(model_outage_grace=60.0)
+    worker = Working(bot)
+    try:
+        queued = [bot.open_ticket("lina@example.com", body=q, wait=False) for q in QUESTIONS[:2]]
+        time.sleep(2.0)
+        assert _escalated(database_url) == 0
+        assert "escalated" not in _statuses(database_url).values()
+        chat_server.fail_file.unlink()  # the operator fixed the key
+        results = [bot.wait(s.ticket_id, s, timeout=40) for s in queued]
+    finally:
+        stats = worker.finish()
+    assert [r.outcome for r in results] == ["resolved"] * len(queued)
+    assert stats.deferred >= 1 and _escalated(database_url) == 0
