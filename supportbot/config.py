@@ -14,6 +14,9 @@ import platformdirs
 from ._redact import check_api_key, hide_password
 from .errors import ConfigError
 
+# How structured answers are asked for, best first; "auto" starts at the first and steps down.
+JSON_MODES = ("auto", "json_schema", "json_object+schema", "json_object", "none")
+
 
 def _default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("supportbot", appauthor=False))
@@ -47,7 +50,20 @@ class Settings:
     # SUPPORTBOT_LLM_PRICES="gpt-4o-mini=0.15/0.60,deepseek-chat=0.27/1.10"
     llm_prices: Mapping[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
     llm_timeout: float = 30.0  # seconds per network operation of one model request
-    llm_max_retries: int = 3  # retries after the first attempt (connection errors, timeouts, 429, 5xx)
+    # Retries after the first attempt: connection errors, 429 and 5xx. A read timeout is not
+    # re-sent (the server may still be working on it): see llm/_openai.py.
+    llm_max_retries: int = 3
+    # The most tokens one answer may take: small for the JSON answers (classify, check, fact
+    # extraction); the draft and the summary get llm_max_tokens, within their budgets (the room
+    # context_window leaves for an answer; summary_cap, else history_budget).
+    llm_max_tokens_small: int = 512
+    llm_max_tokens: int = 1024
+    # Seconds of model time one round may use in all; then it hands the ticket to a person.
+    llm_round_seconds: float = 90.0
+    # How structured answers are asked for: "auto" (json_schema, stepping down once per process
+    # when the server refuses it), "json_schema", "json_object+schema" (llama.cpp), "json_object",
+    # or "none" (the schema in the prompt only; the answer's JSON is repaired from its text).
+    llm_json_mode: str = "auto"
     # Compression (memory/_compress.py): what the conversation part of a prompt may cost.
     history_budget: int = 1200  # tokens for summary + unsummarized turns before folding starts
     keep_last: int = 4  # turns always kept verbatim
@@ -74,6 +90,9 @@ class Settings:
     worker_max_attempts: int = 5  # failed rounds of one ticket before a human gets it
     worker_retry_seconds: float = 2.0  # the first retry's delay; each further one doubles it
     worker_shutdown_seconds: float = 30.0  # on SIGTERM, how long running rounds may take to end
+    # How long a worker goes on without a model (connection refused, timeouts, 429, 5xx, 401/403)
+    # before the tickets it claims go to people; until then it pauses claiming and gives them back.
+    model_outage_grace: float = 300.0
     listen: bool = True  # be notified of answers and work (LISTEN) instead of polling only
     # A direct connection for notifications (LISTEN) when database_url goes through a pooler in
     # transaction mode (PgBouncer), where a listening session is handed to other clients. Without
@@ -83,6 +102,20 @@ class Settings:
     def __post_init__(self) -> None:
         # Here, not only in from_env: a key passed as Settings(llm_api_key=...) is checked too.
         check_api_key(self.llm_api_key)
+        if self.llm_json_mode not in JSON_MODES:
+            raise ConfigError(
+                f"SUPPORTBOT_LLM_JSON_MODE={self.llm_json_mode!r} is not one of {', '.join(JSON_MODES)}",
+                reason="value",
+                setting="SUPPORTBOT_LLM_JSON_MODE",
+                value=self.llm_json_mode,
+            )
+        if self.llm_max_tokens < 1 or self.llm_max_tokens_small < 1 or self.llm_round_seconds <= 0:
+            raise ConfigError(
+                "SUPPORTBOT_LLM_MAX_TOKENS and SUPPORTBOT_LLM_MAX_TOKENS_SMALL must be at least 1, and "
+                "SUPPORTBOT_LLM_ROUND_SECONDS above 0",
+                reason="value",
+                setting="SUPPORTBOT_LLM_MAX_TOKENS",
+            )
 
     def __repr__(self) -> str:
         # The dataclass repr, minus the key, with any password in the URLs masked.

@@ -176,7 +176,14 @@ class ContextBudgetExceeded(SupportbotError):
 class ModelError(SupportbotError):
     """``spent``: what the failed call still cost when the provider billed it (both answers of a
     failed schema repair, say), else None; the engine adds it to the round's spend. Like
-    ``details``, it is not part of the message."""
+    ``details``, it is not part of the message.
+
+    ``reason``, where the OpenAI-compatible client or the round knows it: ``unavailable`` (no
+    answer: connection refused or dropped, a timeout, 429 or 5xx after the retries),
+    ``unauthorized`` (401, 403), ``context_length`` (the prompt is over the server's window),
+    ``invalid_output`` (no valid answer after a repair), ``round_time`` (the round's model time,
+    ``Settings.llm_round_seconds``, ran out), ``rejected`` (any other refusal). A worker waits out
+    the first two (``Settings.model_outage_grace``); a host's own model may raise them too."""
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ waits out a backoff.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -113,11 +114,12 @@ def test_classify_timing_out_hands_off(open_bot: OpenBot, server: ScriptedServer
     bot = open_bot()
     result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
 
-    assert result.outcome == "escalated" and len(server.requests) == 2
+    # A caller waits: handed off at once, and the request the server may still work on is not re-sent.
+    assert result.outcome == "escalated" and len(server.requests) == 1
     reason = assert_handed_off(
         bot, database_url, result.ticket_id, step="classify", because="no answer within 0.3s"
     )
-    assert "2 attempt(s)" in reason
+    assert "not sent again" in reason
     assert next(t.content for t in bot.state(result.ticket_id).turns) == BANK_SYNC
 
 
@@ -251,7 +253,7 @@ def test_a_billed_failure_counts_in_the_rounds_spend(open_bot: OpenBot, server: 
     server.script(
         completion(TRIAGE, prompt_tokens=0, completion_tokens=0),
         completion(DRAFT, prompt_tokens=0, completion_tokens=0),
-        completion('{"passed": 1', prompt_tokens=100, completion_tokens=5),
+        completion('{"passed": ', prompt_tokens=100, completion_tokens=5),
         completion('{"passed": "perhaps"}', prompt_tokens=120, completion_tokens=6),
     )
     bot = open_bot()
@@ -262,3 +264,46 @@ def test_a_billed_failure_counts_in_the_rounds_spend(open_bot: OpenBot, server: 
     spent = state.round_spend
     assert spent.calls == 3 and spent.prompt_tokens == 220 and spent.completion_tokens == 11
     assert spent.cost == pytest.approx((220 * 0.5 + 11 * 1.0) / 1e6) == pytest.approx(state.cost)
+
+
+def test_a_context_length_error_shrinks_the_prompt_and_sends_it_once_more(
+    open_bot: OpenBot, server: ScriptedServer
+) -> None:
+    too_long = "This model's maximum context length is 2048 tokens (context_length_exceeded)"
+    server.script(completion(TRIAGE), error(400, too_long), completion(DRAFT), completion(PASSED))
+    bot = open_bot()
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
+
+    assert result.outcome == "resolved" and len(server.requests) == 4
+    refused, sent = (json.dumps(r.body["messages"], ensure_ascii=False) for r in server.requests[1:3])
+    assert len(sent) < len(refused)  # down the ladder: fewer articles, shorter findings
+    usage = bot.state(result.ticket_id).context_usage
+    assert (
+        usage["total"] <= usage["budget"] < 16_000
+    )  # the prompt that was sent, fitted to the smaller budget
+
+
+def test_a_second_context_length_error_hands_off(
+    open_bot: OpenBot, server: ScriptedServer, database_url: str
+) -> None:
+    too_long = "the request exceeds the available context size (n_ctx 512)"
+    server.script(completion(TRIAGE), error(400, too_long), error(400, too_long))
+    bot = open_bot()
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
+    assert result.outcome == "escalated" and len(server.requests) == 3
+    assert_handed_off(bot, database_url, result.ticket_id, step="draft", because="n_ctx 512")
+
+
+def test_a_round_out_of_model_time_hands_off(
+    open_bot: OpenBot, server: ScriptedServer, database_url: str
+) -> None:
+    slow_triage = Reply(json=completion(TRIAGE).json, delay=0.15)
+    server.script(slow_triage, Reply(json=completion(DRAFT).json, delay=1.0))
+    bot = open_bot(llm_round_seconds=0.25)
+    started = time.monotonic()
+    result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BANK_SYNC)
+    assert time.monotonic() - started < 1.0  # the draft's wait was cut at the round's bound
+    assert result.outcome == "escalated" and len(server.requests) == 2
+    assert_handed_off(
+        bot, database_url, result.ticket_id, step="draft", because="SUPPORTBOT_LLM_ROUND_SECONDS"
+    )

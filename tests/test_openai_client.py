@@ -124,7 +124,12 @@ def test_success_sends_model_messages_temperature_and_key(server: ScriptedServer
     [request] = server.requests
     assert request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert request.body == {"model": "test-model", "messages": MESSAGES, "temperature": 0.3}
+    assert request.body == {
+        "model": "test-model",
+        "messages": MESSAGES,
+        "temperature": 0.3,
+        "max_tokens": 1024,
+    }
 
 
 def test_a_prompt_s_records_never_reach_the_wire(server: ScriptedServer, make: Make) -> None:
@@ -159,7 +164,11 @@ def test_schema_sends_json_mode_and_the_schema_and_parses(server: ScriptedServer
 
     assert result.parsed == Answer(category="billing", urgent=True)
     body = server.requests[0].body
-    assert body["response_format"] == {"type": "json_object"}
+    # auto starts at the best form: the server constrains the answer to the schema itself.
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "Answer", "schema": Answer.model_json_schema(), "strict": False},
+    }
     assert body["temperature"] == 0.0 and body["model"] == "test-model"
     system = body["messages"][0]
     # The hint joins the caller's system prompt: some chat templates accept only one, and only first.
@@ -220,13 +229,15 @@ def test_500_then_succeeds_after_a_jittered_backoff(
     assert 0.0 <= sleeps[0] <= 0.5 and 0.0 <= sleeps[1] <= 1.0
 
 
-def test_timeout_retries_then_raises(server: ScriptedServer, make: Make, sleeps: Sleeps) -> None:
+def test_a_read_timeout_is_not_sent_again(server: ScriptedServer, make: Make, sleeps: Sleeps) -> None:
+    """The server may still be generating the answer: a copy would only queue behind it."""
     server.script(*[Reply(delay=5.0, json={}) for _ in range(3)])
     with pytest.raises(ModelError) as caught:
         make(timeout=0.05, max_retries=2).chat(MESSAGES)
     message = str(caught.value)
-    assert "3 attempt(s)" in message and "no answer within 0.05s" in message and "timeout" in message
-    assert len(server.requests) == 3 and len(sleeps) == 2
+    assert "not sent again" in message and "no answer within 0.05s" in message and "ReadTimeout" in message
+    assert caught.value.reason == "unavailable"
+    assert len(server.requests) == 1 and sleeps == []
 
 
 def test_connection_refused_raises_after_bounded_attempts(sleeps: Sleeps) -> None:
@@ -264,7 +275,7 @@ def test_malformed_json_then_repair_succeeds(server: ScriptedServer, make: Make)
     assert repair[: len(first)] == first
     assert repair[-2] == {"role": "assistant", "content": '{"category": "billing", "urgent": '}
     assert repair[-1]["role"] == "user" and "Invalid JSON" in repair[-1]["content"]
-    assert server.requests[1].body["response_format"] == {"type": "json_object"}
+    assert server.requests[1].body["response_format"] == server.requests[0].body["response_format"]
 
 
 def test_repair_shows_the_validation_error(server: ScriptedServer, make: Make) -> None:

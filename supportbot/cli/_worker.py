@@ -72,7 +72,11 @@ def worker(bot: SupportBot, args: argparse.Namespace) -> int:
     stats = bot.work(threads=args.threads, stop=stop)
     print(
         cli_words(args)(
-            "worker.stopped", rounds=stats.rounds, failures=stats.failures, handed_off=stats.handed_off
+            "worker.stopped",
+            rounds=stats.rounds,
+            failures=stats.failures,
+            handed_off=stats.handed_off,
+            deferred=stats.deferred,
         ),
         file=sys.stderr,
     )
@@ -105,6 +109,8 @@ def queue(bot: SupportBot, args: argparse.Namespace) -> int:
             state = t("queue.with_human")
         elif e.running:
             state = t("queue.running")
+        elif e.retry_at is not None and e.attempts == 0:  # given back in a model outage, uncounted
+            state = t("queue.waiting_for_model", error=e.error)
         elif e.retry_at is not None:
             state = t("queue.retrying", attempts=e.attempts, error=e.error)
         else:

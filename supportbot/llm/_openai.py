@@ -1,11 +1,30 @@
-"""A client for any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen, vLLM, Ollama).
+"""A client for any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen, vLLM,
+Ollama, llama.cpp).
 
 Layers, outermost first, each doing one job (like httpx's ``send`` → ``_send_handling_*``):
 
     chat                  plain, streamed or structured; turns replies into a ``Completion``
-    _complete_structured  JSON mode, the schema hint, validation and one repair round
+    _complete_structured  JSON mode (``_json``: detected once per server), validation, one repair round
     _send_with_retries    bounded retries with full-jitter backoff; ``ModelError`` at the end
-    _send_once            one POST; a ``_Reply``, a ``_Transient`` failure, or ``ModelError``
+    _send_once            one POST; a ``wire.Reply``, a ``wire.Transient`` failure, or ``ModelError``
+
+Every request carries ``max_tokens``: the round's limit for the call's kind when the round set one
+(``_limits``), else the client's own. The round's deadline shortens timeouts, backoffs and retries:
+no call outlives it.
+
+Retries, by what a failure says about the request:
+
+- connection refused, reset or dropped before an answer, a pooled connection that was stale:
+  the server did no work (or its work is lost), so the request is sent again, up to
+  ``max_retries`` times with full-jitter backoff;
+- 429 and 5xx: sent again after the server's Retry-After (capped by ``max_backoff``), else the backoff;
+- a read (or write) timeout: **not sent again**. The server may still be generating the answer
+  nobody waits for any more; a server that serves one request at a time would put the copy
+  behind it, and the copy would time out too. The call fails at once with ``reason="unavailable"``,
+  and its caller decides: a worker gives the ticket back and tries it later, ``send()`` hands it
+  to a person.
+
+``ModelError.reason`` says which failure it was (``errors.ModelError`` lists them).
 
 The ``httpx.Client`` is injected so tests can pass ``httpx.MockTransport`` or talk to a loopback
 server. The API key lives only in the Authorization header of each request: never in the client's
@@ -21,9 +40,6 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +48,8 @@ from pydantic import BaseModel, ValidationError
 
 from .._redact import Redactor, check_api_key, hide_password, url_password
 from ..errors import ConfigError, ModelError
+from . import _json, _limits
+from . import _wire as wire
 from .base import Completion, Message, Usage
 
 if TYPE_CHECKING:
@@ -41,36 +59,10 @@ __all__ = ["OpenAICompatible"]
 
 log = logging.getLogger(__name__)
 
-_SNIPPET_CHARS = 300  # enough of an error body to see the provider's reason, not a whole HTML page
-_HINTS = {
-    401: "Check the API key (SUPPORTBOT_LLM_API_KEY).",
-    403: "Check that the API key may use model {model!r}.",
-    404: "Check base_url (most servers want it to end in /v1) and the model name {model!r}.",
-    400: "Check that model {model!r} accepts these parameters (response_format, stream_options).",
-    429: "The endpoint is rate limiting; lower concurrency or raise max_retries.",
-    500: "The server failed; check its logs or status page and try again later.",
-}
 _REPAIR_PROMPT = (
     "Your previous reply does not match the required JSON schema:\n{error}\n"
     "Reply again with only the corrected JSON object."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _Reply:
-    """One successful HTTP exchange, before schema handling."""
-
-    text: str
-    usage: Usage
-    model: str
-
-
-class _Transient(Exception):
-    """One attempt failed in a way another attempt may not (connection, timeout, 429, 5xx)."""
-
-    def __init__(self, reason: str, *, hint: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason, self.hint, self.retry_after = reason, hint, retry_after
 
 
 class OpenAICompatible:
@@ -78,8 +70,10 @@ class OpenAICompatible:
 
     ``max_retries`` counts retries after the first attempt, so a call makes at most
     ``max_retries + 1`` requests. ``timeout`` applies to each network operation (connect, each
-    read), so a long stream is fine as long as chunks keep arriving. ``prices`` maps a model name
-    to (prompt, completion) dollars per million tokens.
+    read), so a long stream is fine as long as chunks keep arriving. ``max_tokens`` bounds an
+    answer when the caller set no limit of its own (``_limits``). ``json_mode``: one of
+    ``config.JSON_MODES`` (see ``_json``). ``prices`` maps a model name to (prompt, completion)
+    dollars per million tokens.
     """
 
     def __init__(
@@ -93,6 +87,8 @@ class OpenAICompatible:
         max_retries: int = 3,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
+        max_tokens: int = 1024,
+        json_mode: str = "auto",
         prices: Mapping[str, tuple[float, float]] | None = None,
         on_token: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -102,8 +98,15 @@ class OpenAICompatible:
             raise ConfigError(f"llm base_url {hide_password(base_url)!r} must start with http:// or https://")
         if not model:
             raise ConfigError("llm model is empty; set SUPPORTBOT_LLM_MODEL")
-        if timeout <= 0 or max_retries < 0 or backoff < 0 or max_backoff < 0:
-            raise ConfigError("timeout must be > 0; max_retries, backoff and max_backoff must be >= 0")
+        if timeout <= 0 or max_retries < 0 or backoff < 0 or max_backoff < 0 or max_tokens < 1:
+            raise ConfigError(
+                "timeout must be > 0, max_tokens >= 1; max_retries, backoff and max_backoff must be >= 0"
+            )
+        if json_mode != "auto" and json_mode not in _json.LADDER:
+            raise ConfigError(
+                f"json_mode {json_mode!r} is not one of auto, {', '.join(_json.LADDER)}",
+                setting="SUPPORTBOT_LLM_JSON_MODE",
+            )
         check_api_key(api_key, name="api_key (SUPPORTBOT_LLM_API_KEY)")
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -118,6 +121,8 @@ class OpenAICompatible:
         self._client = client if client is not None else httpx.Client(timeout=timeout)
         self._timeout, self._max_retries = timeout, max_retries
         self._backoff, self._max_backoff = backoff, max_backoff
+        self._max_tokens, self._json_mode = max_tokens, json_mode
+        self._tokens_field = "max_tokens"  # or max_completion_tokens, once the server asked for it
         self._prices = dict(prices or {})
         self._on_token, self._sleep = on_token, sleep
         self._rng = rng if rng is not None else random.Random()
@@ -147,6 +152,8 @@ class OpenAICompatible:
             client=client,
             timeout=settings.llm_timeout,
             max_retries=settings.llm_max_retries,
+            max_tokens=settings.llm_max_tokens_small if small else settings.llm_max_tokens,
+            json_mode=settings.llm_json_mode,
             prices=settings.llm_prices,
             on_token=on_token,
         )
@@ -209,12 +216,12 @@ class OpenAICompatible:
     def _complete_structured(
         self, messages: Sequence[Message], schema: type[BaseModel], *, temperature: float
     ) -> Completion:
-        prompt = _with_schema_hint(messages, schema)
-        first = self._send_with_retries(self._body(prompt, temperature=temperature, json_mode=True))
+        prompt = _json.with_schema_hint(messages, schema)
+        first = self._send_structured(prompt, schema, temperature=temperature, spent=[])
         try:
-            return self._completion([first], parsed=_parse(first.text, schema))
+            return self._completion([first], parsed=_json.parse(first.text, schema))
         except ValidationError as exc:
-            error = _describe(exc)
+            error = _json.describe(exc)
         log.info("model %s output did not match %s; asking once for a repair", self.model, schema.__name__)
         # Showing the model its own output and the exact errors fixes most near misses in one go.
         repair = [
@@ -222,32 +229,85 @@ class OpenAICompatible:
             {"role": "assistant", "content": first.text},
             {"role": "user", "content": _REPAIR_PROMPT.format(error=error)},
         ]
-        second = self._send_with_retries(self._body(repair, temperature=temperature, json_mode=True))
+        second = self._send_structured(repair, schema, temperature=temperature, spent=[first])
         try:
-            parsed = _parse(second.text, schema)
+            parsed = _json.parse(second.text, schema)
         except ValidationError as exc:
             # Both answers were billed; the engine adds them to the round's spend anyway.
             raise self._error(
                 f"the model returned output that does not match {schema.__name__} twice "
-                f"(model {self.model}); last error:\n{_describe(exc)}\nCheck that the model "
-                "supports JSON output (response_format json_object), or simplify the schema.",
+                f"(model {self.model}); last error:\n{_json.describe(exc)}\nCheck that the model "
+                "supports JSON output (SUPPORTBOT_LLM_JSON_MODE), or simplify the schema.",
                 spent=self._completion([first, second]),
+                reason="invalid_output",
             ) from exc
         return self._completion([first, second], parsed=parsed)
 
-    def _send_with_retries(self, body: dict[str, Any]) -> _Reply:
+    def _send_structured(
+        self,
+        prompt: list[dict[str, Any]],
+        schema: type[BaseModel],
+        *,
+        temperature: float,
+        spent: list[wire.Reply],
+    ) -> wire.Reply:
+        """One structured request, in the server's JSON mode; a refused mode steps down and the
+        request goes again. ``spent``: replies already billed, carried by a failure."""
+        key = (self.base_url, self.model)
+        mode = _json.MODES.mode(key, self._json_mode)
+        while True:
+            body = self._body(
+                prompt, temperature=temperature, response_format=_json.response_format(mode, schema)
+            )
+            try:
+                reply = self._send_with_retries(body)
+            except wire.FormatRefused as exc:
+                lower = _json.MODES.step_down(key, mode) if self._json_mode == "auto" else None
+                if lower is None:
+                    raise self._error(
+                        f"chat completion at {self._shown_url} was rejected with {exc.detail}. Set "
+                        f"SUPPORTBOT_LLM_JSON_MODE to a form model {self.model!r} accepts "
+                        "(json_object or none)",
+                        spent=self._completion(spent) if spent else None,
+                        reason="rejected",
+                    ) from exc
+                log.warning("model %s refused JSON mode %s; using %s from now on", self.model, mode, lower)
+                mode = lower
+                continue
+            except ModelError as exc:
+                if spent and exc.spent is None:
+                    exc.spent = self._completion(spent)  # the first answer was billed all the same
+                raise
+            _json.MODES.confirm(key, mode)
+            return reply
+
+    def _send_with_retries(self, body: dict[str, Any]) -> wire.Reply:
         attempts = self._max_retries + 1
         attempt = 1
         while True:
+            limits = _limits.current()
+            timeout = self._timeout_within(limits, attempt)
             try:
-                return self._send_once(body)
-            except _Transient as exc:
-                if attempt >= attempts:
+                return self._send_once(body, timeout=timeout)
+            except wire.TokensFieldRefused:
+                # OpenAI's reasoning models take the same bound under another name; learned once.
+                self._tokens_field = "max_completion_tokens"
+                body = {("max_completion_tokens" if k == "max_tokens" else k): v for k, v in body.items()}
+                continue
+            except wire.Transient as exc:
+                if limits is not None and limits.remaining() == 0.0:
+                    raise self._out_of_time(limits, exc.reason) from exc  # the round's deadline cut it
+                if not exc.resend or attempt >= attempts:
+                    tried = f"after {attempt} attempt(s)" if exc.resend else "(not sent again)"
                     raise self._error(
-                        f"chat completion at {self._shown_url} (model {self.model}) failed after "
-                        f"{attempts} attempt(s); last error: {exc.reason}. {exc.hint}"
+                        f"chat completion at {self._shown_url} (model {self.model}) failed {tried}; "
+                        f"last error: {exc.reason}. {exc.hint}",
+                        reason="unavailable",
                     ) from exc
                 delay = self._delay(attempt, exc.retry_after)
+                left = limits.remaining() if limits is not None else None
+                if left is not None and delay >= left:
+                    raise self._out_of_time(limits, exc.reason) from exc
                 log.warning(
                     "chat completion attempt %d/%d failed (%s); retrying in %.2fs",
                     attempt,
@@ -258,6 +318,24 @@ class OpenAICompatible:
             self._sleep(delay)
             attempt += 1
 
+    def _timeout_within(self, limits: _limits.CallLimits | None, attempt: int) -> float:
+        """This attempt's timeout: the client's, cut to what the round has left."""
+        left = limits.remaining() if limits is not None else None
+        if left is None:
+            return self._timeout
+        if left <= 0:
+            raise self._out_of_time(limits, "no time left before the request" if attempt == 1 else "")
+        return min(self._timeout, left)
+
+    def _out_of_time(self, limits: _limits.CallLimits | None, last: str) -> ModelError:
+        kind = limits.kind if limits is not None else "call"
+        why = f"; last error: {self._redact(last)}" if last else ""
+        return self._error(
+            f"the round's model time ran out during the {kind} call to {self._shown_url} (model "
+            f"{self.model}){why}. Raise SUPPORTBOT_LLM_ROUND_SECONDS, or use a faster model",
+            reason="round_time",
+        )
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             # The server knows when it will take us back; the cap stops a hostile header parking us.
@@ -266,34 +344,46 @@ class OpenAICompatible:
         cap = min(self._max_backoff, self._backoff * 2 ** (attempt - 1))
         return self._rng.uniform(0.0, cap)
 
-    def _send_once(self, body: dict[str, Any]) -> _Reply:
+    def _send_once(self, body: dict[str, Any], *, timeout: float) -> wire.Reply:
         try:
             if body.get("stream"):
-                return self._send_streaming(body)
-            response = self._client.post(self._url, json=body, headers=self._headers(), timeout=self._timeout)
-            self._check_status(response)
+                return self._send_streaming(body, timeout=timeout)
+            response = self._client.post(self._url, json=body, headers=self._headers(), timeout=timeout)
+            self._check_status(response, body)
             return self._reply_from(response)
+        except (httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            # Nothing reached the server: sending again costs it nothing.
+            hint = "Check that base_url is right and the server is running and reachable."
+            raise wire.Transient(
+                f"no connection within {timeout:.3g}s ({type(exc).__name__})", hint=hint
+            ) from exc
         except httpx.TimeoutException as exc:
-            reason = f"no answer within {self._timeout}s ({type(exc).__name__})"
-            raise _Transient(
-                reason, hint="Check that the server is not overloaded, or raise the timeout."
+            reason = (
+                f"no answer within {timeout:.3g}s ({type(exc).__name__}); "
+                "the server may still be working on it"
+            )
+            raise wire.Transient(
+                reason,
+                hint="Check that the server is not overloaded, raise the timeout, or lower max_tokens.",
+                resend=False,
             ) from exc
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             hint = "Check that base_url is right and the server is running and reachable."
-            raise _Transient(self._redact(f"{type(exc).__name__}: {exc}"), hint=hint) from exc
+            raise wire.Transient(self._redact(f"{type(exc).__name__}: {exc}"), hint=hint) from exc
         except httpx.HTTPError as exc:  # a proxy refusal or a malformed URL: retrying will not help
             raise self._error(
-                f"chat completion at {self._shown_url} failed: {type(exc).__name__}: {exc}"
+                f"chat completion at {self._shown_url} failed: {type(exc).__name__}: {exc}",
+                reason="rejected",
             ) from exc
 
-    def _send_streaming(self, body: dict[str, Any]) -> _Reply:
+    def _send_streaming(self, body: dict[str, Any], *, timeout: float) -> wire.Reply:
         pieces: list[str] = []
         emit = self._on_token or _ignore
-        headers, timeout = self._headers(), self._timeout
+        headers = self._headers()
         with self._client.stream("POST", self._url, json=body, headers=headers, timeout=timeout) as response:
             if not response.is_success:
                 response.read()
-                self._check_status(response)
+                self._check_status(response, body)
             if "json" in response.headers.get("content-type", ""):
                 # Some proxies ignore "stream": true and answer in one piece; pass it on as one token.
                 response.read()
@@ -310,16 +400,21 @@ class OpenAICompatible:
                 # it twice; failing loudly is the lesser evil.
                 raise self._error(
                     f"the stream from {self._shown_url} broke after {len(pieces)} piece(s) had been passed "
-                    f"to on_token ({type(exc).__name__}: {exc}); not retried to avoid repeating them"
+                    f"to on_token ({type(exc).__name__}: {exc}); not retried to avoid repeating them",
+                    reason="unavailable",
                 ) from exc
-        return _Reply(text="".join(pieces), usage=usage, model=model)
+        return wire.Reply(text="".join(pieces), usage=usage, model=model)
 
     def _read_events(
         self, response: httpx.Response, pieces: list[str], *, emit: Callable[[str], None]
     ) -> tuple[Usage, str]:
-        """Read SSE ``data:`` lines into ``pieces``; return the usage and model the stream reported."""
+        """Read SSE ``data:`` lines into ``pieces``; return the usage and model the stream reported.
+        A stream whose chunks keep coming is cut at the round's deadline."""
         usage, model = Usage(), self.model
+        limits = _limits.current()
         for line in response.iter_lines():
+            if limits is not None and limits.remaining() == 0.0:
+                raise self._out_of_time(limits, f"the stream was cut after {len(pieces)} piece(s)")
             if not line.startswith("data:"):
                 continue  # blank separators, ": keep-alive" comments, "event:" lines
             data = line[len("data:") :].strip()
@@ -329,33 +424,49 @@ class OpenAICompatible:
                 chunk = json.loads(data)
             except json.JSONDecodeError as exc:
                 raise self._error(
-                    f"the stream from {self._shown_url} sent a non-JSON chunk: {data[:200]!r}"
+                    f"the stream from {self._shown_url} sent a non-JSON chunk: {data[:200]!r}",
+                    reason="rejected",
                 ) from exc
             if not isinstance(chunk, dict):
                 continue
             if chunk.get("error"):
-                raise self._error(f"the stream from {self._shown_url} reported an error: {chunk['error']}")
+                raise self._error(
+                    f"the stream from {self._shown_url} reported an error: {chunk['error']}",
+                    reason="rejected",
+                )
             for choice in chunk.get("choices") or []:
                 content = (choice.get("delta") or {}).get("content")
                 if content:
                     pieces.append(content)
                     emit(content)
-            usage, model = _usage(chunk.get("usage")) or usage, chunk.get("model") or model
+            usage, model = wire.usage(chunk.get("usage")) or usage, chunk.get("model") or model
         return usage, model
 
-    def _check_status(self, response: httpx.Response) -> None:
+    def _check_status(self, response: httpx.Response, body: Mapping[str, Any]) -> None:
         status = response.status_code
         if response.is_success:
             return
         # Redacted here, not only in the final message: this text also travels in the chained cause.
-        detail = self._redact(f"HTTP {status}: {_snippet(response)}")
+        message = wire.snippet(response)
+        detail = self._redact(f"HTTP {status}: {message}")
+        if "response_format" in body and _json.refuses_format(status, message):
+            raise wire.FormatRefused(detail)
+        if status == 400 and "max_tokens" in body and "max_completion_tokens" in message:
+            raise wire.TokensFieldRefused(detail)
         if status == 429 or status >= 500:
-            hint = _HINTS[429] if status == 429 else _HINTS[500]
-            raise _Transient(detail, hint=hint, retry_after=_retry_after(response))
-        hint = _HINTS.get(status, "Check base_url and the model name.").format(model=self.model)
-        raise self._error(f"chat completion at {self._shown_url} was rejected with {detail}. {hint}")
+            hint = wire.HINTS[429] if status == 429 else wire.HINTS[500]
+            raise wire.Transient(detail, hint=hint, retry_after=wire.retry_after(response))
+        hint = wire.HINTS.get(status, "Check base_url and the model name.").format(model=self.model)
+        reason = "unauthorized" if status in (401, 403) else "rejected"
+        if status in (400, 413, 422) and wire.CONTEXT_WORDS.search(message):
+            reason, hint = "context_length", "Lower SUPPORTBOT_CONTEXT_WINDOW to the server's window."
+        raise self._error(
+            f"chat completion at {self._shown_url} was rejected with {detail}. {hint}",
+            reason=reason,
+            status=status,
+        )
 
-    def _reply_from(self, response: httpx.Response) -> _Reply:
+    def _reply_from(self, response: httpx.Response) -> wire.Reply:
         try:
             data = response.json()
             # content is null when a model refuses or only calls tools; an empty answer says as much.
@@ -363,10 +474,11 @@ class OpenAICompatible:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise self._error(
                 f"{self._shown_url} answered HTTP {response.status_code} but not with a chat completion: "
-                f"{_snippet(response)}. Check that base_url points at an OpenAI-compatible API."
+                f"{wire.snippet(response)}. Check that base_url points at an OpenAI-compatible API.",
+                reason="rejected",
             ) from exc
-        return _Reply(
-            text=text, usage=_usage(data.get("usage")) or Usage(), model=data.get("model") or self.model
+        return wire.Reply(
+            text=text, usage=wire.usage(data.get("usage")) or Usage(), model=data.get("model") or self.model
         )
 
     def _body(
@@ -375,16 +487,21 @@ class OpenAICompatible:
         *,
         temperature: float,
         stream: bool = False,
-        json_mode: bool = False,
+        response_format: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        limits = _limits.current()
         body: dict[str, Any] = {
             "model": self.model,
             # Role and content only: a prompt's records (prompts.SECTIONS) are not for the wire.
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "temperature": temperature,
+            # Without it a small model in JSON mode can write thousands of tokens of nothing.
+            self._tokens_field: limits.max_tokens
+            if limits is not None and limits.max_tokens
+            else self._max_tokens,
         }
-        if json_mode:
-            body["response_format"] = {"type": "json_object"}
+        if response_format is not None:
+            body["response_format"] = response_format
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -393,10 +510,15 @@ class OpenAICompatible:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
-    def _error(self, message: str, *, spent: Completion | None = None) -> ModelError:
-        return ModelError(self._redact(message), spent=spent)
+    def _error(
+        self, message: str, *, spent: Completion | None = None, reason: str | None = None, status: int = 0
+    ) -> ModelError:
+        error = ModelError(self._redact(message), spent=spent, reason=reason)
+        if status:
+            error.details["status"] = status
+        return error
 
-    def _completion(self, replies: Sequence[_Reply], *, parsed: BaseModel | None = None) -> Completion:
+    def _completion(self, replies: Sequence[wire.Reply], *, parsed: BaseModel | None = None) -> Completion:
         """The last reply's text, with the tokens and cost of every request it took to get it."""
         usage = Usage(
             prompt_tokens=sum(r.usage.prompt_tokens for r in replies),
@@ -415,75 +537,5 @@ class OpenAICompatible:
         return (usage.prompt_tokens * prompt_price + usage.completion_tokens * completion_price) / 1_000_000
 
 
-def _with_schema_hint(messages: Sequence[Message], schema: type[BaseModel]) -> list[dict[str, Any]]:
-    """The messages with the JSON schema appended to the system prompt.
-
-    Merged into the leading system message rather than added as a second one, because several
-    open-model chat templates (served by vLLM or Ollama) accept a system message only first.
-    """
-    hint = (
-        "Reply with one JSON object and nothing else. It must validate against this JSON schema:\n"
-        + json.dumps(schema.model_json_schema(), separators=(",", ":"))
-    )
-    out = [dict(m) for m in messages]
-    if out and out[0].get("role") == "system":
-        out[0] = {**out[0], "content": f"{out[0].get('content', '')}\n\n{hint}"}
-    else:
-        out.insert(0, {"role": "system", "content": hint})
-    return out
-
-
 def _ignore(piece: str) -> None:
     pass
-
-
-def _parse(text: str, schema: type[BaseModel]) -> BaseModel:
-    stripped = text.strip()
-    # Some servers wrap JSON in a Markdown fence even in JSON mode; the object inside is fine.
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[-1].removesuffix("```").strip()
-    return schema.model_validate_json(stripped)
-
-
-def _describe(exc: ValidationError) -> str:
-    """One line per error, without pydantic's documentation links (noise in a prompt)."""
-    lines = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "(root)"
-        lines.append(f"- {where}: {error['msg']}")
-    return "\n".join(lines[:20])
-
-
-def _usage(raw: object) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    return Usage(
-        prompt_tokens=int(raw.get("prompt_tokens") or 0),
-        completion_tokens=int(raw.get("completion_tokens") or 0),
-    )
-
-
-def _snippet(response: httpx.Response) -> str:
-    try:
-        error = response.json().get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        if message:
-            return str(message)[:_SNIPPET_CHARS]
-    except (ValueError, AttributeError):
-        pass  # not a JSON error object: fall back to the raw text
-    return response.text[:_SNIPPET_CHARS] or "(empty body)"
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds the server asked us to wait: retry-after-ms (OpenAI), or Retry-After in seconds or a date."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            return max(0.0, float(response.headers[name]) * scale)
-        except (KeyError, ValueError):
-            continue
-    try:
-        when = parsedate_to_datetime(response.headers.get("retry-after", ""))
-    except (TypeError, ValueError):
-        return None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import psycopg
 from pydantic_core import to_jsonable_python
@@ -17,6 +17,7 @@ from .._records import CustomerRecords, ToolCall
 from .._state import SupportState
 from ..backend.base import Backend
 from ..config import Settings
+from ..errors import ModelError
 from ..llm._placeholders import PlaceholderModel
 from ..llm.base import LLM
 from ..memory._mask import Placeholders
@@ -126,6 +127,30 @@ class ToolRecorder:
         )
 
 
+class ModelWatch(Protocol):
+    """Who is told how the round's model calls go: a worker, which gives a ticket back instead of
+    handing it to a person while the model is down (run/_worker.py)."""
+
+    def answered(self) -> None:
+        """A model call answered."""
+
+    def defer(self, exc: ModelError) -> bool:
+        """Whether the round that met ``exc`` should give its ticket back rather than hand it off."""
+
+
+@dataclass(slots=True)
+class ModelTime:
+    """The model time one round has used, against ``Settings.llm_round_seconds``: the time spent
+    in model calls, not the round's wall time (database waits and the business system do not count)."""
+
+    limit: float
+    spent: float = 0.0
+    watch: ModelWatch | None = None
+
+    def left(self) -> float:
+        return max(0.0, self.limit - self.spent)
+
+
 @dataclass(frozen=True, slots=True)
 class Deps:
     llm: LLM
@@ -141,6 +166,8 @@ class Deps:
     # The customer's records as read for this round before it started (a worker reads those of
     # every ticket it claims in one call); load_customer reads them itself when None.
     records: CustomerRecords | None = None
+    # The round's model time; None outside a round (a reviewer's note): each call gets the bound anew.
+    model_time: ModelTime | None = None
 
     def tools(self) -> ToolRecorder:
         return ToolRecorder(round=self.round, step=self.step)

@@ -33,7 +33,7 @@ from ..store._store import Loaded, Store
 from ..store._tickets import TicketRow
 from . import _refunds as refunds
 from . import _steps as steps
-from ._deps import Deps, Effects, with_placeholders
+from ._deps import Deps, Effects, ModelTime, ModelWatch, with_placeholders
 from ._graph import (
     DECISION,
     EFFECT_STEPS,
@@ -48,6 +48,7 @@ from ._record import ROUTED_BY_STATE, NextStep, record_step
 from ._rounds import (
     READS_ONLY,
     ActiveRound,
+    RoundDeferred,
     RoundResult,
     RoundResults,
     ends_round,
@@ -111,6 +112,7 @@ class Engine:
         on_round: Callable[[RoundResult], None] | None = None,
         records: CustomerRecords | None = None,
         row: TicketRow | None = None,
+        watch: ModelWatch | None = None,
     ) -> list[RoundResult] | None:
         """Run every round the ticket has work for; None when another worker holds it.
 
@@ -119,6 +121,9 @@ class Engine:
         row read with the lease (a claim), from which a ticket without steps starts. ``on_round`` is
         called with each round's result as it ends (a worker logs it). ``records``: the
         customer's records, read after the lease was taken, for the first round's load_customer.
+        ``watch``: told of each model answer, and asked whether a model outage should give the
+        ticket back (``RoundDeferred``) instead of handing it to a person; without one (a caller
+        waiting) it is handed off at once.
         """
         results: list[RoundResult] = RoundResults(on_round)
         owner = owner or self.new_owner()
@@ -143,6 +148,7 @@ class Engine:
                     return results or None
                 loaded, turn_count = acquired
                 run = ActiveRound(loaded, owner, turn_count, results, held=held, records=records)
+                run.model_time = ModelTime(self.deps.settings.llm_round_seconds, watch=watch)
                 records = None  # a later round reads them again
                 known: int | None = None  # set when the round ended: the ticket may leave the work queue
                 try:
@@ -425,9 +431,17 @@ class Engine:
             loaded, write = self._start_round(loaded, run.turn_count)
             pending.append(write)
             return loaded
-        deps = dataclasses.replace(self.deps, round=state.round, step=step, records=run.records)
+        deps = dataclasses.replace(
+            self.deps, round=state.round, step=step, records=run.records, model_time=run.model_time
+        )
         if step not in EFFECT_STEPS:
-            update, next_step = self._call(step, state, deps)
+            try:
+                update, next_step = self._call(step, state, deps)
+            except RoundDeferred:
+                if pending:  # the steps done are kept: the retry starts at the one that failed
+                    with self.store.transaction() as tx:
+                        self._flush(tx, pending, state.ticket.id, owner)
+                raise
             if step in READS_ONLY:
                 run.held.close()  # its reads are done: the rest of the round needs no shared connection
             loaded, write, must_commit = self._record(loaded, step, update, next_step)
@@ -509,6 +523,12 @@ class Engine:
         except (ModelError, ContextBudgetExceeded) as exc:
             if step == "handoff":
                 raise
+            watch = deps.model_time.watch if deps.model_time is not None else None
+            if isinstance(exc, ModelError) and watch is not None and watch.defer(exc):
+                log.info("model unavailable in %s of %s; the ticket waits for it", step, state.ticket.id)
+                raise RoundDeferred(
+                    str(exc), ticket_id=state.ticket.id, step=step, reason=exc.reason, spent=exc.spent
+                ) from exc
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
             handoff: StateUpdate = {"handoff_reason": steps.failure_reason(state, step, exc)}

@@ -12,10 +12,18 @@ import psycopg
 
 from .._records import CustomerRecords
 from .._state import Outcome, SupportState
+from ..errors import ModelError
 from ..store import _history as steps_repo
 from ..store import _lease as lease_repo
 from ..store._store import Loaded
+from ._deps import ModelTime
 from ._graph import START, pauses_before
+
+
+class RoundDeferred(ModelError):
+    """A model outage met by a round whose caller waits it out (a worker, within
+    ``Settings.model_outage_grace``): the steps done so far are recorded, the ticket stays queued
+    and nobody is told anything. Never leaves the worker; the outage's error is its cause."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,7 @@ class ActiveRound:
     # The step records written behind, with the round's next transaction (Engine._execute).
     pending: list[steps_repo.StepWrite] = field(default_factory=list)
     renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
+    model_time: ModelTime | None = None  # the model time it used (Settings.llm_round_seconds)
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
 

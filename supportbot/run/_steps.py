@@ -29,6 +29,7 @@ from ..reply import _context as context
 from ..reply import _findings as findings
 from ..reply import _guardrails as guardrails
 from ..reply._caches import WISHES_SIZE, Caches
+from . import _models as models
 from . import _refunds as refunds
 from ._deps import Deps
 
@@ -142,7 +143,7 @@ def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -
     start = min(state.facts_upto, len(state.turns))
     messages = assist.assist_messages(state.turns, start, ledger)
     try:
-        completion = deps.small_llm.chat(messages, schema=assist.ProposedFacts)
+        completion = models.ask(deps, "facts", messages, schema=assist.ProposedFacts)
     except ModelError as exc:
         log.warning("fact assist for %s skipped: %s", state.ticket.id, exc)
         return [], Spend()
@@ -162,16 +163,16 @@ class _Summarizer:
         self.spend = Spend()
 
     def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
-        completion = self._deps.small_llm.chat(summary_messages(previous, turns))
+        completion = models.ask(self._deps, "summary", summary_messages(previous, turns))
         self.spend += _spend_of(completion)
         return completion.text
 
 
 def _prompt(
-    state: SupportState, deps: Deps, build: context.Builder, *, record: bool = True
+    state: SupportState, deps: Deps, build: context.Builder, *, record: bool = True, budget: int | None = None
 ) -> tuple[context.Prompt, Update]:
     """The step's prompt, degraded until it fits; folds more history before giving up."""
-    budget = context.prompt_budget(deps.settings)
+    budget = context.prompt_budget(deps.settings) if budget is None else budget
     build = partial(build, facts_allowance=context.facts_allowance(deps.settings), caches=deps.caches)
     prompt = context.fit(build, state, budget)
     update: Update = {}
@@ -191,6 +192,43 @@ def _prompt(
     return prompt, update
 
 
+def _ask_fitted(
+    state: SupportState,
+    deps: Deps,
+    build: context.Builder,
+    kind: models.Kind,
+    *,
+    schema: type[BaseModel] | None = None,
+    record: bool = True,
+) -> tuple[Completion, Update]:
+    """The model's answer to the step's prompt. A server whose window is smaller than
+    ``context_window`` says so (HTTP 400, ``reason="context_length"``); the prompt then goes down
+    the degradation ladder to fit ``SHRINK`` of its size, and is sent once more. A second
+    refusal is the model fault it is: the ticket goes to a person."""
+    prompt, update = _prompt(state, deps, build, record=record)
+    try:
+        return models.ask(deps, kind, prompt.messages, schema=schema), update
+    except ModelError as exc:
+        if exc.reason != "context_length":
+            raise
+    smaller = int(prompt.tokens * SHRINK)
+    log.warning(
+        "%s prompt of %s over the server's window; shrinking it to %d tokens", kind, state.ticket.id, smaller
+    )
+    shrunk, again = _prompt(
+        reduce(state, update) if update else state, deps, build, record=record, budget=smaller
+    )
+    completion = models.ask(deps, kind, shrunk.messages, schema=schema)
+    if "facts" in update and "facts" in again:  # both folded: the ledger grew twice
+        again = {**again, "facts": [*update["facts"], *again["facts"]]}
+    return completion, _merged(update, again)
+
+
+# The share of its size a prompt the server found too long is shrunk to: our token count (tiktoken)
+# and the server's tokenizer disagree, most on Chinese, so one step must clear a wide gap.
+SHRINK = 0.6
+
+
 def _merged(first: Update, second: Update) -> Update:
     """Two updates of one step as one; what they spent adds up, as the reducer would add it."""
     merged: Update = {**first, **second}
@@ -203,8 +241,9 @@ def _merged(first: Update, second: Update) -> Update:
 
 def classify(state: SupportState, deps: Deps) -> Update:
     # context_usage reports the reply prompt (draft's), the one that carries the whole context.
-    prompt, update = _prompt(state, deps, context.classify_prompt, record=False)
-    completion = deps.small_llm.chat(prompt.messages, schema=Triage)
+    completion, update = _ask_fitted(
+        state, deps, context.classify_prompt, "classify", schema=Triage, record=False
+    )
     triage: Triage = _parsed(completion, Triage)
     if not state.topic:
         update["topic"] = (
@@ -254,11 +293,16 @@ def act(state: SupportState, deps: Deps) -> Update:
 
 
 def draft(state: SupportState, deps: Deps) -> Update:
-    prompt, update = _prompt(state, deps, context.draft_prompt)
-    completion = deps.llm.chat(prompt.messages)
+    completion, update = _ask_fitted(state, deps, context.draft_prompt, "draft")
     text = completion.text.strip()
     if not text:
-        raise ModelError("the model returned an empty draft", ticket_id=state.ticket.id, step="draft")
+        raise ModelError(
+            "the model returned an empty draft",
+            ticket_id=state.ticket.id,
+            step="draft",
+            reason="invalid_output",
+            spent=completion,
+        )
     return _merged(update, {"draft": text, "revisions": state.revisions + 1, **spent(completion)})
 
 
@@ -275,8 +319,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     problems = _rule_problems(state, deps)
     if problems:
         return {"review": Review(passed=False, problems=problems)}
-    prompt, update = _prompt(state, deps, context.review_prompt, record=False)
-    completion = deps.small_llm.chat(prompt.messages, schema=Review)
+    completion, update = _ask_fitted(state, deps, context.review_prompt, "check", schema=Review, record=False)
     review = _parsed(completion, Review)
     # A model that fails a draft without saying why still failed it.
     problems = [] if review.passed else (list(review.problems) or [_says(state)("review.unexplained")])
@@ -345,8 +388,7 @@ def answer_note(state: SupportState, deps: Deps) -> Update:
     evidence nor the note holds. An answer that fails them raises RespondRefused before anything
     is recorded, and the reviewer may word the note otherwise.
     """
-    prompt, update = _prompt(state, deps, context.draft_prompt, record=False)
-    completion = deps.llm.chat(prompt.messages)
+    completion, update = _ask_fitted(state, deps, context.draft_prompt, "answer", record=False)
     text = completion.text.strip()
     problems = guardrails.draft_problems(
         text,
@@ -569,7 +611,11 @@ def spent(spend: Spend | BilledCall) -> Update:
 
 def _parsed(completion: Completion, schema: type[_Parsed]) -> _Parsed:
     if not isinstance(completion.parsed, schema):
-        raise ModelError(f"the model did not return a {schema.__name__}; got {completion.text[:200]!r}")
+        raise ModelError(
+            f"the model did not return a {schema.__name__}; got {completion.text[:200]!r}",
+            reason="invalid_output",
+            spent=completion,
+        )
     return completion.parsed
 
 

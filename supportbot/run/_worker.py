@@ -24,12 +24,22 @@ when a claim would take work, and at least every ``worker_sweep_seconds``, which
 rounds whose worker died (their lease expired) and tickets whose retry time came. Stopping: no
 new claims; tickets claimed ahead and not started are released at once; running rounds get up to
 ``worker_shutdown_seconds`` to end; leases still held after that are released.
+
+A model outage (connection refused, timeouts, 429, 5xx, 401/403 after the client's own retries)
+counts against the worker, not the ticket: the round gives its ticket back (``RoundDeferred``; the
+steps done are kept, no attempt is counted, the ticket is tried again after the pause) and the
+worker pauses claiming, ``worker_retry_seconds`` doubling with each outage failure up to
+``_MAX_PAUSE``. While the outage lasts it claims one ticket at a time, a probe; the first model
+answer ends the outage. Only once the worker has gone ``model_outage_grace`` seconds without a
+model do the rounds hand their tickets to people, as ``send()`` does at once (a customer is
+waiting there).
 """
 
 from __future__ import annotations
 
 import logging
 import queue
+import random
 import threading
 import time
 import uuid
@@ -38,16 +48,19 @@ from dataclasses import dataclass
 from .._records import CustomerRecords
 from ..backend.base import ReadsCustomerRecords
 from ..config import Settings
-from ..errors import StoreError
+from ..errors import ModelError, StoreError
 from ..memory import _tokens as tokens
 from ..store import _queue as work_queue
 from ..store._channels import WORK_CHANNEL
 from ..store._listen import Listener
 from ..store._store import Store
 from ._engine import Engine
-from ._rounds import RoundResult
+from ._models import OUTAGE_REASONS
+from ._rounds import RoundDeferred, RoundResult
 
 log = logging.getLogger("supportbot.worker")
+
+_MAX_PAUSE = 30.0  # seconds: the longest a worker stops claiming in a model outage
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +80,7 @@ class WorkerStats:
     handed_off: int
     running: int  # tickets claimed and not finished: being driven, or claimed ahead
     max_wait: float  # the longest a claimed ticket had waited, in seconds
+    deferred: int = 0  # rounds that gave their ticket back in a model outage (none handed off)
 
 
 class Worker:
@@ -94,11 +108,22 @@ class Worker:
         self._tasks: queue.SimpleQueue[_Task | None] = queue.SimpleQueue()
         self._rounds = self._failures = self._handed_off = 0
         self._max_wait = 0.0
+        # The model outage this worker is in: since when (monotonic; None: the model answers),
+        # how many rounds it failed, and until when claiming pauses.
+        self._outage_since: float | None = None
+        self._outage_failures = self._deferred = 0
+        self._pause_until = 0.0
+        self._rng = random.Random()
 
     def stats(self) -> WorkerStats:
         with self._lock:
             return WorkerStats(
-                self._rounds, self._failures, self._handed_off, len(self._active), self._max_wait
+                self._rounds,
+                self._failures,
+                self._handed_off,
+                len(self._active),
+                self._max_wait,
+                self._deferred,
             )
 
     def stop(self) -> None:
@@ -154,8 +179,8 @@ class Worker:
             if claimed:
                 self._wake.set()  # there may be more: claim again at once if threads are free
             elif until_idle:
-                with self._lock:
-                    if not self._active:
+                with self._lock:  # tickets given back within the outage's grace are work still to do
+                    if not self._active and not self._within_grace():
                         return
 
     def _room(self) -> int:
@@ -182,6 +207,9 @@ class Worker:
     def _claim(self) -> int:
         with self._lock:
             free = self._room()
+            if self._outage_since is not None and self._within_grace():
+                # Paused, then one ticket at a time: a probe, not a batch that would all wait.
+                free = 0 if time.monotonic() < self._pause_until or self._active else min(free, 1)
         if not free:
             return 0
         # The claim and the read of its customers share one connection: under load a thread
@@ -296,9 +324,61 @@ class Worker:
                 records=records,
                 row=task.ticket,
                 on_round=finished,
+                watch=self,
             )
+        except RoundDeferred as exc:
+            self._wait_for_model(task, exc)
         except Exception as exc:  # noqa: BLE001 - any round failure: counted, retried or handed over
             self._failed(task, exc, time.monotonic() - started)
+
+    # -- a model outage (the module docstring): the engine's ModelWatch ----------------------
+
+    def answered(self) -> None:
+        if self._outage_since is None:  # read without the lock: the common case costs nothing
+            return
+        with self._lock:
+            if self._outage_since is not None:
+                log.info("worker %s: the model answers again", self.id)
+            self._outage_since, self._outage_failures, self._pause_until = None, 0, 0.0
+        self._wake.set()
+
+    def defer(self, exc: ModelError) -> bool:
+        if exc.reason not in OUTAGE_REASONS:
+            return False  # a bad answer, a refusal of this request: the ticket's own problem
+        with self._lock:
+            if self._outage_since is None:
+                self._outage_since = time.monotonic()
+            return self._within_grace()
+
+    def _within_grace(self) -> bool:
+        """Whether the outage is younger than ``model_outage_grace``; hold ``_lock``."""
+        since = self._outage_since
+        return since is not None and time.monotonic() - since < self.settings.model_outage_grace
+
+    def _wait_for_model(self, task: work_queue.Claim, exc: RoundDeferred) -> None:
+        """The round gave its ticket back: pause claiming; the ticket waits as long, uncounted."""
+        with self._lock:
+            self._outage_failures += 1
+            self._deferred += 1
+            base = self.settings.worker_retry_seconds * 2 ** min(self._outage_failures - 1, 10)
+            pause = min(_MAX_PAUSE, base) * self._rng.uniform(0.5, 1.0)  # workers out of step
+            self._pause_until = max(self._pause_until, time.monotonic() + pause)
+            since = self._outage_since or time.monotonic()
+        reason = f"waiting for the model ({exc.reason}): {(str(exc).strip().splitlines() or [''])[0]}"
+        try:
+            with self.store.transaction() as tx:
+                work_queue.wait_for_model(tx, task.ticket_id, reason, retry_in=pause)
+        except StoreError:
+            pass  # its lease is already free: it is simply tried again sooner
+        log.warning(
+            "model unavailable (%s) in %s of ticket=%s; claiming paused %.1fs, %.0fs of %.0fs grace used",
+            exc.reason,
+            exc.step,
+            task.ticket_id,
+            pause,
+            time.monotonic() - since,
+            self.settings.model_outage_grace,
+        )
 
     def _failed(self, task: work_queue.Claim, exc: Exception, seconds: float) -> None:
         # The stored reason is for operators; the log line names only the error's type.

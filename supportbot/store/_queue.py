@@ -167,6 +167,18 @@ def record_failure(
     return int(row[0]), bool(row[1])
 
 
+def wait_for_model(conn: psycopg.Connection, ticket_id: str, error: str, *, retry_in: float) -> bool:
+    """Keep a ticket whose round met a model outage queued, not counting an attempt: it is tried
+    again in ``retry_in`` seconds, and ``error`` says why it waits. False when it left the queue."""
+    row = conn.execute(
+        "UPDATE supportbot.tickets SET work_error = %(e)s,"
+        " work_retry_at = now() + make_interval(secs => %(r)s)"
+        " WHERE id = %(t)s AND work_due IS NOT NULL RETURNING id",
+        {"t": ticket_id, "e": error[:500], "r": retry_in},
+    ).fetchone()
+    return row is not None
+
+
 def release_all(conn: psycopg.Connection, owners: list[str]) -> int:
     """Free the tickets leased to ``owners`` (a worker stopping before its rounds ended)."""
     rows = conn.execute(
