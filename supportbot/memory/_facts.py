@@ -110,7 +110,9 @@ _HTTP_STATUS = re.compile(
 )
 # An error as a program names it: ERR_AUTH_13, ERROR-42, E_TIMEOUT.
 _ERROR_NAME = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:ERR(?:OR)?|E)[_-][A-Z0-9]+(?:[_-][A-Z0-9]+)*+(?![A-Za-z0-9_-])"
+    r"(?<![A-Za-z0-9_-])(?:(?:ERR(?:OR)?|E)[_-][A-Z0-9]+(?:[_-][A-Z0-9]+)*+"
+    # as pasted in lower case ("err_sync_972"), with a digit: "error-prone" is a word
+    r"|(?=[a-z_-]*[0-9])(?i:err(?:or)?)[_-][a-z0-9]+(?:[_-][a-z0-9]+)*+)(?![A-Za-z0-9_-])"
 )
 # An id as a system prints one: letters and digits mixed, at least two of each ("X3KWW4KP",
 # "2VFR4CD6", "zto_4jk2yxk"); or long digit groups joined by dashes ("441-9495181-0944424").
@@ -722,7 +724,11 @@ def _contacts(text: str, plans: Sequence[str]) -> Iterator[_Found]:
     for h in contacts.people(text):
         yield _Found(h.start, "person", h.text, h.key, h.subject)
     for h in contacts.plans(text, plans):
-        yield _Found(h.start, "plan", h.text, h.key)
+        said = _without_filler(h.text) or h.text  # "我想起来了,39码的白色运动鞋…": the goods only
+        if said == h.text:
+            yield _Found(h.start, "plan", h.text, h.key)
+        else:
+            yield _Found(h.start + max(0, h.text.find(said)), "plan", said, normalize_sentence(said))
     for h in contacts.statuses(text):
         said = clip(h.text)
         yield _Found(h.start, "status", _without_filler(said) or said, h.key, h.subject)
@@ -889,7 +895,7 @@ _FILLER_CLAUSE = re.compile(
     r"(?:(?:谢谢|多谢|感谢)(?:你们|您|你)?(?:这么|的|一直)?(?:耐心|帮忙|帮助|回复)?|辛苦(?:你们|您|你)?了"
     r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯+|啊|哦+(?:对了?)?"
     r"|(?:嗯+)?明白了?|(?:好的)+|好吧|行吧|收到|(?:情况|事情)?是这样的"
-    r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|说明一下|顺便(?:说|问)一下|老实说|说实话|说真的"
+    r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|说明一下|没事|不着急|不急|了解|顺便(?:说|问)一下|老实说|说实话|说真的"
     r"|(?:也)?不知道(?:有没有|有无|相不相)(?:关系|用|关)|(?:这个|这些)?(?:应该|可能)?(?:有用|有帮助)"
     r"|(?:你们|您)?(?:先)?记一下|(?:先)?跟(?:你|您|你们)说一(?:声|下)|有点无语|真(?:是)?无语|急死了"
     r"|thanks?(?:\s+(?:a\s+lot|so\s+much|again))?|thank\s+you(?:\s+(?:so\s+much|again))?|sorry(?:\s+for\s+the\s+\w+(?:\s+of\s+text)?)?"
