@@ -63,7 +63,11 @@ _BREAK = re.compile(
 )
 _COMMA = re.compile(r"[,，]")
 _LONE = 8  # characters: an option clause this short ("粉色的", ", size XS") names the clause before's product
-_MAX_CHARS = 120  # a longer "clause" is a run-on paste: its floor sentence holds it
+# A longer "clause" is a run-on paste (its floor sentence holds it) or text that only happens to
+# hold an option word ("…寲款谔…"): Chinese says as much in a third of the characters.
+_MAX_CHARS = 120
+_MAX_CJK_CHARS = 40
+_CJK = re.compile("[\u4e00-\u9fff]")
 
 
 class Product(NamedTuple):
@@ -90,7 +94,8 @@ def products(text: str) -> Iterator[Product]:
         ):
             begin = breaks[i - 1][1]
         named = _bare(text[begin:start] + text[stop:end])  # what the clause says besides the option
-        if end - begin <= _MAX_CHARS and len(named) >= 2:
+        limit = _MAX_CJK_CHARS if _CJK.search(text, begin, end) else _MAX_CHARS
+        if end - begin <= limit and len(named) >= 2:
             found.append((begin, end))
     # One clause once, and a clause inside a wider one ("the navy rain jacket" of "…, size XS") not again.
     for begin, end in sorted(set(found)):
