@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from .._bot import SupportBot
     from ._service import Console
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8088
-
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)

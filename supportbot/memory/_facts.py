@@ -586,11 +586,6 @@ def mentions_fact(text: str, *, role: Role | None = None) -> bool:
     return any(next(iter(_scan(text, r, None, ())), None) is not None for r in roles)
 
 
-def facts_in(text: str, *, role: Role, when: datetime | None = None) -> list[tuple[str, str]]:
-    """``(kind, key)`` of the facts in ``text``: what a summary line carries, to compare with a ledger."""
-    return [(f.kind, f.key) for f in _scan(text, role, when, ())]
-
-
 def clip(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
     """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -314,10 +314,6 @@ def pinned_facts(state: SupportState, allowance: int | None = None) -> list[Fact
     return list(ledger.view(state.facts, summarized_upto=state.summarized_upto, allowance=allowance).shown)
 
 
-def ticket_text(state: SupportState) -> str:
-    return "\n\n".join(text for _, text in ticket_sections(state))
-
-
 def _section(name: str, *pieces: str) -> Section:
     return name, "".join(pieces), count_joined(pieces)
 

@@ -104,16 +104,6 @@ def create_ticket(
     return Ticket(ticket_id, email, subject, body, now)
 
 
-def ticket_position(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str]:
-    """(the ticket's latest step seq, its status), from its row."""
-    row = conn.execute(
-        "SELECT last_seq, status FROM supportbot.tickets WHERE id = %s", (ticket_id,)
-    ).fetchone()
-    if row is None:
-        raise no_ticket(ticket_id)
-    return int(row[0]), str(row[1])
-
-
 def ticket_head(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str, int]:
     """(the ticket's latest step seq, its status, how many turns are stored), from its row."""
     row = conn.execute(
