@@ -65,6 +65,18 @@ CREATE TABLE supportbot.console_notes (
     CONSTRAINT console_notes_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.console_sessions (
+    id_hash bytea NOT NULL,
+    operator text NOT NULL,
+    role text NOT NULL,
+    credential text NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    seen_at timestamp with time zone NOT NULL,
+    CONSTRAINT console_sessions_pkey PRIMARY KEY (id_hash),
+    CONSTRAINT console_sessions_id_hash_check CHECK ((length(id_hash) = 32)),
+    CONSTRAINT console_sessions_operator_check CHECK (((length(operator) >= 1) AND (length(operator) <= 200)))
+);
+
 CREATE TABLE supportbot.customer_profiles (
     customer_id text NOT NULL,
     fingerprint text NOT NULL,
@@ -213,6 +225,10 @@ CREATE INDEX audit_at ON supportbot.audit USING btree (at);
 CREATE INDEX audit_customer ON supportbot.audit USING btree (lower(customer_email)) WHERE (customer_email IS NOT NULL);
 
 CREATE INDEX audit_ticket ON supportbot.audit USING btree (ticket_id, id);
+
+CREATE INDEX console_sessions_operator ON supportbot.console_sessions USING btree (operator);
+
+CREATE INDEX console_sessions_seen ON supportbot.console_sessions USING btree (seen_at);
 
 CREATE INDEX effects_ticket ON supportbot.effects USING btree (ticket_id);
 

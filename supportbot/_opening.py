@@ -153,3 +153,9 @@ def _database_url(database_url: str | None, settings: Settings) -> str:
 
         url = embedded_url(settings.data_dir)
     return url
+
+
+def resolve_database_url(database_url: str | None, settings: Settings) -> str:
+    """The database a command acts on: the URL given, else ``SUPPORTBOT_DATABASE_URL``, else the
+    embedded PostgreSQL's (starting it)."""
+    return _database_url(database_url, settings)

@@ -41,6 +41,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.add_user:
         add_user(path, args.add_user, args.role, _new_password(tr))
         print(tr("cli.user_added", name=args.add_user.strip(), role=args.role, path=str(path)))
+        # A new password or role ends the operator's sessions in every console on the database.
+        from .._opening import resolve_database_url
+        from ..store._console import end_operator_sessions
+
+        url = resolve_database_url(args.database_url, settings)
+        ended = end_operator_sessions(url, args.add_user.strip())
+        if ended:
+            print(tr("cli.sessions_ended", n=ended))
         return 0
     users = Users.load(path)  # refuses to start without operators
     return _serve(args, settings, users, tr)

@@ -23,7 +23,7 @@ from ..i18n._prompts import fact_labels
 from ..reply._findings import basis_text
 from . import _api as api
 from . import _pages as pages
-from ._security import COOKIE, BadCsrf, Forbidden, NeedSignIn, Sessions
+from ._security import COOKIE, BadCsrf, Forbidden, NeedSignIn, Sessions, StoredSessions
 from ._service import Console
 from ._users import Throttle, Users
 from ._web import describe, error_response, is_api, waited, when
@@ -47,7 +47,7 @@ def create_app(
     tr = i18n.translator("console", lang)
     app.state.console = console
     app.state.users = users
-    app.state.sessions = sessions if sessions is not None else Sessions()
+    app.state.sessions = sessions if sessions is not None else StoredSessions(console.store, users)
     app.state.throttle = throttle if throttle is not None else Throttle()
     app.state.secure_cookies = secure_cookies
     app.state.tr = tr

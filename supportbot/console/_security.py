@@ -1,9 +1,12 @@
 """Sessions, CSRF tokens and roles for the console.
 
-Sessions live in this process's memory and the cookie carries only a random id: signing out
-ends a session for good, nothing about the operator is readable from the cookie, and a restart
-signs everyone out (the console is one process). A session ends after ``idle`` seconds without a
-request and ``lifetime`` seconds after sign-in, whichever comes first.
+The cookie carries only a random id: nothing about the operator is readable from it. The console
+keeps sessions in PostgreSQL (``StoredSessions``, sql/020_console_sessions.sql): only the id's
+SHA-256 is stored, so a restart signs nobody out and two console processes on one database serve
+the same operators; signing out, a changed password or a changed role ends a session for good.
+``Sessions`` keeps them in one process's memory (tests, and an app built without a store). A
+session ends after ``idle`` seconds without a request and ``lifetime`` seconds after sign-in,
+whichever comes first.
 
 Every form and every state-changing API call carries the session's CSRF token (a hidden field,
 or the ``X-CSRF-Token`` header), compared in constant time; the cookie is also SameSite=Strict.
@@ -11,14 +14,19 @@ or the ``X-CSRF-Token`` header), compared in constant time; the cookie is also S
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import cast
 
-from ._users import Operator
+from ..store import _console as rows
+from ..store._store import Store
+from ._users import Operator, Role, Users
 
 COOKIE = "supportbot_console"
 CSRF_FIELD = "csrf_token"
@@ -102,6 +110,91 @@ class Sessions:
     def end(self, session_id: str) -> None:
         with self._lock:
             self._by_id.pop(session_id, None)
+
+
+class StoredSessions:
+    """Sessions in PostgreSQL, shared by every console process on the database.
+
+    A session before sign-in (the sign-in form's) is not stored: its CSRF token is derived from its
+    id, so any process can check it. A signed-in session is a row keyed by the id's SHA-256; it
+    names the operator, their role and ``Users.credential`` at sign-in, and ends when the users
+    file says otherwise. ``seen_at`` is written at most every ``touch_every`` seconds: a request
+    is a read, not a write.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        users: Users,
+        *,
+        idle: float = 30 * 60,
+        lifetime: float = 12 * 3600,
+        clock: Callable[[], float] = time.time,
+        touch_every: float = 30.0,
+    ) -> None:
+        self.store, self.users = store, users
+        self.idle, self.lifetime, self._clock, self.touch_every = idle, lifetime, clock, touch_every
+
+    def new(self, operator: Operator | None = None) -> Session:
+        session_id, now = secrets.token_urlsafe(32), self._clock()
+        if operator is not None:
+            credential = self.users.credential(operator.name) or ""
+            with self.store.transaction() as conn:
+                # Ended sessions go as people sign in: the table stays as small as the live ones.
+                rows.sessions_sweep(
+                    conn, seen_before=_at(now - self.idle), started_before=_at(now - self.lifetime)
+                )
+                rows.session_insert(
+                    conn, _digest(session_id), operator.name, operator.role, credential, _at(now)
+                )
+        return Session(session_id, _csrf(session_id), operator, now, now)
+
+    def get(self, session_id: str | None) -> tuple[Session | None, bool]:
+        """(the live session, False); (None, True) when ``session_id`` named a signed-in session
+        that ended. An id never signed in is a session before sign-in."""
+        if not session_id:
+            return None, False
+        now = self._clock()
+        key = _digest(session_id)
+        with self.store.connection() as conn:
+            row = rows.session_get(conn, key)
+            if row is None:
+                return Session(session_id, _csrf(session_id), None, now, now), False
+            started, seen = row.started_at.timestamp(), row.seen_at.timestamp()
+            ended = now - seen > self.idle or now - started > self.lifetime
+            if ended or self.users.credential(row.operator) != row.credential:
+                rows.session_delete(conn, key)
+                return None, True
+            if now - seen >= self.touch_every:
+                rows.session_touch(conn, key, _at(now))
+        operator = Operator(row.operator, cast(Role, row.role))  # the credential holds the role
+        return Session(session_id, _csrf(session_id), operator, started, now), False
+
+    def end(self, session_id: str) -> None:
+        with self.store.connection() as conn:
+            rows.session_delete(conn, _digest(session_id))
+
+    def end_operator(self, name: str) -> int:
+        """End every session of operator ``name``; how many ended."""
+        with self.store.connection() as conn:
+            return rows.sessions_delete_operator(conn, name)
+
+    def __len__(self) -> int:
+        with self.store.connection() as conn:
+            return rows.sessions_count(conn)
+
+
+def _digest(session_id: str) -> bytes:
+    return hashlib.sha256(session_id.encode()).digest()
+
+
+def _csrf(session_id: str) -> str:
+    # Keyed by the id, which only the cookie holds: the token in a page tells nothing of the id.
+    return hmac.new(session_id.encode(), b"supportbot-console-csrf", hashlib.sha256).hexdigest()
+
+
+def _at(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
 
 
 def check_csrf(session: Session | None, token: str | None) -> None:

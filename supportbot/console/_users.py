@@ -105,6 +105,14 @@ class Users:
     def names(self) -> list[str]:
         return sorted(self._entries)
 
+    def credential(self, name: str) -> str | None:
+        """A fingerprint of the operator's role and stored password hash (None: no such operator):
+        a session signed in under another fingerprint ends (a changed password or role)."""
+        entry = self._entries.get(name)
+        if entry is None:
+            return None
+        return hashlib.sha256(f"{entry[0]}\0{entry[1]}".encode()).hexdigest()[:32]
+
 
 def add_user(path: Path, name: str, role: str, password: str) -> None:
     """Add or replace an operator in the users file (created with mode 0600)."""

@@ -51,10 +51,17 @@ class Ctx:
 
 
 def context(request: Request) -> Ctx:
-    sessions: Sessions = request.app.state.sessions
-    session, expired = sessions.get(request.cookies.get(COOKIE))
-    address = request.client.host if request.client else "unknown"
-    return Ctx(session, expired, address)
+    """The request's session (read once per request: sessions live in the database)."""
+    found: Ctx | None = getattr(request.state, "console_ctx", None)
+    if found is None:
+        sessions: Sessions = request.app.state.sessions
+        session, expired = sessions.get(request.cookies.get(COOKIE))
+        found = request.state.console_ctx = Ctx(session, expired, _address(request))
+    return found
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
 
 
 def set_session_cookie(request: Request, response: Response, session: Session) -> None:
@@ -139,7 +146,10 @@ def error_response(request: Request, status: int, key: str, fields: dict[str, An
     message = tr(key, **fields)
     if is_api(request):
         return JSONResponse({"error": key.removeprefix("error."), "message": message}, status)
-    ctx = context(request)
+    try:
+        ctx = context(request)
+    except StoreError:  # the database is what failed: the error page without the session
+        ctx = Ctx(None, False, _address(request))
     return render(request, "error.html", ctx, status, message=message)
 
 

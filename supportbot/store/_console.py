@@ -126,3 +126,79 @@ def notes(conn: psycopg.Connection, ticket_id: str) -> list[Note]:
         )
         .fetchall()
     )
+
+
+# -- sessions (sql/020_console_sessions.sql) ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    operator: str
+    role: str
+    credential: str
+    started_at: datetime
+    seen_at: datetime
+
+
+def session_insert(
+    conn: psycopg.Connection, id_hash: bytes, operator: str, role: str, credential: str, now: datetime
+) -> None:
+    conn.execute(
+        "INSERT INTO supportbot.console_sessions (id_hash, operator, role, credential, started_at, seen_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (id_hash, operator, role, credential, now, now),
+    )
+
+
+def session_get(conn: psycopg.Connection, id_hash: bytes) -> SessionRow | None:
+    return (
+        conn.cursor(row_factory=class_row(SessionRow))
+        .execute(
+            "SELECT operator, role, credential, started_at, seen_at FROM supportbot.console_sessions"
+            " WHERE id_hash = %s",
+            (id_hash,),
+        )
+        .fetchone()
+    )
+
+
+def session_touch(conn: psycopg.Connection, id_hash: bytes, now: datetime) -> None:
+    conn.execute("UPDATE supportbot.console_sessions SET seen_at = %s WHERE id_hash = %s", (now, id_hash))
+
+
+def session_delete(conn: psycopg.Connection, id_hash: bytes) -> None:
+    conn.execute("DELETE FROM supportbot.console_sessions WHERE id_hash = %s", (id_hash,))
+
+
+def sessions_delete_operator(conn: psycopg.Connection, operator: str) -> int:
+    """End every session of ``operator`` (a changed password or role); how many ended."""
+    return conn.execute("DELETE FROM supportbot.console_sessions WHERE operator = %s", (operator,)).rowcount
+
+
+def sessions_sweep(conn: psycopg.Connection, *, seen_before: datetime, started_before: datetime) -> int:
+    """Delete the sessions that ended: idle since ``seen_before`` or begun before ``started_before``."""
+    return conn.execute(
+        "DELETE FROM supportbot.console_sessions WHERE seen_at < %s OR started_at < %s",
+        (seen_before, started_before),
+    ).rowcount
+
+
+def sessions_count(conn: psycopg.Connection) -> int:
+    row = conn.execute("SELECT count(*) FROM supportbot.console_sessions").fetchone()
+    return int(row[0]) if row else 0
+
+
+def end_operator_sessions(url: str, operator: str) -> int:
+    """End every console session of ``operator`` in the database at ``url`` (the CLI, after it
+    changed their password or role); 0 when the console never ran there."""
+    from ..errors import StoreUnavailable
+
+    try:
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT to_regclass('supportbot.console_sessions')").fetchone()
+            return sessions_delete_operator(conn, operator) if row and row[0] else 0
+    except psycopg.Error as exc:
+        raise StoreUnavailable(
+            f"the operator was saved, but their console sessions could not be ended ({type(exc).__name__}):"
+            " check SUPPORTBOT_DATABASE_URL and run the command again"
+        ) from exc
