@@ -440,6 +440,12 @@ _APARTMENT = re.compile(
 )
 
 
+def _rewritten(fact: Fact, value: str, index: int, position: int) -> Fact:
+    """``fact`` with a part of its value corrected in turn ``index``: the value that replaces it."""
+    key = normalize_sentence(value) if fact.kind == "detail" else re.sub(r"\s+", "", value).upper()
+    return Fact(fact.kind, value, key, index, fact.subject, "customer", position)
+
+
 class _Book:
     """The ledger being extended: what is current per (kind, key) and per (kind, subject)."""
 
@@ -479,13 +485,7 @@ class _Book:
             for i in sorted(self._current_positions(), reverse=True):
                 fact = self._all[i]
                 if fact.kind in _PART_KINDS and fact.turn < index and token.search(fact.value):
-                    value = token.sub(new, fact.value, count=1)
-                    key = (
-                        normalize_sentence(value)
-                        if fact.kind == "detail"
-                        else re.sub(r"\s+", "", value).upper()
-                    )
-                    yield i, Fact(fact.kind, value, key, index, fact.subject, "customer", i)
+                    yield i, _rewritten(fact, token.sub(new, fact.value, count=1), index, i)
                     break
 
         for m in _NAMED_PART_CORRECTION.finditer(text):
@@ -499,12 +499,7 @@ class _Book:
                     last = (_APARTMENT if m.group("new2") else _LAST_NUMBER).search(fact.value)
                     if last is not None and last.group().lower() != new.lower():
                         value = fact.value[: last.start()] + new + fact.value[last.end() :]
-                        key = (
-                            normalize_sentence(value)
-                            if fact.kind == "detail"
-                            else re.sub(r"\s+", "", value).upper()
-                        )
-                        yield i, Fact(fact.kind, value, key, index, fact.subject, "customer", i)
+                        yield i, _rewritten(fact, value, index, i)
                     break
 
     def replace(self, position: int, fact: Fact) -> None:
