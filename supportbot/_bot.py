@@ -28,6 +28,7 @@ from .memory import _facts as facts
 from .memory import _tokens as tokens
 from .memory._profile import Profile
 from .memory._tokens import turn_tokens, with_tokens
+from .reply import _context as context
 from .run import _forks as forks
 from .run import _results as round_results
 from .run import _takeover as takeover
@@ -605,6 +606,7 @@ class SupportBot:
         self._deps.caches.clear()
         tokens.forget_cached()  # the token counter's memo of the texts it counted
         facts.forget_cached()  # the memo of scanned summary lines
+        context.forget_cached()  # the memo of ticket languages, which holds their turns
         for ticket_id in tickets:
             self._engine.forget(ticket_id)
 

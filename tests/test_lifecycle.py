@@ -25,6 +25,7 @@ from supportbot.errors import (
 )
 from supportbot.memory import _facts as facts
 from supportbot.memory import _tokens as tokens
+from supportbot.reply import _context as context
 from supportbot.store import _lease as lease_repo
 
 SCHEMAS = ("supportbot", "demo")
@@ -148,6 +149,7 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     assert _traces(demo_url, WUGANG), "the scan must see him before, or its silence after means nothing"
     lina_state = bot.state(made["lina@example.com"]["resolved"])
     assert bot._deps.caches.size() > 0, "the rounds above fill the bot's caches"
+    assert context._BY_TURNS, "and the memo of ticket languages"
 
     report = bot.forget_customer("WuGang@example.com", force=True)
 
@@ -161,6 +163,7 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     # Nor in this process's memory: the texts kept for token counts and checks are dropped too.
     assert tokens._count.cache_info().currsize == 0 and bot._deps.caches.size() == 0
     assert facts._extract_text.cache_info().currsize == 0  # the summary lines scanned
+    assert not context._BY_TURNS  # the turns behind the ticket languages worked out
     # Every row that did not mention him is still there, byte for byte; every row that did is gone.
     # The one row added: the audit log's record of the forgetting (free of the needles, as checked above).
     after = _rows(demo_url)

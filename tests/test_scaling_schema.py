@@ -16,6 +16,8 @@ NOT_PER_TICKET = {
     "schema_functions": "the migrator's checksums of the stored functions: a reference table, like"
     " schema_migrations",
     "workers": "one heartbeat row per worker process: a reference table, not per ticket",
+    "console_sessions": "operators' console sign-ins, keyed by the hash of the session id: a table of"
+    " the coordinator, like workers, never joined by ticket",
     "audit": "the append-only audit log outlives the tickets it names (no foreign key), keyed by its"
     " own id: a table of the coordinator, written in the same transaction only where that node holds"
     " the ticket",

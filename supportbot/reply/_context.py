@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._records import Finding
-from .._state import Fact, SupportState
+from .._state import Fact, SupportState, Turn
 from ..config import Settings
 from ..i18n import Language
 from ..i18n._prompts import EVIDENCE_LABEL, SECTIONS, PromptSections, language_of, section_labels
@@ -288,8 +288,27 @@ def ticket_language(state: SupportState) -> Language:
     """The language of the ticket: its customer's. Its prompts, the replies the system writes
     (a hand-off, a refund decision) and what the host is told of it (hand-off reasons, the
     resolution) are in it."""
-    said = tuple(turn.content for turn in state.turns if turn.role == "customer")
-    return _language_of(said or (state.ticket.body,))
+    # A round asks a dozen times over one turns tuple (states share it until a turn is added):
+    # by the tuple's identity that is one lookup, not a pass over every turn.
+    turns = state.turns
+    seen = _BY_TURNS.get(id(turns))
+    if seen is not None and seen[0] is turns:
+        return seen[1]
+    said = tuple(turn.content for turn in turns if turn.role == "customer")
+    found = _language_of(said or (state.ticket.body,))
+    if len(_BY_TURNS) >= _BY_TURNS_SIZE:
+        _BY_TURNS.clear()
+    _BY_TURNS[id(turns)] = (turns, found)  # the tuple is kept, so its id is not reused meanwhile
+    return found
+
+
+_BY_TURNS: dict[int, tuple[tuple[Turn, ...], Language]] = {}
+_BY_TURNS_SIZE = 256
+
+
+def forget_cached() -> None:
+    """Drop the memo of tickets' turns (customer words among them), after a customer is forgotten."""
+    _BY_TURNS.clear()
 
 
 # A round asks for its ticket's language a dozen times, each over every customer turn. Keyed by
