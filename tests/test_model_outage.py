@@ -64,9 +64,12 @@ class ChatServer:
         assert self.process.stdout.readline().strip() == "ready"
 
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
+        if self.process is not None:
+            if self.process.poll() is None:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+            if self.process.stdout is not None:
+                self.process.stdout.close()  # the "ready" pipe: not left to the garbage collector
         self.process = None
 
 
