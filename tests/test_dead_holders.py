@@ -111,6 +111,8 @@ def test_a_waiter_takes_the_ticket_over_when_its_holder_dies(open_bot: OpenBot, 
     finally:
         holder.kill()
         holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
     assert answered.outcome == "resolved" and answered.reply
     assert [
         r for (r,) in rows(db, "SELECT role FROM supportbot.turns WHERE ticket_id = %s ORDER BY idx", ticket)

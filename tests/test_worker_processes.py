@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pytest
 from fakes import rows
@@ -30,6 +30,7 @@ def workers(db: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[
     """Starts worker processes (``start(delay=, threads=, calls=, **env)``); kills any left at the
     end. ``calls``: a file the worker's model marks as each call starts (see _calling)."""
     started: list[subprocess.Popen[str]] = []
+    logs: list[TextIO] = []
 
     def start(
         *, delay: float = 0.0, threads: int = 4, calls: Path | None = None, **env: str
@@ -42,6 +43,7 @@ def workers(db: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[
             **{f"SUPPORTBOT_{k.upper()}": v for k, v in env.items()},
         }
         log = (tmp_path / f"worker-{len(started)}.log").open("w")
+        logs.append(log)
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -62,6 +64,10 @@ def workers(db: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[
         if proc.poll() is None:
             proc.kill()
         proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    for log in logs:
+        log.close()
 
 
 @pytest.fixture

@@ -94,4 +94,6 @@ def test_a_worker_process_through_pgbouncer_listens_on_the_direct_url(
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
     assert proc.returncode == 0
