@@ -67,6 +67,7 @@ class SupportBot:
         self._engine = Engine(store, deps)
         self._answers = Answers(waiting.listen_url(deps.settings, store.url), store.connect_kwargs)
         self._worker: Worker | None = None
+        self._own_models: tuple[object, ...] = ()
 
     @classmethod
     def open(
@@ -94,11 +95,20 @@ class SupportBot:
             settings=settings or Settings.from_env(),
             clock=clock,
         )
-        return cls(store, deps)
+        bot = cls(store, deps)
+        # The model clients built here from the settings are the bot's to close; given ones are not.
+        bot._own_models = tuple(
+            {id(m): m for m in (deps.llm, deps.small_llm) if m is not llm and m is not small_llm}.values()
+        )
+        return bot
 
     def close(self) -> None:
         self._answers.close()
         self._store.close()
+        for model in self._own_models:
+            close = getattr(model, "close", None)
+            if callable(close):
+                close()  # the HTTP client's connections to the model server
 
     def __enter__(self) -> SupportBot:
         return self

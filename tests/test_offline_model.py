@@ -155,11 +155,14 @@ def test_review_rejects_missing_citation_unknown_article_and_approval_claims() -
         ("客户 C0002 的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的客户编号:C0002"),
         ("客户的账单 INV-C0002-20260605 [KB-a]。", "草稿含有不属于本客户资料的账单号:INV-C0002-20260605"),
         ("我们保证明天解决 [KB-a]。", "草稿作出了无依据的保证"),
+        ("年付套餐将于 2026-10-31 续费 [KB-a]。", "日期在资料中没有依据:2026-10-31"),
+        ("Your plan renews on Oct 31 [KB-a].", "日期在资料中没有依据:Oct 31"),
+        ("续费日是 10月31日 [KB-a]。", "日期在资料中没有依据:10月31日"),
         ("好" * 1501 + "[KB-a]", "草稿过长"),
     ],
 )
 def test_guardrails_refuse_what_the_data_does_not_support(draft: str, problem: str) -> None:
-    evidence = "wugang@example.com C0001 INV-C0001-20251103 3588.00 CNY 通常 3 至 7 个工作日到账"
+    evidence = "wugang@example.com C0001 INV-C0001-20251103 3588.00 CNY 通常 3 至 7 个工作日到账 2026-11-03"
     problems = draft_problems(draft, known_articles={"KB-a"}, evidence=evidence)
     assert any(p.startswith(problem) for p in problems), problems
 
@@ -171,6 +174,29 @@ def test_guardrails_pass_what_the_data_supports() -> None:
         "结果会发到 wugang@example.com [KB-a]。"
     )
     assert draft_problems(draft, known_articles={"KB-a"}, evidence=evidence) == []
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "您的套餐于 2026-10-01 续费 [KB-a]。",
+        "您的套餐于 2026年10月1日 续费 [KB-a]。",
+        "您的套餐于 10月1日 续费 [KB-a]。",
+        "Your plan renewed on October 1, 2026 [KB-a].",
+        "Your plan renewed on 10/1/2026 [KB-a].",
+        "我们明天联系您,或者下周五 [KB-a]。",  # relative words are the review's to judge
+    ],
+)
+def test_a_date_the_records_hold_passes_in_any_form(draft: str) -> None:
+    evidence = '{"renews_on": "2026-10-01"} Subscription: 专业版 年付, renews on 2026-10-01'
+    assert draft_problems(draft, known_articles={"KB-a"}, evidence=evidence) == []
+
+
+def test_a_date_the_records_hold_without_a_year_supports_the_same_day() -> None:
+    evidence = "客户说 10月1日 扣了款"
+    assert draft_problems("2026-10-01 的扣款 [KB-a]。", known_articles={"KB-a"}, evidence=evidence) == []
+    problems = draft_problems("2026-10-02 的扣款 [KB-a]。", known_articles={"KB-a"}, evidence=evidence)
+    assert problems == ["日期在资料中没有依据:2026-10-02"]
 
 
 def test_time_limits_written_with_look_alike_letters_are_read_not_crashed_on() -> None:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
 from ..i18n._prompts import EVIDENCE_LABEL
+from ..memory._dates import dates
 from ..memory._money import money_in
 
 __all__ = [
@@ -247,9 +248,9 @@ def _unsupported(draft: str, evidence: str | Callable[[], str], scans: EvidenceS
     # The evidence is long (articles, findings, the conversation) and the draft short: it is only
     # built and scanned for what the draft actually states, and its scans are cached, since a
     # redraft is checked against the same evidence.
-    amounts, spans = _money(draft), durations(draft)
+    amounts, spans, days = _money(draft), durations(draft), _calendar_dates(draft)
     identifiers = [(kind, found) for kind, pattern in _IDENTIFIERS if (found := pattern.findall(draft))]
-    if not (amounts or spans or identifiers):
+    if not (amounts or spans or days or identifiers):
         return
     if callable(evidence):
         evidence = evidence()
@@ -261,6 +262,10 @@ def _unsupported(draft: str, evidence: str | Callable[[], str], scans: EvidenceS
         known = scans.durations(evidence)
         if unknown_spans := [written for low, high, unit, written in spans if (low, high, unit) not in known]:
             yield "承诺了资料中没有依据的时限:" + "、".join(dict.fromkeys(unknown_spans))
+    if days:
+        known_days = scans.dates(evidence)
+        if unknown_days := [written for key, written in days if not _date_known(key, known_days)]:
+            yield "日期在资料中没有依据:" + "、".join(dict.fromkeys(unknown_days))
     for kind, found in identifiers:
         lowered = scans.lowered(evidence)
         if strangers := [v for v in found if v.lower() not in lowered]:
@@ -276,13 +281,15 @@ class EvidenceScans:
         self.numbers = functools.lru_cache(maxsize=size)(_evidence_numbers)
         self.durations = functools.lru_cache(maxsize=size)(_evidence_durations)
         self.lowered = functools.lru_cache(maxsize=size)(_lowered)
+        self.dates = functools.lru_cache(maxsize=size)(_evidence_dates)
 
     def clear(self) -> None:
-        for cache in (self.numbers, self.durations, self.lowered):
+        for cache in (self.numbers, self.durations, self.lowered, self.dates):
             cache.cache_clear()
 
     def size(self) -> int:
-        return sum(cache.cache_info().currsize for cache in (self.numbers, self.durations, self.lowered))
+        caches = (self.numbers, self.durations, self.lowered, self.dates)
+        return sum(cache.cache_info().currsize for cache in caches)
 
 
 def _money(text: str) -> list[Decimal]:
@@ -300,6 +307,26 @@ def _evidence_durations(evidence: str) -> frozenset[tuple[int, int, str]]:
     # follows from "3 至 7 个工作日", but "3 个工作日内" promises more than that.
     known = {(low, high, unit) for low, high, unit, _ in durations(evidence)}
     return frozenset(known | {(high, high, unit) for _, high, unit in known})
+
+
+def _calendar_dates(text: str) -> list[tuple[str, str]]:
+    """(ISO key, as written) of every calendar date ``text`` names: "2026-10-31", "10月31日",
+    "Oct 31". Relative words ("明天", "next Friday") are a promise of time, not a date taken from
+    the records, and are left to the model's review."""
+    return [(found.key, found.text) for found in dates(text, None) if not found.relative]
+
+
+def _evidence_dates(evidence: str) -> frozenset[str]:
+    return frozenset(key for key, _ in _calendar_dates(evidence))
+
+
+def _date_known(key: str, known: frozenset[str]) -> bool:
+    """A date is supported by the same day; one written without a year ("10月31日", "--10-31")
+    by that day of any year, and a dated one by the evidence's same day written without a year."""
+    if key in known:
+        return True
+    day = key[-5:]
+    return any(other[-5:] == day for other in known if key.startswith("--") or other.startswith("--"))
 
 
 def _lowered(evidence: str) -> str:
