@@ -68,23 +68,46 @@ def _weights(python: Path) -> str:
     return path
 
 
+class LlamaServer:
+    """The server as a process on a port fixed for its lifetime: stopped by its PID and started
+    again on the same port, as a deployment's model server goes down and comes back."""
+
+    def __init__(self, context: int = 2048) -> None:
+        self.context, self.port = context, free_port()
+        self.python = venv() / "bin" / "python"
+        self.weights = _weights(self.python)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ModelServer:
+        argv = [
+            str(self.python), "-m", "llama_cpp.server", "--model", self.weights, "--model_alias", MODEL,
+            "--host", "127.0.0.1", "--port", str(self.port), "--n_threads", "1", "--n_threads_batch", "1",
+            "--n_ctx", str(self.context), "--seed", "7",
+        ]  # fmt: skip
+        with tempfile.TemporaryFile() as log:
+            self.process = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+            _wait_until_serving(self.base_url, self.process, log)
+        return ModelServer(self.base_url, self.context, self.process.pid)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop(self.process)
+            self.process = None
+
+
 @contextmanager
 def model_server(context: int = 4096) -> Iterator[ModelServer]:
-    python = venv() / "bin" / "python"
-    port = free_port()
-    argv = [
-        str(python), "-m", "llama_cpp.server", "--model", _weights(python), "--model_alias", MODEL,
-        "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_threads_batch", "1",
-        "--n_ctx", str(context), "--seed", "7",
-    ]  # fmt: skip
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            base_url = f"http://127.0.0.1:{port}/v1"
-            _wait_until_serving(base_url, process, log)
-            yield ModelServer(base_url, context, process.pid)
-        finally:
-            stop(process)
+    server = LlamaServer(context)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
 
 
 def _wait_until_serving(

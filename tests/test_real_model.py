@@ -15,6 +15,7 @@ ROUND_BOUND below.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
@@ -23,11 +24,11 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import bot_settings
-from model_server import MODEL, ModelServer, model_server
+from model_server import MODEL, LlamaServer, ModelServer, model_server
 
 from supportbot import Completion, RoundResult, SupportBot
 from supportbot.backend.demo._data import demo_clock
-from supportbot.llm._factory import models_from_settings
+from supportbot.llm._openai import OpenAICompatible
 from supportbot.llm.offline import OfflineModel
 from supportbot.reply._guardrails import draft_problems
 
@@ -96,7 +97,9 @@ class RulesForJSON:
         return model.chat(messages, schema=schema, temperature=temperature)  # type: ignore[no-any-return]
 
 
-def _round(bot: SupportBot, name: str, call: Callable[[], RoundResult]) -> RoundResult:
+def _round(
+    bot: SupportBot, name: str, call: Callable[[], RoundResult], *, decision: bool = False
+) -> RoundResult:
     started = time.monotonic()
     result = call()
     took = time.monotonic() - started
@@ -105,11 +108,11 @@ def _round(bot: SupportBot, name: str, call: Callable[[], RoundResult]) -> Round
     FIGURES.append((name, result.outcome, took, spend.calls, spend.prompt_tokens, spend.completion_tokens))
     assert result.outcome in ENDED, (name, result.outcome)
     assert took < ROUND_BOUND, f"{name}: the round took {took:.1f} s"
-    _assert_reply_supported(bot, result)
+    _assert_reply_supported(bot, result, decision=decision)
     return result
 
 
-def _assert_reply_supported(bot: SupportBot, result: RoundResult) -> None:
+def _assert_reply_supported(bot: SupportBot, result: RoundResult, *, decision: bool = False) -> None:
     """No amount, date, time limit or id in what the customer got that the ticket's records, the
     customer's messages and the articles do not hold (the rules the check applies, run again here
     on what was actually sent, over everything the ticket ever showed the model)."""
@@ -189,10 +192,12 @@ def test_a_refund_is_filed_for_the_amount_asked_or_not_at_all(
     ask: str,
     amount: Decimal,
     triage: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     small = None
     if triage == "rules":
-        _, real_small = models_from_settings(_settings(demo_url, server))
+        real_small = OpenAICompatible.from_settings(_settings(demo_url, server), small=True)
+        request.addfinalizer(real_small.close)
         small = RulesForJSON(real_small)
     bot = open_real(small_llm=small)
     asked = _round(
@@ -211,6 +216,7 @@ def test_a_refund_is_filed_for_the_amount_asked_or_not_at_all(
         bot,
         f"{language} refund approve ({triage})",
         lambda: bot.approve(opened.ticket_id, approver="值班主管"),
+        decision=True,
     )
     assert decided.outcome == "resolved"
     assert _refunds(demo_url, opened.ticket_id) == [(amount, "approved")]
@@ -249,3 +255,53 @@ def test_a_prompt_over_the_servers_window_shrinks_and_is_retried(
     )
     _round(bot, "over the window 2", lambda: bot.send(opened.ticket_id, long_message))
     assert "over the server's window; shrinking" in caplog.text
+
+
+def test_a_worker_waits_out_the_server_going_down_and_answers_every_ticket_after(demo_url: str) -> None:
+    """The real server stopped mid-run: within the grace time nothing goes to people and the
+    tickets wait in the queue; started again on the same port, every ticket gets its answer."""
+    server = LlamaServer(context=2048)
+    running = server.start()
+    settings = _settings(
+        demo_url, running, model_outage_grace=120.0, worker_retry_seconds=0.5, worker_sweep_seconds=0.5
+    )
+    stop = threading.Event()
+    stats: list[Any] = []
+    try:
+        with SupportBot.open(demo_url, settings=settings, backend="demo", clock=demo_clock()) as bot:
+            worker = threading.Thread(target=lambda: stats.append(bot.work(threads=1, stop=stop)))
+            worker.start()
+            try:
+                server.stop()
+                queued = [
+                    bot.open_ticket(email, body="招商银行流水同步失败,提示 E3001", wait=False)
+                    for email in ("wugang@example.com", "lina@example.com")
+                ]
+                time.sleep(6.0)  # the worker meets a refused connection, and waits
+                assert _count(demo_url, "SELECT count(*) FROM demo.escalations") == 0
+                assert all(
+                    e.attempts == 0 for e in bot.queue()
+                )  # counted against the worker, not the tickets
+                server.start()
+                answered = [bot.wait(q.ticket_id, q, timeout=120) for q in queued]
+            finally:
+                stop.set()
+                worker.join(60)
+    finally:
+        server.stop()
+    for result in answered:
+        assert result.outcome in ENDED, result
+        _assert_reply_supported_by_ticket(demo_url, result)
+    assert stats and stats[0].deferred >= 1, stats  # it gave rounds back while the server was down
+
+
+def _count(url: str, query: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(query).fetchone()  # type: ignore[arg-type]
+    assert row is not None
+    return int(row[0])
+
+
+def _assert_reply_supported_by_ticket(url: str, result: RoundResult) -> None:
+    with SupportBot.open(url, llm=OfflineModel(), backend="demo") as reader:
+        _assert_reply_supported(reader, result)

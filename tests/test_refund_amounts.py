@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from decimal import Decimal
+from typing import Any
 
 import psycopg
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from money_forms import written
 
-from supportbot import OfflineModel, Settings, SupportBot
+from supportbot import Completion, OfflineModel, Settings, SupportBot
 
 SUNLI = "sunli@example.com"  # one paid annual invoice, 3460.21 CNY refundable on the demo day
 SUNLI_REFUNDABLE = Decimal("3460.21")
@@ -115,3 +116,36 @@ def test_the_approver_sees_the_customer_s_words_next_to_the_amount(bot: SupportB
     refund = pending.request["refund_request"]
     assert (refund["amount"], refund["asked"]) == ("200.00", "贰佰元")
     assert "贰佰元" in refund["reason"]
+
+
+class _DraftsAnAmountNoRecordHolds(OfflineModel):
+    def chat(self, messages: Any, *, schema: Any = None, temperature: float = 0.0) -> Completion:
+        if schema is None:
+            return Completion(text="我们会退您 999 元 [KB-refund-001]。")
+        return super().chat(messages, schema=schema, temperature=temperature)
+
+
+@pytest.mark.parametrize(
+    ("language", "body", "says"),
+    [
+        ("zh", "年付买错了,申请退款 200 元", "退款申请 R000001(200.00 CNY)已提交,待人工在业务系统中决定"),
+        (
+            "en",
+            "I bought the annual plan by mistake, refund 200 yuan",
+            "Refund request R000001 (200.00 CNY) is filed",
+        ),
+    ],
+)
+def test_a_refund_filed_in_a_round_that_hands_off_is_named_in_the_hand_off(
+    demo_url: str, language: str, body: str, says: str
+) -> None:
+    """A draft that keeps failing review hands the ticket to a person after act() filed the
+    refund: the request waits in the business system, and the reason the host's escalate() gets
+    (and the audit trail keeps) says so, so the person knows a decision is owed."""
+    with SupportBot.open(demo_url, llm=_DraftsAnAmountNoRecordHolds(), backend="demo") as bot:
+        result = bot.open_ticket(SUNLI, subject="refund", body=body)
+        state = bot.state(result.ticket_id)
+    assert result.outcome == "escalated"
+    assert rows(demo_url, "SELECT amount, status FROM demo.refunds") == [(Decimal("200.00"), "pending")]
+    assert says in state.handoff_reason
+    assert rows(demo_url, "SELECT reason FROM demo.escalations")[0][0] == state.handoff_reason
