@@ -345,10 +345,14 @@ def test_bad_ids_and_steps_give_pages_not_tracebacks(client: TestClient, setup: 
         (f"/approvals/{played.handoff_ticket}", 409),
         ("/customers/not-an-email", 422),
         (f"/tickets/{'x' * 100}", 422),
+        ("/no-such-page", 404),
+        ("/static/no-such-file.css", 404),
+        (f"/tickets/{played.refund_ticket}/take-over", 405),  # a form's address opened as a link
     ]:
         response = client.get(path)
         assert response.status_code == status, path
         assert "Traceback" not in response.text and 'id="message"' in response.text, path
+        assert "detail" not in response.text.split('id="message"')[1][:200], path  # not FastAPI's JSON
     flag = client.get(f"/tickets/{played.refund_ticket}?decided=abc")  # not "1": no notice, no error
     assert flag.status_code == 200 and played.refund_ticket in flag.text
 
@@ -440,7 +444,12 @@ def test_decisions_forks_and_forgetting_are_audited_with_the_operator_and_addres
         "console testclient"
     }  # the client's address, as the test client gives it
     assert rows[0].detail["note"] == "超出政策" and rows[0].detail["approved"] is False
-    assert "超出政策" in client.get(f"/tickets/{played.refund_ticket}").text  # shown on the ticket page
+    page = client.get(f"/tickets/{played.refund_ticket}").text
+    assert "超出政策" in page  # shown on the ticket page
+    # In words, not code names: the audit's details and source, the steps.
+    assert "备注: 超出政策" in page and "是否批准: 否" in page and "控制台 testclient" in page
+    assert "approved=" not in page and "note=" not in page
+    assert "读取客户资料" in page and "质检草稿" in page and ">load_customer<" not in page
 
 
 def test_customer_text_is_escaped_and_pages_forbid_foreign_scripts(client: TestClient, setup: Setup) -> None:
@@ -451,6 +460,19 @@ def test_customer_text_is_escaped_and_pages_forbid_foreign_scripts(client: TestC
     assert "<script>alert" not in page.text and "&lt;script&gt;alert" in page.text
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert page.headers["x-frame-options"] == "DENY" and page.headers["cache-control"] == "no-store"
+
+
+def test_english_pages_name_steps_and_errors_in_english(setup: Setup) -> None:
+    console, _, users, played = setup
+    client = TestClient(
+        create_app(console, users, secure_cookies=False, lang="en"), base_url="http://127.0.0.1"
+    )
+    sign_in(client, "li")
+    page = client.get(f"/tickets/{played.refund_ticket}").text
+    assert "Load the customer" in page and "Check the draft" in page and ">prepare_context<" not in page
+    missing = client.get("/no-such-page")
+    assert missing.status_code == 404 and "There is no such page." in missing.text
+    assert not re.search(r"[\u3400-\u9fff]", missing.text.split("<main")[1])
 
 
 def test_english_pages_show_no_chinese_label(setup: Setup) -> None:

@@ -12,9 +12,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from .. import i18n
@@ -59,6 +62,9 @@ def create_app(
     labels = fact_labels(tr.language)
     templates.env.filters["fact_kind"] = lambda kind: labels.get(kind, kind)
     templates.env.filters["basis"] = lambda basis: basis_text(basis, tr.language)
+    templates.env.filters["step"] = lambda step: _worded(tr, "step", step)
+    templates.env.filters["source"] = lambda source: _source(tr, source)
+    templates.env.filters["detail"] = lambda detail: _detail(tr, detail)
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_headers)
@@ -79,6 +85,30 @@ def _label(common: i18n.Translate, group: str, value: str) -> str:
         if key in texts:
             return texts[key]
     return value
+
+
+def _worded(tr: i18n.Translate, group: str, value: str) -> str:
+    """A code name (a step, an audit detail's key) in the page's language; a name the catalogue
+    does not know yet (a step a newer version records) is shown as it is rather than failing."""
+    key = f"{group}.{value}"
+    return tr(key) if key in i18n.catalog("console", tr.language) else value
+
+
+def _source(tr: i18n.Translate, source: str) -> str:
+    """Where an audited action came from: "console 10.0.0.7" in words, the address kept."""
+    kind, _, rest = source.partition(" ")
+    return " ".join(part for part in (_worded(tr, "source", kind), rest) if part)
+
+
+def _detail(tr: i18n.Translate, detail: dict[str, object]) -> list[tuple[str, str]]:
+    """An audit entry's details as (label, value) pairs in the page's language."""
+
+    def text(value: object) -> str:
+        if isinstance(value, bool):
+            return tr("audit.yes") if value else tr("audit.no")
+        return str(value)
+
+    return [(_worded(tr, "audit.key", key), text(value)) for key, value in detail.items()]
 
 
 async def _headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -123,6 +153,23 @@ def _handle_errors(app: FastAPI) -> None:
             log.error("%s %s failed", request.method, route, exc_info=(type(exc), exc, exc.__traceback__))
         return error_response(request, status, key, fields)
 
+    async def bad_request(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        if is_api(request):  # the API keeps FastAPI's documented 422 body, which clients parse
+            return await request_validation_exception_handler(request, exc)
+        # The names of the fields, never their values: a value may be customer data.
+        fields = sorted({str(error["loc"][-1]) for error in exc.errors() if error.get("loc")})
+        return error_response(request, 422, "error.bad_request", {"fields": ", ".join(fields) or "?"})
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        if is_api(request):
+            return await http_exception_handler(request, exc)
+        key = {404: "error.not_found", 405: "error.method_not_allowed"}.get(exc.status_code, "error.invalid")
+        return error_response(request, exc.status_code, key, {})
+
+    app.add_exception_handler(RequestValidationError, bad_request)
+    app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(NeedSignIn, need_sign_in)
     app.add_exception_handler(Forbidden, forbidden)
     app.add_exception_handler(BadCsrf, bad_csrf)
