@@ -15,7 +15,9 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
@@ -217,4 +219,21 @@ def test_a_reviewer_responds_then_approves_a_lesser_amount_in_the_browser(
     expect(page.locator("#decided")).to_be_visible()
     expect(page.locator(".turn.role-agent").last).to_contain_text("批准金额 150.00 CNY")
     assert [e.action for e in bot.audit(played.refund_ticket)] == ["respond", "approve"]
+    context.close()
+
+
+@pytest.mark.parametrize("zone", ["Asia/Shanghai", "America/New_York", "Pacific/Chatham"])
+def test_times_are_shown_in_the_operator_s_own_time_zone(browser: Browser, served: Served, zone: str) -> None:
+    """The server writes each time in its own zone; the operator's browser shows it in theirs."""
+    context = browser.new_context(locale="zh-CN", timezone_id=zone)
+    page = context.new_page()
+    _sign_in(page, served.url, "wang")
+    page.goto(f"{served.url}/tickets/{served.played.refund_ticket}")
+    times = page.locator("main time[datetime]")
+    expect(times.first).to_have_attribute("title", zone)
+    assert times.count() >= 5  # header, turns, steps
+    for n in range(times.count()):
+        element = times.nth(n)
+        moment = datetime.fromisoformat(element.get_attribute("datetime") or "")
+        assert element.inner_text() == moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
     context.close()

@@ -450,6 +450,9 @@ def test_decisions_forks_and_forgetting_are_audited_with_the_operator_and_addres
     assert "备注: 超出政策" in page and "是否批准: 否" in page and "控制台 testclient" in page
     assert "approved=" not in page and "note=" not in page
     assert "读取客户资料" in page and "质检草稿" in page and ">load_customer<" not in page
+    # The header's times come from one clock, the bot's (the demo's day), not the database's.
+    header = re.search(r'<p class="sub">(.*?)</p>', page, re.S)
+    assert header is not None and re.sub(r"<[^>]+>", "", header.group(1)).count("2026-10-15") == 2, header
 
 
 def test_customer_text_is_escaped_and_pages_forbid_foreign_scripts(client: TestClient, setup: Setup) -> None:

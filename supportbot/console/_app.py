@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -29,7 +30,7 @@ from . import _pages as pages
 from ._security import COOKIE, BadCsrf, Forbidden, NeedSignIn, Sessions, StoredSessions
 from ._service import Console
 from ._users import Throttle, Users
-from ._web import describe, error_response, is_api, waited, when
+from ._web import describe, error_response, is_api, waited, when, when_text
 
 HERE = Path(__file__).resolve().parent
 log = logging.getLogger("supportbot.console")
@@ -55,7 +56,10 @@ def create_app(
     app.state.secure_cookies = secure_cookies
     app.state.tr = tr
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(t=tr, lang=tr.language, when=when, waited=lambda s: waited(tr, s))
+    templates.env.globals.update(t=tr, lang=tr.language, when=when, when_text=when_text)
+    templates.env.globals.update(
+        waited=lambda s: waited(tr, s), tm=lambda key, **kw: _with_markup(tr, key, kw)
+    )
     common = i18n.translator("common", tr.language)
     templates.env.filters["status"] = lambda s: _label(common, "status", s)
     templates.env.filters["outcome"] = lambda s: _label(common, "outcome", s) if s else "—"
@@ -92,6 +96,12 @@ def _worded(tr: i18n.Translate, group: str, value: str) -> str:
     does not know yet (a step a newer version records) is shown as it is rather than failing."""
     key = f"{group}.{value}"
     return tr(key) if key in i18n.catalog("console", tr.language) else value
+
+
+def _with_markup(tr: i18n.Translate, key: str, fields: dict[str, object]) -> Markup:
+    """A catalogue sentence holding markup arguments (a ``<time>`` element): the sentence and every
+    other argument are escaped, the markup ones kept."""
+    return escape(i18n.catalog("console", tr.language)[key]).format(**fields)
 
 
 def _source(tr: i18n.Translate, source: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 
 from .. import i18n
 from ..errors import (
@@ -91,8 +92,17 @@ def render(request: Request, template: str, ctx: Ctx, status: int = 200, **value
     return response
 
 
-def when(moment: datetime | None) -> str:
+def when_text(moment: datetime | None) -> str:
+    """A time as text in the server's zone (where an element cannot hold markup: a title)."""
     return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment else "—"
+
+
+def when(moment: datetime | None) -> Markup:
+    """A time as a ``<time>`` element: the server's zone as written, which the page's script
+    (static/console.js) rewrites in the operator's own time zone, the browser's."""
+    if moment is None:
+        return Markup("—")
+    return Markup('<time datetime="{}">{}</time>').format(moment.isoformat(), when_text(moment))
 
 
 def waited(tr: i18n.Translate, seconds: int) -> str:
