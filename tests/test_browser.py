@@ -237,3 +237,96 @@ def test_times_are_shown_in_the_operator_s_own_time_zone(browser: Browser, serve
         moment = datetime.fromisoformat(element.get_attribute("datetime") or "")
         assert element.inner_text() == moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
     context.close()
+
+
+def _axe_script() -> Path:
+    """axe-core from the npm registry, installed by scripts/install-test-deps (never at test time)."""
+    found = Path(__file__).resolve().parents[1] / ".test-tools" / "node_modules" / "axe-core" / "axe.min.js"
+    if not found.exists():
+        raise RuntimeError(f"axe-core is not installed at {found}: run scripts/install-test-deps")
+    return found
+
+
+def _serious_violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(_axe_script()))
+    result = page.evaluate("async () => await axe.run(document)")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_no_page_has_a_serious_accessibility_violation(
+    browser: Browser, demo_url: str, tmp_path: Path, lang: str
+) -> None:
+    """axe-core on every page of the console, signed out and signed in, in both languages."""
+    with open_console(demo_url, tmp_path, llm=RecordingModel()) as (console, bot):
+        played = play_demo(bot)
+        app = create_app(console, make_users(tmp_path), secure_cookies=False, lang=lang)
+        with LiveConsole(app) as url:
+            # The pages forbid scripts from anywhere else (CSP); the test's own script is let in.
+            context = browser.new_context(locale="zh-CN" if lang == "zh" else "en-US", bypass_csp=True)
+            page = context.new_page()
+            found: dict[str, list[str]] = {}
+            page.goto(f"{url}/login")
+            found["login"] = _serious_violations(page)
+            _sign_in(page, url, "wang")
+            pages = {
+                "inbox": "/inbox",
+                "ticket": f"/tickets/{played.refund_ticket}",
+                "ticket at a step": f"/tickets/{played.refund_ticket}?at=2",
+                "handed-off ticket": f"/tickets/{played.handoff_ticket}",
+                "approval": f"/approvals/{played.refund_ticket}",
+                "customer": f"/customers/{DEMO_EMAIL}",
+                "error": "/tickets/T999999",
+            }
+            for name, path in pages.items():
+                page.goto(f"{url}{path}")
+                found[name] = _serious_violations(page)
+            page.goto(f"{url}/tickets/{played.handoff_ticket}")
+            page.click("#take-over-button")
+            found["taken over"] = _serious_violations(page)
+            context.close()
+    assert {name: v for name, v in found.items() if v} == {}
+
+
+def _tab_to(page: Page, selector: str, limit: int = 80) -> None:
+    """Press Tab until the element ``selector`` names has the focus, as a keyboard user would."""
+    page.wait_for_load_state()  # after an Enter that followed a link or sent a form
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate("(s) => document.activeElement && document.activeElement.matches(s)", selector):
+            return
+    raise AssertionError(f"{selector} cannot be reached with Tab")
+
+
+def test_an_approver_signs_in_and_approves_with_the_keyboard_alone(browser: Browser, served: Served) -> None:
+    url, bot, played = served.url, served.bot, served.played
+    context = browser.new_context(locale="zh-CN")
+    page = context.new_page()
+    page.goto(f"{url}/login")
+    _tab_to(page, "input[name=name]")
+    page.keyboard.type("wang")
+    _tab_to(page, "input[name=password]")
+    page.keyboard.type(PASSWORDS["wang"])
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(f"{url}/inbox")
+    _tab_to(page, f'a[href="/approvals/{played.refund_ticket}"]')
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(f"{url}/approvals/{played.refund_ticket}")
+    _tab_to(page, "#claim-button")
+    page.keyboard.press("Enter")
+    expect(page.locator("#claim-state")).to_contain_text("wang 正在审核")
+    page.locator("body").focus()  # the reloaded page: start from its top
+    _tab_to(page, "input[name=decision]")
+    page.keyboard.press("Space")  # the focused radio of the group: approve, the first
+    expect(page.locator("input[name=decision][value=approve]")).to_be_checked()
+    _tab_to(page, "textarea[name=note]")
+    page.keyboard.type("符合政策")
+    _tab_to(page, "#decide-button")
+    page.keyboard.press("Enter")
+    expect(page.locator("#decided")).to_be_visible()
+    assert bot.ticket(played.refund_ticket).status == "resolved"
+    context.close()

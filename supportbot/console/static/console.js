@@ -15,3 +15,22 @@ document.addEventListener("DOMContentLoaded", () => {
     element.title = zone;
   }
 });
+
+// The inbox reloads itself every so often unless the operator turns that off (WCAG 2.2.1: a
+// time limit the user can turn off); the choice is kept for the browser session.
+document.addEventListener("DOMContentLoaded", () => {
+  const toggle = document.getElementById("auto-refresh");
+  if (!toggle) return;
+  const remembered = sessionStorage.getItem("supportbot.autoRefresh");
+  if (remembered !== null) toggle.checked = remembered === "on";
+  let timer = null;
+  const arm = () => {
+    clearTimeout(timer);
+    if (toggle.checked) timer = setTimeout(() => window.location.reload(), Number(toggle.dataset.seconds) * 1000);
+  };
+  toggle.addEventListener("change", () => {
+    sessionStorage.setItem("supportbot.autoRefresh", toggle.checked ? "on" : "off");
+    arm();
+  });
+  arm();
+});
