@@ -22,6 +22,7 @@ from supportbot.llm import _json
 from supportbot.llm._limits import CallLimits, current, limited
 from supportbot.llm._openai import OpenAICompatible
 from supportbot.llm.base import Completion, Usage
+from supportbot.reply import _context as context
 from supportbot.reply._context import ANSWER_RESERVE
 from supportbot.run import _models as models
 from supportbot.run._deps import Deps, ModelTime
@@ -109,6 +110,17 @@ def test_max_tokens_per_kind_small_for_json_and_bounded_by_budgets_for_text() ->
     assert models.max_tokens(settings, "draft") == ANSWER_RESERVE  # the room the window leaves
     capped = Settings(llm_max_tokens=200, summary_cap=120)
     assert models.max_tokens(capped, "summary") == 120 and models.max_tokens(capped, "answer") == 200
+
+
+def test_the_window_keeps_room_for_the_longest_answer_asked_not_a_fixed_1024() -> None:
+    small_server = Settings(context_window=2048, llm_max_tokens=96, llm_max_tokens_small=64)
+    assert context.prompt_budget(small_server) == 2048 - 96
+    assert (
+        context.prompt_budget(Settings(context_window=2048, llm_max_tokens=96, llm_max_tokens_small=300))
+        == 1748
+    )
+    assert context.prompt_budget(Settings()) == 16_000 - ANSWER_RESERVE  # the defaults: 1,024 kept
+    assert context.prompt_budget(Settings(context_window=8000, llm_max_tokens=5000)) == 8000 - ANSWER_RESERVE
 
 
 def test_settings_refuse_an_unknown_json_mode_and_zero_tokens() -> None:

@@ -44,7 +44,7 @@ REVIEW_PROMPT = (
     "有没有其他客户的数据。只输出 JSON:passed 和 problems。"
 )
 
-# Room left in the model's window for its answer: the prompt may use context_window minus this.
+# The most room a prompt leaves in the model's window for its answer (answer_room below).
 ANSWER_RESERVE = 1024
 
 
@@ -109,7 +109,14 @@ def facts_allowance(settings: Settings) -> int:
 
 def prompt_budget(settings: Settings) -> int:
     """Tokens a prompt may use: the model's window minus room for its answer."""
-    return max(settings.context_window - ANSWER_RESERVE, 0)
+    return max(settings.context_window - answer_room(settings), 0)
+
+
+def answer_room(settings: Settings) -> int:
+    """Room kept in the window for an answer: the longest answer any call may ask for
+    (``llm_max_tokens``, ``llm_max_tokens_small``), at most ANSWER_RESERVE. A server with a
+    2,048-token window and 96-token answers gives prompts 1,952 tokens, not 1,024."""
+    return min(ANSWER_RESERVE, max(settings.llm_max_tokens, settings.llm_max_tokens_small))
 
 
 def fit(build: Builder, state: SupportState, budget: int, ladder: Sequence[Trim] = LADDER) -> Prompt | None:
@@ -179,7 +186,7 @@ def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
     parts = ", ".join(f"{k} {n}" for n, k in largest)
     return (
         f"the prompt needs {prompt.tokens} tokens but may use {budget} (context_window "
-        f"{settings.context_window} minus {ANSWER_RESERVE} for the answer), even with one help-center "
+        f"{settings.context_window} minus {answer_room(settings)} for the answer), even with one help-center "
         f"article, shortened findings and the history folded into the summary; largest sections: {parts}. "
         "Set SUPPORTBOT_CONTEXT_WINDOW to your model's window if it is larger, or ask the customer for a "
         "shorter message"
