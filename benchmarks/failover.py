@@ -33,6 +33,7 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 
 import psycopg  # noqa: E402
+from failover_process import read_log  # noqa: E402
 from fakes import seed_business  # noqa: E402
 from patroni import patroni_cluster  # noqa: E402
 
@@ -42,15 +43,11 @@ from supportbot.llm.offline import OfflineModel  # noqa: E402
 LEASE, DB_TIMEOUT, POOL_TIMEOUT = 2.0, 5.0, 2.0
 
 
-def _lines(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
-
-
 def _acks_since(logs: list[Path], moment: float) -> list[dict[str, Any]]:
     return [
         line
         for log in logs
-        for line in _lines(log)
+        for line in read_log(log)
         if line.get("ack") == "send" and line["at"] - line["took"] > moment
     ]
 
@@ -106,7 +103,7 @@ def main() -> int:
             stop.touch()
             for proc in procs:
                 proc.wait(60)
-        every = [line for log in logs for line in _lines(log)]
+        every = [line for log in logs for line in read_log(log)]
         errors = Counter(line["error"] for line in every if "error" in line)
         longest = max((line["took"] for line in every if "took" in line), default=0.0)
         unexpected = [line["unexpected"] for line in every if "unexpected" in line]
@@ -125,7 +122,7 @@ def _exactly_once(url: str, logs: list[Path]) -> tuple[int, int]:
     lost = doubled = 0
     with psycopg.connect(url) as conn:
         for log in logs:
-            lines = _lines(log)
+            lines = read_log(log)
             sent = [line["sent"] for line in lines if "sent" in line]
             tickets = {line["ticket"] for line in lines if "ticket" in line}
             stored = Counter(

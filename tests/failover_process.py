@@ -32,6 +32,11 @@ T = TypeVar("T")
 RETRIED = (StoreUnavailable, StoreBusy, TicketBusy)
 
 
+def read_log(log: Path) -> list[dict[str, Any]]:
+    """The JSON lines a process wrote so far (none before it starts writing)."""
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+
+
 class Recorder:
     def __init__(self, log: IO[str]) -> None:
         self.log = log

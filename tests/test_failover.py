@@ -21,6 +21,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from failover_process import read_log
 from fakes import ScriptedLLM, cite_hits, refund_if_asked, rows, seed_business
 from patroni import Cluster, patroni_cluster
 
@@ -53,12 +54,8 @@ def _env(url: str) -> dict[str, str]:
     }
 
 
-def _lines(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-
-
 def _acks_after(log: Path, moment: float) -> int:
-    return sum(1 for line in _lines(log) if line.get("ack") == "send" and line["at"] > moment)
+    return sum(1 for line in read_log(log) if line.get("ack") == "send" and line["at"] > moment)
 
 
 def test_a_failover_loses_and_repeats_nothing(cluster: Cluster, tmp_path: Path) -> None:
@@ -107,7 +104,7 @@ def test_a_failover_loses_and_repeats_nothing(cluster: Cluster, tmp_path: Path) 
         assert proc.returncode == 0, out.read_text(errors="replace")[-3000:]
     assert new is not None and new.name != old.name, "Patroni did not promote a replica"
 
-    lines = [_lines(log) for log in logs]
+    lines = [read_log(log) for log in logs]
     every = [line for process in lines for line in process]
     assert [line for line in every if "unexpected" in line] == []
     errors = [line for line in every if "error" in line]

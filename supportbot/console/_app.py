@@ -66,7 +66,7 @@ def create_app(
     labels = fact_labels(tr.language)
     templates.env.filters["fact_kind"] = lambda kind: labels.get(kind, kind)
     templates.env.filters["basis"] = lambda basis: basis_text(basis, tr.language)
-    templates.env.filters["step"] = lambda step: _worded(tr, "step", step)
+    templates.env.filters["step"] = lambda step: _label(tr, "step", step)
     templates.env.filters["source"] = lambda source: _source(tr, source)
     templates.env.filters["detail"] = lambda detail: _detail(tr, detail)
     app.state.templates = templates
@@ -81,21 +81,15 @@ def create_app(
 
 
 def _label(common: i18n.Translate, group: str, value: str) -> str:
-    """A status or outcome in the page's language: the common catalog's, else the console's own
-    (for values the engine gained after the common catalog), else the value as it is."""
+    """A code name (a status, an outcome, a step, an audit detail's key) in the page's language:
+    the common catalog's, else the console's own, else the value as it is (a name a newer version
+    records is shown rather than failing)."""
     key = f"{group}.{value}"
     for domain in ("common", "console"):
         texts = i18n.catalog(domain, common.language)
         if key in texts:
             return texts[key]
     return value
-
-
-def _worded(tr: i18n.Translate, group: str, value: str) -> str:
-    """A code name (a step, an audit detail's key) in the page's language; a name the catalogue
-    does not know yet (a step a newer version records) is shown as it is rather than failing."""
-    key = f"{group}.{value}"
-    return tr(key) if key in i18n.catalog("console", tr.language) else value
 
 
 def _with_markup(tr: i18n.Translate, key: str, fields: dict[str, object]) -> Markup:
@@ -107,7 +101,7 @@ def _with_markup(tr: i18n.Translate, key: str, fields: dict[str, object]) -> Mar
 def _source(tr: i18n.Translate, source: str) -> str:
     """Where an audited action came from: "console 10.0.0.7" in words, the address kept."""
     kind, _, rest = source.partition(" ")
-    return " ".join(part for part in (_worded(tr, "source", kind), rest) if part)
+    return " ".join(part for part in (_label(tr, "source", kind), rest) if part)
 
 
 def _detail(tr: i18n.Translate, detail: dict[str, object]) -> list[tuple[str, str]]:
@@ -118,7 +112,7 @@ def _detail(tr: i18n.Translate, detail: dict[str, object]) -> list[tuple[str, st
             return tr("audit.yes") if value else tr("audit.no")
         return str(value)
 
-    return [(_worded(tr, "audit.key", key), text(value)) for key, value in detail.items()]
+    return [(_label(tr, "audit.key", key), text(value)) for key, value in detail.items()]
 
 
 async def _headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

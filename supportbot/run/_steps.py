@@ -545,8 +545,9 @@ def _lasting_wish(request: str, wishes: dict[str, bool]) -> bool:
 def handoff(state: SupportState, deps: Deps) -> Update:
     reason = state.handoff_reason or _handoff_reason(state)
     if (refund := state.refund_request) is not None and refund.status == "pending":
-        # Filed this round, then the draft failed: the request waits in the business system, and
-        # the person who takes the ticket must know a decision on it is owed.
+        # Filed, then the round handed off before the approval step (its draft kept failing, say):
+        # the request waits in the business system, and whoever takes the ticket must know a
+        # decision on it is owed.
         reason += _says(state)(
             "handoff.refund_pending", refund=refund.id, amount=refund.amount, currency=refund.currency
         )
