@@ -259,6 +259,15 @@ BEGIN
     RAISE EXCEPTION 'supportbot.audit is append-only: % refused', TG_OP USING ERRCODE = 'SBA01';
 END $function$;
 
+CREATE OR REPLACE FUNCTION supportbot.inbox_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    PERFORM pg_notify('supportbot_inbox', '');
+    RETURN NULL;
+END $function$;
+
 CREATE OR REPLACE FUNCTION supportbot.record_steps(p_ticket text, p_owner text, p_batch jsonb)
  RETURNS integer
  LANGUAGE plpgsql
@@ -330,6 +339,10 @@ END $function$;
 CREATE TRIGGER audit_append_only BEFORE DELETE OR UPDATE ON supportbot.audit FOR EACH ROW EXECUTE FUNCTION supportbot.audit_append_only();
 
 CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON supportbot.audit FOR EACH STATEMENT EXECUTE FUNCTION supportbot.audit_append_only();
+
+CREATE TRIGGER console_claims_inbox_changed AFTER INSERT OR DELETE OR UPDATE ON supportbot.console_claims FOR EACH STATEMENT EXECUTE FUNCTION supportbot.inbox_changed();
+
+CREATE TRIGGER tickets_inbox_changed AFTER UPDATE ON supportbot.tickets FOR EACH ROW WHEN (((old.status = ANY (ARRAY['waiting_approval'::text, 'escalated'::text, 'with_human'::text])) OR (new.status = ANY (ARRAY['waiting_approval'::text, 'escalated'::text, 'with_human'::text])))) EXECUTE FUNCTION supportbot.inbox_changed();
 
 -- ── schema demo ────────────────────────────────────────────────────────────────────────────────────
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
@@ -21,6 +22,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo._data import load_demo_data
 from supportbot.store._migrate import migrate
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's, installed by scripts/install-test-deps; never a download
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -145,3 +151,15 @@ def pooler(server_url: str) -> Iterator[Callable[[str], str]]:
     with pgbouncer(server_url) as through:
         address = conninfo_to_dict(through)
         yield lambda url: make_conninfo(url, host=address["host"], port=address["port"])
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's headless Chromium through Playwright, one for the whole run (the browser tests)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()

@@ -1,7 +1,7 @@
 """The console in a real browser: Debian's headless Chromium driven by Playwright.
 
 The browser is the system's (/usr/bin/chromium, installed by .ci/run with apt-get); Playwright's
-own browser download is never used. One browser serves the whole module; each test gets its own
+own browser download is never used. One browser serves the whole run (conftest.py); each test gets its own
 database and a console served by uvicorn on a free loopback port.
 
 With SUPPORTBOT_SCREENSHOTS=DIR the pages are saved there (docs/ holds the README's copies:
@@ -10,9 +10,6 @@ With SUPPORTBOT_SCREENSHOTS=DIR the pages are saved there (docs/ holds the READM
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,48 +18,15 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
-import uvicorn
+from browser_kit import LiveConsole, serious_violations, shot, sign_in_page, tab_to
 from console_kit import DEMO_EMAIL, PASSWORDS, Played, RecordingModel, make_users, open_console, play_demo
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo._data import demo_clock
 from supportbot.console import open_console as open_configured_console
 from supportbot.console._app import create_app
 from supportbot.errors import ConfigError
-
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
-
-
-class LiveConsole:
-    """uvicorn serving the app in a thread, on a port the OS picks."""
-
-    def __init__(self, app: object) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)  # type: ignore[arg-type]
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive(), "the console did not start"
-            time.sleep(0.02)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 @dataclass
@@ -83,28 +47,14 @@ def served(demo_url: str, tmp_path: Path) -> Iterator[Served]:
             yield Served(url, bot, played, model)
 
 
-def _shot(page: Page, name: str) -> None:
-    folder = os.environ.get("SUPPORTBOT_SCREENSHOTS")
-    if folder:
-        page.screenshot(path=str(Path(folder) / f"console-{name}.png"), full_page=True)
-
-
-def _sign_in(page: Page, url: str, name: str) -> None:
-    page.goto(f"{url}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORDS[name])
-    page.click("button[type=submit]")
-    expect(page).to_have_url(f"{url}/inbox")
-
-
 def test_an_approver_approves_the_demo_refund_in_the_browser(browser: Browser, served: Served) -> None:
     url, bot, played = served.url, served.bot, served.played
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
     page = context.new_page()
-    _sign_in(page, url, "wang")
+    sign_in_page(page, url, "wang")
     row = page.locator("#inbox tr.kind-approval", has_text=played.refund_ticket)
     expect(row).to_contain_text("200.00 CNY")
-    _shot(page, "inbox")
+    shot(page, "inbox")
     row.get_by_role("link", name=played.refund_ticket).click()
     expect(page.locator("#refund")).to_contain_text("200.00 CNY")
     expect(page.locator("#basis")).to_contain_text("按未使用的")
@@ -112,17 +62,17 @@ def test_an_approver_approves_the_demo_refund_in_the_browser(browser: Browser, s
     expect(page.locator("#claim-state")).to_contain_text("wang 正在审核")
     page.check("input[name=decision][value=approve]")
     page.fill("textarea[name=note]", "30 天内,符合退款政策")
-    _shot(page, "approval")
+    shot(page, "approval")
     page.click("#decide-button")
     expect(page.locator("#decided")).to_be_visible()
     reply = bot.state(played.refund_ticket).reply
     assert "已审批通过" in reply
     expect(page.locator(".turn.role-agent").last).to_contain_text(reply.splitlines()[-1])
     expect(page.locator("#status")).not_to_contain_text("等待")
-    _shot(page, "ticket")
+    shot(page, "ticket")
     page.goto(f"{url}/customers/{DEMO_EMAIL}")
     expect(page.locator("#profile")).to_be_visible()
-    _shot(page, "customer")
+    shot(page, "customer")
     context.close()
 
 
@@ -131,7 +81,7 @@ def test_an_agent_takes_over_replies_and_hands_back_in_the_browser(browser: Brow
     human_reply = "您好,我是客服小李。工单已转给技术同事,今天 18 点前给您回电。"
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
     page = context.new_page()
-    _sign_in(page, url, "li")
+    sign_in_page(page, url, "li")
     page.locator("#inbox tr.kind-handoff").get_by_role("link", name=played.handoff_ticket).click()
     page.click("#take-over-button")
     expect(page.locator("#owner")).to_contain_text("你正在处理")
@@ -142,7 +92,7 @@ def test_an_agent_takes_over_replies_and_hands_back_in_the_browser(browser: Brow
     assert silent.outcome == "with_human" and not silent.reply
     page.reload()
     expect(page.locator(".turn.role-customer").last).to_contain_text("好的,我等电话")
-    _shot(page, "takeover")
+    shot(page, "takeover")
     page.fill("input[name=note]", "已答复客户,交还机器人")
     page.click("#hand-back-button")
     expect(page.locator("#take-over-button")).to_be_visible()
@@ -171,7 +121,7 @@ def test_an_approval_clicked_in_the_console_reaches_the_configured_business_syst
         with LiveConsole(app) as url:
             context = browser.new_context(locale="zh-CN")
             page = context.new_page()
-            _sign_in(page, url, "wang")
+            sign_in_page(page, url, "wang")
             page.locator("#inbox tr.kind-approval", has_text=asked.ticket_id).get_by_role(
                 "link", name=asked.ticket_id
             ).click()
@@ -202,7 +152,7 @@ def test_a_reviewer_responds_then_approves_a_lesser_amount_in_the_browser(
     url, bot, played = served.url, served.bot, served.played
     context = browser.new_context(locale="zh-CN")
     page = context.new_page()
-    _sign_in(page, url, "wang")
+    sign_in_page(page, url, "wang")
     page.goto(f"{url}/approvals/{played.refund_ticket}")
     page.click("#claim-button")
     page.check("input[name=decision][value=respond]")
@@ -227,7 +177,7 @@ def test_times_are_shown_in_the_operator_s_own_time_zone(browser: Browser, serve
     """The server writes each time in its own zone; the operator's browser shows it in theirs."""
     context = browser.new_context(locale="zh-CN", timezone_id=zone)
     page = context.new_page()
-    _sign_in(page, served.url, "wang")
+    sign_in_page(page, served.url, "wang")
     page.goto(f"{served.url}/tickets/{served.played.refund_ticket}")
     times = page.locator("main time[datetime]")
     expect(times.first).to_have_attribute("title", zone)
@@ -237,24 +187,6 @@ def test_times_are_shown_in_the_operator_s_own_time_zone(browser: Browser, serve
         moment = datetime.fromisoformat(element.get_attribute("datetime") or "")
         assert element.inner_text() == moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
     context.close()
-
-
-def _axe_script() -> Path:
-    """axe-core from the npm registry, installed by scripts/install-test-deps (never at test time)."""
-    found = Path(__file__).resolve().parents[1] / ".test-tools" / "node_modules" / "axe-core" / "axe.min.js"
-    if not found.exists():
-        raise RuntimeError(f"axe-core is not installed at {found}: run scripts/install-test-deps")
-    return found
-
-
-def _serious_violations(page: Page) -> list[str]:
-    page.add_script_tag(path=str(_axe_script()))
-    result = page.evaluate("async () => await axe.run(document)")
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -271,8 +203,8 @@ def test_no_page_has_a_serious_accessibility_violation(
             page = context.new_page()
             found: dict[str, list[str]] = {}
             page.goto(f"{url}/login")
-            found["login"] = _serious_violations(page)
-            _sign_in(page, url, "wang")
+            found["login"] = serious_violations(page)
+            sign_in_page(page, url, "wang")
             pages = {
                 "inbox": "/inbox",
                 "ticket": f"/tickets/{played.refund_ticket}",
@@ -284,22 +216,12 @@ def test_no_page_has_a_serious_accessibility_violation(
             }
             for name, path in pages.items():
                 page.goto(f"{url}{path}")
-                found[name] = _serious_violations(page)
+                found[name] = serious_violations(page)
             page.goto(f"{url}/tickets/{played.handoff_ticket}")
             page.click("#take-over-button")
-            found["taken over"] = _serious_violations(page)
+            found["taken over"] = serious_violations(page)
             context.close()
     assert {name: v for name, v in found.items() if v} == {}
-
-
-def _tab_to(page: Page, selector: str, limit: int = 80) -> None:
-    """Press Tab until the element ``selector`` names has the focus, as a keyboard user would."""
-    page.wait_for_load_state()  # after an Enter that followed a link or sent a form
-    for _ in range(limit):
-        page.keyboard.press("Tab")
-        if page.evaluate("(s) => document.activeElement && document.activeElement.matches(s)", selector):
-            return
-    raise AssertionError(f"{selector} cannot be reached with Tab")
 
 
 def test_an_approver_signs_in_and_approves_with_the_keyboard_alone(browser: Browser, served: Served) -> None:
@@ -307,25 +229,25 @@ def test_an_approver_signs_in_and_approves_with_the_keyboard_alone(browser: Brow
     context = browser.new_context(locale="zh-CN")
     page = context.new_page()
     page.goto(f"{url}/login")
-    _tab_to(page, "input[name=name]")
+    tab_to(page, "input[name=name]")
     page.keyboard.type("wang")
-    _tab_to(page, "input[name=password]")
+    tab_to(page, "input[name=password]")
     page.keyboard.type(PASSWORDS["wang"])
     page.keyboard.press("Enter")
     expect(page).to_have_url(f"{url}/inbox")
-    _tab_to(page, f'a[href="/approvals/{played.refund_ticket}"]')
+    tab_to(page, f'a[href="/approvals/{played.refund_ticket}"]')
     page.keyboard.press("Enter")
     expect(page).to_have_url(f"{url}/approvals/{played.refund_ticket}")
-    _tab_to(page, "#claim-button")
+    tab_to(page, "#claim-button")
     page.keyboard.press("Enter")
     expect(page.locator("#claim-state")).to_contain_text("wang 正在审核")
     page.locator("body").focus()  # the reloaded page: start from its top
-    _tab_to(page, "input[name=decision]")
+    tab_to(page, "input[name=decision]")
     page.keyboard.press("Space")  # the focused radio of the group: approve, the first
     expect(page.locator("input[name=decision][value=approve]")).to_be_checked()
-    _tab_to(page, "textarea[name=note]")
+    tab_to(page, "textarea[name=note]")
     page.keyboard.type("符合政策")
-    _tab_to(page, "#decide-button")
+    tab_to(page, "#decide-button")
     page.keyboard.press("Enter")
     expect(page.locator("#decided")).to_be_visible()
     assert bot.ticket(played.refund_ticket).status == "resolved"

@@ -364,7 +364,8 @@ def test_inbox_filters_by_kind_and_customer(client: TestClient, setup: Setup) ->
     assert played.handoff_ticket in handoffs and played.refund_ticket not in handoffs
     by_customer = client.get("/inbox?customer=wugang").text
     assert played.refund_ticket in by_customer and played.handoff_ticket not in by_customer
-    assert 'id="auto-refresh"' in by_customer and 'http-equiv="refresh"' not in by_customer
+    assert 'id="live-updates"' in by_customer and 'http-equiv="refresh"' not in by_customer
+    assert "<title>(1) 收件箱" in by_customer  # the count of what waits, in the title
 
 
 def test_english_pages_hold_no_chinese_of_their_own(setup: Setup) -> None:

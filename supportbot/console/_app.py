@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
@@ -25,8 +26,10 @@ from .. import i18n
 from ..errors import SupportbotError
 from ..i18n._prompts import fact_labels
 from ..reply._findings import basis_text
+from ..run._waiting import listen_url
 from . import _api as api
 from . import _pages as pages
+from ._live import InboxFeed
 from ._security import COOKIE, BadCsrf, Forbidden, NeedSignIn, Sessions, StoredSessions
 from ._service import Console
 from ._users import Throttle, Users
@@ -46,10 +49,20 @@ def create_app(
     throttle: Throttle | None = None,
     allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
+    feed = InboxFeed(listen_url(console.bot.settings, console.store.url), console.store.connect_kwargs)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        feed.close()
+
     # The OpenAPI description is served by an authenticated route in _api.py, not the public default.
-    app = FastAPI(title="supportbot console", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="supportbot console", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
     tr = i18n.translator("console", lang)
     app.state.console = console
+    app.state.inbox_feed = feed
     app.state.users = users
     app.state.sessions = sessions if sessions is not None else StoredSessions(console.store, users)
     app.state.throttle = throttle if throttle is not None else Throttle()

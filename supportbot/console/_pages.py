@@ -8,11 +8,13 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request, Response
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from .. import _validate as validate
 from .. import i18n
 from ..errors import InvalidInput, WrongType
+from ._live import InboxFeed, inbox_stream, mark
 from ._security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
 from ._service import ACTIONS, KINDS, Console, Kind
 from ._users import NAME_CHARS, Throttle, Users
@@ -113,10 +115,42 @@ def home(request: Request) -> Response:
 @router.get("/inbox", response_class=HTMLResponse)
 def inbox(request: Request, kind: str = "", customer: str = "") -> Response:
     ctx, _ = operator_of(request)
-    chosen: Kind | None = next((k for k in KINDS if k == kind), None)
-    customer = customer[: validate.EMAIL_CHARS]
+    chosen, customer = _inbox_filters(kind, customer)
     items = _console(request).inbox(kind=chosen, customer=customer)
-    return render(request, "inbox.html", ctx, items=items, kind=chosen or "", customer=customer)
+    shown = {"items": items, "kind": chosen or "", "customer": customer, "mark": mark(items)}
+    return render(request, "inbox.html", ctx, 200, **shown)
+
+
+def _inbox_filters(kind: str, customer: str) -> tuple[Kind | None, str]:
+    return next((k for k in KINDS if k == kind), None), customer[: validate.EMAIL_CHARS]
+
+
+@router.get("/inbox/events")
+async def inbox_events(request: Request, kind: str = "", customer: str = "", shown: str = "") -> Response:
+    """The open inbox page's event stream (static/console.js): it reloads its rows on ``inbox``.
+    Reading the session here is not activity: an open page keeps nobody signed in."""
+    sessions = request.app.state.sessions
+    cookie = request.cookies.get(COOKIE)
+    session, expired = await run_in_threadpool(sessions.get, cookie, touch=False)
+    if session is None or session.operator is None:
+        raise NeedSignIn(expired=expired)
+    chosen, customer = _inbox_filters(kind, customer)
+    feed: InboxFeed = request.app.state.inbox_feed
+    console = _console(request)
+
+    def still_signed_in() -> bool:
+        live, _ = sessions.get(cookie, touch=False)
+        return live is not None and live.operator is not None
+
+    stream = inbox_stream(
+        feed,
+        lambda: console.inbox(kind=chosen, customer=customer),
+        still_signed_in,
+        request.is_disconnected,
+        shown[:32],
+    )
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # nginx: do not hold events back
+    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
 
 # -- approvals ---------------------------------------------------------------------------------

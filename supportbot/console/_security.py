@@ -88,8 +88,10 @@ class Sessions:
         for _, key in anonymous[: max(0, len(self._by_id) - MAX_SESSIONS // 2)]:
             del self._by_id[key]
 
-    def get(self, session_id: str | None) -> tuple[Session | None, bool]:
-        """(the live session, False), or (None, True) when ``session_id`` named one that ended."""
+    def get(self, session_id: str | None, *, touch: bool = True) -> tuple[Session | None, bool]:
+        """(the live session, False), or (None, True) when ``session_id`` named one that ended.
+        ``touch=False`` reads without counting as activity (a live page checking it is still
+        signed in must not keep an unattended session alive)."""
         if not session_id:
             return None, False
         now = self._clock()
@@ -100,8 +102,9 @@ class Sessions:
             if now - session.seen > self.idle or now - session.started > self.lifetime:
                 del self._by_id[session_id]
                 return None, session.operator is not None
-            session = replace(session, seen=now)
-            self._by_id[session_id] = session
+            if touch:
+                session = replace(session, seen=now)
+                self._by_id[session_id] = session
             return session, False
 
     def __len__(self) -> int:
@@ -149,9 +152,10 @@ class StoredSessions:
                 )
         return Session(session_id, _csrf(session_id), operator, now, now)
 
-    def get(self, session_id: str | None) -> tuple[Session | None, bool]:
+    def get(self, session_id: str | None, *, touch: bool = True) -> tuple[Session | None, bool]:
         """(the live session, False); (None, True) when ``session_id`` named a signed-in session
-        that ended. An id never signed in is a session before sign-in."""
+        that ended. An id never signed in is a session before sign-in. ``touch=False``: a read
+        that is not activity (Sessions.get)."""
         if not session_id:
             return None, False
         now = self._clock()
@@ -165,10 +169,10 @@ class StoredSessions:
             if ended or self.users.credential(row.operator) != row.credential:
                 rows.session_delete(conn, key)
                 return None, True
-            if now - seen >= self.touch_every:
+            if touch and now - seen >= self.touch_every:
                 rows.session_touch(conn, key, _at(now))
         operator = Operator(row.operator, cast(Role, row.role))  # the credential holds the role
-        return Session(session_id, _csrf(session_id), operator, started, now), False
+        return Session(session_id, _csrf(session_id), operator, started, now if touch else seen), False
 
     def end(self, session_id: str) -> None:
         with self.store.connection() as conn:
