@@ -240,6 +240,8 @@ CREATE INDEX tickets_status ON supportbot.tickets USING btree (status);
 
 CREATE INDEX tickets_work_due ON supportbot.tickets USING btree (work_due, id) WHERE (work_due IS NOT NULL);
 
+CREATE INDEX turns_content_trgm ON supportbot.turns USING gin (content gin_trgm_ops);
+
 CREATE UNIQUE INDEX turns_message_id ON supportbot.turns USING btree (ticket_id, message_id) WHERE (message_id IS NOT NULL);
 
 CREATE OR REPLACE FUNCTION supportbot.audit_append_only()

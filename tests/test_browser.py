@@ -213,6 +213,8 @@ def test_no_page_has_a_serious_accessibility_violation(
                 "approval": f"/approvals/{played.refund_ticket}",
                 "customer": f"/customers/{DEMO_EMAIL}",
                 "error": "/tickets/T999999",
+                "search": "/search?q=E3001",
+                "search with a bad date": "/search?since=abc",
             }
             for name, path in pages.items():
                 page.goto(f"{url}{path}")

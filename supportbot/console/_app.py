@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
@@ -31,7 +32,7 @@ from . import _api as api
 from . import _pages as pages
 from ._live import InboxFeed
 from ._security import COOKIE, BadCsrf, Forbidden, NeedSignIn, Sessions, StoredSessions
-from ._service import Console
+from ._service import STATUSES, Console
 from ._users import Throttle, Users
 from ._web import describe, error_response, is_api, waited, when, when_text
 
@@ -82,6 +83,8 @@ def create_app(
     templates.env.filters["step"] = lambda step: _label(tr, "step", step)
     templates.env.filters["source"] = lambda source: _source(tr, source)
     templates.env.filters["detail"] = lambda detail: _detail(tr, detail)
+    templates.env.filters["excerpt"] = _excerpt
+    templates.env.globals.update(statuses=STATUSES, query=_search_query)
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_headers)
@@ -109,6 +112,25 @@ def _with_markup(tr: i18n.Translate, key: str, fields: dict[str, object]) -> Mar
     """A catalogue sentence holding markup arguments (a ``<time>`` element): the sentence and every
     other argument are escaped, the markup ones kept."""
     return escape(i18n.catalog("console", tr.language)[key]).format(**fields)
+
+
+def _excerpt(content: str, searched: str, before: int = 40, after: int = 100) -> Markup:
+    """The part of a turn around the searched text, the match marked."""
+    at = content.lower().find(searched.lower()) if searched else -1
+    if at < 0:
+        return escape(content[: before + after]) + ("…" if len(content) > before + after else "")
+    start, end = max(0, at - before), min(len(content), at + len(searched) + after)
+    return Markup("{}{}<mark>{}</mark>{}{}").format(
+        "…" if start else "",
+        content[start:at],
+        content[at : at + len(searched)],
+        content[at + len(searched) : end],
+        "…" if end < len(content) else "",
+    )
+
+
+def _search_query(asked: dict[str, str], page: int) -> str:
+    return urlencode({**{k: v for k, v in asked.items() if v}, "page": page})
 
 
 def _source(tr: i18n.Translate, source: str) -> str:

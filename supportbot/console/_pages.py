@@ -3,6 +3,7 @@ the page with a message beside each bad field) and redirects after success."""
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -16,7 +17,7 @@ from .. import i18n
 from ..errors import InvalidInput, WrongType
 from ._live import InboxFeed, inbox_stream, mark
 from ._security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
-from ._service import ACTIONS, KINDS, Console, Kind
+from ._service import ACTIONS, KINDS, SEARCH_CHARS, STATUSES, Console, Kind
 from ._users import NAME_CHARS, Throttle, Users
 from ._web import Ctx, context, describe, operator_of, render, set_session_cookie
 
@@ -151,6 +152,52 @@ async def inbox_events(request: Request, kind: str = "", customer: str = "", sho
     )
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # nginx: do not hold events back
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+
+# -- search ------------------------------------------------------------------------------------
+
+
+@router.get("/search", response_class=HTMLResponse)
+def search(
+    request: Request,
+    q: str = "",
+    customer: str = "",
+    status: str = "",
+    since: str = "",
+    until: str = "",
+    page: str = "1",
+) -> Response:
+    # Every value read as text and checked here: a bad one is a field error on the page.
+    ctx, _ = operator_of(request)
+    tr = request.app.state.tr
+    errors: dict[str, str] = {}
+    days = {name: _day(value, name, tr, errors) for name, value in (("since", since), ("until", until))}
+    chosen = next((s for s in STATUSES if s == status), None)
+    number = int(page) if page.isascii() and page.isdigit() else 1
+    if len(q) > SEARCH_CHARS:
+        errors["q"] = tr("field.too_long", limit=SEARCH_CHARS)
+    asked = {"q": q, "customer": customer, "status": chosen or "", "since": since, "until": until}
+    if errors:
+        return render(request, "search.html", ctx, 422, result=None, asked=asked, errors=errors)
+    result = _console(request).search(
+        text=q,
+        customer=customer[: validate.EMAIL_CHARS],
+        status=chosen,
+        since=days["since"],
+        until=days["until"],
+        page=number,
+    )
+    return render(request, "search.html", ctx, 200, result=result, asked=asked, searched=any(asked.values()))
+
+
+def _day(value: str, field: str, tr: i18n.Translate, errors: dict[str, str]) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        errors[field] = tr("field.date")
+        return None
 
 
 # -- approvals ---------------------------------------------------------------------------------

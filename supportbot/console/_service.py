@@ -9,22 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .. import _validate as validate
 from .._bot import SupportBot
 from .._lifecycle import DeletionReport
 from .._records import RefundBasis
-from .._state import SupportState, Turn
+from .._state import SupportState, TicketStatus, Turn
 from ..backend.base import Backend
 from ..errors import ApprovalNotPending, ClaimConflict, UnknownCustomer
 from ..memory._profile import Profile
 from ..run._rounds import RoundResult
 from ..store import _console as console_repo
 from ..store._audit import AuditEntry
-from ..store._console import Claim, Note
+from ..store._console import Claim, Found, Note
 from ..store._history import StepRecord
 from ..store._store import Store
 from ..store._tickets import PendingApproval, TicketRow
@@ -34,8 +34,11 @@ Kind = Literal["approval", "handoff"]
 Action = Literal["approve", "reject", "respond"]  # what a reviewer does with a pending refund
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "respond")
 KINDS: tuple[Kind, ...] = ("approval", "handoff")
+STATUSES: tuple[TicketStatus, ...] = get_args(TicketStatus)
 CLAIM_SECONDS = 15 * 60
 LATEST_TURNS = 6
+SEARCH_PAGE = 25
+SEARCH_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,13 @@ class TicketView:
     pending: PendingApproval | None
     claim: Claim | None
     audit: list[AuditEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    found: list[Found]
+    page: int  # from 1
+    more: bool  # a next page exists
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +170,37 @@ class Console:
         wanted = customer.strip().lower()
         items = [i for i in items if wanted in i.customer_email.lower()]
         return sorted(items, key=lambda i: (i.waiting_since, i.ticket_id))
+
+    # -- search -----------------------------------------------------------------------------
+
+    def search(
+        self,
+        *,
+        text: str = "",
+        customer: str = "",
+        status: str | None = None,
+        since: date | None = None,
+        until: date | None = None,
+        page: int = 1,
+    ) -> SearchPage:
+        """Tickets open and closed by text (id, subject, any turn; Chinese or English), customer,
+        status and the days they were opened (``until`` included, in the server's time zone),
+        ``SEARCH_PAGE`` per page. A forgotten customer's tickets are deleted, so never found."""
+        text = validate.text("text", text, limit=SEARCH_CHARS).strip()
+        customer = validate.text("customer", customer, limit=validate.EMAIL_CHARS).strip()
+        page = max(1, min(page, 10_000))
+        with self.store.connection() as conn:
+            found = console_repo.search(
+                conn,
+                text=text,
+                customer=customer,
+                status=status,
+                since=_start_of(since),
+                until=_start_of(until + timedelta(days=1) if until else None),
+                limit=SEARCH_PAGE + 1,
+                offset=(page - 1) * SEARCH_PAGE,
+            )
+        return SearchPage(found[:SEARCH_PAGE], page, len(found) > SEARCH_PAGE)
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -319,6 +360,10 @@ class Console:
     def forget(self, email: str, operator: Operator, *, source: str) -> DeletionReport:
         # Never force: a ticket in a round or waiting for a decision makes it refuse (CustomerBusy).
         return self.bot.forget_customer(validate.email(email), actor=operator.name, source=source)
+
+
+def _start_of(day: date | None) -> datetime | None:
+    return None if day is None else datetime.combine(day, time()).astimezone()
 
 
 def _seconds(now: datetime, since: datetime) -> int:

@@ -1,4 +1,5 @@
-"""The operator console's own rows: review claims and private notes (sql/013_console.sql).
+"""The operator console's own rows: review claims and private notes (sql/013_console.sql), and
+its search over tickets (sql/022_console_search.sql).
 
 Only the console uses these; the engine never reads them, so a note can never reach the model or
 the customer. Each function takes a connection; the caller owns the transaction.
@@ -10,7 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import class_row
+
+from ._tickets import TICKET_COLUMNS, TicketRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,3 +206,78 @@ def end_operator_sessions(url: str, operator: str) -> int:
             f"the operator was saved, but their console sessions could not be ended ({type(exc).__name__}):"
             " check SUPPORTBOT_DATABASE_URL and run the command again"
         ) from exc
+
+
+# -- search ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A ticket a search found, and the first turn holding the searched text ("" when the id
+    or subject matched, or no text was searched)."""
+
+    ticket: TicketRow
+    excerpt: str
+
+
+def search(
+    conn: psycopg.Connection,
+    *,
+    text: str = "",
+    customer: str = "",
+    status: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int,
+    offset: int = 0,
+) -> list[Found]:
+    """Tickets, open and closed, whose id, subject or any turn holds ``text`` (case-insensitive,
+    any language), by customer address fragment, status and creation time (``since`` included,
+    ``until`` not), the latest changed first. Only the clauses asked for are sent, so the planner
+    sees real values (the trigram index of sql/022 serves the text)."""
+    where: list[sql.Composable] = []
+    values: dict[str, object] = {"n": limit, "o": offset, "p": _contains(text)}
+    if text:
+        where.append(
+            sql.SQL(
+                "(t.id ILIKE %(p)s OR t.subject ILIKE %(p)s OR t.id IN"
+                " (SELECT ticket_id FROM supportbot.turns WHERE content ILIKE %(p)s))"
+            )
+        )
+    if customer:
+        where.append(sql.SQL("lower(t.customer_email) LIKE %(c)s"))
+        values["c"] = _contains(customer.lower())
+    if status is not None:
+        where.append(sql.SQL("t.status = %(s)s"))
+        values["s"] = status
+    if since is not None:
+        where.append(sql.SQL("t.created_at >= %(since)s"))
+        values["since"] = since
+    if until is not None:
+        where.append(sql.SQL("t.created_at < %(until)s"))
+        values["until"] = until
+    columns = sql.SQL(", ").join(sql.SQL("t.") + sql.Identifier(c.strip()) for c in TICKET_COLUMNS.split(","))
+    excerpt = (
+        sql.SQL(
+            "(SELECT content FROM supportbot.turns u WHERE u.ticket_id = t.id AND u.content ILIKE %(p)s"
+            " ORDER BY u.idx LIMIT 1)"
+        )
+        if text
+        else sql.SQL("NULL::text")
+    )
+    query = sql.SQL(
+        "SELECT {columns}, {excerpt} FROM supportbot.tickets t {where}"
+        " ORDER BY t.updated_at DESC, t.id DESC LIMIT %(n)s OFFSET %(o)s"
+    ).format(
+        columns=columns,
+        excerpt=excerpt,
+        where=sql.SQL("WHERE ") + sql.SQL(" AND ").join(where) if where else sql.SQL(""),
+    )
+    rows = conn.execute(query, values).fetchall()
+    return [Found(TicketRow(*row[:-1]), row[-1] or "") for row in rows]
+
+
+def _contains(fragment: str) -> str:
+    """A LIKE pattern matching ``fragment`` anywhere, its own % and _ taken literally."""
+    escaped = fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
