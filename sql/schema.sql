@@ -33,7 +33,7 @@ CREATE TABLE supportbot.audit (
     source text NOT NULL,
     detail jsonb NOT NULL DEFAULT '{}'::jsonb,
     CONSTRAINT audit_pkey PRIMARY KEY (id),
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['approve'::text, 'reject'::text, 'respond'::text, 'take_over'::text, 'human_reply'::text, 'hand_back'::text, 'fork'::text, 'forget_customer'::text])))
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['approve'::text, 'reject'::text, 'respond'::text, 'take_over'::text, 'human_reply'::text, 'hand_back'::text, 'fork'::text, 'forget_customer'::text, 'correct_fact'::text, 'correct_profile'::text])))
 );
 
 CREATE TABLE supportbot.checkpoints (
@@ -111,6 +111,24 @@ CREATE TABLE supportbot.facts (
     CONSTRAINT facts_pkey PRIMARY KEY (ticket_id, idx),
     CONSTRAINT facts_check CHECK (((supersedes IS NULL) OR ((supersedes >= 0) AND (supersedes < idx)))),
     CONSTRAINT facts_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
+);
+
+CREATE TABLE supportbot.profile_corrections (
+    customer_id text NOT NULL,
+    idx integer NOT NULL,
+    entry text NOT NULL,
+    key text NOT NULL,
+    value text,
+    reason text NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT profile_corrections_pkey PRIMARY KEY (customer_id, idx),
+    CONSTRAINT profile_corrections_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 200))),
+    CONSTRAINT profile_corrections_entry_check CHECK ((entry = ANY (ARRAY['issue'::text, 'request'::text, 'promise'::text, 'contact'::text]))),
+    CONSTRAINT profile_corrections_idx_check CHECK ((idx >= 0)),
+    CONSTRAINT profile_corrections_key_check CHECK (((length(key) >= 1) AND (length(key) <= 2000))),
+    CONSTRAINT profile_corrections_reason_check CHECK (((length(reason) >= 1) AND (length(reason) <= 2000))),
+    CONSTRAINT profile_corrections_value_check CHECK (((value IS NULL) OR ((length(value) >= 1) AND (length(value) <= 2000))))
 );
 
 CREATE TABLE supportbot.prunes (
@@ -270,6 +288,15 @@ BEGIN
     RETURN NULL;
 END $function$;
 
+CREATE OR REPLACE FUNCTION supportbot.profile_corrections_append_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    RAISE EXCEPTION 'profile corrections are append-only: add a newer correction instead'
+        USING ERRCODE = 'SBA01';
+END $function$;
+
 CREATE OR REPLACE FUNCTION supportbot.record_steps(p_ticket text, p_owner text, p_batch jsonb)
  RETURNS integer
  LANGUAGE plpgsql
@@ -343,6 +370,8 @@ CREATE TRIGGER audit_append_only BEFORE DELETE OR UPDATE ON supportbot.audit FOR
 CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON supportbot.audit FOR EACH STATEMENT EXECUTE FUNCTION supportbot.audit_append_only();
 
 CREATE TRIGGER console_claims_inbox_changed AFTER INSERT OR DELETE OR UPDATE ON supportbot.console_claims FOR EACH STATEMENT EXECUTE FUNCTION supportbot.inbox_changed();
+
+CREATE TRIGGER profile_corrections_append_only BEFORE UPDATE ON supportbot.profile_corrections FOR EACH ROW EXECUTE FUNCTION supportbot.profile_corrections_append_only();
 
 CREATE TRIGGER tickets_inbox_changed AFTER UPDATE ON supportbot.tickets FOR EACH ROW WHEN (((old.status = ANY (ARRAY['waiting_approval'::text, 'escalated'::text, 'with_human'::text])) OR (new.status = ANY (ARRAY['waiting_approval'::text, 'escalated'::text, 'with_human'::text])))) EXECUTE FUNCTION supportbot.inbox_changed();
 

@@ -19,16 +19,17 @@ from . import _opening as opening
 from . import _validate as validate
 from ._lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
 from ._records import ApprovalDecision
-from ._state import Outcome, SupportState, TicketStatus, Turn
+from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .backend.base import Backend
 from .config import Settings
 from .errors import InvalidInput, UnknownCustomer, WaitTimeout
 from .llm.base import LLM
 from .memory import _facts as facts
 from .memory import _tokens as tokens
-from .memory._profile import Profile
+from .memory._profile import ENTRIES, Profile
 from .memory._tokens import turn_tokens, with_tokens
 from .reply import _context as context
+from .run import _corrections as corrections
 from .run import _forks as forks
 from .run import _results as round_results
 from .run import _takeover as takeover
@@ -565,6 +566,79 @@ class SupportBot:
             return repo.human_agent(conn, ticket_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    # -- correcting memory (run/_corrections.py) ------------------------------------------------
+
+    def correct_fact(
+        self,
+        ticket_id: str,
+        position: int,
+        *,
+        value: str | None,
+        reason: str,
+        actor: str,
+        source: str = "api",
+    ) -> Fact:
+        """Correct (``value``) or retract (``value=None``) the current pinned fact at ledger
+        ``position`` (``state(ticket_id).facts``), as ``actor``, for ``reason``; audited.
+
+        Append-only: the fact recorded supersedes the old one, which history keeps. The next
+        prompt shows the corrected value, or the retracted one marked as wrong. Raises
+        CorrectionRefused (nothing recorded) for a position with no current fact, an unchanged
+        value, or a ticket inside a round; TicketBusy while a round runs.
+        """
+        ticket_id, actor, source = (
+            validate.ticket_id(ticket_id),
+            validate.agent(actor),
+            validate.source(source),
+        )
+        position = validate.position("position", position)
+        if value is not None:
+            value = validate.text("value", value, limit=validate.NOTE_CHARS, empty=False).strip()
+        reason = validate.text("reason", reason, limit=validate.NOTE_CHARS, empty=False).strip()
+        return corrections.correct_fact(
+            self._engine, ticket_id, position, value=value, reason=reason, actor=actor, source=source
+        )
+
+    def correct_profile(
+        self,
+        email: str,
+        entry: str,
+        key: str,
+        *,
+        value: str | None,
+        reason: str,
+        actor: str,
+        source: str = "api",
+    ) -> Profile:
+        """Correct or retract one entry of the customer's profile (``entry``: issue, request,
+        promise or contact; ``key``: the issue's code or category, the request's or promise's
+        text, the contact's slot, as ``profile(email)`` shows them); returns the profile after.
+        Audited; every later profile applies it. Raises CorrectionRefused for an entry the
+        profile does not show, or a value for an entry that can only be retracted.
+        """
+        email, actor, source = validate.email(email), validate.agent(actor), validate.source(source)
+        entry = validate.choice("entry", entry, ENTRIES)
+        key = validate.text("key", key, limit=validate.NOTE_CHARS, empty=False)
+        if value is not None:
+            value = validate.text("value", value, limit=validate.NOTE_CHARS, empty=False).strip()
+        reason = validate.text("reason", reason, limit=validate.NOTE_CHARS, empty=False).strip()
+        customer = self._deps.backend.get_customer(email)
+        if customer is None:
+            raise UnknownCustomer(f"no customer with email {email!r} in the business system", email=email)
+        profiles = self._deps.profiles
+        assert profiles is not None
+        return corrections.correct_profile(
+            self._store,
+            profiles,
+            customer,
+            entry,
+            key,
+            value=value,
+            reason=reason,
+            actor=actor,
+            source=source,
+        )
 
     def forget_customer(
         self, email: str, *, force: bool = False, actor: str | None = None, source: str = "api"

@@ -126,6 +126,9 @@ def forget_customer(
         customer_ids = sorted(({known.id} if known else set()) | lifecycle_repo.customer_ids_seen(tx, ids))
         rows = lifecycle_repo.delete_tickets(tx, ids)
         rows[f"{SCHEMA}.customer_profiles"] = lifecycle_repo.delete_profiles(tx, customer_ids)
+        corrected = lifecycle_repo.delete_profile_corrections(tx, customer_ids)
+        if corrected:
+            rows[f"{SCHEMA}.profile_corrections"] = corrected
         if isinstance(backend, ForgetsCustomers):
             rows.update(backend.forget_customer(email, ticket_ids=ids, tx=tx))
         else:

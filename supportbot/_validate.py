@@ -195,6 +195,15 @@ def moment(name: str, value: object) -> datetime:
     return value
 
 
+def position(name: str, value: object) -> int:
+    """A position in a list counted from 0 (a fact in a ticket's ledger), up to 2**31 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WrongType(f"{name} must be an int, not {type(value).__name__}")
+    if not 0 <= value <= INT32_MAX:
+        raise InvalidInput(f"{name} {value} is out of range: positions count from 0")
+    return value
+
+
 def choice(name: str, value: object, choices: Sequence[C]) -> C:
     """``value`` as the member of ``choices`` it equals, typed as that choice."""
     if not isinstance(value, str):

@@ -270,6 +270,11 @@ class NotTakenOver(SupportbotError):
     """reply_as_human() or hand_back() by someone who does not own the ticket. Nothing was recorded."""
 
 
+class CorrectionRefused(InvalidInput):
+    """correct_fact() or correct_profile() refused: nothing current to correct there, the value is
+    the one already kept, or the ticket is inside a round. Nothing was recorded."""
+
+
 # -- operator console ---------------------------------------------------------------------------
 # Raised by supportbot.console (an optional extra); the core never raises them.
 

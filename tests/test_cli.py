@@ -34,6 +34,8 @@ COMMANDS = (
     "state",
     "fork",
     "profile",
+    "correct",
+    "correct-profile",
     "db",
     "forget",
     "prune",

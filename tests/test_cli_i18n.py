@@ -23,6 +23,7 @@ from supportbot._state import TicketStatus
 from supportbot.backend.demo._data import load_demo_data
 from supportbot.cli._main import main
 from supportbot.i18n import error_text
+from supportbot.memory._profile import ENTRIES
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _ARGPARSE_ENGLISH = (
@@ -39,7 +40,18 @@ _ARGPARSE_ENGLISH = (
     "expected one argument",
 )
 # Words the Chinese screens legitimately show: values an operator types (statuses, keep modes).
-_TYPED = {*get_args(TicketStatus), *KEEP_MODES, "status", "migrate", "last", "final", "agent", "approver"}
+_TYPED = {
+    *get_args(TicketStatus),
+    *KEEP_MODES,
+    *ENTRIES,
+    "status",
+    "migrate",
+    "last",
+    "final",
+    "agent",
+    "approver",
+}
+_TYPED |= {"phone", "email", "address", "contact"}  # a profile's contact slots, typed as they are
 LANGUAGES = ("zh", "en")
 
 

@@ -39,11 +39,12 @@ from ..errors import (
     UnknownTicket,
 )
 from ..i18n import Language, Translate, error_text, language, translator
+from ..memory._profile import ENTRIES
 from . import _takeover as cli_takeover
 from ._admin import db, forget, prune, reset
 from ._chat import run_chat
 from ._conversations import approvals, approve, demo, respond, tickets
-from ._memory import fork, history, profile, show, state_at
+from ._memory import correct, correct_profile, fork, history, profile, show, state_at
 from ._text import PROG, HelpFormatter, Parser, cli_words, email_argument, step_argument
 from ._worker import add_worker_commands
 
@@ -291,6 +292,27 @@ def _add_memory_commands(
 
     p = command("profile", profile)
     p.add_argument("email", type=email_argument(lang), metavar="EMAIL")
+
+    p = command("correct", correct)
+    p.add_argument("ticket", metavar="TICKET")
+    p.add_argument("position", type=int, metavar="N", help=t("opt.correct.position"))
+    _correction_options(p, t)
+
+    p = command("correct-profile", correct_profile)
+    p.add_argument("email", type=email_argument(lang), metavar="EMAIL")
+    p.add_argument(
+        "entry", choices=ENTRIES, metavar="ENTRY", help=t("opt.correct.entry", entries=", ".join(ENTRIES))
+    )
+    p.add_argument("key", metavar="KEY", help=t("opt.correct.key"))
+    _correction_options(p, t)
+
+
+def _correction_options(p: argparse.ArgumentParser, t: Translate) -> None:
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--value", metavar="TEXT", help=t("opt.correct.value"))
+    what.add_argument("--retract", action="store_true", help=t("opt.correct.retract"))
+    p.add_argument("--reason", metavar="TEXT", required=True, help=t("opt.correct.reason"))
+    p.add_argument("--by", metavar="NAME", required=True, help=t("opt.reply.by"))
 
 
 def _add_admin_commands(

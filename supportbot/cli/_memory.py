@@ -97,9 +97,11 @@ def _print_memory(state: SupportState, t: Translate, c: Translate) -> None:
     print(indented(state.summary) if state.summary else "    " + t("memory.no_summary"))
     _section(t("memory.facts", n=len(state.facts)), where["facts"])
     labels = FACT_LABELS_ZH if t.language == "zh" else FACT_LABELS_EN
-    for fact in state.facts:
+    for position, fact in enumerate(state.facts):  # the position `correct` names a fact by
+        value = fact.value or t("memory.retracted")
         print(
-            "    " + t("memory.fact", kind=labels.get(fact.kind, fact.kind), value=fact.value, turn=fact.turn)
+            f"    [{position}] "
+            + t("memory.fact", kind=labels.get(fact.kind, fact.kind), value=value, turn=fact.turn)
         )
     _section(t("memory.profile"), where["profile"])
     print(indented(state.profile or t("memory.no_profile")))
@@ -204,6 +206,42 @@ def fork(bot: SupportBot, args: argparse.Namespace) -> int:
     t = cli_words(args)
     print(t("fork.done", ticket=args.ticket, at=args.at, new=new_id))
     print(t("chat.resume_hint", command=f"{PROG} chat --ticket {new_id}"))
+    return 0
+
+
+def correct(bot: SupportBot, args: argparse.Namespace) -> int:
+    """Correct or retract a pinned fact of a ticket (by its position, as `show` lists it)."""
+    value = None if args.retract else args.value
+    fact = bot.correct_fact(
+        args.ticket, args.position, value=value, reason=args.reason, actor=args.by, source=cli_takeover.SOURCE
+    )
+    if args.json:
+        emit_json(fact)
+        return 0
+    t = cli_words(args)
+    done = "correct.retracted" if value is None else "correct.done"
+    print(t(done, ticket=args.ticket, position=args.position, value=fact.value, by=args.by))
+    return 0
+
+
+def correct_profile(bot: SupportBot, args: argparse.Namespace) -> int:
+    """Correct or retract one entry of a customer's profile."""
+    value = None if args.retract else args.value
+    p = bot.correct_profile(
+        args.email,
+        args.entry,
+        args.key,
+        value=value,
+        reason=args.reason,
+        actor=args.by,
+        source=cli_takeover.SOURCE,
+    )
+    if args.json:
+        emit_json(p)
+        return 0
+    t = cli_words(args)
+    print(t("correct.profile_done", email=args.email, by=args.by))
+    print(indented(p.text))
     return 0
 
 

@@ -84,7 +84,7 @@ def create_app(
     templates.env.filters["source"] = lambda source: _source(tr, source)
     templates.env.filters["detail"] = lambda detail: _detail(tr, detail)
     templates.env.filters["excerpt"] = _excerpt
-    templates.env.globals.update(statuses=STATUSES, query=_search_query)
+    templates.env.globals.update(statuses=STATUSES, query=_search_query, superseded=_superseded)
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_headers)
@@ -127,6 +127,11 @@ def _excerpt(content: str, searched: str, before: int = 40, after: int = 100) ->
         content[at + len(searched) : end],
         "…" if end < len(content) else "",
     )
+
+
+def _superseded(facts: list[object]) -> set[int]:
+    """Ledger positions a later fact replaced (facts given as dicts, on the approval page: none)."""
+    return {s for f in facts if isinstance(s := getattr(f, "supersedes", None), int)}
 
 
 def _search_query(asked: dict[str, str], page: int) -> str:

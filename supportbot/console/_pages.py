@@ -273,7 +273,12 @@ def _typed_amount(typed: str, action: str, tr: i18n.Translate, errors: dict[str,
 
 @router.get("/tickets/{ticket_id}", response_class=HTMLResponse)
 def ticket_page(
-    request: Request, ticket_id: str, at: str | None = None, decided: str = "", responded: str = ""
+    request: Request,
+    ticket_id: str,
+    at: str | None = None,
+    decided: str = "",
+    responded: str = "",
+    corrected: str = "",
 ) -> Response:
     # Query values read as text: a typed parameter would answer `?at=abc` with the framework's
     # JSON error instead of a page in the operator's language.
@@ -281,7 +286,8 @@ def ticket_page(
     if at is not None and not (at.isascii() and at.isdigit()):
         raise WrongType(f"a step number is written in digits, not {at[:20]!r}")
     step = None if at is None else int(at)
-    return _ticket(request, ctx, ticket_id, at=step, decided=decided == "1", responded=responded == "1")
+    flags = {"decided": decided == "1", "responded": responded == "1", "corrected": corrected == "1"}
+    return _ticket(request, ctx, ticket_id, at=step, **flags)
 
 
 def _ticket(
@@ -324,6 +330,43 @@ def add_note(request: Request, ticket_id: str, form: Form) -> Response:
     return _see_other(f"/tickets/{quote(ticket_id)}#notes")
 
 
+@router.post("/tickets/{ticket_id}/facts/{position}")
+def correct_fact(request: Request, ticket_id: str, position: int, form: Form) -> Response:
+    """Correct (``action=correct``, the new ``value``) or retract a pinned fact, with a reason."""
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    action, value, reason = (
+        form.get("action", ""),
+        form.get("value", "").strip(),
+        form.get("reason", "").strip(),
+    )
+    field = f"fact-{position}"
+    error = _correction_error(tr, action, value, reason)
+    if not error:
+        try:
+            _console(request).correct_fact(
+                ticket_id, position, operator, value=None if action == "retract" else value, reason=reason,
+                source=ctx.source,
+            )  # fmt: skip
+        except Exception as exc:
+            code, key, fields = describe(exc)
+            if code >= 500:
+                raise
+            return _ticket(request, ctx, ticket_id, code, errors={field: tr(key, **fields)})
+        return _see_other(f"/tickets/{quote(ticket_id)}?corrected=1#fact-{position}")
+    return _ticket(request, ctx, ticket_id, 422, errors={field: error})
+
+
+def _correction_error(tr: i18n.Translate, action: str, value: str, reason: str) -> str:
+    if action not in ("correct", "retract"):
+        return tr("field.invalid")
+    if not reason or (action == "correct" and not value):
+        return tr("field.required")
+    if len(reason) > validate.NOTE_CHARS or len(value) > validate.NOTE_CHARS:
+        return tr("field.too_long", limit=validate.NOTE_CHARS)
+    return ""
+
+
 @router.post("/tickets/{ticket_id}/take-over")
 def take_over(request: Request, ticket_id: str, form: Form) -> Response:
     ctx, operator = operator_of(request)
@@ -362,14 +405,42 @@ def hand_back(request: Request, ticket_id: str, form: Form) -> Response:
 
 
 @router.get("/customers/{email}", response_class=HTMLResponse)
-def customer_page(request: Request, email: str) -> Response:
+def customer_page(request: Request, email: str, corrected: str = "") -> Response:
     ctx, _ = operator_of(request)
-    return _customer(request, ctx, email)
+    return _customer(request, ctx, email, corrected=corrected == "1")
 
 
 def _customer(request: Request, ctx: Ctx, email: str, status: int = 200, **values: Any) -> HTMLResponse:
     view = _console(request).customer(email)
     return render(request, "customer.html", ctx, status, view=view, **values)
+
+
+@router.post("/customers/{email}/profile")
+def correct_profile(request: Request, email: str, form: Form) -> Response:
+    """Correct or retract one profile entry (``entry``, ``key`` as the page lists them)."""
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    action, value, reason = (
+        form.get("action", ""),
+        form.get("value", "").strip(),
+        form.get("reason", "").strip(),
+    )
+    entry, key = form.get("entry", ""), form.get("key", "")
+    field = f"entry-{entry}-{key}"
+    error = _correction_error(tr, action, value, reason)
+    if not error:
+        try:
+            _console(request).correct_profile(
+                email, entry, key, operator, value=None if action == "retract" else value, reason=reason,
+                source=ctx.source,
+            )  # fmt: skip
+        except Exception as exc:
+            code, message_key, fields = describe(exc)
+            if code >= 500:
+                raise
+            return _customer(request, ctx, email, code, errors={field: tr(message_key, **fields)})
+        return _see_other(f"/customers/{quote(email)}?corrected=1#entries")
+    return _customer(request, ctx, email, 422, errors={field: error})
 
 
 @router.post("/customers/{email}/forget")

@@ -17,10 +17,10 @@ from .. import _validate as validate
 from .._bot import SupportBot
 from .._lifecycle import DeletionReport
 from .._records import RefundBasis
-from .._state import SupportState, TicketStatus, Turn
+from .._state import Fact, SupportState, TicketStatus, Turn
 from ..backend.base import Backend
 from ..errors import ApprovalNotPending, ClaimConflict, UnknownCustomer
-from ..memory._profile import Profile
+from ..memory._profile import CORRECTABLE_SLOTS, Profile
 from ..run._rounds import RoundResult
 from ..store import _console as console_repo
 from ..store._audit import AuditEntry
@@ -103,11 +103,22 @@ class SearchPage:
 
 
 @dataclass(frozen=True, slots=True)
+class ProfileEntry:
+    """One entry of a profile an operator can retract (and, if ``correctable``, rewrite)."""
+
+    entry: str  # issue, request, promise, contact
+    key: str  # what correct_profile() names it by
+    text: str
+    correctable: bool
+
+
+@dataclass(frozen=True, slots=True)
 class CustomerView:
     email: str
     profile: Profile | None
     tickets: list[TicketRow]
     busy: list[str]  # tickets in a round or waiting for a decision: forget is refused while any
+    entries: list[ProfileEntry]
 
 
 def _utcnow() -> datetime:
@@ -323,6 +334,35 @@ class Console:
             held = console_repo.current_claim(conn, ticket_id, pending.round) if pending else None
         return TicketView(row, state, at, next_step, steps, notes, pending, held, self.bot.audit(ticket_id))
 
+    def correct_fact(
+        self,
+        ticket_id: str,
+        position: int,
+        operator: Operator,
+        *,
+        value: str | None,
+        reason: str,
+        source: str,
+    ) -> Fact:
+        return self.bot.correct_fact(
+            ticket_id, position, value=value, reason=reason, actor=operator.name, source=source
+        )
+
+    def correct_profile(
+        self,
+        email: str,
+        entry: str,
+        key: str,
+        operator: Operator,
+        *,
+        value: str | None,
+        reason: str,
+        source: str,
+    ) -> Profile:
+        return self.bot.correct_profile(
+            email, entry, key, value=value, reason=reason, actor=operator.name, source=source
+        )
+
     def fork(self, ticket_id: str, seq: int, operator: Operator, *, source: str) -> str:
         return self.bot.fork(ticket_id, seq, actor=operator.name, source=source)
 
@@ -355,11 +395,23 @@ class Console:
             profile = None
         tickets = self.bot.tickets(email=email)
         busy = [t.id for t in tickets if t.status in ("in_progress", "waiting_approval")]
-        return CustomerView(email, profile, tickets, busy)
+        return CustomerView(email, profile, tickets, busy, _entries(profile) if profile else [])
 
     def forget(self, email: str, operator: Operator, *, source: str) -> DeletionReport:
         # Never force: a ticket in a round or waiting for a decision makes it refuse (CustomerBusy).
         return self.bot.forget_customer(validate.email(email), actor=operator.name, source=source)
+
+
+def _entries(profile: Profile) -> list[ProfileEntry]:
+    return [
+        *(ProfileEntry("issue", i.key, f"{i.label} × {i.count}", False) for i in profile.recurring),
+        *(ProfileEntry("request", r, r, True) for r in profile.open_requests),
+        *(ProfileEntry("promise", p, p, True) for p in profile.promises),
+        *(
+            ProfileEntry("contact", p.slot, p.text, p.slot in CORRECTABLE_SLOTS)
+            for p in (*profile.preferences, *profile.contacts)
+        ),
+    ]
 
 
 def _start_of(day: date | None) -> datetime | None:

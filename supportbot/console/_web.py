@@ -20,6 +20,7 @@ from .. import i18n
 from ..errors import (
     ApprovalNotPending,
     ClaimConflict,
+    CorrectionRefused,
     CustomerBusy,
     ForkRefused,
     InvalidInput,
@@ -132,6 +133,8 @@ def describe(exc: BaseException) -> tuple[int, str, dict[str, Any]]:
         return 409, "error.not_taken_over", {"ticket": ticket}
     if isinstance(exc, ForkRefused):
         return 409, "error.fork_refused", {"ticket": ticket}
+    if isinstance(exc, CorrectionRefused):
+        return 409, "error.correction_refused", {}
     if isinstance(exc, UnknownTicket):
         return 404, "error.unknown_ticket", {"ticket": ticket}
     if isinstance(exc, UnknownCustomer):

@@ -58,6 +58,7 @@ FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
 FACT_LABELS_ZH: Mapping[str, str] = fact_labels("zh")
 FACT_LABELS_EN: Mapping[str, str] = fact_labels("en")
 SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request", "detail"})
+OPERATOR = "operator"  # the role of a fact an operator corrected or retracted (run/_corrections.py)
 # Exact values: the ledger's first rank, never left out while anything else could go instead.
 EXACT_KINDS: frozenset[str] = frozenset({"id", "amount", "date", "error_code", "phone", "email"})
 

@@ -15,6 +15,8 @@ their topic: 退款我已经收到了 after 想申请退款), and the notes of r
 many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
 
 Requests and promises are shown only from folded turns: newer ones are in the history verbatim.
+An operator's correction (run/_corrections.py) is always shown, marked ``[客服核实]``, and a
+retracted value reads ``… [客服核实有误,勿用]``, whatever the turns in the history say.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from .._state import Fact
 from ..i18n._prompts import fact_labels, prompt_words
 from ._contacts import status_text
-from ._facts import EXACT_KINDS, FACT_KINDS, SENTENCE_KINDS, current_facts
+from ._facts import EXACT_KINDS, FACT_KINDS, OPERATOR, SENTENCE_KINDS, current_facts
 from ._tokens import count_joined, count_tokens
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
@@ -77,6 +79,8 @@ def display(fact: Fact, lang: str = "zh") -> str:
         text = fact.value
     if fact.subject and fact.kind in ("amount", "date"):
         text = f"{fact.subject} {text}"
+    if fact.role == OPERATOR:  # staff checked it: the model may rely on it over the customer's words
+        return text + prompt_words(lang)["facts.operator_mark"]
     mark = prompt_words(lang)["facts.agent_mark"]
     return text + (mark if fact.role == "agent" and fact.kind not in SENTENCE_KINDS else "")
 
@@ -87,13 +91,18 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
     current = current_facts(facts)
     settled = [f for _, f in current if f.kind == "status" and f.key.endswith(("=是", "=yes"))]
     for i, fact in current:
-        if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto:
+        # An operator's correction is shown even while the turn it corrects is in the history.
+        if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto and fact.role != OPERATOR:
             continue
         note = ""
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
             old = facts[fact.supersedes]
             value = display(old, lang).removeprefix(f"{old.subject} ")
             note = prompt_words(lang)["facts.replaced"].format(value=value)
+            if not fact.value:  # retracted by an operator: the old value, marked as wrong
+                text = prompt_words(lang)["facts.retracted"].format(value=display(old, lang))
+                result.append(Unit(i, fact, text, "", _CORRECTION_TIER))
+                continue
         tier = _DETAIL_TIER if fact.kind == "detail" else _TIERS.get(fact.kind, _OTHER_TIER)
         if fact.kind in ("promise", "promise_reported", "request") and _satisfied(fact, settled):
             tier = _SATISFIED_TIER

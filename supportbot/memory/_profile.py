@@ -41,6 +41,7 @@ __all__ = [
     "PastTicket",
     "Preference",
     "Profile",
+    "ProfileCorrection",
     "RecurringIssue",
     "build_profile",
     "fingerprint",
@@ -90,7 +91,25 @@ LABELS: Mapping[str, Mapping[str, str]] = {
 }
 
 IssueKind = Literal["error_code", "category"]
+Entry = Literal["issue", "request", "promise", "contact"]
+ENTRIES: tuple[Entry, ...] = ("issue", "request", "promise", "contact")
 
+
+@dataclass(frozen=True, slots=True)
+class ProfileCorrection:
+    """An operator's correction of one profile entry, applied on top of what the records say:
+    ``key`` names the entry as the profile shows it (an issue's code or category, a request's or
+    promise's text, a contact's slot); ``value`` replaces it (None: the entry is retracted). The
+    latest correction of an entry wins (sql/023_memory_corrections.sql keeps them all)."""
+
+    entry: Entry
+    key: str
+    value: str | None
+
+
+# Contact slots holding a value an operator can correct; the others (a channel to use or avoid)
+# can only be retracted.
+CORRECTABLE_SLOTS = ("phone", "email", "address")
 # Beyond this many distinct months the list would crowd out everything else; a range says enough.
 _MAX_LISTED_MONTHS = 4
 
@@ -171,11 +190,13 @@ def build_profile(
     max_chars: int = 100,
     language: str = "zh",
     mask: bool = True,
+    corrections: Sequence[ProfileCorrection] = (),
 ) -> Profile:
     """Derive the customer's profile and its prompt text (at most ``max_chars`` characters).
 
     With ``mask`` (``Settings.mask_pii``) requests, promises and resolutions, which were once
-    somebody's words, have their phone, email, ID and card numbers masked.
+    somebody's words, have their phone, email, ID and card numbers masked. ``corrections``, in
+    the order they were made, retract or replace entries before the text is composed.
     """
     if max_chars < 1:
         raise InvalidInput(
@@ -196,6 +217,12 @@ def build_profile(
         recurring, requests, promises = _masked(recurring, requests, promises)
     history = _fold_stated(visible, mask=mask)
     current = tuple(p for p in history if p.valid_to is None)
+    if corrections:
+        latest: dict[tuple[str, str], str | None] = {(c.entry, c.key): c.value for c in corrections}
+        recurring = tuple(i for i in recurring if ("issue", i.key) not in latest)
+        requests = _corrected_texts(requests, "request", latest)
+        promises = _corrected_texts(promises, "promise", latest)
+        current = _corrected_stated(current, latest)
     preferences = tuple(p for p in current if p.slot == "contact" or p.slot.startswith("avoid:"))
     contacts = tuple(p for p in current if p not in preferences)
     base = _base_text(subs, today, customer.is_vip, labels)
@@ -243,6 +270,25 @@ def _fold_stated(tickets: Sequence[_CleanTicket], *, mask: bool) -> tuple[Prefer
         current[slot] = len(history)
         history.append(Preference(slot, value, mask_text(text) if mask else text, since.date()))
     return tuple(history)
+
+
+def _corrected_texts(
+    texts: Sequence[str], entry: Entry, latest: Mapping[tuple[str, str], str | None]
+) -> tuple[str, ...]:
+    out = (latest.get((entry, t), t) if (entry, t) in latest else t for t in texts)
+    return tuple(dict.fromkeys(t for t in out if t))
+
+
+def _corrected_stated(
+    current: Sequence[Preference], latest: Mapping[tuple[str, str], str | None]
+) -> tuple[Preference, ...]:
+    kept = []
+    for p in current:
+        if ("contact", p.slot) not in latest:
+            kept.append(p)
+        elif (value := latest[("contact", p.slot)]) is not None and p.slot in CORRECTABLE_SLOTS:
+            kept.append(dataclasses.replace(p, value=value, text=value))
+    return tuple(kept)
 
 
 def _naive(moment: datetime) -> datetime:

@@ -35,6 +35,7 @@ REVIEWER_NOTE = "reviewer_note"
 # Not step functions either: a person's actions between rounds (run/_takeover.py). Each is recorded
 # with next step None, so no round ever resumes into one, and replaying it only sets state fields.
 TAKEOVER, HUMAN_REPLY, HAND_BACK = "human_takeover", "human_reply", "hand_back"
+CORRECT_FACT = "correct_fact"  # an operator's correction or retraction of a pinned fact (run/_corrections.py)
 
 STEPS: dict[str, Step] = {
     "load_customer": steps.load_customer,

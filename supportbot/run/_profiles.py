@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
@@ -10,14 +12,24 @@ from pydantic import TypeAdapter
 
 from .._records import Customer, CustomerRecords, PastTicket, Subscription
 from ..backend.base import Backend
-from ..memory._profile import RULES_VERSION, Profile, build_profile, fingerprint
+from ..memory._profile import RULES_VERSION, Profile, ProfileCorrection, build_profile, fingerprint
 from ..store import _profiles as profiles_repo
 from ..store._recent import RECENT_CUSTOMERS, LastWritten
 from ..store._store import Store
 
 _PROFILE: TypeAdapter[Profile] = TypeAdapter(Profile)
-# A profile's inputs as the backend returned them, and the day it was built for.
-_Inputs = tuple[Customer, tuple[Subscription, ...], tuple[PastTicket, ...], date]
+# A profile's inputs as the backend returned them, the day it was built for and operators'
+# corrections.
+_Inputs = tuple[
+    Customer, tuple[Subscription, ...], tuple[PastTicket, ...], date, tuple[ProfileCorrection, ...]
+]
+
+
+def _digest(corrections: Sequence[ProfileCorrection]) -> str:
+    if not corrections:
+        return ""  # the key of a profile nobody corrected is the one it always had
+    payload = json.dumps([[c.entry, c.key, c.value] for c in corrections], ensure_ascii=False)
+    return ":" + hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 class Profiles:
@@ -61,14 +73,15 @@ class Profiles:
             resolved = self._backend.list_resolved_tickets(customer.id)
         tickets = [t for t in resolved if t.id != excluding]
         today = self._clock().date()
-        inputs = (customer, tuple(subscriptions), tuple(tickets), today)
+        corrections = self.corrections(customer.id)
+        inputs = (customer, tuple(subscriptions), tuple(tickets), today, corrections)
         memo = self._memo.get(customer.id)
         if memo is not None and memo[0] == inputs:
             return memo[2]
         # build_profile ignores tickets resolved after `today`, so the day belongs in the key.
         key = (
             f"{fingerprint(customer, subscriptions, tickets)}:{RULES_VERSION}:{self.max_chars}:{today}"
-            f":{'masked' if self.mask else 'raw'}"
+            f":{'masked' if self.mask else 'raw'}{_digest(corrections)}"
         )
         if memo is not None and memo[1] == key:
             return self._remember(customer.id, inputs, key, memo[2])
@@ -77,7 +90,13 @@ class Profiles:
             if stored is not None and stored.fingerprint == key:
                 return self._remember(customer.id, inputs, key, _PROFILE.validate_python(stored.profile))
             profile = build_profile(
-                customer, subscriptions, tickets, today=today, max_chars=self.max_chars, mask=self.mask
+                customer,
+                subscriptions,
+                tickets,
+                today=today,
+                max_chars=self.max_chars,
+                mask=self.mask,
+                corrections=corrections,
             )
             with self._lock:
                 self.builds += 1
@@ -85,6 +104,13 @@ class Profiles:
                 conn, customer.id, key, _PROFILE.dump_python(profile, mode="json"), profile.text
             )
         return self._remember(customer.id, inputs, key, profile)
+
+    def corrections(self, customer_id: str) -> tuple[ProfileCorrection, ...]:
+        """Operators' corrections of the customer's profile, oldest first (one indexed read: a
+        correction made by another process shows in this one's next profile)."""
+        with self._store.connection() as conn:
+            rows = profiles_repo.profile_corrections(conn, customer_id)
+        return tuple(ProfileCorrection(entry, key, value) for entry, key, value in rows)  # type: ignore[arg-type]
 
     def _remember(self, customer_id: str, inputs: _Inputs, key: str, profile: Profile) -> Profile:
         self._memo[customer_id] = (inputs, key, profile)

@@ -18,7 +18,16 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 AuditAction = Literal[
-    "approve", "reject", "respond", "take_over", "human_reply", "hand_back", "fork", "forget_customer"
+    "approve",
+    "reject",
+    "respond",
+    "take_over",
+    "human_reply",
+    "hand_back",
+    "fork",
+    "forget_customer",
+    "correct_fact",
+    "correct_profile",
 ]
 """What an audit row records (the table's check constraint lists the same)."""
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)

@@ -102,6 +102,18 @@ def delete_profiles(tx: psycopg.Connection, customer_ids: Sequence[str]) -> int:
     )
 
 
+def delete_profile_corrections(tx: psycopg.Connection, customer_ids: Sequence[str]) -> int:
+    """Delete operators' corrections of these customers' profiles; how many there were."""
+    return _count(
+        tx,
+        sql.SQL(
+            "WITH gone AS (DELETE FROM supportbot.profile_corrections"
+            " WHERE customer_id = ANY(%(c)s) RETURNING 1) SELECT count(*) FROM gone"
+        ),
+        {"c": list(customer_ids)},
+    )
+
+
 def _ticket_tables(tx: psycopg.Connection) -> list[str]:
     found = {
         r[0]

@@ -39,3 +39,36 @@ def save_profile(
         " profile = EXCLUDED.profile, text = EXCLUDED.text, built_at = now()",
         (customer_id, fingerprint, Jsonb(profile), text),
     )
+
+
+def profile_corrections(conn: psycopg.Connection, customer_id: str) -> list[tuple[str, str, str | None]]:
+    """The customer's profile corrections, oldest first: (entry, key, value or None)."""
+    rows = conn.execute(
+        "SELECT entry, key, value FROM supportbot.profile_corrections WHERE customer_id = %s ORDER BY idx",
+        (customer_id,),
+    ).fetchall()
+    return [(str(e), str(k), v) for e, k, v in rows]
+
+
+def add_profile_correction(
+    conn: psycopg.Connection,
+    customer_id: str,
+    *,
+    entry: str,
+    key: str,
+    value: str | None,
+    reason: str,
+    actor: str,
+) -> int:
+    """Append a correction (the next position for the customer, under a lock of their rows); its idx."""
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('supportbot.profile_corrections:' || %s))", (customer_id,)
+    )
+    row = conn.execute(
+        "INSERT INTO supportbot.profile_corrections (customer_id, idx, entry, key, value, reason, actor)"
+        " SELECT %(c)s, coalesce(max(idx) + 1, 0), %(e)s, %(k)s, %(v)s, %(r)s, %(a)s"
+        " FROM supportbot.profile_corrections WHERE customer_id = %(c)s RETURNING idx",
+        {"c": customer_id, "e": entry, "k": key, "v": value, "r": reason, "a": actor},
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
