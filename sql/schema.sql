@@ -33,7 +33,7 @@ CREATE TABLE supportbot.audit (
     source text NOT NULL,
     detail jsonb NOT NULL DEFAULT '{}'::jsonb,
     CONSTRAINT audit_pkey PRIMARY KEY (id),
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['approve'::text, 'reject'::text, 'respond'::text, 'take_over'::text, 'human_reply'::text, 'hand_back'::text, 'fork'::text, 'forget_customer'::text, 'correct_fact'::text, 'correct_profile'::text])))
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['approve'::text, 'reject'::text, 'respond'::text, 'take_over'::text, 'human_reply'::text, 'hand_back'::text, 'fork'::text, 'forget_customer'::text, 'correct_fact'::text, 'correct_profile'::text, 'assign'::text])))
 );
 
 CREATE TABLE supportbot.checkpoints (
@@ -42,6 +42,20 @@ CREATE TABLE supportbot.checkpoints (
     state jsonb NOT NULL,
     CONSTRAINT checkpoints_pkey PRIMARY KEY (ticket_id, seq),
     CONSTRAINT checkpoints_ticket_id_seq_fkey FOREIGN KEY (ticket_id, seq) REFERENCES supportbot.steps(ticket_id, seq) ON DELETE CASCADE
+);
+
+CREATE TABLE supportbot.console_assignments (
+    ticket_id text NOT NULL,
+    operator text,
+    team text,
+    assigned_by text NOT NULL,
+    assigned_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT console_assignments_pkey PRIMARY KEY (ticket_id),
+    CONSTRAINT console_assignments_assigned_by_check CHECK (((length(assigned_by) >= 1) AND (length(assigned_by) <= 200))),
+    CONSTRAINT console_assignments_check CHECK (((operator IS NOT NULL) OR (team IS NOT NULL))),
+    CONSTRAINT console_assignments_operator_check CHECK (((operator IS NULL) OR ((length(operator) >= 1) AND (length(operator) <= 200)))),
+    CONSTRAINT console_assignments_team_check CHECK (((team IS NULL) OR ((length(team) >= 1) AND (length(team) <= 200)))),
+    CONSTRAINT console_assignments_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
 CREATE TABLE supportbot.console_claims (
@@ -244,6 +258,10 @@ CREATE INDEX audit_customer ON supportbot.audit USING btree (lower(customer_emai
 
 CREATE INDEX audit_ticket ON supportbot.audit USING btree (ticket_id, id);
 
+CREATE INDEX console_assignments_operator ON supportbot.console_assignments USING btree (operator);
+
+CREATE INDEX console_assignments_team ON supportbot.console_assignments USING btree (team);
+
 CREATE INDEX console_sessions_operator ON supportbot.console_sessions USING btree (operator);
 
 CREATE INDEX console_sessions_seen ON supportbot.console_sessions USING btree (seen_at);
@@ -368,6 +386,8 @@ END $function$;
 CREATE TRIGGER audit_append_only BEFORE DELETE OR UPDATE ON supportbot.audit FOR EACH ROW EXECUTE FUNCTION supportbot.audit_append_only();
 
 CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON supportbot.audit FOR EACH STATEMENT EXECUTE FUNCTION supportbot.audit_append_only();
+
+CREATE TRIGGER console_assignments_inbox_changed AFTER INSERT OR DELETE OR UPDATE ON supportbot.console_assignments FOR EACH STATEMENT EXECUTE FUNCTION supportbot.inbox_changed();
 
 CREATE TRIGGER console_claims_inbox_changed AFTER INSERT OR DELETE OR UPDATE ON supportbot.console_claims FOR EACH STATEMENT EXECUTE FUNCTION supportbot.inbox_changed();
 

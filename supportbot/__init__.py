@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .llm.offline import OfflineModel
     from .memory._profile import Profile
     from .run._rounds import RoundResult
+    from .run._sla import ServiceClock
     from .run._waiting import Submitted
     from .run._worker import WorkerStats
     from .store._audit import AuditAction, AuditEntry
@@ -74,6 +75,7 @@ _HOMES: dict[str, str] = {
     "RefundRequest": "._records",
     "ResetReport": "._lifecycle",
     "RoundResult": ".run._rounds",
+    "ServiceClock": ".run._sla",
     "StepRecord": ".store._history",
     "Submitted": ".run._waiting",
     "Subscription": "._records",
@@ -127,6 +129,7 @@ __all__: list[str] = [
     "RefundRequest",
     "ResetReport",
     "RoundResult",
+    "ServiceClock",
     "Settings",
     "StepRecord",
     "Submitted",

@@ -32,16 +32,19 @@ from .reply import _context as context
 from .run import _corrections as corrections
 from .run import _forks as forks
 from .run import _results as round_results
+from .run import _sla as sla
 from .run import _takeover as takeover
 from .run import _waiting as waiting
 from .run._deps import Deps
 from .run._engine import Engine
 from .run._rounds import RoundResult
+from .run._sla import ServiceClock
 from .run._waiting import Answers, Submitted
 from .run._worker import Worker, WorkerStats
 from .store import _audit as audit
 from .store import _history as steps_repo
 from .store import _queue as work_queue
+from .store import _sla as sla_repo
 from .store import _tickets as repo
 from .store._audit import AuditEntry
 from .store._history import StepRecord
@@ -464,6 +467,14 @@ class SupportBot:
         profiles = self._deps.profiles
         assert profiles is not None  # opening gives every bot its profiles
         return profiles.for_customer(customer)
+
+    def service_clocks(self) -> list[ServiceClock]:
+        """The running service-level clocks of tickets waiting on a person (a refund decision, a
+        hand-off, a customer message on a ticket a person owns), the soonest due first; a clock
+        with ``breached`` is past its target (Settings.sla_*_minutes)."""
+        with self._store.connection() as conn:
+            rows = sla_repo.waiting(conn)
+        return sla.clocks(rows, self._deps.settings, self._deps.clock())
 
     def pending_approvals(self) -> list[PendingApproval]:
         with self._store.connection() as conn:

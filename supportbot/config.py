@@ -98,6 +98,11 @@ class Settings:
     # transaction mode (PgBouncer), where a listening session is handed to other clients. Without
     # it, such a deployment (prepared_statements off) polls.
     listen_url: str | None = None
+    # Service levels (run/_sla.py): minutes a person may take. A clock runs only while a person
+    # has the turn; the console shows the time left and `python -m supportbot sla` the breaches.
+    sla_approval_minutes: int = 240  # a refund waiting for a decision
+    sla_first_response_minutes: int = 60  # a handed-off ticket, until a person first replies
+    sla_next_response_minutes: int = 120  # a customer's message on a ticket a person owns
 
     def __post_init__(self) -> None:
         # Here, not only in from_env: a key passed as Settings(llm_api_key=...) is checked too.
@@ -115,6 +120,15 @@ class Settings:
                 "SUPPORTBOT_LLM_ROUND_SECONDS above 0",
                 reason="value",
                 setting="SUPPORTBOT_LLM_MAX_TOKENS",
+            )
+
+        slas = (self.sla_approval_minutes, self.sla_first_response_minutes, self.sla_next_response_minutes)
+        if min(slas) < 1:
+            raise ConfigError(
+                "SUPPORTBOT_SLA_APPROVAL_MINUTES, SUPPORTBOT_SLA_FIRST_RESPONSE_MINUTES and "
+                "SUPPORTBOT_SLA_NEXT_RESPONSE_MINUTES must be at least 1",
+                reason="value",
+                setting="SUPPORTBOT_SLA_APPROVAL_MINUTES",
             )
 
     def __repr__(self) -> str:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -63,12 +64,21 @@ class RecordingModel:
 
 @contextmanager
 def open_console(
-    url: str, folder: Path, *, llm: RecordingModel | None = None, **options: object
+    url: str,
+    folder: Path,
+    *,
+    llm: RecordingModel | None = None,
+    settings: Settings | None = None,
+    clock: Callable[[], datetime] | None = None,
+    **options: object,
 ) -> Iterator[tuple[Console, SupportBot]]:
+    """``settings``: the bot's (default: the defaults on ``url``); ``clock``: the bot's and the
+    demo business system's (default: the demo's)."""
     store = Store(url, max_size=4)
-    clock = demo_clock()
+    clock = clock or demo_clock()
     backend = DemoBackend(store.pool, clock=clock)
-    bot = SupportBot.open(url, backend=backend, settings=Settings(database_url=url), clock=clock, llm=llm)
+    settings = settings or Settings(database_url=url)
+    bot = SupportBot.open(url, backend=backend, settings=settings, clock=clock, llm=llm)
     try:
         yield Console(bot, store, backend, **options), bot  # type: ignore[arg-type]
     finally:

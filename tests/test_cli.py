@@ -46,6 +46,7 @@ COMMANDS = (
     "audit",
     "worker",
     "queue",
+    "sla",
     "console",
 )
 

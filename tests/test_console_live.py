@@ -87,8 +87,12 @@ def test_the_event_stream_sends_the_new_count_when_the_rows_change_and_ends_when
 
         writer = threading.Thread(target=write)
         writer.start()
+        events: list[str] = []
+        # A thread of its own: Playwright's sync API may hold a running loop in this one.
+        reader = threading.Thread(target=lambda: events.extend(asyncio.run(asyncio.wait_for(follow(), 20))))
+        reader.start()
         try:
-            events = asyncio.run(asyncio.wait_for(follow(), 20))
+            reader.join(30)
         finally:
             writer.join()
             feed.close()

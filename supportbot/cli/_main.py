@@ -353,6 +353,7 @@ def _add_console_command(command: Callable[..., argparse.ArgumentParser], t: Tra
     p.add_argument("--port", type=int, default=8088, help=tr("cli.help_port"))
     p.add_argument("--add-user", metavar="NAME", help=tr("cli.help_add_user"))
     p.add_argument("--role", choices=["agent", "approver"], default="agent", help=tr("cli.help_role"))
+    p.add_argument("--set-teams", nargs=2, metavar=("NAME", "TEAMS"), help=tr("cli.help_set_teams"))
     p.set_defaults(standalone=True)
 
 

@@ -32,6 +32,9 @@ def add_worker_commands(command: Callable[..., argparse.ArgumentParser], t: Tran
     p = command("queue", queue)
     p.add_argument("--limit", type=positive, default=100, help=t("opt.queue.limit"))
 
+    p = command("sla", sla)
+    p.add_argument("--all", action="store_true", help=t("opt.sla.all"))
+
 
 def _positive(t: Translate) -> Callable[[str], int]:
     def positive(text: str) -> int:
@@ -118,4 +121,24 @@ def queue(bot: SupportBot, args: argparse.Namespace) -> int:
         status = label(common, "status", e.status)
         print(t("queue.line", ticket=e.ticket_id, status=status, waited=f"{e.waited:>7.1f}", state=state))
     print(t("queue.count", n=len(entries)) if entries else t("queue.empty"))
+    return 0
+
+
+def sla(bot: SupportBot, args: argparse.Namespace) -> int:
+    """Service-level clocks of tickets waiting on a person: the breaches (``--all``: every clock)."""
+    running = bot.service_clocks()
+    shown = running if args.all else [c for c in running if c.breached]
+    if args.json:
+        emit_json(shown)
+        return 0
+    t = cli_words(args)
+    print(t("sla.title", breached=sum(c.breached for c in running), running=len(running)))
+    for c in shown:
+        minutes = abs(c.seconds_left) // 60
+        time = (
+            t("sla.hours", h=minutes // 60, m=minutes % 60) if minutes >= 60 else t("sla.minutes", m=minutes)
+        )
+        left = t("sla.overdue" if c.breached else "sla.left", time=time)
+        owner = c.owner or "—"
+        print(f"  {c.ticket_id}  {t('sla.kind.' + c.kind)}  {left}  {owner}  {c.customer_email}  {c.subject}")
     return 0

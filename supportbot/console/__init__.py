@@ -34,10 +34,21 @@ def _utcnow() -> datetime:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """The ``console`` command: add an operator, or serve the console until interrupted."""
-    from ._users import Users, add_user, users_path
+    from ._users import Users, add_user, set_teams, users_path
 
     tr = i18n.translator("console")
     path = users_path(settings.data_dir)
+    if args.set_teams:
+        name, teams = args.set_teams
+        set_teams(path, name, teams.split(","))
+        print(
+            tr(
+                "cli.teams_set",
+                name=name.strip(),
+                teams=", ".join(Users.load(path).teams_of(name.strip())) or "—",
+            )
+        )
+        return 0
     if args.add_user:
         add_user(path, args.add_user, args.role, _new_password(tr))
         print(tr("cli.user_added", name=args.add_user.strip(), role=args.role, path=str(path)))

@@ -27,6 +27,7 @@ from .. import i18n
 from ..errors import SupportbotError
 from ..i18n._prompts import fact_labels
 from ..reply._findings import basis_text
+from ..run._sla import ServiceClock
 from ..run._waiting import listen_url
 from . import _api as api
 from . import _pages as pages
@@ -85,6 +86,9 @@ def create_app(
     templates.env.filters["detail"] = lambda detail: _detail(tr, detail)
     templates.env.filters["excerpt"] = _excerpt
     templates.env.globals.update(statuses=STATUSES, query=_search_query, superseded=_superseded)
+    templates.env.globals.update(
+        clock_text=lambda clock: _clock_text(tr, clock), operators=users.names(), teams=list(users.teams())
+    )
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_headers)
@@ -127,6 +131,18 @@ def _excerpt(content: str, searched: str, before: int = 40, after: int = 100) ->
         content[at + len(searched) : end],
         "…" if end < len(content) else "",
     )
+
+
+def _clock_text(tr: i18n.Translate, clock: ServiceClock) -> str:
+    """ "Reply: 25 min left" / "Decision: 1 h 10 min overdue" in the page's language."""
+    seconds = abs(clock.seconds_left)
+    time = (
+        tr("clock.hours", h=seconds // 3600, m=seconds % 3600 // 60)
+        if seconds >= 3600
+        else tr("clock.minutes", m=seconds // 60)
+    )
+    key = "clock.overdue" if clock.breached else "clock.left"
+    return tr(key, kind=tr(f"clock.kind.{clock.kind}"), time=time)
 
 
 def _superseded(facts: list[object]) -> set[int]:

@@ -35,7 +35,11 @@ TICK_SECONDS = 0.2
 
 def mark(items: Sequence[InboxItem]) -> str:
     """A short fingerprint of what an inbox page shows: equal marks, equal rows."""
-    shown = [(i.kind, i.ticket_id, i.claimed_by, i.owner, i.waiting_since.isoformat()) for i in items]
+    shown = [
+        (i.kind, i.ticket_id, i.claimed_by, i.owner, i.assignee, i.team, i.waiting_since.isoformat())
+        + ((i.clock.kind, i.clock.breached) if i.clock else ())  # a breach shows without a reload
+        for i in items
+    ]
     return hashlib.sha256(json.dumps(shown).encode()).hexdigest()[:16]
 
 

@@ -17,8 +17,8 @@ from .. import i18n
 from ..errors import InvalidInput, WrongType
 from ._live import InboxFeed, inbox_stream, mark
 from ._security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
-from ._service import ACTIONS, KINDS, SEARCH_CHARS, STATUSES, Console, Kind
-from ._users import NAME_CHARS, Throttle, Users
+from ._service import ACTIONS, KINDS, SEARCH_CHARS, STATUSES, VIEWS, Console, Kind, View, Who
+from ._users import NAME_CHARS, Operator, Throttle, Users
 from ._web import Ctx, context, describe, operator_of, render, set_session_cookie
 
 router = APIRouter(include_in_schema=False)
@@ -114,20 +114,30 @@ def home(request: Request) -> Response:
 
 
 @router.get("/inbox", response_class=HTMLResponse)
-def inbox(request: Request, kind: str = "", customer: str = "") -> Response:
-    ctx, _ = operator_of(request)
-    chosen, customer = _inbox_filters(kind, customer)
-    items = _console(request).inbox(kind=chosen, customer=customer)
-    shown = {"items": items, "kind": chosen or "", "customer": customer, "mark": mark(items)}
+def inbox(request: Request, kind: str = "", customer: str = "", view: str = "all") -> Response:
+    ctx, operator = operator_of(request)
+    chosen, customer, seen = _inbox_filters(kind, customer, view)
+    items = _console(request).inbox(kind=chosen, customer=customer, view=seen, who=_who(request, operator))
+    shown = {"items": items, "kind": chosen or "", "customer": customer, "view": seen, "mark": mark(items)}
     return render(request, "inbox.html", ctx, 200, **shown)
 
 
-def _inbox_filters(kind: str, customer: str) -> tuple[Kind | None, str]:
-    return next((k for k in KINDS if k == kind), None), customer[: validate.EMAIL_CHARS]
+def _inbox_filters(kind: str, customer: str, view: str) -> tuple[Kind | None, str, View]:
+    chosen = next((k for k in KINDS if k == kind), None)
+    return chosen, customer[: validate.EMAIL_CHARS], next((v for v in VIEWS if v == view), "all")
+
+
+def _who(request: Request, operator: Operator) -> Who:
+    users: Users = request.app.state.users
+    teams = frozenset(users.teams_of(operator.name))
+    members = users.teams()
+    return Who(operator.name, teams, frozenset(m for t in teams for m in members.get(t, ())))
 
 
 @router.get("/inbox/events")
-async def inbox_events(request: Request, kind: str = "", customer: str = "", shown: str = "") -> Response:
+async def inbox_events(
+    request: Request, kind: str = "", customer: str = "", view: str = "all", shown: str = ""
+) -> Response:
     """The open inbox page's event stream (static/console.js): it reloads its rows on ``inbox``.
     Reading the session here is not activity: an open page keeps nobody signed in."""
     sessions = request.app.state.sessions
@@ -135,7 +145,8 @@ async def inbox_events(request: Request, kind: str = "", customer: str = "", sho
     session, expired = await run_in_threadpool(sessions.get, cookie, touch=False)
     if session is None or session.operator is None:
         raise NeedSignIn(expired=expired)
-    chosen, customer = _inbox_filters(kind, customer)
+    chosen, customer, seen = _inbox_filters(kind, customer, view)
+    who = _who(request, session.operator)
     feed: InboxFeed = request.app.state.inbox_feed
     console = _console(request)
 
@@ -145,7 +156,7 @@ async def inbox_events(request: Request, kind: str = "", customer: str = "", sho
 
     stream = inbox_stream(
         feed,
-        lambda: console.inbox(kind=chosen, customer=customer),
+        lambda: console.inbox(kind=chosen, customer=customer, view=seen, who=who),
         still_signed_in,
         request.is_disconnected,
         shown[:32],
@@ -365,6 +376,24 @@ def _correction_error(tr: i18n.Translate, action: str, value: str, reason: str) 
     if len(reason) > validate.NOTE_CHARS or len(value) > validate.NOTE_CHARS:
         return tr("field.too_long", limit=validate.NOTE_CHARS)
     return ""
+
+
+@router.post("/tickets/{ticket_id}/assign")
+def assign(request: Request, ticket_id: str, form: Form) -> Response:
+    """Assign the ticket to an operator and/or a team (``me=1``: to the one asking)."""
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    users: Users = request.app.state.users
+    person = operator.name if form.get("me") == "1" else form.get("operator", "").strip() or None
+    team = form.get("team", "").strip() or None
+    if person is None and team is None:
+        return _ticket(request, ctx, ticket_id, 422, errors={"assign": tr("field.assign_someone")})
+    if (person is not None and person not in users.names()) or (
+        team is not None and team not in users.teams()
+    ):
+        return _ticket(request, ctx, ticket_id, 422, errors={"assign": tr("field.invalid")})
+    _console(request).assign(ticket_id, operator, operator=person, team=team, source=ctx.source)
+    return _see_other(f"/tickets/{quote(ticket_id)}#assignment")
 
 
 @router.post("/tickets/{ticket_id}/take-over")

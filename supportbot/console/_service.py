@@ -1,12 +1,14 @@
 """What the console does, once, for both the pages and the JSON API.
 
 Everything goes through SupportBot's public API; the only SQL is the console's own rows
-(claims and notes, supportbot/store/_console.py). Read models are frozen dataclasses, so
+(claims, notes, assignments and the search, supportbot/store/_console.py), and the audit row of an
+assignment, written in the assignment's transaction. Read models are frozen dataclasses, so
 the JSON API serializes the same objects the templates render.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -19,18 +21,22 @@ from .._lifecycle import DeletionReport
 from .._records import RefundBasis
 from .._state import Fact, SupportState, TicketStatus, Turn
 from ..backend.base import Backend
-from ..errors import ApprovalNotPending, ClaimConflict, UnknownCustomer
+from ..errors import ApprovalNotPending, ClaimConflict, InvalidInput, UnknownCustomer
 from ..memory._profile import CORRECTABLE_SLOTS, Profile
 from ..run._rounds import RoundResult
+from ..run._sla import ServiceClock
+from ..store import _audit as audit_repo
 from ..store import _console as console_repo
 from ..store._audit import AuditEntry
-from ..store._console import Claim, Found, Note
+from ..store._console import Assignment, Claim, Found, Note
 from ..store._history import StepRecord
 from ..store._store import Store
 from ..store._tickets import PendingApproval, TicketRow
 from ._users import Operator
 
 Kind = Literal["approval", "handoff"]
+View = Literal["all", "mine", "team"]
+VIEWS: tuple[View, ...] = ("all", "mine", "team")
 Action = Literal["approve", "reject", "respond"]  # what a reviewer does with a pending refund
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "respond")
 KINDS: tuple[Kind, ...] = ("approval", "handoff")
@@ -53,6 +59,9 @@ class InboxItem:
     currency: str = ""
     claimed_by: str | None = None
     owner: str | None = None  # the person who took a handed-off ticket over
+    assignee: str | None = None  # the operator it is assigned to (sql/024_console_assignments.sql)
+    team: str | None = None
+    clock: ServiceClock | None = None  # None: a person answered, the customer has the turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +102,8 @@ class TicketView:
     pending: PendingApproval | None
     claim: Claim | None
     audit: list[AuditEntry]
+    assignment: Assignment | None = None
+    clock: ServiceClock | None = None  # the service-level clock, while a person has the turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +152,17 @@ class Console:
 
     # -- inbox ------------------------------------------------------------------------------
 
-    def inbox(self, *, kind: Kind | None = None, customer: str = "") -> list[InboxItem]:
-        """Pending approvals and handed-off tickets, the longest waiting first."""
+    def inbox(
+        self, *, kind: Kind | None = None, customer: str = "", view: View = "all", who: Who | None = None
+    ) -> list[InboxItem]:
+        """Pending approvals and handed-off tickets, the longest waiting first; ``view`` "mine"
+        (assigned to, owned or claimed by ``who``) or "team" (assigned to their teams or to a
+        colleague in one)."""
         now = self.clock()
         with self.store.connection() as conn:
             claims = console_repo.live_claims(conn)
+            assigned = console_repo.assignments(conn)
+        clocks = {c.ticket_id: c for c in self.bot.service_clocks()}
         items: list[InboxItem] = []
         if kind in (None, "approval"):
             for p in self.bot.pending_approvals():
@@ -178,9 +195,33 @@ class Console:
                         owner=t.human_agent,
                     )
                 )
+        items = [_with_owners(i, assigned.get(i.ticket_id), clocks.get(i.ticket_id)) for i in items]
         wanted = customer.strip().lower()
-        items = [i for i in items if wanted in i.customer_email.lower()]
+        items = [i for i in items if wanted in i.customer_email.lower() and _in_view(i, view, who)]
         return sorted(items, key=lambda i: (i.waiting_since, i.ticket_id))
+
+    def assign(
+        self, ticket_id: str, by: Operator, *, operator: str | None, team: str | None, source: str
+    ) -> Assignment:
+        """Give the ticket to ``operator`` and/or ``team`` (names the caller checked); the hand-over
+        from whoever had it is audited in the same transaction."""
+        ticket_id = validate.ticket_id(ticket_id)
+        row = self.bot.ticket(ticket_id)
+        if operator is None and team is None:
+            raise InvalidInput("assign a ticket to an operator, a team, or both")
+        with self.store.transaction() as tx:
+            before = console_repo.assignment(tx, ticket_id, lock=True)
+            after = console_repo.assign(tx, ticket_id, operator=operator, team=team, by=by.name)
+            detail = {"from": _holder(before), "to": _holder(after)}
+            audit_repo.record(
+                tx, actor=by.name, action="assign", source=source, ticket_id=ticket_id,
+                customer_email=row.customer_email, detail=detail,
+            )  # fmt: skip
+        return after
+
+    def assignment(self, ticket_id: str) -> Assignment | None:
+        with self.store.connection() as conn:
+            return console_repo.assignment(conn, validate.ticket_id(ticket_id))
 
     # -- search -----------------------------------------------------------------------------
 
@@ -332,7 +373,10 @@ class Console:
         with self.store.connection() as conn:
             notes = console_repo.notes(conn, ticket_id)
             held = console_repo.current_claim(conn, ticket_id, pending.round) if pending else None
-        return TicketView(row, state, at, next_step, steps, notes, pending, held, self.bot.audit(ticket_id))
+            assigned = console_repo.assignment(conn, ticket_id)
+        clock = next((c for c in self.bot.service_clocks() if c.ticket_id == ticket_id), None)
+        audit = self.bot.audit(ticket_id)
+        return TicketView(row, state, at, next_step, steps, notes, pending, held, audit, assigned, clock)
 
     def correct_fact(
         self,
@@ -412,6 +456,40 @@ def _entries(profile: Profile) -> list[ProfileEntry]:
             for p in (*profile.preferences, *profile.contacts)
         ),
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """The operator an inbox view is for: their name, their teams and their teams' members."""
+
+    name: str
+    teams: frozenset[str]
+    colleagues: frozenset[str]
+
+
+def _with_owners(item: InboxItem, assigned: Assignment | None, clock: ServiceClock | None) -> InboxItem:
+    return dataclasses.replace(
+        item,
+        assignee=assigned.operator if assigned else None,
+        team=assigned.team if assigned else None,
+        clock=clock,
+    )
+
+
+def _in_view(item: InboxItem, view: View, who: Who | None) -> bool:
+    if view == "all" or who is None:
+        return True
+    if view == "mine":
+        return who.name in (item.assignee, item.owner, item.claimed_by)
+    return (item.team is not None and item.team in who.teams) or (
+        item.assignee is not None and item.assignee in who.colleagues
+    )
+
+
+def _holder(assigned: Assignment | None) -> str:
+    if assigned is None:
+        return "—"
+    return " / ".join(part for part in (assigned.operator, assigned.team) if part)
 
 
 def _start_of(day: date | None) -> datetime | None:

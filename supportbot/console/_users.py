@@ -1,7 +1,8 @@
 """Operators: who may sign in to the console, with which role, and how sign-in is throttled.
 
-The users file is JSON, ``{"users": {NAME: {"role": ROLE, "scrypt": "n$r$p$SALT$HASH"}}}``,
-written by ``python -m supportbot console --add-user NAME --role ROLE`` (mode 0600). Its path is
+The users file is JSON, ``{"users": {NAME: {"role": ROLE, "scrypt": "n$r$p$SALT$HASH",
+"teams": [TEAM, ...]}}}``, written by ``python -m supportbot console --add-user NAME --role ROLE``
+and ``--set-teams NAME TEAM,...`` (mode 0600). Its path is
 ``SUPPORTBOT_CONSOLE_USERS``, else ``console-users.json`` in the data folder. Passwords are hashed
 with the standard library's scrypt (memory-hard, so a stolen file is slow to attack); the
 plain password is never stored or logged.
@@ -73,10 +74,13 @@ _DUMMY = hash_password(secrets.token_hex(8))
 class Users:
     """The operators of one users file, read once at start."""
 
-    def __init__(self, entries: Mapping[str, tuple[Role, str]]) -> None:
+    def __init__(
+        self, entries: Mapping[str, tuple[Role, str]], teams: Mapping[str, tuple[str, ...]] | None = None
+    ) -> None:
         if not entries:
             raise ConsoleConfigError("the console has no operators; add one before starting it")
         self._entries = dict(entries)
+        self._teams = {name: tuple(teams.get(name, ())) for name in entries} if teams else {}
 
     @classmethod
     def load(cls, path: Path) -> Users:
@@ -89,12 +93,17 @@ class Users:
         except (OSError, ValueError) as exc:
             raise ConsoleConfigError(f"cannot read the operators file {path}: {exc}") from None
         entries: dict[str, tuple[Role, str]] = {}
+        teams: dict[str, tuple[str, ...]] = {}
         for name, entry in (raw.get("users") or {}).items() if isinstance(raw, dict) else ():
             role, hashed = entry.get("role"), entry.get("scrypt")
             if role not in ROLES or not isinstance(hashed, str):
                 raise ConsoleConfigError(f"operator {name!r} in {path} needs a role (agent or approver)")
             entries[name] = (role, hashed)
-        return cls(entries)
+            listed = entry.get("teams") or []
+            if not isinstance(listed, list) or not all(isinstance(t, str) for t in listed):
+                raise ConsoleConfigError(f"the teams of operator {name!r} in {path} are a list of names")
+            teams[name] = tuple(listed)
+        return cls(entries, teams)
 
     def verify(self, name: str, password: str) -> Operator | None:
         role, stored = self._entries.get(name, ("agent", _DUMMY))
@@ -104,6 +113,17 @@ class Users:
 
     def names(self) -> list[str]:
         return sorted(self._entries)
+
+    def teams_of(self, name: str) -> tuple[str, ...]:
+        return self._teams.get(name, ())
+
+    def teams(self) -> dict[str, list[str]]:
+        """Every team and its operators, by name."""
+        found: dict[str, list[str]] = {}
+        for name, teams in sorted(self._teams.items()):
+            for team in teams:
+                found.setdefault(team, []).append(name)
+        return dict(sorted(found.items()))
 
     def credential(self, name: str) -> str | None:
         """A fingerprint of the operator's role and stored password hash (None: no such operator):
@@ -123,10 +143,32 @@ def add_user(path: Path, name: str, role: str, password: str) -> None:
         raise ConsoleConfigError("the role is agent or approver")
     if len(password) < MIN_PASSWORD_CHARS:
         raise ConsoleConfigError(f"the password needs at least {MIN_PASSWORD_CHARS} characters")
-    raw: dict[str, dict[str, dict[str, str]]] = {"users": {}}
+    raw: dict[str, dict[str, dict[str, object]]] = {"users": {}}
     if path.exists():
         raw = json.loads(path.read_text(encoding="utf-8"))
-    raw.setdefault("users", {})[name] = {"role": role, "scrypt": hash_password(password)}
+    teams: object = raw.setdefault("users", {}).get(name, {}).get("teams", [])  # a new password keeps them
+    raw["users"][name] = {"role": role, "scrypt": hash_password(password), "teams": teams}
+    _write(path, raw)
+
+
+def set_teams(path: Path, name: str, teams: list[str]) -> None:
+    """Put operator ``name`` in ``teams`` (replacing their list; empty: no team)."""
+    name = name.strip()
+    teams = sorted({t.strip() for t in teams if t.strip()})
+    if any(len(t) > NAME_CHARS or any(c.isspace() or not c.isprintable() for c in t) for t in teams):
+        raise ConsoleConfigError(f"a team name is 1 to {NAME_CHARS} printable characters without spaces")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConsoleConfigError(f"no operators file at {path}: add the operator first") from None
+    entry = (raw.get("users") or {}).get(name)
+    if entry is None:
+        raise ConsoleConfigError(f"no operator {name!r} in {path}: add them first (--add-user)")
+    entry["teams"] = teams
+    _write(path, raw)
+
+
+def _write(path: Path, raw: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as file:

@@ -28,6 +28,7 @@ AuditAction = Literal[
     "forget_customer",
     "correct_fact",
     "correct_profile",
+    "assign",
 ]
 """What an audit row records (the table's check constraint lists the same)."""
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)

@@ -208,6 +208,62 @@ def end_operator_sessions(url: str, operator: str) -> int:
         ) from exc
 
 
+# -- assignments -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    ticket_id: str
+    operator: str | None
+    team: str | None
+    assigned_by: str
+    assigned_at: datetime
+
+
+_ASSIGNMENT_COLUMNS = "ticket_id, operator, team, assigned_by, assigned_at"
+
+
+def assignments(conn: psycopg.Connection) -> dict[str, Assignment]:
+    """Every assignment, by ticket (a few per open ticket: the inbox reads them all)."""
+    rows = (
+        conn.cursor(row_factory=class_row(Assignment))
+        .execute(f"SELECT {_ASSIGNMENT_COLUMNS} FROM supportbot.console_assignments")
+        .fetchall()
+    )
+    return {a.ticket_id: a for a in rows}
+
+
+def assignment(conn: psycopg.Connection, ticket_id: str, *, lock: bool = False) -> Assignment | None:
+    return (
+        conn.cursor(row_factory=class_row(Assignment))
+        .execute(
+            f"SELECT {_ASSIGNMENT_COLUMNS} FROM supportbot.console_assignments WHERE ticket_id = %s"
+            + (" FOR UPDATE" if lock else ""),
+            (ticket_id,),
+        )
+        .fetchone()
+    )
+
+
+def assign(
+    conn: psycopg.Connection, ticket_id: str, *, operator: str | None, team: str | None, by: str
+) -> Assignment:
+    """Assign the ticket (replacing any earlier assignment); the caller audits the hand-over."""
+    row = (
+        conn.cursor(row_factory=class_row(Assignment))
+        .execute(
+            "INSERT INTO supportbot.console_assignments (ticket_id, operator, team, assigned_by)"
+            " VALUES (%(t)s, %(o)s, %(g)s, %(b)s) ON CONFLICT (ticket_id) DO UPDATE SET"
+            " operator = EXCLUDED.operator, team = EXCLUDED.team, assigned_by = EXCLUDED.assigned_by,"
+            f" assigned_at = now() RETURNING {_ASSIGNMENT_COLUMNS}",
+            {"t": ticket_id, "o": operator, "g": team, "b": by},
+        )
+        .fetchone()
+    )
+    assert row is not None
+    return row
+
+
 # -- search ------------------------------------------------------------------------------------
 
 
