@@ -79,6 +79,19 @@ CREATE TABLE supportbot.console_notes (
     CONSTRAINT console_notes_ticket_id_fkey FOREIGN KEY (ticket_id) REFERENCES supportbot.tickets(id) ON DELETE CASCADE
 );
 
+CREATE TABLE supportbot.console_saved_replies (
+    team text NOT NULL DEFAULT ''::text,
+    name text NOT NULL,
+    body text NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT console_saved_replies_pkey PRIMARY KEY (team, name),
+    CONSTRAINT console_saved_replies_body_check CHECK (((length(body) >= 1) AND (length(body) <= 4000))),
+    CONSTRAINT console_saved_replies_created_by_check CHECK (((length(created_by) >= 1) AND (length(created_by) <= 200))),
+    CONSTRAINT console_saved_replies_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+    CONSTRAINT console_saved_replies_team_check CHECK ((length(team) <= 200))
+);
+
 CREATE TABLE supportbot.console_sessions (
     id_hash bytea NOT NULL,
     operator text NOT NULL,

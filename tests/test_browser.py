@@ -215,6 +215,8 @@ def test_no_page_has_a_serious_accessibility_violation(
                 "error": "/tickets/T999999",
                 "search": "/search?q=E3001",
                 "search with a bad date": "/search?since=abc",
+                "saved replies": "/replies",
+                "my inbox": "/inbox?view=mine",
             }
             for name, path in pages.items():
                 page.goto(f"{url}{path}")

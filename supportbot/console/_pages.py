@@ -16,8 +16,19 @@ from .. import _validate as validate
 from .. import i18n
 from ..errors import InvalidInput, WrongType
 from ._live import InboxFeed, inbox_stream, mark
-from ._security import COOKIE, CSRF_FIELD, NeedSignIn, approver, check_csrf
-from ._service import ACTIONS, KINDS, SEARCH_CHARS, STATUSES, VIEWS, Console, Kind, View, Who
+from ._security import COOKIE, CSRF_FIELD, Forbidden, NeedSignIn, approver, check_csrf
+from ._service import (
+    ACTIONS,
+    KINDS,
+    SAVED_REPLY_CHARS,
+    SEARCH_CHARS,
+    STATUSES,
+    VIEWS,
+    Console,
+    Kind,
+    View,
+    Who,
+)  # fmt: skip
 from ._users import NAME_CHARS, Operator, Throttle, Users
 from ._web import Ctx, context, describe, operator_of, render, set_session_cookie
 
@@ -290,6 +301,7 @@ def ticket_page(
     decided: str = "",
     responded: str = "",
     corrected: str = "",
+    saved: str = "",
 ) -> Response:
     # Query values read as text: a typed parameter would answer `?at=abc` with the framework's
     # JSON error instead of a page in the operator's language.
@@ -298,14 +310,27 @@ def ticket_page(
         raise WrongType(f"a step number is written in digits, not {at[:20]!r}")
     step = None if at is None else int(at)
     flags = {"decided": decided == "1", "responded": responded == "1", "corrected": corrected == "1"}
+    if saved and at is None:  # a saved reply put in the reply box, filled from this ticket
+        team, _, name = saved.partition("/")
+        teams = (
+            _who(request, ctx.session.operator).teams if ctx.session and ctx.session.operator else frozenset()
+        )
+        chosen = next(
+            (r for r in _console(request).saved_replies(teams) if (r.team, r.name) == (team, name)), None
+        )
+        if chosen is not None:
+            flags["text"] = _console(request).filled(chosen, ticket_id)  # type: ignore[assignment]
     return _ticket(request, ctx, ticket_id, at=step, **flags)
 
 
 def _ticket(
     request: Request, ctx: Ctx, ticket_id: str, status: int = 200, *, at: int | None = None, **values: Any
 ) -> HTMLResponse:
-    view = _console(request).ticket(ticket_id, at=at)
-    return render(request, "ticket.html", ctx, status, view=view, **values)
+    console = _console(request)
+    view = console.ticket(ticket_id, at=at)
+    operator = ctx.session.operator if ctx.session else None
+    replies = console.saved_replies(_who(request, operator).teams) if operator else []
+    return render(request, "ticket.html", ctx, status, view=view, saved_replies=replies, **values)
 
 
 @router.post("/tickets/{ticket_id}/fork")
@@ -405,6 +430,9 @@ def take_over(request: Request, ticket_id: str, form: Form) -> Response:
 
 @router.post("/tickets/{ticket_id}/reply")
 def reply(request: Request, ticket_id: str, form: Form) -> Response:
+    """Send a person's reply. An amount, date, time limit or id found nowhere in the ticket or the
+    customer's records is a warning (the check the bot's drafts get): the page asks again, and
+    ``confirm=1`` sends it as written."""
     ctx, operator = operator_of(request)
     tr = request.app.state.tr
     text = form.get("text", "").strip()
@@ -414,6 +442,9 @@ def reply(request: Request, ticket_id: str, form: Form) -> Response:
     )
     if error:
         return _ticket(request, ctx, ticket_id, 422, errors={"text": error}, text=text)
+    if form.get("confirm") != "1" and (problems := _console(request).reply_problems(ticket_id, text)):
+        warnings = [tr(f"reply.unsupported.{kind}", values="、".join(values)) for kind, values in problems]
+        return _ticket(request, ctx, ticket_id, 422, warnings=warnings, text=text)
     _console(request).reply(ticket_id, operator, text, source=ctx.source)
     return _see_other(f"/tickets/{quote(ticket_id)}#takeover")
 
@@ -428,6 +459,52 @@ def hand_back(request: Request, ticket_id: str, form: Form) -> Response:
         return _ticket(request, ctx, ticket_id, 422, errors={"note": error}, hand_back_note=note)
     _console(request).hand_back(ticket_id, operator, note=note, source=ctx.source)
     return _see_other(f"/tickets/{quote(ticket_id)}")
+
+
+# -- saved replies -----------------------------------------------------------------------------
+
+
+@router.get("/replies", response_class=HTMLResponse)
+def replies_page(request: Request) -> Response:
+    ctx, operator = operator_of(request)
+    return _replies(request, ctx, operator)
+
+
+def _replies(
+    request: Request, ctx: Ctx, operator: Operator, status: int = 200, **values: Any
+) -> HTMLResponse:
+    who = _who(request, operator)
+    replies = _console(request).saved_replies(who.teams)
+    return render(request, "replies.html", ctx, status, replies=replies, my_teams=sorted(who.teams), **values)
+
+
+@router.post("/replies")
+def save_reply(request: Request, form: Form) -> Response:
+    """Add or replace a saved reply of one of the operator's teams ("" for everyone)."""
+    ctx, operator = operator_of(request)
+    tr = request.app.state.tr
+    team, name, body = form.get("team", ""), form.get("name", "").strip(), form.get("body", "").strip()
+    errors: dict[str, str] = {}
+    if team and team not in _who(request, operator).teams:
+        errors["team"] = tr("field.invalid")
+    if not name or len(name) > NAME_CHARS:
+        errors["name"] = tr("field.required") if not name else tr("field.too_long", limit=NAME_CHARS)
+    if not body or len(body) > SAVED_REPLY_CHARS:
+        errors["body"] = tr("field.required") if not body else tr("field.too_long", limit=SAVED_REPLY_CHARS)
+    if errors:
+        return _replies(request, ctx, operator, 422, errors=errors, name=name, body=body, team_chosen=team)
+    _console(request).save_reply(operator, team=team, name=name, body=body)
+    return _see_other("/replies")
+
+
+@router.post("/replies/delete")
+def delete_reply(request: Request, form: Form) -> Response:
+    _ctx, operator = operator_of(request)
+    team = form.get("team", "")
+    if team and team not in _who(request, operator).teams:
+        raise Forbidden()
+    _console(request).delete_reply(team=team, name=form.get("name", ""))
+    return _see_other("/replies")
 
 
 # -- customers ---------------------------------------------------------------------------------

@@ -9,11 +9,15 @@ the JSON API serializes the same objects the templates render.
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any, Literal, get_args
+
+from pydantic_core import to_jsonable_python
 
 from .. import _validate as validate
 from .._bot import SupportBot
@@ -22,13 +26,15 @@ from .._records import RefundBasis
 from .._state import Fact, SupportState, TicketStatus, Turn
 from ..backend.base import Backend
 from ..errors import ApprovalNotPending, ClaimConflict, InvalidInput, UnknownCustomer
+from ..memory._facts import current_facts
 from ..memory._profile import CORRECTABLE_SLOTS, Profile
+from ..reply import _guardrails as guardrails
 from ..run._rounds import RoundResult
 from ..run._sla import ServiceClock
 from ..store import _audit as audit_repo
 from ..store import _console as console_repo
 from ..store._audit import AuditEntry
-from ..store._console import Assignment, Claim, Found, Note
+from ..store._console import Assignment, Claim, Found, Note, SavedReply
 from ..store._history import StepRecord
 from ..store._store import Store
 from ..store._tickets import PendingApproval, TicketRow
@@ -45,6 +51,8 @@ CLAIM_SECONDS = 15 * 60
 LATEST_TURNS = 6
 SEARCH_PAGE = 25
 SEARCH_CHARS = 200
+SAVED_REPLY_CHARS = 4000
+_PLACEHOLDER = re.compile(r"\{(name|ticket|amount|invoice|date)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +429,75 @@ class Console:
     def hand_back(self, ticket_id: str, operator: Operator, *, note: str, source: str) -> RoundResult | None:
         """Give the ticket back; a round answers the customer's waiting messages now, if any."""
         return self.bot.hand_back(ticket_id, agent=operator.name, note=note, source=source)
+
+    def reply_problems(self, ticket_id: str, text: str) -> list[tuple[str, list[str]]]:
+        """What a person's reply states that appears nowhere in the ticket or the customer's
+        records in the business system: amounts, dates, time limits, identifiers (the check the
+        bot's drafts get; a person is warned, not stopped)."""
+        state = self.bot.state(validate.ticket_id(ticket_id))
+        return guardrails.unsupported(text, lambda: self._evidence(state))
+
+    def _evidence(self, state: SupportState) -> str:
+        ticket = state.ticket
+        parts = [
+            ticket.customer_email,
+            ticket.subject,
+            ticket.body,
+            state.summary,
+            state.profile,
+            state.findings,
+        ]
+        parts += [turn.content for turn in state.turns]
+        parts += [f"{fact.value}\n{fact.key}" for fact in state.facts]
+        parts += [json.dumps(call.result, ensure_ascii=False, default=str) for call in state.tool_log]
+        customer = self.backend.get_customer(ticket.customer_email)
+        if customer is not None:  # the records: the customer, their subscriptions and invoices
+            records = [
+                customer,
+                *self.backend.list_subscriptions(customer.id),
+                *self.backend.list_invoices(customer.id),
+            ]
+            parts += [json.dumps(to_jsonable_python(r), ensure_ascii=False) for r in records]
+        return "\n".join(part for part in parts if part)
+
+    # -- saved replies ----------------------------------------------------------------------
+
+    def saved_replies(self, teams: frozenset[str]) -> list[SavedReply]:
+        with self.store.connection() as conn:
+            return console_repo.saved_replies(conn, sorted(teams))
+
+    def save_reply(self, operator: Operator, *, team: str, name: str, body: str) -> None:
+        name = validate.text("name", name, limit=200, empty=False).strip()
+        body = validate.text("body", body, limit=SAVED_REPLY_CHARS, empty=False).strip()
+        with self.store.transaction() as tx:
+            console_repo.save_reply(tx, team, name, body, operator.name)
+
+    def delete_reply(self, *, team: str, name: str) -> bool:
+        with self.store.transaction() as tx:
+            return console_repo.delete_reply(tx, team, name)
+
+    def filled(self, reply: SavedReply, ticket_id: str) -> str:
+        """The saved reply with its placeholders filled from the ticket: {name} (the customer's
+        name in the business system), {ticket}, and the latest current {amount}, {invoice} and
+        {date} of its pinned facts. A placeholder with no value stays as written, for the person
+        to fill."""
+        state = self.bot.state(validate.ticket_id(ticket_id))
+        customer = self.backend.get_customer(state.ticket.customer_email)
+        current = [f for _, f in current_facts(state.facts) if f.value]
+        latest = {
+            kind: next((f for f in reversed(current) if f.kind == kind), None) for kind in ("amount", "date")
+        }
+        invoice = next(
+            (f for f in reversed(current) if f.kind == "id" and f.key.upper().startswith("INV")), None
+        )
+        values = {
+            "name": customer.name if customer else None,
+            "ticket": state.ticket.id,
+            "amount": latest["amount"].key if latest["amount"] else None,
+            "date": latest["date"].key if latest["date"] else None,
+            "invoice": invoice.value if invoice else None,
+        }
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1)) or m.group(0), reply.body)
 
     def add_note(self, ticket_id: str, operator: Operator, body: str) -> Note:
         ticket_id = validate.ticket_id(ticket_id)

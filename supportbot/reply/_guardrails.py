@@ -108,12 +108,21 @@ _GUARANTEE = re.compile(
     r"(?=[保一肯绝gd])(?:保证|一定会|肯定会|绝对会|\bguarantee[ds]?\b|\bdefinitely\s+will\b)", re.IGNORECASE
 )
 _IDENTIFIERS = (
-    ("邮箱", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
-    ("客户编号", re.compile(r"C(?<![A-Za-z0-9-]C)[0-9]{4,}(?![0-9])")),
-    ("账单号", re.compile(r"I(?<![A-Za-z0-9-]I)NV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")),
-    ("退款单号", re.compile(r"R(?<![A-Za-z0-9-]R)[0-9]{6}(?![0-9])")),
-    ("手机号", re.compile(r"1(?<![0-9]1)[3-9][0-9]{9}(?![0-9])")),
+    ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
+    ("customer_id", re.compile(r"C(?<![A-Za-z0-9-]C)[0-9]{4,}(?![0-9])")),
+    ("invoice", re.compile(r"I(?<![A-Za-z0-9-]I)NV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")),
+    ("refund_id", re.compile(r"R(?<![A-Za-z0-9-]R)[0-9]{6}(?![0-9])")),
+    ("phone", re.compile(r"1(?<![0-9]1)[3-9][0-9]{9}(?![0-9])")),
 )
+_IDENTIFIER_WORDS = {
+    "email": "邮箱",
+    "customer_id": "客户编号",
+    "invoice": "账单号",
+    "refund_id": "退款单号",
+    "phone": "手机号",
+}
+# What a text states that the evidence does not hold, by kind: these, and the identifier kinds above.
+UnsupportedKind = str  # "amount", "duration", "date", "email", "customer_id", "invoice", "refund_id", "phone"
 
 
 def numbers(text: str) -> set[Decimal]:
@@ -245,31 +254,52 @@ def _prompt_grams(prompts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
 
 
 def _unsupported(draft: str, evidence: str | Callable[[], str], scans: EvidenceScans) -> Iterator[str]:
+    for kind, values in unsupported(draft, evidence, scans):
+        listed = "、".join(values)
+        if kind == "amount":
+            yield "金额在资料中没有依据:" + listed
+        elif kind == "duration":
+            yield "承诺了资料中没有依据的时限:" + listed
+        elif kind == "date":
+            yield "日期在资料中没有依据:" + listed
+        else:
+            yield f"草稿含有不属于本客户资料的{_IDENTIFIER_WORDS[kind]}:" + listed
+
+
+def unsupported(
+    text: str, evidence: str | Callable[[], str], scans: EvidenceScans | None = None
+) -> list[tuple[UnsupportedKind, list[str]]]:
+    """The amounts, time limits, dates and identifiers ``text`` states that ``evidence`` does not
+    hold, by kind, each value as written once: what a bot's draft is refused for, and what a
+    person's reply is warned about."""
     # The evidence is long (articles, findings, the conversation) and the draft short: it is only
     # built and scanned for what the draft actually states, and its scans are cached, since a
     # redraft is checked against the same evidence.
-    amounts, spans, days = _money(draft), durations(draft), _calendar_dates(draft)
-    identifiers = [(kind, found) for kind, pattern in _IDENTIFIERS if (found := pattern.findall(draft))]
+    scans = scans or _UNCACHED
+    amounts, spans, days = _money(text), durations(text), _calendar_dates(text)
+    identifiers = [(kind, seen) for kind, pattern in _IDENTIFIERS if (seen := pattern.findall(text))]
     if not (amounts or spans or days or identifiers):
-        return
+        return []
     if callable(evidence):
         evidence = evidence()
+    found: list[tuple[UnsupportedKind, list[str]]] = []
     if amounts:
         known_numbers = scans.numbers(evidence)
         if unknown := [a for a in amounts if a not in known_numbers]:
-            yield "金额在资料中没有依据:" + "、".join(dict.fromkeys(f"{a}" for a in unknown))
+            found.append(("amount", list(dict.fromkeys(f"{a}" for a in unknown))))
     if spans:
         known = scans.durations(evidence)
         if unknown_spans := [written for low, high, unit, written in spans if (low, high, unit) not in known]:
-            yield "承诺了资料中没有依据的时限:" + "、".join(dict.fromkeys(unknown_spans))
+            found.append(("duration", list(dict.fromkeys(unknown_spans))))
     if days:
         known_days = scans.dates(evidence)
         if unknown_days := [written for key, written in days if not _date_known(key, known_days)]:
-            yield "日期在资料中没有依据:" + "、".join(dict.fromkeys(unknown_days))
-    for kind, found in identifiers:
+            found.append(("date", list(dict.fromkeys(unknown_days))))
+    for kind, values in identifiers:
         lowered = scans.lowered(evidence)
-        if strangers := [v for v in found if v.lower() not in lowered]:
-            yield f"草稿含有不属于本客户资料的{kind}:" + "、".join(dict.fromkeys(strangers))
+        if strangers := [v for v in values if v.lower() not in lowered]:
+            found.append((kind, list(dict.fromkeys(strangers))))
+    return found
 
 
 class EvidenceScans:

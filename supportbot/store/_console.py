@@ -264,6 +264,48 @@ def assign(
     return row
 
 
+# -- saved replies ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SavedReply:
+    team: str  # "" for everyone
+    name: str
+    body: str
+    created_by: str
+    created_at: datetime
+
+
+def saved_replies(conn: psycopg.Connection, teams: list[str]) -> list[SavedReply]:
+    """The saved replies of ``teams`` and everyone's, by team then name."""
+    return (
+        conn.cursor(row_factory=class_row(SavedReply))
+        .execute(
+            "SELECT team, name, body, created_by, created_at FROM supportbot.console_saved_replies"
+            " WHERE team = '' OR team = ANY(%s) ORDER BY team, name",
+            (teams,),
+        )
+        .fetchall()
+    )
+
+
+def save_reply(conn: psycopg.Connection, team: str, name: str, body: str, by: str) -> None:
+    """Add the saved reply, or replace the one of that team and name."""
+    conn.execute(
+        "INSERT INTO supportbot.console_saved_replies (team, name, body, created_by) VALUES (%s, %s, %s, %s)"
+        " ON CONFLICT (team, name) DO UPDATE SET body = EXCLUDED.body, created_by = EXCLUDED.created_by,"
+        " created_at = now()",
+        (team, name, body, by),
+    )
+
+
+def delete_reply(conn: psycopg.Connection, team: str, name: str) -> bool:
+    cur = conn.execute(
+        "DELETE FROM supportbot.console_saved_replies WHERE team = %s AND name = %s", (team, name)
+    )
+    return cur.rowcount > 0
+
+
 # -- search ------------------------------------------------------------------------------------
 
 
