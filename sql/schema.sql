@@ -307,6 +307,10 @@ BEGIN
             RETURN NEW;
         END IF;
     END IF;
+    IF TG_OP = 'DELETE' AND coalesce(current_setting('supportbot.audit_retention_days', true), '') ~ '^[1-9][0-9]{0,5}$'
+       AND OLD.at < now() - make_interval(days => current_setting('supportbot.audit_retention_days')::integer) THEN
+        RETURN OLD;
+    END IF;
     RAISE EXCEPTION 'supportbot.audit is append-only: % refused', TG_OP USING ERRCODE = 'SBA01';
 END $function$;
 

@@ -22,7 +22,7 @@ from .errors import SupportbotError
 
 if TYPE_CHECKING:
     from ._bot import SupportBot
-    from ._lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
+    from ._lifecycle import DeletionReport, KeepMode, Pruned, ResetReport
     from ._opening import migrate
     from ._records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
     from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .llm.base import LLM, Completion, Usage
     from .llm.offline import OfflineModel
     from .memory._profile import Profile
+    from .run._retention import RetentionReport
     from .run._rounds import RoundResult
     from .run._sla import ServiceClock
     from .run._waiting import Submitted
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from .store._audit import AuditAction, AuditEntry
     from .store._history import StepRecord
     from .store._migrate import Migration
+    from .store._prune import PruneReport
     from .store._queue import QueueEntry, QueueStats
     from .store._tickets import PendingApproval, TicketRow
 
@@ -68,12 +70,13 @@ _HOMES: dict[str, str] = {
     "PastTicket": "._records",
     "PendingApproval": ".store._tickets",
     "Profile": ".memory._profile",
-    "PruneReport": "._lifecycle",
+    "PruneReport": ".store._prune",
     "Pruned": "._lifecycle",
     "QueueEntry": ".store._queue",
     "QueueStats": ".store._queue",
     "RefundRequest": "._records",
     "ResetReport": "._lifecycle",
+    "RetentionReport": ".run._retention",
     "RoundResult": ".run._rounds",
     "ServiceClock": ".run._sla",
     "StepRecord": ".store._history",
@@ -128,6 +131,7 @@ __all__: list[str] = [
     "QueueStats",
     "RefundRequest",
     "ResetReport",
+    "RetentionReport",
     "RoundResult",
     "ServiceClock",
     "Settings",

@@ -17,7 +17,7 @@ import psycopg
 from . import _lifecycle as lifecycle
 from . import _opening as opening
 from . import _validate as validate
-from ._lifecycle import DeletionReport, KeepMode, Pruned, PruneReport, ResetReport
+from ._lifecycle import DeletionReport, KeepMode, Pruned, ResetReport
 from ._records import ApprovalDecision
 from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .backend.base import Backend
@@ -31,12 +31,15 @@ from .memory._tokens import turn_tokens, with_tokens
 from .reply import _context as context
 from .run import _corrections as corrections
 from .run import _forks as forks
+from .run import _metrics as metrics
 from .run import _results as round_results
+from .run import _retention as retention
 from .run import _sla as sla
 from .run import _takeover as takeover
 from .run import _waiting as waiting
 from .run._deps import Deps
 from .run._engine import Engine
+from .run._retention import RetentionReport
 from .run._rounds import RoundResult
 from .run._sla import ServiceClock
 from .run._waiting import Answers, Submitted
@@ -48,6 +51,7 @@ from .store import _sla as sla_repo
 from .store import _tickets as repo
 from .store._audit import AuditEntry
 from .store._history import StepRecord
+from .store._prune import PruneReport
 from .store._queue import QueueEntry, QueueStats
 from .store._store import Store
 from .store._tickets import PendingApproval, TicketRow
@@ -308,6 +312,14 @@ class SupportBot:
         """The work queue (depth, oldest wait, retries, hand-offs) and the running workers' counters."""
         with self._store.connection() as conn:
             return work_queue.stats(conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds))
+
+    def metrics(self) -> str:
+        """Prometheus metrics in the text format (run/_metrics.py): the queue, approvals waiting,
+        tickets with people, the live workers' counters and the last hour's rounds, context usage
+        and model spend, read from the database; while this bot works, its worker's counters."""
+        worker = self._worker
+        stats = worker.stats() if worker is not None else None
+        return metrics.exposition(self._store, self._deps.settings, self._deps.clock(), worker=stats)
 
     def queue(self, *, limit: int = 100) -> list[QueueEntry]:
         """The queued tickets, the longest-waiting first, then those handed to a human after failing."""
@@ -679,6 +691,18 @@ class SupportBot:
     def prune(self, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
         """Drop step records and checkpoints closed tickets no longer need; state() is unchanged."""
         return lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
+
+    def retention(self, *, apply: bool = False) -> RetentionReport:
+        """What the retention policy (Settings.retention_*_days) would remove now from resolved,
+        quiet tickets and the audit log; ``apply=True`` removes it (workers do so every
+        retention_sweep_seconds). Open tickets and pending approvals are never touched."""
+        policy, now = retention.RetentionPolicy.of(self._deps.settings), self._deps.clock()
+        if validate.flag("apply", apply):
+            report = retention.apply(self._store, policy, now)
+            for ticket_id in report.tickets:
+                self._engine.forget(ticket_id)
+            return report
+        return retention.due(self._store, policy, now)
 
     def pruned(self, ticket_id: str) -> Pruned | None:
         """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""

@@ -36,8 +36,8 @@ from . import _validate as validate
 from .backend.base import Backend, ForgetsCustomers, ResetsData
 from .errors import CustomerBusy
 from .store import _lifecycle as lifecycle_repo
-from .store._codec import encode_state
 from .store._lifecycle import HeldTicket
+from .store._prune import PruneReport, prune_closed
 
 if TYPE_CHECKING:
     from .store._store import Store
@@ -61,15 +61,6 @@ class DeletionReport:
     @property
     def total(self) -> int:
         return sum(self.rows.values())
-
-
-@dataclass(frozen=True, slots=True)
-class PruneReport:
-    """What ``prune`` removed; ``bytes_freed`` is the net ``pg_column_size`` of the rows."""
-
-    tickets: list[str]
-    rows: dict[str, int]
-    bytes_freed: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +145,14 @@ def _busy_message(email: str, busy: Sequence[HeldTicket]) -> str:
 # -- prune -------------------------------------------------------------------------------------
 
 
-def prune(store: Store, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
+def prune(
+    store: Store,
+    *,
+    closed_before: datetime,
+    keep: KeepMode = "last",
+    statuses: Sequence[str] = ("resolved", "escalated"),
+    limit: int | None = None,
+) -> PruneReport:
     """Remove step records and checkpoints that closed tickets' current states do not need.
 
     A ticket qualifies when it is resolved or escalated, no worker holds it, no approval waits,
@@ -166,32 +164,9 @@ def prune(store: Store, *, closed_before: datetime, keep: KeepMode = "last") -> 
     """
     closed_before = validate.moment("closed_before", closed_before)
     keep = validate.choice("keep", keep, KEEP_MODES)
-    with store.transaction() as tx:
-        ids = lifecycle_repo.prune_candidates(tx, closed_before)
-        added = _checkpoint_final_states(store, tx, ids) if keep == "final" and ids else 0
-        kept_from = lifecycle_repo.latest_checkpoints(tx, ids)
-        per_ticket: dict[str, list[int]] = {}  # ticket -> [steps, checkpoints, bytes]
-        rows: dict[str, int] = {}
-        for column, table in ((1, "checkpoints"), (0, "steps")):  # checkpoints first: no cascade
-            for ticket_id, count, size in lifecycle_repo.delete_before(tx, table, kept_from):
-                tally = per_ticket.setdefault(ticket_id, [0, 0, 0])
-                tally[column] += count
-                tally[2] += size
-                rows[f"{SCHEMA}.{table}"] = rows.get(f"{SCHEMA}.{table}", 0) + count
-        lifecycle_repo.record_prunes(tx, kept_from, per_ticket)
-    pruned = sorted(per_ticket)
-    return PruneReport(tickets=pruned, rows=rows, bytes_freed=sum(t[2] for t in per_ticket.values()) - added)
-
-
-def _checkpoint_final_states(store: Store, tx: psycopg.Connection, ids: Sequence[str]) -> int:
-    """Write a checkpoint of each ticket's final state where there is none; bytes written."""
-    added = 0
-    for ticket_id in ids:
-        loaded = store.load(tx, ticket_id)
-        if loaded.seq == 0:
-            continue
-        added += lifecycle_repo.insert_checkpoint(tx, ticket_id, loaded.seq, encode_state(loaded.state))
-    return added
+    return prune_closed(
+        store, closed_before=closed_before, final=keep == "final", statuses=statuses, limit=limit
+    )
 
 
 def pruned(conn: psycopg.Connection, ticket_id: str) -> Pruned | None:

@@ -103,6 +103,16 @@ class Settings:
     sla_approval_minutes: int = 240  # a refund waiting for a decision
     sla_first_response_minutes: int = 60  # a handed-off ticket, until a person first replies
     sla_next_response_minutes: int = 120  # a customer's message on a ticket a person owns
+    # Retention (run/_retention.py), in days after a resolved ticket went quiet; 0 keeps for ever.
+    # The workers apply it every retention_sweep_seconds; `python -m supportbot retention` shows it.
+    retention_steps_days: int = 30  # step log and checkpoints shrink to the final state
+    retention_summaries_days: int = 30  # the conversation summary is emptied
+    retention_facts_days: int = 180  # pinned facts are deleted
+    retention_audit_days: int = 0  # audit rows older than this are deleted
+    retention_sweep_seconds: float = 3600.0
+    # A bearer token for the Prometheus /metrics endpoints (worker --metrics-port, the console);
+    # without one they are off. A secret: never shown in repr.
+    metrics_token: str | None = dataclasses.field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # Here, not only in from_env: a key passed as Settings(llm_api_key=...) is checked too.
@@ -122,6 +132,7 @@ class Settings:
                 setting="SUPPORTBOT_LLM_MAX_TOKENS",
             )
 
+        self._check_retention()
         slas = (self.sla_approval_minutes, self.sla_first_response_minutes, self.sla_next_response_minutes)
         if min(slas) < 1:
             raise ConfigError(
@@ -129,6 +140,25 @@ class Settings:
                 "SUPPORTBOT_SLA_NEXT_RESPONSE_MINUTES must be at least 1",
                 reason="value",
                 setting="SUPPORTBOT_SLA_APPROVAL_MINUTES",
+            )
+
+    def _check_retention(self) -> None:
+        days = (self.retention_steps_days, self.retention_summaries_days, self.retention_facts_days)
+        if min(*days, self.retention_audit_days) < 0 or self.retention_sweep_seconds <= 0:
+            raise ConfigError(
+                "SUPPORTBOT_RETENTION_*_DAYS are 0 (keep for ever) or more, and "
+                "SUPPORTBOT_RETENTION_SWEEP_SECONDS above 0",
+                reason="value",
+                setting="SUPPORTBOT_RETENTION_STEPS_DAYS",
+            )
+        steps = self.retention_steps_days
+        # A summary and facts go from a pruned step log only (run/_retention.py).
+        if any(d and (not steps or d < steps) for d in days[1:]):
+            raise ConfigError(
+                "SUPPORTBOT_RETENTION_SUMMARIES_DAYS and SUPPORTBOT_RETENTION_FACTS_DAYS must be 0 or at "
+                "least SUPPORTBOT_RETENTION_STEPS_DAYS (which must then be set)",
+                reason="value",
+                setting="SUPPORTBOT_RETENTION_SUMMARIES_DAYS",
             )
 
     def __repr__(self) -> str:

@@ -185,9 +185,9 @@ PUBLIC_NAMES = {
     "LLM", "AuditAction", "AuditEntry", "Backend", "Completion", "Customer", "DeletionReport", "Fact",
     "ForgetsCustomers", "Hit", "Invoice", "KeepMode", "Migration", "OfflineModel", "Outcome", "PastTicket",
     "PendingApproval", "Profile", "PruneReport", "Pruned", "QueueEntry", "QueueStats", "RefundRequest",
-    "ResetReport", "RoundResult", "ServiceClock", "Settings", "StepRecord", "Submitted", "Subscription",
-    "SupportBot", "SupportState", "SupportbotError", "TicketRow", "TicketStatus", "Turn", "Usage",
-    "WorkerStats", "migrate",
+    "ResetReport", "RetentionReport", "RoundResult", "ServiceClock", "Settings", "StepRecord", "Submitted",
+    "Subscription", "SupportBot", "SupportState", "SupportbotError", "TicketRow", "TicketStatus", "Turn",
+    "Usage", "WorkerStats", "migrate",
 }  # fmt: skip
 # One line per public method of SupportBot, its signature as written.
 SUPPORTBOT_METHODS = Path(__file__).with_name("public_api.txt")

@@ -39,6 +39,7 @@ COMMANDS = (
     "db",
     "forget",
     "prune",
+    "retention",
     "reset",
     "takeover",
     "reply",

@@ -1,6 +1,8 @@
 -- The trigger function that keeps supportbot.audit append-only: it refuses UPDATE, DELETE and
 -- TRUNCATE, except the one update forget_customer makes (erasing the customer's address, notes and
--- ids from rows about them). The triggers themselves are created by 012_human_and_audit.sql.
+-- ids from rows about them), and the retention sweep's deletion of rows older than the declared
+-- period (run/_retention.py sets supportbot.audit_retention_days in its transaction; a row younger
+-- than that is refused whatever the setting). The triggers are created by 012_human_and_audit.sql.
 -- A repeatable file: the migrator runs it again whenever its text changes (store/_migrate.py).
 
 CREATE OR REPLACE FUNCTION supportbot.audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -13,6 +15,10 @@ BEGIN
            AND NEW.detail = (OLD.detail - '{note,invoice,refund}'::text[]) || '{"redacted": true}'::jsonb THEN
             RETURN NEW;
         END IF;
+    END IF;
+    IF TG_OP = 'DELETE' AND coalesce(current_setting('supportbot.audit_retention_days', true), '') ~ '^[1-9][0-9]{0,5}$'
+       AND OLD.at < now() - make_interval(days => current_setting('supportbot.audit_retention_days')::integer) THEN
+        RETURN OLD;
     END IF;
     RAISE EXCEPTION 'supportbot.audit is append-only: % refused', TG_OP USING ERRCODE = 'SBA01';
 END $$;

@@ -11,6 +11,7 @@ from .._bot import SupportBot
 from .._opening import migrate, migration_status
 from ..config import Settings
 from ..i18n import Translate
+from ..run._retention import RetentionPolicy
 from . import _takeover as cli_takeover
 from ._text import cli_words, emit_json, when
 
@@ -55,6 +56,40 @@ def prune(bot: SupportBot, args: argparse.Namespace) -> int:
     kb = f"{report.bytes_freed / 1024:.1f}"
     print(t("prune.done", before=when(args.closed_before), n=len(report.tickets), kb=kb))
     _print_rows(report.rows, t)
+    return 0
+
+
+def retention(bot: SupportBot, args: argparse.Namespace) -> int:
+    """The retention policy, and what it removes now (``--apply``) or would remove."""
+    report = bot.retention(apply=args.apply)
+    settings = bot.settings
+    if args.json:
+        emit_json({"policy": RetentionPolicy.of(settings), "applied": args.apply, "report": report})
+        return 0
+    t = cli_words(args)
+
+    def days(n: int) -> str:
+        return t("retention.days", n=n) if n else t("retention.forever")
+
+    print(t("retention.policy"))
+    for kind, n in (
+        ("steps", settings.retention_steps_days),
+        ("summaries", settings.retention_summaries_days),
+        ("facts", settings.retention_facts_days),
+        ("audit", settings.retention_audit_days),
+    ):
+        print("  " + t("retention.line", kind=t(f"retention.kind.{kind}"), days=days(n)))
+    print(t("retention.applied" if args.apply else "retention.due"))
+    print(
+        "  "
+        + t(
+            "retention.counts",
+            steps=report.steps,
+            summaries=report.summaries,
+            facts=report.facts,
+            audit=report.audit,
+        )
+    )
     return 0
 
 

@@ -41,7 +41,7 @@ from ..errors import (
 from ..i18n import Language, Translate, error_text, language, translator
 from ..memory._profile import ENTRIES
 from . import _takeover as cli_takeover
-from ._admin import db, forget, prune, reset
+from ._admin import db, forget, prune, reset, retention
 from ._chat import run_chat
 from ._conversations import approvals, approve, demo, respond, tickets
 from ._memory import correct, correct_profile, fork, history, profile, show, state_at
@@ -339,6 +339,9 @@ def _add_admin_commands(
     )
     p.add_argument("--keep", choices=KEEP_MODES, default="last", help=t("opt.prune.keep"))
     p.add_argument("--yes", action="store_true", help=t("opt.confirm_delete"))
+
+    p = command("retention", retention)
+    p.add_argument("--apply", action="store_true", help=t("opt.retention.apply"))
 
     p = command("reset", reset, validate=_needs_yes("usage.reset_yes"))
     p.add_argument("--yes", action="store_true", help=t("opt.reset.yes"))

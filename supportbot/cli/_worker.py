@@ -15,6 +15,7 @@ from types import FrameType
 from .._bot import SupportBot
 from ..config import Settings
 from ..i18n import Translate, label, translator
+from ..run._metrics_server import MetricsServer
 from ._text import cli_words, emit_json
 
 # Connections per worker process: a round holds one only while it talks to the database, so a
@@ -27,6 +28,8 @@ def add_worker_commands(command: Callable[..., argparse.ArgumentParser], t: Tran
     p = command("worker", worker)
     p.add_argument("--threads", type=positive, default=None, help=t("opt.worker.threads"))
     p.add_argument("--stats", action="store_true", help=t("opt.worker.stats"))
+    p.add_argument("--metrics-port", type=int, metavar="PORT", help=t("opt.worker.metrics_port"))
+    p.add_argument("--metrics-host", default="127.0.0.1", metavar="HOST", help=t("opt.worker.metrics_host"))
     p.set_defaults(adjust_settings=_pool_for_threads)
 
     p = command("queue", queue)
@@ -72,7 +75,12 @@ def worker(bot: SupportBot, args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    stats = bot.work(threads=args.threads, stop=stop)
+    served = _metrics_server(bot, args)
+    try:
+        stats = bot.work(threads=args.threads, stop=stop)
+    finally:
+        if served is not None:
+            served.stop()
     print(
         cli_words(args)(
             "worker.stopped",
@@ -84,6 +92,18 @@ def worker(bot: SupportBot, args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _metrics_server(bot: SupportBot, args: argparse.Namespace) -> MetricsServer | None:
+    """The worker's /metrics endpoint, if ``--metrics-port`` asks for one (it needs a token)."""
+    if getattr(args, "metrics_port", None) is None:
+        return None
+    server = MetricsServer(
+        args.metrics_host, args.metrics_port, bot.settings.metrics_token, bot.metrics
+    ).start()
+    url = f"http://{args.metrics_host}:{server.port}/metrics"
+    print(cli_words(args)("worker.metrics", url=url), file=sys.stderr, flush=True)
+    return server
 
 
 def _print_stats(bot: SupportBot, args: argparse.Namespace) -> int:

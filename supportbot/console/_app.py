@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -27,6 +29,7 @@ from .. import i18n
 from ..errors import SupportbotError
 from ..i18n._prompts import fact_labels
 from ..reply._findings import basis_text
+from ..run import _metrics as metrics
 from ..run._sla import ServiceClock
 from ..run._waiting import listen_url
 from . import _api as api
@@ -95,6 +98,7 @@ def create_app(
     if allowed_hosts:  # a page on another site resolving its name to 127.0.0.1 gets nothing (DNS rebinding)
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     _handle_errors(app)
+    app.add_api_route("/metrics", _metrics, methods=["GET"], include_in_schema=False)
     app.include_router(pages.router)
     app.include_router(api.router)
     return app
@@ -169,6 +173,20 @@ def _detail(tr: i18n.Translate, detail: dict[str, object]) -> list[tuple[str, st
         return str(value)
 
     return [(_label(tr, "audit.key", key), text(value)) for key, value in detail.items()]
+
+
+async def _metrics(request: Request) -> Response:
+    """Prometheus metrics (run/_metrics.py) for a scraper holding Settings.metrics_token; off
+    (404) without one. Not a signed-in page: a monitoring system has no session."""
+    console: Console = request.app.state.console
+    token = console.bot.settings.metrics_token
+    if not token:
+        return Response(status_code=404)
+    given = request.headers.get("authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    text = await run_in_threadpool(metrics.exposition, console.store, console.bot.settings, console.clock())
+    return Response(text, media_type=metrics.CONTENT_TYPE)
 
 
 async def _headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

@@ -54,6 +54,7 @@ from ..store import _queue as work_queue
 from ..store._channels import WORK_CHANNEL
 from ..store._listen import Listener
 from ..store._store import Store
+from . import _retention as retention
 from ._engine import Engine
 from ._models import OUTAGE_REASONS
 from ._rounds import RoundDeferred, RoundResult
@@ -163,6 +164,7 @@ class Worker:
     def _dispatch(self, until_idle: bool) -> None:
         sweep = self.settings.worker_sweep_seconds
         last_sweep = last_beat = 0.0
+        last_retention = time.monotonic()  # the first sweep one period after start, not at once
         while not self.stopping.is_set():
             woken = self._wake.wait(timeout=min(sweep, 0.25))
             self._wake.clear()
@@ -176,6 +178,9 @@ class Worker:
             if now - last_beat >= 1.0:
                 self._heartbeat()
                 last_beat = now
+            if now - last_retention >= self.settings.retention_sweep_seconds:
+                self.retain()
+                last_retention = now
             if claimed:
                 self._wake.set()  # there may be more: claim again at once if threads are free
             elif until_idle:
@@ -407,6 +412,20 @@ class Worker:
             seconds * 1000,
             " -> handed to a human" if gave_up else "",
         )
+
+    def retain(self) -> retention.RetentionReport | None:
+        """Apply the retention policy once; None if the database was away (the next period tries
+        again)."""
+        try:
+            report = retention.apply(
+                self.store, retention.RetentionPolicy.of(self.settings), self.engine.deps.clock()
+            )
+        except StoreError as exc:
+            log.warning("the retention sweep failed (%s); the next one tries again", type(exc).__name__)
+            return None
+        for ticket_id in report.tickets:
+            self.engine.forget(ticket_id)
+        return report
 
     def _heartbeat(self) -> None:
         stats = self.stats()

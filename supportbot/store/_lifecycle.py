@@ -141,12 +141,13 @@ def _count(
 # Closed, not held by a worker, not waiting for anyone, and quiet since the cutoff.
 _CANDIDATES = """
 SELECT t.id FROM supportbot.tickets t
-WHERE t.status IN ('resolved', 'escalated')
+WHERE t.status = ANY(%(statuses)s)
   AND (t.lease_expires IS NULL OR t.lease_expires < now())
   AND t.updated_at < %(cutoff)s
   AND NOT EXISTS (SELECT 1 FROM supportbot.steps s WHERE s.ticket_id = t.id AND s.created_at >= %(cutoff)s)
   AND NOT EXISTS (SELECT 1 FROM supportbot.approvals a WHERE a.ticket_id = t.id AND a.decided_at IS NULL)
 ORDER BY t.id
+LIMIT %(limit)s
 FOR UPDATE OF t SKIP LOCKED
 """
 
@@ -171,9 +172,17 @@ class PruneTotals:
     pruned_at: datetime | None
 
 
-def prune_candidates(tx: psycopg.Connection, closed_before: datetime) -> list[str]:
-    """Tickets closed and quiet since ``closed_before``, locked (those locked elsewhere skipped)."""
-    return [r[0] for r in tx.execute(_CANDIDATES, {"cutoff": closed_before}).fetchall()]
+def prune_candidates(
+    tx: psycopg.Connection,
+    closed_before: datetime,
+    *,
+    statuses: Sequence[str] = ("resolved", "escalated"),
+    limit: int | None = None,
+) -> list[str]:
+    """Tickets closed (``statuses``) and quiet since ``closed_before``, at most ``limit``, locked
+    (those locked elsewhere skipped)."""
+    values = {"cutoff": closed_before, "statuses": list(statuses), "limit": limit}
+    return [r[0] for r in tx.execute(_CANDIDATES, values).fetchall()]
 
 
 def latest_checkpoints(tx: psycopg.Connection, ids: Sequence[str]) -> dict[str, int]:
