@@ -52,6 +52,12 @@ def test_the_database_notifies_when_a_ticket_enters_the_inbox_and_not_for_an_ord
             refund = bot.send(answered.ticket_id, "这个年付我想申请退款 100 元")
             assert refund.outcome == "waiting_approval", refund
             assert _wait(lambda: feed.version > claimed_at, 2.0)
+            bot.take_over(handed.ticket_id, agent="li")
+            bot.reply_as_human(handed.ticket_id, "您好,我来处理", agent="li")
+            time.sleep(0.3)
+            replied_at = feed.version
+            bot.send(handed.ticket_id, "好的,谢谢")  # a customer message on a ticket a person owns
+            assert _wait(lambda: feed.version > replied_at, 2.0)
         finally:
             feed.close()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from browser_kit import LiveConsole, serious_violations, shot, sign_in_page
+from browser_kit import LiveConsole, serious_violations, shot, sign_in_page, tab_to
 from console_kit import DEMO_EMAIL, RecordingModel, make_users, open_console, play_demo
 from playwright.sync_api import Browser, expect
 
@@ -209,3 +209,27 @@ def test_an_operator_corrects_a_fact_and_retracts_a_profile_entry_in_the_browser
             assert serious_violations(page) == []
             context.close()
         assert [e.action for e in bot.audit()] == ["correct_fact", "correct_profile"]
+
+
+def test_a_fact_is_corrected_with_the_keyboard_alone(browser: Browser, demo_url: str, tmp_path: Path) -> None:
+    with open_console(demo_url, tmp_path) as (console, bot):
+        ticket = bot.open_ticket(DEMO_EMAIL, body=FIRST).ticket_id
+        date_at = next(i for i, f in enumerate(bot.state(ticket).facts) if f.kind == "date")
+        app = create_app(console, make_users(tmp_path), secure_cookies=False, lang="zh")
+        with LiveConsole(app) as url:
+            context = browser.new_context(locale="zh-CN")
+            page = context.new_page()
+            sign_in_page(page, url, "li")
+            page.goto(f"{url}/tickets/{ticket}")
+            tab_to(page, f"#fact-{date_at} summary")
+            page.keyboard.press("Enter")  # opens the correction form
+            tab_to(page, f"#fact-{date_at} input[name=value]")
+            page.keyboard.press("Control+A")
+            page.keyboard.type("10 月 18 日")
+            tab_to(page, f"#fact-{date_at} input[name=reason]")
+            page.keyboard.type("客户来电更正")
+            tab_to(page, f"#fact-{date_at} button[value=correct]")
+            page.keyboard.press("Enter")
+            expect(page.locator("#corrected")).to_be_visible()
+            context.close()
+        assert bot.state(ticket).facts[-1].key == "2026-10-18"

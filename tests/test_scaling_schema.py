@@ -21,6 +21,9 @@ NOT_PER_TICKET = {
     "audit": "the append-only audit log outlives the tickets it names (no foreign key), keyed by its"
     " own id: a table of the coordinator, written in the same transaction only where that node holds"
     " the ticket",
+    "profile_corrections": "operators' corrections of a customer's profile: keyed by customer, like"
+    " customer_profiles, and distributed with it",
+    "console_saved_replies": "the console's saved replies per team: no customer data, a reference table",
 }
 # Foreign keys allowed to reach beyond one ticket: none so far. (name: why)
 CROSSING_KEYS: dict[str, str] = {}

@@ -3,6 +3,7 @@ the page with a message beside each bad field) and redirects after success."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
@@ -370,27 +371,43 @@ def add_note(request: Request, ticket_id: str, form: Form) -> Response:
 def correct_fact(request: Request, ticket_id: str, position: int, form: Form) -> Response:
     """Correct (``action=correct``, the new ``value``) or retract a pinned fact, with a reason."""
     ctx, operator = operator_of(request)
+
+    def record(value: str | None, reason: str) -> object:
+        console = _console(request)
+        return console.correct_fact(
+            ticket_id, position, operator, value=value, reason=reason, source=ctx.source
+        )
+
+    def again(status: int, errors: dict[str, str]) -> Response:
+        return _ticket(request, ctx, ticket_id, status, errors=errors)
+
+    done = f"/tickets/{quote(ticket_id)}?corrected=1#fact-{position}"
+    return _corrected(request, form, f"fact-{position}", record, again, done)
+
+
+def _corrected(
+    request: Request,
+    form: dict[str, str],
+    field: str,
+    record: Callable[[str | None, str], object],
+    again: Callable[[int, dict[str, str]], Response],
+    done: str,
+) -> Response:
+    """A correction form posted: checked, recorded (``value`` None for a retraction), and the page
+    again with the error beside ``field``, or a redirect to ``done``."""
     tr = request.app.state.tr
-    action, value, reason = (
-        form.get("action", ""),
-        form.get("value", "").strip(),
-        form.get("reason", "").strip(),
-    )
-    field = f"fact-{position}"
+    action, value, reason = (form.get(name, "").strip() for name in ("action", "value", "reason"))
     error = _correction_error(tr, action, value, reason)
-    if not error:
-        try:
-            _console(request).correct_fact(
-                ticket_id, position, operator, value=None if action == "retract" else value, reason=reason,
-                source=ctx.source,
-            )  # fmt: skip
-        except Exception as exc:
-            code, key, fields = describe(exc)
-            if code >= 500:
-                raise
-            return _ticket(request, ctx, ticket_id, code, errors={field: tr(key, **fields)})
-        return _see_other(f"/tickets/{quote(ticket_id)}?corrected=1#fact-{position}")
-    return _ticket(request, ctx, ticket_id, 422, errors={field: error})
+    if error:
+        return again(422, {field: error})
+    try:
+        record(None if action == "retract" else value, reason)
+    except Exception as exc:
+        code, key, fields = describe(exc)
+        if code >= 500:
+            raise
+        return again(code, {field: tr(key, **fields)})
+    return _see_other(done)
 
 
 def _correction_error(tr: i18n.Translate, action: str, value: str, reason: str) -> str:
@@ -525,28 +542,19 @@ def _customer(request: Request, ctx: Ctx, email: str, status: int = 200, **value
 def correct_profile(request: Request, email: str, form: Form) -> Response:
     """Correct or retract one profile entry (``entry``, ``key`` as the page lists them)."""
     ctx, operator = operator_of(request)
-    tr = request.app.state.tr
-    action, value, reason = (
-        form.get("action", ""),
-        form.get("value", "").strip(),
-        form.get("reason", "").strip(),
-    )
     entry, key = form.get("entry", ""), form.get("key", "")
-    field = f"entry-{entry}-{key}"
-    error = _correction_error(tr, action, value, reason)
-    if not error:
-        try:
-            _console(request).correct_profile(
-                email, entry, key, operator, value=None if action == "retract" else value, reason=reason,
-                source=ctx.source,
-            )  # fmt: skip
-        except Exception as exc:
-            code, message_key, fields = describe(exc)
-            if code >= 500:
-                raise
-            return _customer(request, ctx, email, code, errors={field: tr(message_key, **fields)})
-        return _see_other(f"/customers/{quote(email)}?corrected=1#entries")
-    return _customer(request, ctx, email, 422, errors={field: error})
+
+    def record(value: str | None, reason: str) -> object:
+        console = _console(request)
+        return console.correct_profile(
+            email, entry, key, operator, value=value, reason=reason, source=ctx.source
+        )
+
+    def again(status: int, errors: dict[str, str]) -> Response:
+        return _customer(request, ctx, email, status, errors=errors)
+
+    done = f"/customers/{quote(email)}?corrected=1#entries"
+    return _corrected(request, form, f"entry-{entry}-{key}", record, again, done)
 
 
 @router.post("/customers/{email}/forget")

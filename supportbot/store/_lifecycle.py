@@ -92,24 +92,21 @@ def delete_tickets(tx: psycopg.Connection, ids: Sequence[str]) -> dict[str, int]
 
 def delete_profiles(tx: psycopg.Connection, customer_ids: Sequence[str]) -> int:
     """Delete the cached profiles of these customers; how many there were."""
-    return _count(
-        tx,
-        sql.SQL(
-            "WITH gone AS (DELETE FROM supportbot.customer_profiles"
-            " WHERE customer_id = ANY(%(c)s) RETURNING 1) SELECT count(*) FROM gone"
-        ),
-        {"c": list(customer_ids)},
-    )
+    return _delete_customers_rows(tx, "customer_profiles", customer_ids)
 
 
 def delete_profile_corrections(tx: psycopg.Connection, customer_ids: Sequence[str]) -> int:
     """Delete operators' corrections of these customers' profiles; how many there were."""
+    return _delete_customers_rows(tx, "profile_corrections", customer_ids)
+
+
+def _delete_customers_rows(tx: psycopg.Connection, table: str, customer_ids: Sequence[str]) -> int:
     return _count(
         tx,
         sql.SQL(
-            "WITH gone AS (DELETE FROM supportbot.profile_corrections"
-            " WHERE customer_id = ANY(%(c)s) RETURNING 1) SELECT count(*) FROM gone"
-        ),
+            "WITH gone AS (DELETE FROM {} WHERE customer_id = ANY(%(c)s) RETURNING 1)"
+            " SELECT count(*) FROM gone"
+        ).format(sql.Identifier(SCHEMA, table)),
         {"c": list(customer_ids)},
     )
 
