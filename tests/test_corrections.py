@@ -4,6 +4,8 @@ builder applies over the records). Append-only, audited, and the next prompt or 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -16,6 +18,15 @@ from supportbot.console._app import create_app
 from supportbot.errors import CorrectionRefused, InvalidInput
 
 FIRST = "我的手机号是 13912345678,发票 INV-2026-0042 金额 199 元,请 10 月 15 日前回电"
+
+
+def _eventually(check: Callable[[], bool], seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def _facts_section(prompt: str) -> str:
@@ -111,7 +122,8 @@ def test_a_profile_correction_shows_in_every_later_profile_and_goes_with_the_cus
             bot.correct_profile(DEMO_EMAIL, "issue", "E3001", value="E3002", reason="r", actor="wang")
         retracted = bot.correct_profile(DEMO_EMAIL, "issue", "E3001", value=None, reason="误记", actor="wang")
         assert "E3001" not in retracted.text and retracted.recurring == ()
-        assert other.profile(DEMO_EMAIL).text == retracted.text  # the other process sees both
+        # Another process sees both within the refresh of its corrections (2 s).
+        assert _eventually(lambda: other.profile(DEMO_EMAIL).text == retracted.text)
         assert [(e.action, e.detail["entry"]) for e in bot.audit()] == [
             ("correct_profile", "promise"), ("correct_profile", "issue")
         ]  # fmt: skip
@@ -122,7 +134,7 @@ def test_a_profile_correction_shows_in_every_later_profile_and_goes_with_the_cus
         bot.correct_profile(
             DEMO_EMAIL, "request", "希望授权到期前提醒", value=None, reason="已上线", actor="li"
         )
-        assert "到期前提醒" not in other.profile(DEMO_EMAIL).text
+        assert _eventually(lambda: "到期前提醒" not in other.profile(DEMO_EMAIL).text)
         report = bot.forget_customer(DEMO_EMAIL, force=True, actor="wang")
         assert report.rows["supportbot.profile_corrections"] == 3
     with psycopg.connect(demo_url) as conn:

@@ -150,6 +150,7 @@ def correct_profile(
             customer_email=customer.email,
             detail={"entry": entry, "retracted": value is None, "note": reason},
         )
+    profiles.corrected()
     return profiles.for_customer(customer)
 
 

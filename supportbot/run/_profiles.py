@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 
@@ -23,6 +25,50 @@ _PROFILE: TypeAdapter[Profile] = TypeAdapter(Profile)
 _Inputs = tuple[
     Customer, tuple[Subscription, ...], tuple[PastTicket, ...], date, tuple[ProfileCorrection, ...]
 ]
+
+
+class _Corrections:
+    """Operators' profile corrections as this process last read them.
+
+    A profile is asked for every round and corrections are rare: rather than a read per round,
+    every customer's latest correction position is read at most every ``refresh`` seconds (one
+    small statement), and a customer's corrections again only when their position moved. A
+    correction recorded by this process shows in its next profile (``stale``); one recorded by
+    another process within ``refresh`` seconds.
+    """
+
+    def __init__(self, store: Store, *, refresh: float = 2.0) -> None:
+        self._store, self._refresh = store, refresh
+        self._lock = threading.Lock()
+        self._read_at = -math.inf
+        self._positions: dict[str, int] = {}
+        self._read: dict[str, tuple[int, tuple[ProfileCorrection, ...]]] = {}
+
+    def stale(self) -> None:
+        with self._lock:
+            self._read_at = -math.inf
+
+    def of(self, customer_id: str) -> tuple[ProfileCorrection, ...]:
+        now = time.monotonic()
+        with self._lock:
+            fresh = now - self._read_at < self._refresh
+        if not fresh:
+            with self._store.connection() as conn:
+                positions = profiles_repo.correction_positions(conn)
+            with self._lock:
+                self._positions, self._read_at = positions, now
+        position = self._positions.get(customer_id)
+        if position is None:
+            return ()
+        known = self._read.get(customer_id)
+        if known is not None and known[0] == position:
+            return known[1]
+        with self._store.connection() as conn:
+            rows = profiles_repo.profile_corrections(conn, customer_id)
+        found = tuple(ProfileCorrection(entry, key, value) for entry, key, value in rows)  # type: ignore[arg-type]
+        with self._lock:
+            self._read[customer_id] = (position, found)
+        return found
 
 
 def _digest(corrections: Sequence[ProfileCorrection]) -> str:
@@ -58,6 +104,7 @@ class Profiles:
         # themselves are kept too: records equal to the last ones need no fingerprint (hashing
         # their JSON cost about as much as reading them, every round).
         self._memo: LastWritten[str, tuple[_Inputs, str, Profile]] = LastWritten(RECENT_CUSTOMERS)
+        self._corrections = _Corrections(store)
 
     def for_customer(
         self, customer: Customer, *, excluding: str | None = None, records: CustomerRecords | None = None
@@ -106,11 +153,12 @@ class Profiles:
         return self._remember(customer.id, inputs, key, profile)
 
     def corrections(self, customer_id: str) -> tuple[ProfileCorrection, ...]:
-        """Operators' corrections of the customer's profile, oldest first (one indexed read: a
-        correction made by another process shows in this one's next profile)."""
-        with self._store.connection() as conn:
-            rows = profiles_repo.profile_corrections(conn, customer_id)
-        return tuple(ProfileCorrection(entry, key, value) for entry, key, value in rows)  # type: ignore[arg-type]
+        """Operators' corrections of the customer's profile, oldest first."""
+        return self._corrections.of(customer_id)
+
+    def corrected(self) -> None:
+        """A correction was just recorded: this process's next profile reads them again."""
+        self._corrections.stale()
 
     def _remember(self, customer_id: str, inputs: _Inputs, key: str, profile: Profile) -> Profile:
         self._memo[customer_id] = (inputs, key, profile)
@@ -119,3 +167,4 @@ class Profiles:
     def clear(self) -> None:
         """Drop this process's copies (after a customer is forgotten or the data is reset)."""
         self._memo.clear()
+        self._corrections = _Corrections(self._store)

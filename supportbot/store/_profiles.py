@@ -50,6 +50,14 @@ def profile_corrections(conn: psycopg.Connection, customer_id: str) -> list[tupl
     return [(str(e), str(k), v) for e, k, v in rows]
 
 
+def correction_positions(conn: psycopg.Connection) -> dict[str, int]:
+    """Each corrected customer's latest correction position (a small table: corrections are rare)."""
+    rows = conn.execute(
+        "SELECT customer_id, max(idx) FROM supportbot.profile_corrections GROUP BY customer_id"
+    )
+    return {str(customer): int(idx) for customer, idx in rows.fetchall()}
+
+
 def add_profile_correction(
     conn: psycopg.Connection,
     customer_id: str,
