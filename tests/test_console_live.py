@@ -15,7 +15,15 @@ import time
 from pathlib import Path
 
 from browser_kit import LiveConsole, sign_in_page
-from console_kit import DEMO_EMAIL, HANDOFF_EMAIL, RecordingModel, make_users, open_console, play_demo
+from console_kit import (
+    DEMO_EMAIL,
+    HANDOFF_EMAIL,
+    PASSWORDS,
+    RecordingModel,
+    make_users,
+    open_console,
+    play_demo,
+)
 from playwright.sync_api import Browser, expect
 
 from supportbot.console._app import create_app
@@ -173,3 +181,59 @@ def test_an_open_inbox_shows_what_another_process_writes_within_two_seconds(
     median = statistics.median(delays)
     print(f"inbox latency over {len(delays)} events: median {median:.3f} s, p95 {p95:.3f} s")
     assert p95 < 2.0, delays
+
+
+def test_the_console_command_stops_promptly_with_an_inbox_open(demo_url: str, tmp_path: Path) -> None:
+    """An open inbox holds an event stream; SIGTERM still ends `python -m supportbot console` in
+    seconds (the streams get a short grace), not when the stream would have ended."""
+    import signal
+    import socket
+
+    import httpx
+
+    make_users(tmp_path)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")},
+        "SUPPORTBOT_DATABASE_URL": demo_url, "SUPPORTBOT_BACKEND": "demo",
+        "SUPPORTBOT_CONSOLE_USERS": str(tmp_path / "users.json"),
+    }  # fmt: skip
+    served = subprocess.Popen(
+        [sys.executable, "-m", "supportbot", "console", "--port", str(port)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert _wait(lambda: _answers(f"{url}/login"), 30), "the console did not start"
+        with httpx.Client(base_url=url) as client:
+            token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
+            assert token
+            signed = client.post(
+                "/login", data={"name": "wang", "password": PASSWORDS["wang"], "csrf_token": token.group(1)}
+            )
+            assert signed.status_code in (200, 303)
+            with client.stream("GET", "/inbox/events", timeout=30) as stream:
+                assert stream.headers["content-type"].startswith("text/event-stream")
+                next(stream.iter_lines())  # the stream is open
+                served.send_signal(signal.SIGTERM)
+                started = time.monotonic()
+                served.wait(timeout=20)
+                stopped = time.monotonic() - started
+        assert stopped < 10, stopped
+    finally:
+        if served.poll() is None:
+            served.kill()
+            served.wait()
+        if served.stdout:
+            served.stdout.close()
+
+
+def _answers(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False

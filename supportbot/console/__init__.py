@@ -93,8 +93,16 @@ def _serve(args: argparse.Namespace, settings: Settings, users: object, tr: i18n
         print(tr("cli.serving", url=f"http://{args.host}:{args.port}/", n=len(users.names())), flush=True)
         if not loopback:
             print(tr("cli.needs_tls"), flush=True)
-        # No access log: its URLs carry customer emails and ticket ids.
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+        # No access log: its URLs carry customer emails and ticket ids. On Ctrl-C or SIGTERM requests
+        # in flight get a few seconds (open inbox streams end at once: they watch for disconnects).
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=3,
+        )
     finally:
         bot.close()
     return 0
