@@ -30,7 +30,7 @@ from supportbot.cli._main import main
 from supportbot.console._app import create_app
 from supportbot.console._security import MAX_SESSIONS, Sessions
 from supportbot.console._service import Console
-from supportbot.console._users import Operator, Users, add_user
+from supportbot.console._users import Operator, Users, add_user, set_teams
 from supportbot.errors import ClaimConflict, ConsoleConfigError
 
 Setup = tuple[Console, SupportBot, Users, Played]
@@ -295,3 +295,57 @@ def test_the_core_never_imports_the_console() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_api_searches_assigns_corrects_and_checks_as_the_pages_do(setup: Setup, tmp_path: Path) -> None:
+    console, _bot, _users, played = setup
+    set_teams(tmp_path / "users.json", "li", ["billing"])
+    users = Users.load(tmp_path / "users.json")
+    client = TestClient(
+        create_app(console, users, secure_cookies=False, lang="zh"), base_url="http://127.0.0.1"
+    )
+    response = client.post("/api/session", json={"name": "li", "password": PASSWORDS["li"]})
+    csrf = {"X-CSRF-Token": response.json()["csrf_token"]}
+    found = client.get("/api/search", params={"q": "还是不行"}).json()
+    assert [f["ticket"]["id"] for f in found["found"]] == [played.refund_ticket] and found["more"] is False
+    assert client.get("/api/search", params={"since": "yesterday"}).status_code == 422
+    assigned = client.post(
+        f"/api/tickets/{played.handoff_ticket}/assignment", json={"team": "billing"}, headers=csrf
+    )
+    assert assigned.status_code == 200 and assigned.json()["team"] == "billing"
+    assert (
+        client.post(f"/api/tickets/{played.handoff_ticket}/assignment", json={}, headers=csrf).status_code
+        == 422
+    )
+    assert client.post(
+        f"/api/tickets/{played.handoff_ticket}/assignment", json={"team": "billing"}
+    ).status_code == 403  # fmt: skip
+    team = client.get("/api/inbox", params={"view": "team"}).json()
+    assert [i["ticket_id"] for i in team] == [played.handoff_ticket]
+    clocks = client.get("/api/sla").json()
+    assert {c["ticket_id"] for c in clocks} == {played.refund_ticket, played.handoff_ticket}
+    facts = client.get(f"/api/tickets/{played.refund_ticket}").json()["state"]["facts"]
+    assert facts
+    refused = client.post(
+        f"/api/tickets/{played.refund_ticket}/facts/0", json={"value": "1", "reason": "r"}, headers=csrf
+    )
+    assert refused.status_code == 409 and refused.json()["error"] == "correction_refused"  # inside a round
+    checked = client.post(
+        f"/api/tickets/{played.refund_ticket}/reply-check", json={"text": "可以退 888 元"}, headers=csrf
+    ).json()
+    assert checked == {"warnings": [{"kind": "amount", "values": ["888"]}]}
+    profile = client.post(
+        f"/api/customers/{DEMO_EMAIL}/profile/corrections",
+        json={"entry": "issue", "key": "E3001", "value": None, "reason": "误记"},
+        headers=csrf,
+    )
+    assert profile.status_code == 200 and "E3001" not in profile.json()["text"]
+    saved = client.post(
+        "/api/replies", json={"team": "billing", "name": "问候", "body": "您好 {name}"}, headers=csrf
+    )
+    assert saved.status_code == 200
+    assert (
+        client.post("/api/replies", json={"team": "vip", "name": "x", "body": "y"}, headers=csrf).status_code
+        == 403
+    )
+    assert [r["name"] for r in client.get("/api/replies").json()] == ["问候"]

@@ -8,6 +8,7 @@ pydantic's per-field ``detail``. The description is at ``GET /api/openapi.json``
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -17,11 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from .. import _validate as validate
-from ..errors import AmountRefused
-from ._security import COOKIE, CSRF_HEADER, approver, check_csrf
-from ._service import Console, Kind
+from .._state import TicketStatus
+from ..errors import AmountRefused, InvalidInput
+from ._security import COOKIE, CSRF_HEADER, Forbidden, approver, check_csrf
+from ._service import SAVED_REPLY_CHARS, SEARCH_CHARS, Console, Kind, View
 from ._users import NAME_CHARS, Operator
-from ._web import context, operator_of, set_session_cookie
+from ._web import context, operator_of, set_session_cookie, who_is
 
 router = APIRouter(prefix="/api", tags=["console"])
 
@@ -66,6 +68,40 @@ class Reply(_Body):
 
 class HandBack(_Body):
     note: str = Field(default="", max_length=validate.NOTE_CHARS, description="for colleagues: the audit log")
+
+
+class Assign(_Body):
+    operator: str | None = Field(default=None, max_length=NAME_CHARS, description="an operator's name")
+    team: str | None = Field(default=None, max_length=NAME_CHARS, description="a team of the users file")
+
+
+class Correction(_Body):
+    value: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=validate.NOTE_CHARS,
+        description="the right value; null retracts",
+    )
+    reason: str = Field(min_length=1, max_length=validate.NOTE_CHARS, description="kept in the audit log")
+
+
+class ProfileCorrection(Correction):
+    entry: Literal["issue", "request", "promise", "contact"]
+    key: str = Field(
+        min_length=1, max_length=validate.NOTE_CHARS, description="the entry as the profile shows it"
+    )
+
+
+class NewSavedReply(_Body):
+    team: str = Field(default="", max_length=NAME_CHARS, description="one of your teams; empty for everyone")
+    name: str = Field(min_length=1, max_length=NAME_CHARS)
+    body: str = Field(
+        min_length=1, max_length=SAVED_REPLY_CHARS, description="with {name}, {ticket}, {amount}..."
+    )
+
+
+class Text(_Body):
+    text: str = Field(min_length=1, max_length=validate.NOTE_CHARS * 5)
 
 
 class Confirm(_Body):
@@ -145,8 +181,34 @@ def inbox(
     operator: Reader,
     kind: Kind | None = None,
     customer: Annotated[str, Query(max_length=validate.EMAIL_CHARS)] = "",
+    view: View = "all",
 ) -> Any:
-    return _json(_console(request).inbox(kind=kind, customer=customer))
+    who = who_is(request, operator)
+    return _json(_console(request).inbox(kind=kind, customer=customer, view=view, who=who))
+
+
+@router.get("/search")
+def search(
+    request: Request,
+    operator: Reader,
+    q: Annotated[str, Query(max_length=SEARCH_CHARS)] = "",
+    customer: Annotated[str, Query(max_length=validate.EMAIL_CHARS)] = "",
+    status: TicketStatus | None = None,
+    since: date | None = None,
+    until: date | None = None,
+    page: Annotated[int, Query(ge=1, le=10_000)] = 1,
+) -> Any:
+    """Tickets open and closed by id or any turn's text, customer, status and days opened."""
+    found = _console(request).search(
+        text=q, customer=customer, status=status, since=since, until=until, page=page
+    )
+    return _json(found)
+
+
+@router.get("/sla")
+def sla(request: Request, operator: Reader) -> Any:
+    """The running service-level clocks, the soonest due first."""
+    return _json(_console(request).bot.service_clocks())
 
 
 @router.get("/approvals/{ticket_id}")
@@ -217,6 +279,50 @@ def reply(request: Request, ticket_id: str, body: Reply, operator: Writer) -> An
     return _json(_console(request).reply(ticket_id, operator, body.text, source=context(request).source))
 
 
+@router.post("/tickets/{ticket_id}/reply-check")
+def reply_check(request: Request, ticket_id: str, body: Text, operator: Reader) -> Any:
+    """What a reply states that the ticket and the customer's records do not hold (the check the
+    console warns with before a person's reply is sent): ``[{"kind", "values"}]``."""
+    problems = _console(request).reply_problems(ticket_id, body.text)
+    return {"warnings": [{"kind": kind, "values": values} for kind, values in problems]}
+
+
+@router.post("/tickets/{ticket_id}/assignment")
+def assign(request: Request, ticket_id: str, body: Assign, operator: Writer) -> Any:
+    users = request.app.state.users
+    if body.operator is None and body.team is None:
+        raise InvalidInput("assign a ticket to an operator, a team, or both", field="operator")
+    if (body.operator is not None and body.operator not in users.names()) or (
+        body.team is not None and body.team not in users.teams()
+    ):
+        raise InvalidInput("no such operator or team in the console's users file", field="operator")
+    done = _console(request).assign(
+        ticket_id, operator, operator=body.operator, team=body.team, source=context(request).source
+    )
+    return _json(done)
+
+
+@router.post("/tickets/{ticket_id}/facts/{position}")
+def correct_fact(request: Request, ticket_id: str, position: int, body: Correction, operator: Writer) -> Any:
+    fact = _console(request).correct_fact(
+        ticket_id, position, operator, value=body.value, reason=body.reason, source=context(request).source
+    )
+    return _json(fact)
+
+
+@router.get("/replies")
+def saved_replies(request: Request, operator: Reader) -> Any:
+    return _json(_console(request).saved_replies(who_is(request, operator).teams))
+
+
+@router.post("/replies")
+def save_reply(request: Request, body: NewSavedReply, operator: Writer) -> Any:
+    if body.team and body.team not in who_is(request, operator).teams:
+        raise Forbidden()
+    _console(request).save_reply(operator, team=body.team, name=body.name, body=body.body)
+    return {"saved": True, "team": body.team, "name": body.name}
+
+
 @router.post("/tickets/{ticket_id}/hand-back")
 def hand_back(request: Request, ticket_id: str, body: HandBack, operator: Writer) -> Any:
     result = _console(request).hand_back(ticket_id, operator, note=body.note, source=context(request).source)
@@ -231,6 +337,15 @@ def audit(request: Request, ticket_id: str, operator: Reader) -> Any:
 @router.get("/customers/{email}")
 def customer(request: Request, email: str, operator: Reader) -> Any:
     return _json(_console(request).customer(email))
+
+
+@router.post("/customers/{email}/profile/corrections")
+def correct_profile(request: Request, email: str, body: ProfileCorrection, operator: Writer) -> Any:
+    profile = _console(request).correct_profile(
+        email, body.entry, body.key, operator, value=body.value, reason=body.reason,
+        source=context(request).source,
+    )  # fmt: skip
+    return _json(profile)
 
 
 @router.post("/customers/{email}/forget")

@@ -28,10 +28,9 @@ from ._service import (
     Console,
     Kind,
     View,
-    Who,
 )  # fmt: skip
 from ._users import NAME_CHARS, Operator, Throttle, Users
-from ._web import Ctx, context, describe, operator_of, render, set_session_cookie
+from ._web import Ctx, context, describe, operator_of, render, set_session_cookie, who_is
 
 router = APIRouter(include_in_schema=False)
 
@@ -129,7 +128,7 @@ def home(request: Request) -> Response:
 def inbox(request: Request, kind: str = "", customer: str = "", view: str = "all") -> Response:
     ctx, operator = operator_of(request)
     chosen, customer, seen = _inbox_filters(kind, customer, view)
-    items = _console(request).inbox(kind=chosen, customer=customer, view=seen, who=_who(request, operator))
+    items = _console(request).inbox(kind=chosen, customer=customer, view=seen, who=who_is(request, operator))
     shown = {"items": items, "kind": chosen or "", "customer": customer, "view": seen, "mark": mark(items)}
     return render(request, "inbox.html", ctx, 200, **shown)
 
@@ -137,13 +136,6 @@ def inbox(request: Request, kind: str = "", customer: str = "", view: str = "all
 def _inbox_filters(kind: str, customer: str, view: str) -> tuple[Kind | None, str, View]:
     chosen = next((k for k in KINDS if k == kind), None)
     return chosen, customer[: validate.EMAIL_CHARS], next((v for v in VIEWS if v == view), "all")
-
-
-def _who(request: Request, operator: Operator) -> Who:
-    users: Users = request.app.state.users
-    teams = frozenset(users.teams_of(operator.name))
-    members = users.teams()
-    return Who(operator.name, teams, frozenset(m for t in teams for m in members.get(t, ())))
 
 
 @router.get("/inbox/events")
@@ -158,7 +150,7 @@ async def inbox_events(
     if session is None or session.operator is None:
         raise NeedSignIn(expired=expired)
     chosen, customer, seen = _inbox_filters(kind, customer, view)
-    who = _who(request, session.operator)
+    who = who_is(request, session.operator)
     feed: InboxFeed = request.app.state.inbox_feed
     console = _console(request)
 
@@ -314,7 +306,9 @@ def ticket_page(
     if saved and at is None:  # a saved reply put in the reply box, filled from this ticket
         team, _, name = saved.partition("/")
         teams = (
-            _who(request, ctx.session.operator).teams if ctx.session and ctx.session.operator else frozenset()
+            who_is(request, ctx.session.operator).teams
+            if ctx.session and ctx.session.operator
+            else frozenset()
         )
         chosen = next(
             (r for r in _console(request).saved_replies(teams) if (r.team, r.name) == (team, name)), None
@@ -330,7 +324,7 @@ def _ticket(
     console = _console(request)
     view = console.ticket(ticket_id, at=at)
     operator = ctx.session.operator if ctx.session else None
-    replies = console.saved_replies(_who(request, operator).teams) if operator else []
+    replies = console.saved_replies(who_is(request, operator).teams) if operator else []
     return render(request, "ticket.html", ctx, status, view=view, saved_replies=replies, **values)
 
 
@@ -490,7 +484,7 @@ def replies_page(request: Request) -> Response:
 def _replies(
     request: Request, ctx: Ctx, operator: Operator, status: int = 200, **values: Any
 ) -> HTMLResponse:
-    who = _who(request, operator)
+    who = who_is(request, operator)
     replies = _console(request).saved_replies(who.teams)
     return render(request, "replies.html", ctx, status, replies=replies, my_teams=sorted(who.teams), **values)
 
@@ -502,7 +496,7 @@ def save_reply(request: Request, form: Form) -> Response:
     tr = request.app.state.tr
     team, name, body = form.get("team", ""), form.get("name", "").strip(), form.get("body", "").strip()
     errors: dict[str, str] = {}
-    if team and team not in _who(request, operator).teams:
+    if team and team not in who_is(request, operator).teams:
         errors["team"] = tr("field.invalid")
     if not name or len(name) > NAME_CHARS:
         errors["name"] = tr("field.required") if not name else tr("field.too_long", limit=NAME_CHARS)
@@ -518,7 +512,7 @@ def save_reply(request: Request, form: Form) -> Response:
 def delete_reply(request: Request, form: Form) -> Response:
     _ctx, operator = operator_of(request)
     team = form.get("team", "")
-    if team and team not in _who(request, operator).teams:
+    if team and team not in who_is(request, operator).teams:
         raise Forbidden()
     _console(request).delete_reply(team=team, name=form.get("name", ""))
     return _see_other("/replies")

@@ -35,7 +35,8 @@ from ..errors import (
     UnknownTicket,
 )
 from ._security import COOKIE, NeedSignIn, Session, Sessions
-from ._users import Operator
+from ._service import Who
+from ._users import Operator, Users
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,14 @@ def render(request: Request, template: str, ctx: Ctx, status: int = 200, **value
         status_code=status,
     )
     return response
+
+
+def who_is(request: Request, operator: Operator) -> Who:
+    """The operator with their teams and their teams' members, for the inbox's views."""
+    users: Users = request.app.state.users
+    teams = frozenset(users.teams_of(operator.name))
+    members = users.teams()
+    return Who(operator.name, teams, frozenset(m for t in teams for m in members.get(t, ())))
 
 
 def when_text(moment: datetime | None) -> str:
