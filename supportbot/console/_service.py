@@ -27,7 +27,7 @@ from .._state import Fact, SupportState, TicketStatus, Turn
 from ..backend.base import Backend
 from ..errors import ApprovalNotPending, ClaimConflict, InvalidInput, UnknownCustomer
 from ..memory._facts import current_facts
-from ..memory._profile import CORRECTABLE_SLOTS, Profile
+from ..memory._profile import Profile, ProfileEntry, profile_entries
 from ..reply import _guardrails as guardrails
 from ..run._rounds import RoundResult
 from ..run._sla import ServiceClock
@@ -119,16 +119,6 @@ class SearchPage:
     found: list[Found]
     page: int  # from 1
     more: bool  # a next page exists
-
-
-@dataclass(frozen=True, slots=True)
-class ProfileEntry:
-    """One entry of a profile an operator can retract (and, if ``correctable``, rewrite)."""
-
-    entry: str  # issue, request, promise, contact
-    key: str  # what correct_profile() names it by
-    text: str
-    correctable: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +216,6 @@ class Console:
                 customer_email=row.customer_email, detail=detail,
             )  # fmt: skip
         return after
-
-    def assignment(self, ticket_id: str) -> Assignment | None:
-        with self.store.connection() as conn:
-            return console_repo.assignment(conn, validate.ticket_id(ticket_id))
 
     # -- search -----------------------------------------------------------------------------
 
@@ -516,23 +502,11 @@ class Console:
             profile = None
         tickets = self.bot.tickets(email=email)
         busy = [t.id for t in tickets if t.status in ("in_progress", "waiting_approval")]
-        return CustomerView(email, profile, tickets, busy, _entries(profile) if profile else [])
+        return CustomerView(email, profile, tickets, busy, profile_entries(profile) if profile else [])
 
     def forget(self, email: str, operator: Operator, *, source: str) -> DeletionReport:
         # Never force: a ticket in a round or waiting for a decision makes it refuse (CustomerBusy).
         return self.bot.forget_customer(validate.email(email), actor=operator.name, source=source)
-
-
-def _entries(profile: Profile) -> list[ProfileEntry]:
-    return [
-        *(ProfileEntry("issue", i.key, f"{i.label} × {i.count}", False) for i in profile.recurring),
-        *(ProfileEntry("request", r, r, True) for r in profile.open_requests),
-        *(ProfileEntry("promise", p, p, True) for p in profile.promises),
-        *(
-            ProfileEntry("contact", p.slot, p.text, p.slot in CORRECTABLE_SLOTS)
-            for p in (*profile.preferences, *profile.contacts)
-        ),
-    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ __all__ = [
     "Preference",
     "Profile",
     "ProfileCorrection",
+    "ProfileEntry",
     "RecurringIssue",
     "build_profile",
     "fingerprint",
@@ -179,6 +180,30 @@ class _Part:
 
 class _Corrupt(Exception):
     """A record failed validation. Private: callers only ever see it as a skipped count."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileEntry:
+    """One entry of a profile an operator may retract, and rewrite if ``correctable``."""
+
+    entry: Entry
+    key: str  # what a ProfileCorrection names it by
+    text: str  # as a page shows it
+    correctable: bool
+
+
+def profile_entries(profile: Profile) -> list[ProfileEntry]:
+    """The entries of ``profile`` an operator can correct: recurring issues and channel
+    preferences (retract only), requests, promises and contact details."""
+    return [
+        *(ProfileEntry("issue", i.key, f"{i.label} × {i.count}", False) for i in profile.recurring),
+        *(ProfileEntry("request", r, r, True) for r in profile.open_requests),
+        *(ProfileEntry("promise", p, p, True) for p in profile.promises),
+        *(
+            ProfileEntry("contact", p.slot, p.text, p.slot in CORRECTABLE_SLOTS)
+            for p in (*profile.preferences, *profile.contacts)
+        ),
+    ]
 
 
 def build_profile(

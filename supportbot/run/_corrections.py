@@ -22,7 +22,7 @@ from .._records import Customer
 from .._state import Fact, Turn
 from ..errors import CorrectionRefused
 from ..memory._facts import OPERATOR, SENTENCE_KINDS, current_facts, extract, normalize_sentence
-from ..memory._profile import CORRECTABLE_SLOTS, Profile
+from ..memory._profile import Profile, profile_entries
 from ..store import _audit as audit
 from ..store import _profiles as profiles_repo
 from ..store._store import Store
@@ -123,15 +123,15 @@ def correct_profile(
     """Retract (``value`` None) or correct one entry of the customer's current profile, as it
     shows it; returns the profile after. An issue and a channel preference can only be retracted."""
     profile = profiles.for_customer(customer)
-    shown = _entries(profile)
-    if entry not in shown or key not in shown[entry]:
+    shown = next((e for e in profile_entries(profile) if (e.entry, e.key) == (entry, key)), None)
+    if shown is None:
         raise CorrectionRefused(
             f"the profile of {customer.email} has no {entry} entry {key!r} (its page lists them); "
             "nothing was recorded",
             reason="no_entry",
             entry=entry,
         )
-    if value is not None and (entry == "issue" or (entry == "contact" and key not in CORRECTABLE_SLOTS)):
+    if value is not None and not shown.correctable:
         raise CorrectionRefused(
             f"a {entry} entry of a profile can only be retracted, not given another value; "
             "nothing was recorded",
@@ -152,13 +152,3 @@ def correct_profile(
         )
     profiles.corrected()
     return profiles.for_customer(customer)
-
-
-def _entries(profile: Profile) -> dict[str, set[str]]:
-    """The keys an operator can name, per entry, as the profile shows them."""
-    return {
-        "issue": {i.key for i in profile.recurring},
-        "request": set(profile.open_requests),
-        "promise": set(profile.promises),
-        "contact": {p.slot for p in (*profile.preferences, *profile.contacts)},
-    }
