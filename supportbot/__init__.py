@@ -36,11 +36,9 @@ if TYPE_CHECKING:
     from .run._waiting import Submitted
     from .run._worker import WorkerStats
     from .store._audit import AuditAction, AuditEntry
-    from .store._history import StepRecord
     from .store._migrate import Migration
     from .store._prune import PruneReport
-    from .store._queue import QueueEntry, QueueStats
-    from .store._tickets import PendingApproval, TicketRow
+    from .store._rows import PendingApproval, QueueEntry, QueueStats, StepRecord, TicketRow
 
 _moved.install()
 
@@ -68,23 +66,23 @@ _HOMES: dict[str, str] = {
     "OfflineModel": ".llm.offline",
     "Outcome": "._state",
     "PastTicket": "._records",
-    "PendingApproval": ".store._tickets",
+    "PendingApproval": ".store._rows",
     "Profile": ".memory._profile",
     "PruneReport": ".store._prune",
     "Pruned": "._lifecycle",
-    "QueueEntry": ".store._queue",
-    "QueueStats": ".store._queue",
+    "QueueEntry": ".store._rows",
+    "QueueStats": ".store._rows",
     "RefundRequest": "._records",
     "ResetReport": "._lifecycle",
     "RetentionReport": ".run._retention",
     "RoundResult": ".run._rounds",
     "ServiceClock": ".run._sla",
-    "StepRecord": ".store._history",
+    "StepRecord": ".store._rows",
     "Submitted": ".run._waiting",
     "Subscription": "._records",
     "SupportBot": "._bot",
     "SupportState": "._state",
-    "TicketRow": ".store._tickets",
+    "TicketRow": ".store._rows",
     "TicketStatus": "._state",
     "Turn": "._state",
     "Usage": ".llm.base",

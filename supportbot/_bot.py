@@ -50,11 +50,9 @@ from .store import _queue as work_queue
 from .store import _sla as sla_repo
 from .store import _tickets as repo
 from .store._audit import AuditEntry
-from .store._history import StepRecord
 from .store._prune import PruneReport
-from .store._queue import QueueEntry, QueueStats
+from .store._rows import PendingApproval, QueueEntry, QueueStats, StepRecord, TicketRow
 from .store._store import Store
-from .store._tickets import PendingApproval, TicketRow
 
 
 def _utcnow() -> datetime:

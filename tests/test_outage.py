@@ -23,7 +23,7 @@ from fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import Settings, SupportBot
 from supportbot.errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError
-from supportbot.store._pool import translated
+from supportbot.store._failures import translated
 
 THREADS = 4
 LEASE = 1.0

@@ -10,7 +10,7 @@ import psycopg
 
 from supportbot._records import ToolCall
 from supportbot._state import Fact, Turn
-from supportbot.store._history import StepRow
+from supportbot.store._rows import StepRow
 from supportbot.store._schema import dump_schema
 
 SCHEMA_SQL = Path(__file__).resolve().parent.parent / "sql" / "schema.sql"

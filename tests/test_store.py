@@ -17,6 +17,7 @@ from supportbot.store import _history as steps_repo
 from supportbot.store import _lease as lease_repo
 from supportbot.store import _queue as work_queue
 from supportbot.store import _tickets as repo
+from supportbot.store._rows import StepRow, StepWrite
 from supportbot.store._store import Store, _failed_statement
 
 _INSERT = (
@@ -131,7 +132,7 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
     database_url: str,
 ) -> None:
     store = Store(database_url)
-    row = steps_repo.StepRow(
+    row = StepRow(
         seq=1,
         round=1,
         step="start_round",
@@ -140,7 +141,7 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
         tool_call_count=0,
         update={},
     )
-    write = steps_repo.StepWrite(row=row, created_at=datetime.now(UTC))
+    write = StepWrite(row=row, created_at=datetime.now(UTC))
     try:
         with store.connection() as conn:
             with store.transaction(conn) as tx:

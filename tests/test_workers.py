@@ -28,6 +28,7 @@ from supportbot.store import _history as steps_repo
 from supportbot.store import _queue as work_queue
 from supportbot.store import _store as store_module
 from supportbot.store import _tickets as repo
+from supportbot.store._rows import Claim
 
 OpenBot = Callable[..., SupportBot]
 POISON = "毒药工单"
@@ -174,7 +175,7 @@ def test_claims_never_overlap_and_take_the_longest_wait_first(open_bot: OpenBot,
     assert [c.ticket_id for c in oldest] == ids[:3]
 
 
-def _claim_one_and_free_it(url: str) -> work_queue.Claim:
+def _claim_one_and_free_it(url: str) -> Claim:
     """Claim the one due ticket as a worker would (one statement), then give its lease back."""
     with psycopg.connect(url, autocommit=True) as conn:
         (claim,) = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30))

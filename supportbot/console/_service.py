@@ -35,9 +35,8 @@ from ..store import _audit as audit_repo
 from ..store import _console as console_repo
 from ..store._audit import AuditEntry
 from ..store._console import Assignment, Claim, Found, Note, SavedReply
-from ..store._history import StepRecord
+from ..store._rows import PendingApproval, StepRecord, TicketRow
 from ..store._store import Store
-from ..store._tickets import PendingApproval, TicketRow
 from ._users import Operator
 
 Kind = Literal["approval", "handoff"]

@@ -22,7 +22,7 @@ from ..llm._placeholders import PlaceholderModel
 from ..llm.base import LLM
 from ..memory._mask import Placeholders
 from ..reply._caches import Caches
-from ..store._history import EffectRecord
+from ..store._rows import EffectRecord
 from ._profiles import Profiles
 
 _Result = TypeVar("_Result")

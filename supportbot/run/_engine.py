@@ -29,8 +29,8 @@ from ..store import _lease as lease_repo
 from ..store import _queue as work_queue
 from ..store import _tickets as repo
 from ..store._recent import RECENT_TICKETS, LastWritten
+from ..store._rows import StepWrite, TicketRow
 from ..store._store import Loaded, Store
-from ..store._tickets import TicketRow
 from . import _refunds as refunds
 from . import _steps as steps
 from ._deps import Deps, Effects, ModelTime, ModelWatch, with_placeholders
@@ -493,7 +493,7 @@ class Engine:
     @staticmethod
     def _flush(
         tx: psycopg.Connection,
-        pending: list[steps_repo.StepWrite],
+        pending: list[StepWrite],
         ticket_id: str,
         owner: str,
         *,
@@ -539,7 +539,7 @@ class Engine:
             raise StateError(f"step {step!r} wrote {bad}, which only the engine sets", step=step)
         return update, ROUTED_BY_STATE  # record_step reads the route off the state after the step
 
-    def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, steps_repo.StepWrite]:
+    def _start_round(self, loaded: Loaded, turn_count: int) -> tuple[Loaded, StepWrite]:
         state = loaded.state
         # The round takes up every message stored when the lease was taken, and any that arrived
         # during the last round (already in state.turns). Those are committed (send() stores them
@@ -562,7 +562,7 @@ class Engine:
         next_step: NextStep,
         *,
         stored_turns: int | None = None,
-    ) -> tuple[Loaded, steps_repo.StepWrite, bool]:
+    ) -> tuple[Loaded, StepWrite, bool]:
         """``record_step`` with this engine's settings."""
         return record_step(
             loaded,

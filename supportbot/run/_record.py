@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from typing import Final, Literal
 
 from .._state import StateUpdate, SupportState, new_round, reduce
-from ..store import _history as steps_repo
 from ..store._codec import encode_fields, encode_state
+from ..store._rows import StepRow, StepWrite
 from ..store._store import Loaded
 from ._graph import ROUTES, START, pauses_before
 
@@ -41,7 +41,7 @@ def record_step(
     *,
     max_revisions: int,
     stored_turns: int | None = None,
-) -> tuple[Loaded, steps_repo.StepWrite, bool]:
+) -> tuple[Loaded, StepWrite, bool]:
     """The state after ``step``, the write that records it, and whether it must commit now.
 
     ``stored_turns``: turns below this index are in the database already (customer messages);
@@ -63,7 +63,7 @@ def record_step(
     seq = loaded.seq + 1
     refs = after.round_calls  # what this round's tools returned: stored values may refer to it
     checkpoint = encode_state(after) if step == CHECKPOINT_AFTER else None
-    row = steps_repo.StepRow(
+    row = StepRow(
         seq=seq,
         round=after.round,
         step=step,
@@ -75,7 +75,7 @@ def record_step(
         fact_count=len(after.facts),
     )
     status = ticket_status(after, next_step)
-    write = steps_repo.StepWrite(
+    write = StepWrite(
         row=row,
         created_at=datetime.now(UTC),
         turns=new_turns,

@@ -13,8 +13,8 @@ import psycopg
 from .._records import CustomerRecords
 from .._state import Outcome, SupportState
 from ..errors import ModelError
-from ..store import _history as steps_repo
 from ..store import _lease as lease_repo
+from ..store._rows import StepWrite
 from ..store._store import Loaded
 from ._deps import ModelTime
 from ._graph import START, pauses_before
@@ -85,7 +85,7 @@ class ActiveRound:
     held: ExitStack = field(default_factory=ExitStack)  # the connection of the round's first steps
     records: CustomerRecords | None = None  # the customer's records, read before the round (Engine.drive)
     # The step records written behind, with the round's next transaction (Engine._execute).
-    pending: list[steps_repo.StepWrite] = field(default_factory=list)
+    pending: list[StepWrite] = field(default_factory=list)
     renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
     model_time: ModelTime | None = None  # the model time it used (Settings.llm_round_seconds)
     released: bool = False  # the round's last record freed the lease ...

@@ -53,6 +53,7 @@ from ..memory import _tokens as tokens
 from ..store import _queue as work_queue
 from ..store._channels import WORK_CHANNEL
 from ..store._listen import Listener
+from ..store._rows import Claim
 from ..store._store import Store
 from . import _retention as retention
 from ._engine import Engine
@@ -68,7 +69,7 @@ _MAX_PAUSE = 30.0  # seconds: the longest a worker stops claiming in a model out
 class _Task:
     """A claimed ticket on its way to a thread, with its customer's records when read ahead."""
 
-    claim: work_queue.Claim
+    claim: Claim
     records: CustomerRecords | None
 
 
@@ -242,7 +243,7 @@ class Worker:
             self._tasks.put(_Task(c, records))
         return len(claims)
 
-    def _customer_records(self, claims: list[work_queue.Claim]) -> list[CustomerRecords | None]:
+    def _customer_records(self, claims: list[Claim]) -> list[CustomerRecords | None]:
         """The claimed tickets' customers with their records, in one read of the backend, so that
         their rounds start without one each (None where the round reads its own)."""
         backend = self.engine.deps.backend
@@ -280,7 +281,7 @@ class Worker:
                 "could not release %d claims of worker %s; they expire by themselves", len(owners), self.id
             )
 
-    def _skip(self, task: work_queue.Claim) -> None:
+    def _skip(self, task: Claim) -> None:
         with self._lock:
             self._active.pop(task.ticket_id, None)
             self._unstarted.append(task.owner)
@@ -301,7 +302,7 @@ class Worker:
                 if room:
                     self._wake.set()
 
-    def _drive(self, task: work_queue.Claim, records: CustomerRecords | None) -> None:
+    def _drive(self, task: Claim, records: CustomerRecords | None) -> None:
         started = last = time.monotonic()
         waited = max(0.0, time.time() - task.due.timestamp())
         with self._lock:
@@ -360,7 +361,7 @@ class Worker:
         since = self._outage_since
         return since is not None and time.monotonic() - since < self.settings.model_outage_grace
 
-    def _wait_for_model(self, task: work_queue.Claim, exc: RoundDeferred) -> None:
+    def _wait_for_model(self, task: Claim, exc: RoundDeferred) -> None:
         """The round gave its ticket back: pause claiming; the ticket waits as long, uncounted."""
         with self._lock:
             self._outage_failures += 1
@@ -385,7 +386,7 @@ class Worker:
             self.settings.model_outage_grace,
         )
 
-    def _failed(self, task: work_queue.Claim, exc: Exception, seconds: float) -> None:
+    def _failed(self, task: Claim, exc: Exception, seconds: float) -> None:
         # The stored reason is for operators; the log line names only the error's type.
         first = (str(exc).strip().splitlines() or [""])[0]
         reason = f"{type(exc).__name__}: {first}" if first else type(exc).__name__

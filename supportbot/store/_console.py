@@ -14,7 +14,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
-from ._tickets import TICKET_COLUMNS, TicketRow
+from ._rows import TicketRow
+from ._tickets import TICKET_COLUMNS
 
 
 @dataclass(frozen=True, slots=True)

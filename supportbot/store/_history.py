@@ -1,3 +1,4 @@
+# Generated from _history_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The SQL of a ticket's step records and checkpoints (``supportbot.steps``,
 ``supportbot.checkpoints``): a batch of records written in one statement, what a state is rebuilt
 from, the history, and the copy a fork starts from.
@@ -9,63 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
 from pydantic_core import to_json
 
-from .._records import ToolCall
-from .._state import Fact, Turn
-from ._tickets import TICKET_COLUMNS, TicketRow, no_ticket
-
-
-@dataclass(frozen=True, slots=True)
-class StepRecord:
-    seq: int
-    round: int
-    step: str
-    next_step: str | None
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class StepRow:
-    seq: int
-    round: int
-    step: str
-    next_step: str | None
-    turn_count: int
-    tool_call_count: int
-    update: dict[str, Any]
-    fact_count: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class StepWrite:
-    """One step record and everything it adds, ready to be written with others in one call."""
-
-    row: StepRow
-    created_at: datetime
-    turns: Sequence[Turn] = ()  # new turns, idx assigned
-    tool_calls: Sequence[ToolCall] = ()  # new tool calls, idx assigned
-    facts_start: int = 0
-    facts: Sequence[Fact] = ()  # new facts, stored from position facts_start
-    checkpoint: dict[str, Any] | None = None
-    status: str | None = None  # the ticket's new status, if it changed
-    approval: dict[str, Any] | None = None  # an approval request for this round
-
-
-class EffectRecord(TypedDict):
-    """A side effect on the business system, recorded with the step that ran it (run/_deps.Effects)."""
-
-    key: str  # ticket:round:step:kind, the key the business system was given
-    round: int
-    step: str
-    kind: str
-    result: object  # what the business system returned, as JSON
+from ._rows import EffectRecord, StepRecord, StepRow, StepWrite, TicketRow
+from ._tickets import TICKET_COLUMNS, no_ticket
 
 
 def record_steps(
@@ -173,28 +126,30 @@ def read_state_rows(
 
 def pruned_before(conn: psycopg.Connection, ticket_id: str) -> tuple[int, datetime] | None:
     """(the first step prune kept, when it last ran) for a pruned ticket; None if never pruned."""
-    row = conn.execute(
-        "SELECT max(kept_from), max(pruned_at) FROM supportbot.prunes WHERE ticket_id = %s", (ticket_id,)
+    row = (
+        conn.execute(
+            "SELECT max(kept_from), max(pruned_at) FROM supportbot.prunes WHERE ticket_id = %s", (ticket_id,)
+        )
     ).fetchone()
     return None if row is None or row[0] is None else (int(row[0]), row[1])
 
 
 def history(conn: psycopg.Connection, ticket_id: str) -> list[StepRecord]:
     return (
-        conn.cursor(row_factory=class_row(StepRecord))
-        .execute(
+        conn.cursor(row_factory=class_row(StepRecord)).execute(
             "SELECT seq, round, step, next_step, created_at FROM supportbot.steps WHERE ticket_id = %s "
             "ORDER BY seq",
             (ticket_id,),
         )
-        .fetchall()
-    )
+    ).fetchall()
 
 
 def ticket_round(conn: psycopg.Connection, ticket_id: str) -> int:
     """The round of the ticket's latest step (0 before any)."""
-    row = conn.execute(
-        "SELECT round FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq DESC LIMIT 1", (ticket_id,)
+    row = (
+        conn.execute(
+            "SELECT round FROM supportbot.steps WHERE ticket_id = %s ORDER BY seq DESC LIMIT 1", (ticket_id,)
+        )
     ).fetchone()
     return 0 if row is None else int(row[0])
 
@@ -205,22 +160,26 @@ def round_of_message(conn: psycopg.Connection, ticket_id: str, idx: int) -> int 
     A round's start record says how far it took turns up; so does its checkpoint (``handled_upto``
     is in the state), which is what is left of the round where prune removed the start record.
     """
-    row = conn.execute(
-        "SELECT round FROM ("
-        " SELECT seq, round FROM supportbot.steps WHERE ticket_id = %(t)s AND step = 'start_round'"
-        "  AND (update ->> 'handled_upto')::int > %(i)s"
-        " UNION ALL SELECT k.seq, s.round FROM supportbot.checkpoints k JOIN supportbot.steps s USING "
-        "(ticket_id, seq)"
-        "  WHERE k.ticket_id = %(t)s AND (k.state ->> 'handled_upto')::int > %(i)s"
-        ") taken ORDER BY seq LIMIT 1",
-        {"t": ticket_id, "i": idx},
+    row = (
+        conn.execute(
+            "SELECT round FROM ("
+            " SELECT seq, round FROM supportbot.steps WHERE ticket_id = %(t)s AND step = 'start_round'"
+            "  AND (update ->> 'handled_upto')::int > %(i)s"
+            " UNION ALL SELECT k.seq, s.round FROM supportbot.checkpoints k JOIN supportbot.steps s USING "
+            "(ticket_id, seq)"
+            "  WHERE k.ticket_id = %(t)s AND (k.state ->> 'handled_upto')::int > %(i)s"
+            ") taken ORDER BY seq LIMIT 1",
+            {"t": ticket_id, "i": idx},
+        )
     ).fetchone()
     return None if row is None else int(row[0])
 
 
 def last_seq_of_round(conn: psycopg.Connection, ticket_id: str, round_: int) -> int | None:
-    row = conn.execute(
-        "SELECT max(seq) FROM supportbot.steps WHERE ticket_id = %s AND round = %s", (ticket_id, round_)
+    row = (
+        conn.execute(
+            "SELECT max(seq) FROM supportbot.steps WHERE ticket_id = %s AND round = %s", (ticket_id, round_)
+        )
     ).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 

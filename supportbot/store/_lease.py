@@ -1,3 +1,4 @@
+# Generated from _lease_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The SQL of a ticket's lease (``tickets.lease_owner``, ``lease_expires``): one worker runs a
 ticket's rounds at a time.
 
@@ -68,11 +69,14 @@ def renew_lease(
     """A statement of its own (``Store.statement``): see ``NOWAIT``. The holder becomes this
     connection's server process, alive now."""
     # A row back means the lease was still ours.
-    row = conn.execute(
-        f"WITH {NOWAIT} UPDATE supportbot.tickets SET lease_expires = now() + make_interval(secs => %(s)s),"
-        f" lease_pid = {HOLDER_PID}, lease_backend_start = {HOLDER_START}"
-        " FROM nowait WHERE id = %(t)s AND lease_owner = %(o)s RETURNING 1",
-        {"s": seconds, "t": ticket_id, "o": owner, "track": track},
+    row = (
+        conn.execute(
+            f"WITH {NOWAIT} UPDATE supportbot.tickets"
+            " SET lease_expires = now() + make_interval(secs => %(s)s),"
+            f" lease_pid = {HOLDER_PID}, lease_backend_start = {HOLDER_START}"
+            " FROM nowait WHERE id = %(t)s AND lease_owner = %(o)s RETURNING 1",
+            {"s": seconds, "t": ticket_id, "o": owner, "track": track},
+        )
     ).fetchone()
     if row is None:
         raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
@@ -110,10 +114,12 @@ def released(cur: psycopg.Cursor) -> int | None:
 
 def lease_remaining(conn: psycopg.Connection, ticket_id: str) -> float:
     """Seconds until the ticket's lease ends (at least 0.1, so a retry never spins); 0.1 if it is free."""
-    row = conn.execute(
-        "SELECT greatest(extract(epoch FROM lease_expires - now()), 0.1) FROM supportbot.tickets"
-        " WHERE id = %s",
-        (ticket_id,),
+    row = (
+        conn.execute(
+            "SELECT greatest(extract(epoch FROM lease_expires - now()), 0.1) FROM supportbot.tickets"
+            " WHERE id = %s",
+            (ticket_id,),
+        )
     ).fetchone()
     if row is None:
         raise no_ticket(ticket_id)

@@ -1,3 +1,4 @@
+# Generated from _queue_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The work queue over the tickets table (sql/014_work_queue.sql): mark due, claim, fail, list, count,
 and the NOTIFY channels that wake workers and waiters.
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +22,8 @@ from .._state import Turn
 from ._channels import DONE_CHANNEL
 from ._holder import HOLDER_PID, HOLDER_START, takeable
 from ._lease import NOWAIT
-from ._tickets import TICKET_COLUMNS, TicketRow
+from ._rows import Claim, QueueEntry, QueueStats, TicketRow
+from ._tickets import TICKET_COLUMNS
 
 # Tickets a worker may take: not one a person has taken over (SupportBot.take_over); its customer
 # messages wait for that person, and for the bot again after the hand-back.
@@ -33,52 +34,11 @@ _CLAIMABLE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """A ticket a worker leased from the queue: the lease owner and what ``Engine.drive`` needs."""
-
-    ticket_id: str
-    owner: str
-    last_seq: int
-    turn_count: int
-    due: datetime  # when its oldest waiting message (or decision) was stored
-    # The ticket's row as the claim found it: a ticket with no step yet starts its first round
-    # from it, and its customer's records are read for all the claimed tickets at once.
-    ticket: TicketRow
-    # The turns stored since its latest step (the messages its round answers, at most _WAITING of
-    # them): the worker caches them, so the round need not read them back one ticket at a time.
-    waiting: tuple[Turn, ...]
-
-
 # Enough for the messages of a round; a ticket with more waiting reads the rest when its round starts.
 _WAITING = 16
 # The ticket row's columns, as the claim returns them after the lease's.
 _TICKET = ", ".join(f"t.{name}" for name in TICKET_COLUMNS.split(", "))
 _TICKET_WIDTH = len(TICKET_COLUMNS.split(", "))
-
-
-@dataclass(frozen=True, slots=True)
-class QueueEntry:
-    ticket_id: str
-    status: str
-    due: datetime | None
-    waited: float  # seconds since ``due`` (0 when not queued)
-    running: bool  # a worker holds its lease now
-    attempts: int
-    retry_at: datetime | None
-    error: str | None  # why its last round failed; with ``due`` None: why it went to a human
-
-
-@dataclass(frozen=True, slots=True)
-class QueueStats:
-    queued: int  # tickets that need a worker, running ones included (not those a person took over)
-    running: int  # of those, leased by a worker now
-    retrying: int  # waiting out a backoff after a failed round
-    handed_off: int  # given to a human after their last attempt failed
-    oldest_wait: float  # seconds the oldest queued ticket has waited (0: none)
-    workers: int  # worker processes whose heartbeat is recent
-    rounds: int  # rounds finished by those workers since they started
-    failures: int  # failed rounds of those workers
 
 
 def mark_due(conn: psycopg.Connection, ticket_id: str) -> None:
@@ -150,17 +110,19 @@ def record_failure(
     minutes) and is tried again; after it, it leaves the queue as ``escalated`` with the reason.
     """
     last = "t.work_attempts + 1 >= %(max)s"
-    row = conn.execute(
-        "UPDATE supportbot.tickets t SET work_attempts = t.work_attempts + 1, work_error = %(e)s,"
-        f" work_retry_at = CASE WHEN {last} THEN NULL"
-        "  ELSE now() + make_interval(secs => least(%(b)s * 2 ^ t.work_attempts, 600)) END,"
-        f" work_due = CASE WHEN {last} THEN NULL ELSE t.work_due END,"
-        f" status = CASE WHEN {last} THEN 'escalated' ELSE t.status END,"
-        f" updated_at = CASE WHEN {last} THEN now() ELSE t.updated_at END"
-        " WHERE t.id = %(t)s AND t.work_due IS NOT NULL"
-        f" RETURNING t.work_attempts, t.work_due IS NULL AS gave_up,"
-        "  CASE WHEN t.work_due IS NULL THEN pg_notify(%(ch)s, t.id) END",
-        {"t": ticket_id, "e": error[:500], "max": max_attempts, "b": backoff, "ch": DONE_CHANNEL},
+    row = (
+        conn.execute(
+            "UPDATE supportbot.tickets t SET work_attempts = t.work_attempts + 1, work_error = %(e)s,"
+            f" work_retry_at = CASE WHEN {last} THEN NULL"
+            "  ELSE now() + make_interval(secs => least(%(b)s * 2 ^ t.work_attempts, 600)) END,"
+            f" work_due = CASE WHEN {last} THEN NULL ELSE t.work_due END,"
+            f" status = CASE WHEN {last} THEN 'escalated' ELSE t.status END,"
+            f" updated_at = CASE WHEN {last} THEN now() ELSE t.updated_at END"
+            " WHERE t.id = %(t)s AND t.work_due IS NOT NULL"
+            f" RETURNING t.work_attempts, t.work_due IS NULL AS gave_up,"
+            "  CASE WHEN t.work_due IS NULL THEN pg_notify(%(ch)s, t.id) END",
+            {"t": ticket_id, "e": error[:500], "max": max_attempts, "b": backoff, "ch": DONE_CHANNEL},
+        )
     ).fetchone()
     if row is None:  # deleted, or finished by someone else meanwhile
         return 0, False
@@ -170,21 +132,25 @@ def record_failure(
 def wait_for_model(conn: psycopg.Connection, ticket_id: str, error: str, *, retry_in: float) -> bool:
     """Keep a ticket whose round met a model outage queued, not counting an attempt: it is tried
     again in ``retry_in`` seconds, and ``error`` says why it waits. False when it left the queue."""
-    row = conn.execute(
-        "UPDATE supportbot.tickets SET work_error = %(e)s,"
-        " work_retry_at = now() + make_interval(secs => %(r)s)"
-        " WHERE id = %(t)s AND work_due IS NOT NULL RETURNING id",
-        {"t": ticket_id, "e": error[:500], "r": retry_in},
+    row = (
+        conn.execute(
+            "UPDATE supportbot.tickets SET work_error = %(e)s,"
+            " work_retry_at = now() + make_interval(secs => %(r)s)"
+            " WHERE id = %(t)s AND work_due IS NOT NULL RETURNING id",
+            {"t": ticket_id, "e": error[:500], "r": retry_in},
+        )
     ).fetchone()
     return row is not None
 
 
 def release_all(conn: psycopg.Connection, owners: list[str]) -> int:
     """Free the tickets leased to ``owners`` (a worker stopping before its rounds ended)."""
-    rows = conn.execute(
-        "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL"
-        " WHERE lease_owner = ANY(%s) RETURNING id",
-        (owners,),
+    rows = (
+        conn.execute(
+            "UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL"
+            " WHERE lease_owner = ANY(%s) RETURNING id",
+            (owners,),
+        )
     ).fetchall()
     return len(rows)
 
@@ -192,8 +158,7 @@ def release_all(conn: psycopg.Connection, owners: list[str]) -> int:
 def entries(conn: psycopg.Connection, *, limit: int = 100) -> list[QueueEntry]:
     """Queued tickets, the longest-waiting first, then those handed to a human after failing."""
     return (
-        conn.cursor(row_factory=class_row(QueueEntry))
-        .execute(
+        conn.cursor(row_factory=class_row(QueueEntry)).execute(
             "(SELECT id AS ticket_id, status, work_due AS due, extract(epoch FROM now() - work_due)::float8"
             "  AS waited, coalesce(lease_expires >= now(), false) AS running, work_attempts AS attempts,"
             "  work_retry_at AS retry_at, work_error AS error"
@@ -203,25 +168,26 @@ def entries(conn: psycopg.Connection, *, limit: int = 100) -> list[QueueEntry]:
             "  WHERE work_due IS NULL AND work_error IS NOT NULL ORDER BY updated_at DESC, id LIMIT %(n)s)",
             {"n": limit},
         )
-        .fetchall()
-    )
+    ).fetchall()
 
 
 def stats(conn: psycopg.Connection, *, alive_within: float) -> QueueStats:
     """Queue counts from the tickets table; worker counters from recent heartbeats."""
-    row = conn.execute(
-        "SELECT count(*), count(*) FILTER (WHERE lease_expires >= now()),"
-        " count(*) FILTER (WHERE work_retry_at > now()),"
-        " coalesce(extract(epoch FROM now() - min(work_due))::float8, 0),"
-        " (SELECT count(*) FROM supportbot.tickets WHERE work_due IS NULL AND work_error IS NOT NULL),"
-        " (SELECT count(*) FROM supportbot.workers w"
-        "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s)),"
-        " (SELECT coalesce(sum(w.rounds), 0) FROM supportbot.workers w"
-        "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s)),"
-        " (SELECT coalesce(sum(w.failures), 0) FROM supportbot.workers w"
-        "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s))"
-        " FROM supportbot.tickets WHERE work_due IS NOT NULL AND human_agent IS NULL",
-        {"a": alive_within},
+    row = (
+        conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE lease_expires >= now()),"
+            " count(*) FILTER (WHERE work_retry_at > now()),"
+            " coalesce(extract(epoch FROM now() - min(work_due))::float8, 0),"
+            " (SELECT count(*) FROM supportbot.tickets WHERE work_due IS NULL AND work_error IS NOT NULL),"
+            " (SELECT count(*) FROM supportbot.workers w"
+            "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s)),"
+            " (SELECT coalesce(sum(w.rounds), 0) FROM supportbot.workers w"
+            "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s)),"
+            " (SELECT coalesce(sum(w.failures), 0) FROM supportbot.workers w"
+            "   WHERE w.heartbeat > now() - make_interval(secs => %(a)s))"
+            " FROM supportbot.tickets WHERE work_due IS NOT NULL AND human_agent IS NULL",
+            {"a": alive_within},
+        )
     ).fetchone()
     assert row is not None
     queued, running, retrying, oldest, handed_off, workers, rounds, failures = row
@@ -260,9 +226,11 @@ def heartbeat(
 
 def handed_off(conn: psycopg.Connection, ticket_id: str) -> bool:
     """Whether the ticket left the queue for a human after its last attempt failed."""
-    row = conn.execute(
-        "SELECT work_due IS NULL AND work_error IS NOT NULL FROM supportbot.tickets WHERE id = %s",
-        (ticket_id,),
+    row = (
+        conn.execute(
+            "SELECT work_due IS NULL AND work_error IS NOT NULL FROM supportbot.tickets WHERE id = %s",
+            (ticket_id,),
+        )
     ).fetchone()
     return bool(row and row[0])
 
@@ -273,8 +241,10 @@ def sign_off(conn: psycopg.Connection, worker_id: str) -> None:
 
 def live_workers(conn: psycopg.Connection, *, alive_within: float) -> int:
     """Worker processes whose heartbeat is at most ``alive_within`` seconds old."""
-    row = conn.execute(
-        "SELECT count(*) FROM supportbot.workers WHERE heartbeat > now() - make_interval(secs => %s)",
-        (alive_within,),
+    row = (
+        conn.execute(
+            "SELECT count(*) FROM supportbot.workers WHERE heartbeat > now() - make_interval(secs => %s)",
+            (alive_within,),
+        )
     ).fetchone()
     return int(row[0]) if row else 0

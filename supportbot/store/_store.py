@@ -1,3 +1,4 @@
+# Generated from _store_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The one place that owns connections and transactions, and rebuilds states from storage."""
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ from ..errors import (
 from . import _history as steps_repo
 from . import _tickets as repo
 from ._codec import decode_state, decode_update
+from ._failures import connect_hint, first_line, translated, with_limits
 from ._migrate import migrate
-from ._pool import RoundPool, connect_hint, first_line, translated, with_limits
+from ._pool import RoundPool
 from ._recent import RECENT_TICKETS, LastWritten
+from ._rows import TicketRow
 
 T = TypeVar("T")
 
@@ -45,13 +48,15 @@ class Loaded:
     status: str
 
     @staticmethod
-    def unstarted(row: repo.TicketRow) -> Loaded:
+    def unstarted(row: TicketRow) -> Loaded:
         """A ticket no step was recorded for: its state is the ticket itself."""
         return Loaded(state=SupportState(ticket=row.ticket()), seq=0, next_step=None, status=row.status)
 
 
 class Store:
-    """Connections, transactions and the caches of append-only rows; safe to share between threads.
+    """Connections, transactions and the caches of append-only rows; safe to share between threads
+    (the asynchronous store: between the tasks of one event loop). Opened by ``open()`` (the
+    synchronous store opens in its constructor).
 
     ``pool_timeout``: seconds to wait for a free connection before StoreBusy. ``db_timeout``:
     seconds a connection attempt, a statement or a lock wait may take (0: no statement or lock
@@ -85,16 +90,7 @@ class Store:
             # A migration may wait and take long: unbounded, but with the same startup option, so
             # a server that refuses it (a pooler) says so here, before the pool meets it.
             migrate_kwargs = {**kwargs, "options": with_limits(url, "0")}
-        try:
-            with psycopg.connect(url, **migrate_kwargs) as conn:
-                migrate(conn, demo=demo)
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(
-                f"cannot connect to PostgreSQL: {first_line(exc)}. {connect_hint(exc)}",
-                reason="connect",
-            ) from exc
-        except psycopg.Error as exc:
-            raise translated(exc, db_timeout) from exc
+        self._migrate = (url, migrate_kwargs, demo, db_timeout)
         self.url, self.connect_kwargs = url, kwargs  # for connections of their own (LISTEN)
         # A lease names its holder's server process only on direct connections: behind a pooler in
         # transaction mode (no prepared statements) server connections outlive their clients.
@@ -114,6 +110,27 @@ class Store:
         self._turns: LastWritten[str, tuple[Turn, ...]] = LastWritten(RECENT_TICKETS)
         self._tools: LastWritten[str, tuple[ToolCall, ...]] = LastWritten(RECENT_TICKETS)
         self._facts: LastWritten[str, tuple[Fact, ...]] = LastWritten(RECENT_TICKETS)
+        self.open()
+
+    def open(self) -> None:
+        """Bring the schema up to date, then open the pool.
+
+        The migration runs on a connection of its own, synchronously: once, when a process
+        starts, before the store serves anything (the asynchronous store blocks its event loop
+        for that long).
+        """
+        url, migrate_kwargs, demo, db_timeout = self._migrate
+        try:
+            with psycopg.connect(url, **migrate_kwargs) as conn:
+                migrate(conn, demo=demo)
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(
+                f"cannot connect to PostgreSQL: {first_line(exc)}. {connect_hint(exc)}",
+                reason="connect",
+            ) from exc
+        except psycopg.Error as exc:
+            raise translated(exc, db_timeout) from exc
+        self.pool.open()
 
     def close(self) -> None:
         self.pool.close()

@@ -1,3 +1,4 @@
+# Generated from _tickets_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The SQL of tickets and what is added to them (``supportbot.tickets``, ``turns``,
 ``tool_calls``, ``facts``, ``approvals``, ``effects``): creating and reading tickets, storing
 customer messages and turns, reading the append-only logs, approval decisions and effects.
@@ -9,47 +10,19 @@ checkpoints are in ``steps_repo``, its lease in ``lease_repo``, the work queue i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
 from .._records import ToolCall
-from .._state import Fact, Ticket, TicketStatus, Turn
+from .._state import Fact, Ticket, Turn
 from ..errors import IdempotencyConflict, LeaseLost, UnknownTicket
 from ._channels import WORK_CHANNEL
 from ._holder import HOLDER_PID, HOLDER_START, takeable
-
-
-@dataclass(frozen=True, slots=True)
-class TicketRow:
-    id: str
-    customer_email: str
-    subject: str
-    body: str
-    status: TicketStatus
-    turn_count: int
-    created_at: datetime
-    updated_at: datetime
-    human_agent: str | None = None  # the person who owns the ticket; None while the bot does
-
-    def ticket(self) -> Ticket:
-        return Ticket(self.id, self.customer_email, self.subject, self.body, self.created_at)
-
-
-@dataclass(frozen=True, slots=True)
-class PendingApproval:
-    ticket_id: str
-    round: int
-    customer_email: str
-    subject: str
-    request: dict[str, Any]
-    requested_at: datetime
-
+from ._rows import PendingApproval, TicketRow
 
 # TicketRow's fields in order; steps_repo.read_state_rows reads the ticket row with them too.
 TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at, human_agent"
@@ -78,7 +51,7 @@ def create_ticket(
     """Insert a ticket row. ``due``: its first message waits for a round (the work queue); with
     ``lease`` (owner, seconds, track the holder) the caller runs that round itself, else workers
     are notified."""
-    number = conn.execute("SELECT nextval('supportbot.ticket_numbers')").fetchone()[0]  # type: ignore[index]
+    number = (conn.execute("SELECT nextval('supportbot.ticket_numbers')")).fetchone()[0]  # type: ignore[index]
     ticket_id = f"T{number:06d}"
     owner, seconds, track = lease if lease is not None else (None, 0.0, False)
     conn.execute(
@@ -106,8 +79,10 @@ def create_ticket(
 
 def ticket_head(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str, int]:
     """(the ticket's latest step seq, its status, how many turns are stored), from its row."""
-    row = conn.execute(
-        "SELECT last_seq, status, turn_count FROM supportbot.tickets WHERE id = %s", (ticket_id,)
+    row = (
+        conn.execute(
+            "SELECT last_seq, status, turn_count FROM supportbot.tickets WHERE id = %s", (ticket_id,)
+        )
     ).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
@@ -116,10 +91,10 @@ def ticket_head(conn: psycopg.Connection, ticket_id: str) -> tuple[int, str, int
 
 def get_ticket(conn: psycopg.Connection, ticket_id: str) -> TicketRow:
     row = (
-        conn.cursor(row_factory=class_row(TicketRow))
-        .execute(f"SELECT {TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s", (ticket_id,))
-        .fetchone()
-    )
+        conn.cursor(row_factory=class_row(TicketRow)).execute(
+            f"SELECT {TICKET_COLUMNS} FROM supportbot.tickets WHERE id = %s", (ticket_id,)
+        )
+    ).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
     return row
@@ -129,20 +104,18 @@ def list_tickets(
     conn: psycopg.Connection, *, email: str | None = None, status: str | None = None
 ) -> list[TicketRow]:
     return (
-        conn.cursor(row_factory=class_row(TicketRow))
-        .execute(
+        conn.cursor(row_factory=class_row(TicketRow)).execute(
             f"SELECT {TICKET_COLUMNS} FROM supportbot.tickets"
             " WHERE (%(email)s::text IS NULL OR customer_email = %(email)s)"
             " AND (%(status)s::text IS NULL OR status = %(status)s) ORDER BY created_at, id",
             {"email": email, "status": status},
         )
-        .fetchall()
-    )
+    ).fetchall()
 
 
 def human_agent(conn: psycopg.Connection, ticket_id: str) -> str | None:
     """The person who owns the ticket (None while the bot does)."""
-    row = conn.execute("SELECT human_agent FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()
+    row = (conn.execute("SELECT human_agent FROM supportbot.tickets WHERE id = %s", (ticket_id,))).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
     return None if row[0] is None else str(row[0])
@@ -150,9 +123,11 @@ def human_agent(conn: psycopg.Connection, ticket_id: str) -> str | None:
 
 def set_human_agent(conn: psycopg.Connection, ticket_id: str, owner: str, agent: str | None) -> None:
     """Name (or clear) the ticket's owning person; fenced by the lease like a step record."""
-    row = conn.execute(
-        "UPDATE supportbot.tickets SET human_agent = %s WHERE id = %s AND lease_owner = %s RETURNING 1",
-        (agent, ticket_id, owner),
+    row = (
+        conn.execute(
+            "UPDATE supportbot.tickets SET human_agent = %s WHERE id = %s AND lease_owner = %s RETURNING 1",
+            (agent, ticket_id, owner),
+        )
     ).fetchone()
     if row is None:
         raise LeaseLost(f"ticket {ticket_id} was taken over by another worker", ticket_id=ticket_id)
@@ -208,39 +183,41 @@ def append_customer_message(
         return repeated, False, None
     owner, seconds, track = lease if lease is not None else (None, 0.0, False)
     free = f"(%(o)s::text IS NOT NULL AND {takeable()} AND human_agent IS NULL)"
-    row = conn.execute(
-        # The message puts the ticket in the work queue (sql/014_work_queue.sql); without a
-        # lease (submit) the workers are told, at the commit.
-        "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now(),"
-        "  work_attempts = CASE WHEN work_due IS NULL THEN 0 ELSE work_attempts END,"
-        "  work_due = coalesce(work_due, %(now)s),"
-        f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
-        f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE "
-        "lease_expires END,"
-        f"  lease_pid = CASE WHEN {free} THEN {HOLDER_PID} ELSE lease_pid END,"
-        f"  lease_backend_start = CASE WHEN {free} THEN {HOLDER_START} ELSE lease_backend_start END"
-        "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx, turn_count, last_seq,"
-        "   coalesce(lease_owner = %(o)s::text, false) AS leased),"
-        " turn AS (INSERT INTO supportbot.turns"
-        "  (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
-        "  SELECT %(t)s, slot.idx,"
-        # the round after the latest step's: read off the primary key's end, whatever the ticket's length
-        "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC "
-        "LIMIT 1), 0) + 1,"
-        f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
-        " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count,"
-        "  CASE WHEN %(o)s::text IS NULL THEN pg_notify(%(ch)s, %(t)s) END FROM turn, slot",
-        {
-            "t": ticket_id,
-            "c": content,
-            "m": message_id,
-            "n": tokens,
-            "now": now,
-            "o": owner,
-            "s": seconds,
-            "track": track,
-            "ch": WORK_CHANNEL,
-        },
+    row = (
+        conn.execute(
+            # The message puts the ticket in the work queue (sql/014_work_queue.sql); without a
+            # lease (submit) the workers are told, at the commit.
+            "WITH slot AS (UPDATE supportbot.tickets SET turn_count = turn_count + 1, updated_at = now(),"
+            "  work_attempts = CASE WHEN work_due IS NULL THEN 0 ELSE work_attempts END,"
+            "  work_due = coalesce(work_due, %(now)s),"
+            f"  lease_owner = CASE WHEN {free} THEN %(o)s ELSE lease_owner END,"
+            f"  lease_expires = CASE WHEN {free} THEN now() + make_interval(secs => %(s)s) ELSE "
+            "lease_expires END,"
+            f"  lease_pid = CASE WHEN {free} THEN {HOLDER_PID} ELSE lease_pid END,"
+            f"  lease_backend_start = CASE WHEN {free} THEN {HOLDER_START} ELSE lease_backend_start END"
+            "  WHERE id = %(t)s RETURNING turn_count - 1 AS idx, turn_count, last_seq,"
+            "   coalesce(lease_owner = %(o)s::text, false) AS leased),"
+            " turn AS (INSERT INTO supportbot.turns"
+            "  (ticket_id, idx, round, role, content, message_id, tokens, created_at)"
+            "  SELECT %(t)s, slot.idx,"
+            # the round after the latest step's: read off the primary key's end, whatever the ticket's length
+            "   coalesce((SELECT round FROM supportbot.steps WHERE ticket_id = %(t)s ORDER BY seq DESC "
+            "LIMIT 1), 0) + 1,"
+            f"   'customer', %(c)s, %(m)s, %(n)s, %(now)s FROM slot RETURNING {_TURN_COLUMNS})"
+            " SELECT turn.*, slot.leased, slot.last_seq, slot.turn_count,"
+            "  CASE WHEN %(o)s::text IS NULL THEN pg_notify(%(ch)s, %(t)s) END FROM turn, slot",
+            {
+                "t": ticket_id,
+                "c": content,
+                "m": message_id,
+                "n": tokens,
+                "now": now,
+                "o": owner,
+                "s": seconds,
+                "track": track,
+                "ch": WORK_CHANNEL,
+            },
+        )
     ).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
@@ -277,8 +254,11 @@ def _turn_at(conn: psycopg.Connection, ticket_id: str, idx: int) -> Turn:
 
 
 def find_message(conn: psycopg.Connection, ticket_id: str, message_id: str) -> int | None:
-    row = conn.execute(
-        "SELECT idx FROM supportbot.turns WHERE ticket_id = %s AND message_id = %s", (ticket_id, message_id)
+    row = (
+        conn.execute(
+            "SELECT idx FROM supportbot.turns WHERE ticket_id = %s AND message_id = %s",
+            (ticket_id, message_id),
+        )
     ).fetchone()
     return None if row is None else int(row[0])
 
@@ -305,14 +285,12 @@ def insert_turns(conn: psycopg.Connection, ticket_id: str, turns: Sequence[Turn]
 
 def load_turns(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[Turn]:
     return (
-        conn.cursor(row_factory=class_row(Turn))
-        .execute(
+        conn.cursor(row_factory=class_row(Turn)).execute(
             f"SELECT {_TURN_COLUMNS} FROM supportbot.turns WHERE ticket_id = %s AND idx >= %s"
             " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
             (ticket_id, start, stop, stop),
         )
-        .fetchall()
-    )
+    ).fetchall()
 
 
 # -- tool calls and facts: append-only logs like turns ----------------------------------------
@@ -322,27 +300,23 @@ def load_tool_calls(
     conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None
 ) -> list[ToolCall]:
     return (
-        conn.cursor(row_factory=class_row(ToolCall))
-        .execute(
+        conn.cursor(row_factory=class_row(ToolCall)).execute(
             "SELECT name, args, result, error, duration_ms, round, step, idx FROM supportbot.tool_calls"
             " WHERE ticket_id = %s AND idx >= %s AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
             (ticket_id, start, stop, stop),
         )
-        .fetchall()
-    )
+    ).fetchall()
 
 
 def load_facts(conn: psycopg.Connection, ticket_id: str, start: int, stop: int | None = None) -> list[Fact]:
     return (
-        conn.cursor(row_factory=class_row(Fact))
-        .execute(
+        conn.cursor(row_factory=class_row(Fact)).execute(
             "SELECT kind, value, key, turn, subject, role, supersedes FROM supportbot.facts"
             " WHERE ticket_id = %s AND idx >= %s"
             " AND (%s::int IS NULL OR idx < %s) ORDER BY idx",
             (ticket_id, start, stop, stop),
         )
-        .fetchall()
-    )
+    ).fetchall()
 
 
 # -- approvals -------------------------------------------------------------------------------
@@ -361,18 +335,19 @@ def decide_approval(
 ) -> bool:
     """Record a human decision (``amount``: approved less than asked); False when the request was
     already decided (first click wins)."""
-    row = conn.execute(
-        "UPDATE supportbot.approvals SET approved = %s, approver = %s, note = %s, decided_at = %s,"
-        " amount = %s WHERE ticket_id = %s AND round = %s AND decided_at IS NULL RETURNING 1",
-        (approved, approver, note, now, amount, ticket_id, round_),
+    row = (
+        conn.execute(
+            "UPDATE supportbot.approvals SET approved = %s, approver = %s, note = %s, decided_at = %s,"
+            " amount = %s WHERE ticket_id = %s AND round = %s AND decided_at IS NULL RETURNING 1",
+            (approved, approver, note, now, amount, ticket_id, round_),
+        )
     ).fetchone()
     return row is not None
 
 
 def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:
     return (
-        conn.cursor(row_factory=class_row(PendingApproval))
-        .execute(
+        conn.cursor(row_factory=class_row(PendingApproval)).execute(
             # A request that a tool of its round returned refers to that tool call, with the entries
             # that differ from its result (see codec).
             "SELECT a.ticket_id, a.round, t.customer_email, t.subject, CASE WHEN c.idx IS NULL THEN a.request"
@@ -384,5 +359,4 @@ def pending_approvals(conn: psycopg.Connection) -> list[PendingApproval]:
             "  AND c.idx = (a.request -> 'refund_request' ->> '$tool')::integer"
             " WHERE a.decided_at IS NULL ORDER BY a.requested_at, a.ticket_id"
         )
-        .fetchall()
-    )
+    ).fetchall()

@@ -1,0 +1,125 @@
+"""The rows the store's SQL reads and writes, as typed values: shared by the synchronous and the
+asynchronous store (their modules are generated one from the other; a class must exist once)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypedDict
+
+from .._records import ToolCall
+from .._state import Fact, Ticket, TicketStatus, Turn
+
+
+@dataclass(frozen=True, slots=True)
+class TicketRow:
+    id: str
+    customer_email: str
+    subject: str
+    body: str
+    status: TicketStatus
+    turn_count: int
+    created_at: datetime
+    updated_at: datetime
+    human_agent: str | None = None  # the person who owns the ticket; None while the bot does
+
+    def ticket(self) -> Ticket:
+        return Ticket(self.id, self.customer_email, self.subject, self.body, self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    ticket_id: str
+    round: int
+    customer_email: str
+    subject: str
+    request: dict[str, Any]
+    requested_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    seq: int
+    round: int
+    step: str
+    next_step: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    seq: int
+    round: int
+    step: str
+    next_step: str | None
+    turn_count: int
+    tool_call_count: int
+    update: dict[str, Any]
+    fact_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepWrite:
+    """One step record and everything it adds, ready to be written with others in one call."""
+
+    row: StepRow
+    created_at: datetime
+    turns: Sequence[Turn] = ()  # new turns, idx assigned
+    tool_calls: Sequence[ToolCall] = ()  # new tool calls, idx assigned
+    facts_start: int = 0
+    facts: Sequence[Fact] = ()  # new facts, stored from position facts_start
+    checkpoint: dict[str, Any] | None = None
+    status: str | None = None  # the ticket's new status, if it changed
+    approval: dict[str, Any] | None = None  # an approval request for this round
+
+
+class EffectRecord(TypedDict):
+    """A side effect on the business system, recorded with the step that ran it (run/_deps.Effects)."""
+
+    key: str  # ticket:round:step:kind, the key the business system was given
+    round: int
+    step: str
+    kind: str
+    result: object  # what the business system returned, as JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A ticket a worker leased from the queue: the lease owner and what ``Engine.drive`` needs."""
+
+    ticket_id: str
+    owner: str
+    last_seq: int
+    turn_count: int
+    due: datetime  # when its oldest waiting message (or decision) was stored
+    # The ticket's row as the claim found it: a ticket with no step yet starts its first round
+    # from it, and its customer's records are read for all the claimed tickets at once.
+    ticket: TicketRow
+    # The turns stored since its latest step (the messages its round answers, at most _WAITING of
+    # them): the worker caches them, so the round need not read them back one ticket at a time.
+    waiting: tuple[Turn, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    ticket_id: str
+    status: str
+    due: datetime | None
+    waited: float  # seconds since ``due`` (0 when not queued)
+    running: bool  # a worker holds its lease now
+    attempts: int
+    retry_at: datetime | None
+    error: str | None  # why its last round failed; with ``due`` None: why it went to a human
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    queued: int  # tickets that need a worker, running ones included (not those a person took over)
+    running: int  # of those, leased by a worker now
+    retrying: int  # waiting out a backoff after a failed round
+    handed_off: int  # given to a human after their last attempt failed
+    oldest_wait: float  # seconds the oldest queued ticket has waited (0: none)
+    workers: int  # worker processes whose heartbeat is recent
+    rounds: int  # rounds finished by those workers since they started
+    failures: int  # failed rounds of those workers
