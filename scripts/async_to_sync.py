@@ -9,8 +9,9 @@ The I/O code of supportbot (the store, the round, the bot) is written once, as a
 by hand. The conversion works on tokens, so comments and layout survive:
 
 * ``async def``, ``async with`` and ``async for`` lose ``async``; ``await`` is dropped;
-* a name ``AsyncX`` (X capitalised) becomes ``X``: ``AsyncStore`` -> ``Store``,
-  ``psycopg.AsyncConnection`` -> ``psycopg.Connection``, ``AsyncIterator`` -> ``Iterator``;
+* a name ``AsyncX`` (X capitalised) becomes ``X``, also as a string of its own (``__all__``):
+  ``AsyncStore`` -> ``Store``, ``psycopg.AsyncConnection`` -> ``psycopg.Connection``,
+  ``AsyncIterator`` -> ``Iterator``;
 * ``<module>_async`` becomes ``<module>``, and the names in ``RENAMED`` their synchronous ones;
 * a line ending in ``# sync: CODE`` becomes CODE (same indentation); ``# sync: -`` drops the line;
   a comment line ``# sync> CODE`` becomes CODE. This is for the few places where the two differ
@@ -43,8 +44,12 @@ RENAMED = {
     "enter_async_context": "enter_context",
     "StopAsyncIteration": "StopIteration",
     "AbstractAsyncContextManager": "AbstractContextManager",
+    "aread": "read",
+    "aiter_lines": "iter_lines",
+    "asyncio": "time",  # asyncio.sleep -> time.sleep; anything else of asyncio needs a marker
 }
 _ASYNC_NAME = re.compile(r"Async(?=[A-Z])")
+_QUOTED_NAME = re.compile(r"""^(["'])Async[A-Z]\w*\1$""")
 _MARKER = re.compile(r"^(?P<indent>\s*)(?P<code>.*?)\s*# sync: (?P<sync>.*)$")
 _ONLY_SYNC = re.compile(r"^(?P<indent>\s*)# sync> (?P<sync>.*)$")
 
@@ -75,10 +80,13 @@ def convert(text: str, name: str) -> str:
     offsets = _line_offsets(text)
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     for i, tok in enumerate(tokens):
-        if tok.type != tokenize.NAME:
-            continue
         start = offsets[tok.start[0]] + tok.start[1]
         end = offsets[tok.end[0]] + tok.end[1]
+        if tok.type == tokenize.STRING and _QUOTED_NAME.match(tok.string):  # names in __all__
+            cuts.append((start, end, _ASYNC_NAME.sub("", tok.string, count=1)))
+            continue
+        if tok.type != tokenize.NAME:
+            continue
         following = tokens[i + 1] if i + 1 < len(tokens) else None
         if tok.string == "await" or (
             tok.string == "async" and following is not None and following.string in ("def", "with", "for")

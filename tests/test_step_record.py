@@ -8,7 +8,7 @@ from supportbot._records import RefundRequest
 from supportbot._state import Review, SupportState, Ticket, Turn
 from supportbot.run._graph import START
 from supportbot.run._record import CHECKPOINT_AFTER, ROUTED_BY_STATE, record_step
-from supportbot.store._store import Loaded
+from supportbot.store._rows import Loaded
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -1,4 +1,7 @@
-"""What supportbot needs from the business system. A host application implements this protocol.
+# Generated from base_async.py by scripts/async_to_sync.py: edit that file and run the script.
+"""What supportbot needs from the business system. A host application implements this protocol:
+``AsyncBackend`` (coroutines) for ``AsyncSupportBot``, ``Backend`` (``supportbot.backend.base``,
+generated from this module) for ``SupportBot``. The two are the same contract.
 
 Side-effecting calls take ``key``, the engine's idempotency key (ticket:round:step:kind): the same
 key twice must act once and return the first result. They also take ``tx``, the engine's open
@@ -86,7 +89,13 @@ class Backend(Protocol):
         ...
 
     def escalate(
-        self, *, ticket_id: str, customer_email: str, reason: str, key: str, tx: psycopg.Connection | None
+        self,
+        *,
+        ticket_id: str,
+        customer_email: str,
+        reason: str,
+        key: str,
+        tx: psycopg.Connection | None,
     ) -> dict[str, Any]: ...
 
     def finish_ticket(

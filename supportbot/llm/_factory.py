@@ -1,3 +1,4 @@
+# Generated from _factory_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Which models a SupportBot talks to when the caller passes none: a configured endpoint, else offline."""
 
 from __future__ import annotations

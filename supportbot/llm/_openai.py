@@ -1,3 +1,4 @@
+# Generated from _openai_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """A client for any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen, vLLM,
 Ollama, llama.cpp).
 
@@ -66,7 +67,7 @@ _REPAIR_PROMPT = (
 
 
 class OpenAICompatible:
-    """The ``LLM`` protocol over ``POST {base_url}/chat/completions``.
+    """A model (``LLM``; ``AsyncLLM`` for the asynchronous client) over ``POST {base_url}/chat/completions``.
 
     ``max_retries`` counts retries after the first attempt, so a call makes at most
     ``max_retries + 1`` requests. ``timeout`` applies to each network operation (connect, each
@@ -91,7 +92,7 @@ class OpenAICompatible:
         json_mode: str = "auto",
         prices: Mapping[str, tuple[float, float]] | None = None,
         on_token: Callable[[str], None] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: wire.Sleep = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
@@ -161,7 +162,7 @@ class OpenAICompatible:
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
         base_url = hide_password(self.base_url)
-        return f"OpenAICompatible(base_url={base_url!r}, model={self.model!r}, api_key={key})"
+        return f"{type(self).__name__}(base_url={base_url!r}, model={self.model!r}, api_key={key})"
 
     def close(self) -> None:
         """Close the HTTP client if this object created it."""

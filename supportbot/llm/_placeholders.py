@@ -1,3 +1,4 @@
+# Generated from _placeholders_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """A model that never sees personal data (``Settings.pii_placeholders``).
 
 Wraps the configured model for one ticket's step: phones, emails, ID and bank card numbers in

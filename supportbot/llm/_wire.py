@@ -4,6 +4,7 @@ exchange's reply, how an attempt failed, the usage, the error text, Retry-After.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -11,6 +12,10 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from .base import Usage
+
+# How a client waits between attempts (time.sleep, asyncio.sleep; tests pass their own).
+Sleep = Callable[[float], None]
+AsyncSleep = Callable[[float], Awaitable[None]]
 
 SNIPPET_CHARS = 300  # enough of an error body to see the provider's reason, not a whole HTML page
 HINTS = {

@@ -49,3 +49,18 @@ class LLM(Protocol):
     ) -> Completion:
         """Answer the conversation; with ``schema``, also return ``parsed`` validated against it."""
         ...
+
+
+@runtime_checkable
+class AsyncLLM(Protocol):
+    """``LLM`` for ``AsyncSupportBot``: the same contract, as a coroutine."""
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Answer the conversation; with ``schema``, also return ``parsed`` validated against it."""
+        ...

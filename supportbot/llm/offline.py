@@ -226,6 +226,28 @@ class OfflineModel:
 # -- triage ---------------------------------------------------------------------------------------
 
 
+class AsyncOfflineModel:
+    """``OfflineModel`` for ``AsyncSupportBot`` (``AsyncLLM``): it computes its answer at once, with
+    no I/O to wait for."""
+
+    model = "offline"
+
+    def __init__(self, *, on_token: Callable[[str], None] | None = None) -> None:
+        self._model = OfflineModel(on_token=on_token)
+
+    def __repr__(self) -> str:
+        return "AsyncOfflineModel()"
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
+        return self._model.chat(messages, schema=schema, temperature=temperature)
+
+
 def sections_of(message: Message) -> PromptSections:
     """What a prompt's sections show (``prompts.PromptSections``); a message that carries none, from
     another caller, is taken as the customer's message alone."""

@@ -29,8 +29,8 @@ from ..store import _lease as lease_repo
 from ..store import _queue as work_queue
 from ..store import _tickets as repo
 from ..store._recent import RECENT_TICKETS, LastWritten
-from ..store._rows import StepWrite, TicketRow
-from ..store._store import Loaded, Store
+from ..store._rows import Loaded, StepWrite, TicketRow
+from ..store._store import Store
 from . import _refunds as refunds
 from . import _steps as steps
 from ._deps import Deps, Effects, ModelTime, ModelWatch, with_placeholders

@@ -13,8 +13,7 @@ from typing import Final, Literal
 
 from .._state import StateUpdate, SupportState, new_round, reduce
 from ..store._codec import encode_fields, encode_state
-from ..store._rows import StepRow, StepWrite
-from ..store._store import Loaded
+from ..store._rows import Loaded, StepRow, StepWrite
 from ._graph import ROUTES, START, pauses_before
 
 # Each round stores one checkpoint (a whole state without turns, so loading never replays far),

@@ -14,8 +14,7 @@ from .._records import CustomerRecords
 from .._state import Outcome, SupportState
 from ..errors import ModelError
 from ..store import _lease as lease_repo
-from ..store._rows import StepWrite
-from ..store._store import Loaded
+from ..store._rows import Loaded, StepWrite
 from ._deps import ModelTime
 from ._graph import START, pauses_before
 

@@ -25,7 +25,7 @@ from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
 from ..store import _audit as audit
 from ..store import _tickets as repo
-from ..store._store import Loaded
+from ..store._rows import Loaded
 from ._engine import Engine
 from ._graph import HAND_BACK, HUMAN_REPLY, TAKEOVER
 from ._rounds import RoundResult

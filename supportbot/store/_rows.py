@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from .._records import ToolCall
-from .._state import Fact, Ticket, TicketStatus, Turn
+from .._state import Fact, SupportState, Ticket, TicketStatus, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +123,18 @@ class QueueStats:
     workers: int  # worker processes whose heartbeat is recent
     rounds: int  # rounds finished by those workers since they started
     failures: int  # failed rounds of those workers
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A state as of step ``seq`` and where the loop goes from there."""
+
+    state: SupportState
+    seq: int  # 0 when no step was recorded yet
+    next_step: str | None
+    status: str
+
+    @staticmethod
+    def unstarted(row: TicketRow) -> Loaded:
+        """A ticket no step was recorded for: its state is the ticket itself."""
+        return Loaded(state=SupportState(ticket=row.ticket()), seq=0, next_step=None, status=row.status)

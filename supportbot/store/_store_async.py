@@ -7,7 +7,6 @@ import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -32,24 +31,9 @@ from ._failures import connect_hint, first_line, translated, with_limits
 from ._migrate import migrate
 from ._pool_async import AsyncRoundPool
 from ._recent import RECENT_TICKETS, LastWritten
-from ._rows import TicketRow
+from ._rows import Loaded
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    """A state as of step ``seq`` and where the loop goes from there."""
-
-    state: SupportState
-    seq: int  # 0 when no step was recorded yet
-    next_step: str | None
-    status: str
-
-    @staticmethod
-    def unstarted(row: TicketRow) -> Loaded:
-        """A ticket no step was recorded for: its state is the ticket itself."""
-        return Loaded(state=SupportState(ticket=row.ticket()), seq=0, next_step=None, status=row.status)
 
 
 class AsyncStore:
