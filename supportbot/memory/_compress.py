@@ -20,7 +20,7 @@ import bisect
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,11 @@ from ._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars
 
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
+# What folding asks its driver for: a summary of (the previous summary, the turns to fold). With no
+# turns, the previous summary condensed. The driver sends the summarizer's text back, or throws
+# its error in (``folding``).
+SummaryAsk = tuple[str, Sequence[Turn]]
+Folding = Generator[SummaryAsk, str, "Compression"]
 
 SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。\
 接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
@@ -92,10 +97,40 @@ def compress(
     summary: str,
     summarized_upto: int,
     *,
+    summarize: Summarizer | None = None,
+    **options: Any,
+) -> Compression:
+    """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires, asking
+    ``summarize`` (default :func:`extractive_summarize`) for the summary: :func:`folding` driven by
+    a plain function. The options are :func:`folding`'s."""
+    return drive(folding(turns, summary, summarized_upto, **options), summarize or extractive_summarize)
+
+
+def drive(fold: Folding, summarize: Summarizer) -> Compression:
+    """Run ``fold`` to its end, answering each of its asks with ``summarize`` (an asyncio caller
+    drives it the same way with ``await``: run/_steps_async.py)."""
+    try:
+        ask = next(fold)
+        while True:
+            try:
+                text = summarize(*ask)
+            except Exception as exc:  # noqa: BLE001 - folding reports it and the round goes on
+                ask = fold.throw(exc)
+            else:
+                ask = fold.send(text)
+    except StopIteration as done:
+        result: Compression = done.value
+        return result
+
+
+def folding(
+    turns: Sequence[Turn],
+    summary: str,
+    summarized_upto: int,
+    *,
     budget: int = 1200,
     keep_last: int = 4,
     count: TurnCounter = turn_tokens,
-    summarize: Summarizer | None = None,
     max_pending_turns: int | None = None,
     context_window: int | None = None,
     trigger_fraction: float | None = None,
@@ -106,14 +141,17 @@ def compress(
     facts_allowance: int | None = None,
     plans: Sequence[str] = (),
     lang: str = "zh",
-) -> Compression:
-    """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires.
+) -> Folding:
+    """Fold ``turns[summarized_upto:-keep_last]`` into ``summary`` when a trigger fires: a
+    generator that yields each summary it needs (``SummaryAsk``), is sent the summarizer's text
+    (or thrown its error), and returns the ``Compression``. It does no I/O itself: the same
+    folding serves a synchronous and an asynchronous caller.
 
     Triggers, checked only when more than ``keep_last`` turns are pending: tokens above
     ``budget``; tokens above ``trigger_fraction * context_window`` (both must be set); more than
     ``max_pending_turns`` turns pending. ``facts`` must be the ledger from the previous call:
     turns already folded, and turns before ``facts_upto`` (already scanned), are not rescanned;
-    ``mask`` masks personal data in the facts it adds. ``summarize`` defaults to :func:`extractive_summarize`.
+    ``mask`` masks personal data in the facts it adds.
 
     The new summary may use what the budget leaves after the kept turns (and the facts, below),
     or ``summary_cap`` tokens if that is less: if the first summary is longer, the summarizer is
@@ -174,7 +212,7 @@ def compress(
     )
     if reason is None or foldable <= 0:
         return unchanged
-    counted = _CountingSummarizer(summarize or extractive_summarize)
+    calls = [0]
     upto = summarized_upto + foldable
     left = budget - sum(pending_counts[foldable:])
     if summary_cap is None:
@@ -182,12 +220,12 @@ def compress(
     else:  # a fixed cap, as it was set, and within what the facts leave
         cap = summary_cap if facts_allowance is None else max(min(summary_cap, left), floor)
     try:
-        new_summary = _capped_summary(
-            summary, turns[summarized_upto:upto], summarize=counted, count=count, cap=cap, ledger=ledger
+        new_summary = yield from _capped_summary(
+            summary, turns[summarized_upto:upto], calls=calls, count=count, cap=cap, ledger=ledger
         )
     except Exception as exc:  # noqa: BLE001 - any summarizer failure is reported; the round goes on
         return dataclasses.replace(
-            unchanged, summarizer_calls=counted.calls, error=_describe(exc), triggered_by=reason
+            unchanged, summarizer_calls=calls[0], error=_describe(exc), triggered_by=reason
         )
     after = text_tokens(new_summary, count) + sum(pending_counts[foldable:])
     return dataclasses.replace(
@@ -196,7 +234,7 @@ def compress(
         summarized_upto=upto,
         folded=range(summarized_upto, upto),
         tokens_after=after,
-        summarizer_calls=counted.calls,
+        summarizer_calls=calls[0],
         triggered_by=reason,
     )
 
@@ -320,35 +358,29 @@ def _superseded(ledger: Sequence[Fact]) -> set[int]:
     return {f.supersedes for f in ledger if f.supersedes is not None}
 
 
-class _CountingSummarizer:
-    """Counts calls, including one that raises, and rejects non-text results."""
-
-    def __init__(self, summarize: Summarizer) -> None:
-        self._summarize = summarize
-        self.calls = 0
-
-    def __call__(self, previous_summary: str, turns: Sequence[Turn]) -> str:
-        self.calls += 1
-        result = self._summarize(previous_summary, turns)
-        if not isinstance(result, str):
-            raise TypeError(f"summarizer returned {type(result).__name__}, expected str")
-        return result.strip()
+def _summarized(previous: str, turns: Sequence[Turn], calls: list[int]) -> Generator[SummaryAsk, str, str]:
+    """Ask for one summary; count the ask (one that fails too) and refuse a non-text answer."""
+    calls[0] += 1
+    result = yield (previous, turns)
+    if not isinstance(result, str):
+        raise TypeError(f"summarizer returned {type(result).__name__}, expected str")
+    return result.strip()
 
 
 def _capped_summary(
     previous: str,
     to_fold: Sequence[Turn],
     *,
-    summarize: Summarizer,
+    calls: list[int],
     count: TurnCounter,
     cap: int,
     ledger: Sequence[Fact],
-) -> str:
-    summary = _without_pinned(summarize(previous, to_fold), ledger)
+) -> Generator[SummaryAsk, str, str]:
+    summary = _without_pinned((yield from _summarized(previous, to_fold, calls)), ledger)
     if text_tokens(summary, count) <= cap:
         return summary
     # Second, hierarchical pass: the summary alone, nothing new, so the model only has to condense.
-    summary = _without_pinned(summarize(summary, ()), ledger)
+    summary = _without_pinned((yield from _summarized(summary, (), calls)), ledger)
     if text_tokens(summary, count) <= cap:
         return summary
     return truncate_to_tokens(_fit_lines(summary, cap, count), cap, count=count)
