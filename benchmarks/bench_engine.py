@@ -28,7 +28,7 @@ from common import ChineseText, fresh_database, insert_floor, median, p95
 
 from supportbot import Completion, Settings, SupportBot
 from supportbot._state import Review, Triage
-from supportbot.run import _graph as graph
+from supportbot.run import _steps as graph
 
 TABLES = ("tickets", "turns", "tool_calls", "steps", "checkpoints", "approvals", "effects")
 TECH = Triage(

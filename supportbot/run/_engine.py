@@ -41,7 +41,6 @@ from ._graph import (
     REVIEWER_NOTE,
     ROUTES,
     START,
-    STEPS,
     pauses_before,
 )
 from ._record import ROUTED_BY_STATE, NextStep, record_step
@@ -519,7 +518,7 @@ class Engine:
         if deps.settings.pii_placeholders:
             deps = with_placeholders(deps, state)
         try:
-            update = STEPS[step](state, deps)
+            update = steps.STEPS[step](state, deps)
         except (ModelError, ContextBudgetExceeded) as exc:
             if step == "handoff":
                 raise

@@ -13,18 +13,16 @@ Between rounds a person may take the ticket over (human_takeover), answer (human
 back (hand_back): records outside the graph, after which the next customer message starts a round.
 
 The engine (run/_engine.py) runs this graph: it records every step, pauses at the interrupts and resumes
-from the recorded step. Steps are plain functions of the state and the dependencies (run/_steps.py).
+from the recorded step. Steps are plain functions of the state and the dependencies; ``STEPS`` in
+run/_steps_async.py names them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._state import ROUND_START, StateUpdate, SupportState
-from . import _steps as steps
-from ._deps import Deps
+from .._state import ROUND_START, SupportState
 
-Step = Callable[[SupportState, Deps], StateUpdate]
 Route = Callable[[SupportState, int], str | None]  # (state after the step, max revisions) -> next step
 
 START = ROUND_START
@@ -36,20 +34,6 @@ REVIEWER_NOTE = "reviewer_note"
 # with next step None, so no round ever resumes into one, and replaying it only sets state fields.
 TAKEOVER, HUMAN_REPLY, HAND_BACK = "human_takeover", "human_reply", "hand_back"
 CORRECT_FACT = "correct_fact"  # an operator's correction or retraction of a pinned fact (run/_corrections.py)
-
-STEPS: dict[str, Step] = {
-    "load_customer": steps.load_customer,
-    "prepare_context": steps.prepare_context,
-    "classify": steps.classify,
-    "retrieve": steps.retrieve,
-    "act": steps.act,
-    "draft": steps.draft,
-    "check": steps.check,
-    "approval": steps.approval,
-    "respond": steps.respond,
-    "finalize": steps.finalize,
-    "handoff": steps.handoff,
-}
 
 
 def _after_classify(state: SupportState, _: int) -> str:

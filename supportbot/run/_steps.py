@@ -7,7 +7,7 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -634,3 +634,21 @@ def _spend_of(completion: BilledCall) -> Spend:
         completion_tokens=completion.usage.completion_tokens,
         cost=completion.cost,
     )
+
+
+# The steps by name (run/_graph.py routes between them).
+Step = Callable[[SupportState, Deps], StateUpdate]
+
+STEPS: dict[str, Step] = {
+    "load_customer": load_customer,
+    "prepare_context": prepare_context,
+    "classify": classify,
+    "retrieve": retrieve,
+    "act": act,
+    "draft": draft,
+    "check": check,
+    "approval": approval,
+    "respond": respond,
+    "finalize": finalize,
+    "handoff": handoff,
+}
