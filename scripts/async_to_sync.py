@@ -12,7 +12,8 @@ by hand. The conversion works on tokens, so comments and layout survive:
 * a name ``AsyncX`` (X capitalised) becomes ``X``, also as a string of its own (``__all__``):
   ``AsyncStore`` -> ``Store``, ``psycopg.AsyncConnection`` -> ``psycopg.Connection``,
   ``AsyncIterator`` -> ``Iterator``;
-* ``<module>_async`` becomes ``<module>``, and the names in ``RENAMED`` their synchronous ones;
+* ``Awaitable[X]`` becomes ``X``; ``<module>_async`` becomes ``<module>``, and the names in
+  ``RENAMED`` their synchronous ones;
 * a line ending in ``# sync: CODE`` becomes CODE (same indentation); ``# sync: -`` drops the line;
   a comment line ``# sync> CODE`` becomes CODE. This is for the few places where the two differ
   (``asyncio.sleep`` / ``time.sleep``, a type that is awaited, opening in the constructor).
@@ -79,15 +80,34 @@ def convert(text: str, name: str) -> str:
     cuts: list[tuple[int, int, str]] = []  # (start offset, end offset, replacement)
     offsets = _line_offsets(text)
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    closing: list[int] = []  # bracket depths at which an ``Awaitable[`` opened: its ``]`` goes too
+    depth = 0
+    skip = False
     for i, tok in enumerate(tokens):
         start = offsets[tok.start[0]] + tok.start[1]
         end = offsets[tok.end[0]] + tok.end[1]
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+            if skip:  # the "[" of an Awaitable[, already cut
+                skip = False
+                closing.append(depth)
+            continue
+        if tok.type == tokenize.OP and tok.string in ")]}":
+            if closing and closing[-1] == depth:
+                closing.pop()
+                cuts.append((start, end, ""))
+            depth -= 1
+            continue
+        if tok.string == "Awaitable" and following is not None and following.string == "[":
+            cuts.append((start, offsets[following.end[0]] + following.end[1], ""))
+            skip = True
+            continue
         if tok.type == tokenize.STRING and _QUOTED_NAME.match(tok.string):  # names in __all__
             cuts.append((start, end, _ASYNC_NAME.sub("", tok.string, count=1)))
             continue
         if tok.type != tokenize.NAME:
             continue
-        following = tokens[i + 1] if i + 1 < len(tokens) else None
         if tok.string == "await" or (
             tok.string == "async" and following is not None and following.string in ("def", "with", "for")
         ):

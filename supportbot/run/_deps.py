@@ -1,3 +1,4 @@
+# Generated from _deps_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Everything a step may touch outside the state: models, the business system, the clock, effects."""
 
 from __future__ import annotations
@@ -197,5 +198,7 @@ def with_placeholders(deps: Deps, state: SupportState) -> Deps:
     if not table:
         return deps
     return dataclasses.replace(
-        deps, llm=PlaceholderModel(deps.llm, table), small_llm=PlaceholderModel(deps.small_llm, table)
+        deps,
+        llm=PlaceholderModel(deps.llm, table),
+        small_llm=PlaceholderModel(deps.small_llm, table),
     )

@@ -1,3 +1,4 @@
+# Generated from _engine_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The loop: run a ticket's steps one by one, record each, pause for humans, resume anywhere."""
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ class Engine:
         results: list[RoundResult] = RoundResults(on_round)
         owner = owner or self.new_owner()
         # No connection is held across the loop: each database call takes one from the pool and
-        # gives it back, so a round waiting on a model holds none (see Store). Except at the
+        # gives it back, so a round waiting on a model holds none (see the store). Except at the
         # start of a round, where everything up to the first model call reads only this database
         # (the lease, the state, new turns, and the customer's records from a backend that
         # queries it): those reads share one connection instead of queueing for the pool once each.
@@ -442,7 +443,7 @@ class Engine:
                         self._flush(tx, pending, state.ticket.id, owner)
                 raise
             if step in READS_ONLY:
-                run.held.close()  # its reads are done: the rest of the round needs no shared connection
+                (run.held.close())  # its reads are done: the rest of the round needs no shared connection
             loaded, write, must_commit = self._record(loaded, step, update, next_step)
             pending.append(write)
             if must_commit:
@@ -470,7 +471,7 @@ class Engine:
                     if lock_cur is not None
                     else repo.lock_turn_count(tx, state.ticket.id)
                 )
-                arrived = self.store.turns(tx, state.ticket.id, stored)[len(state.turns) :]
+                arrived = (self.store.turns(tx, state.ticket.id, stored))[len(state.turns) :]
                 update = {
                     **update,
                     "turns": [*(dataclasses.replace(t, idx=None) for t in arrived), *update["turns"]],
@@ -544,7 +545,7 @@ class Engine:
         # during the last round (already in state.turns). Those are committed (send() stores them
         # first) and never change, so they come from the store's cache, without a lock.
         count = max(turn_count, len(state.turns))
-        new_turns = self.store.turns(None, state.ticket.id, count)[len(state.turns) :]
+        new_turns = (self.store.turns(None, state.ticket.id, count))[len(state.turns) :]
         update: StateUpdate = {
             "round": state.round + 1,
             "handled_upto": count,

@@ -1,3 +1,4 @@
+# Generated from _models_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """How a step asks a model: which model, how long an answer may be, within the round's model time.
 
 Every model call of a round goes through :func:`ask`, with its kind:

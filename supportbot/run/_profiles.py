@@ -1,3 +1,4 @@
+# Generated from _profiles_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The customer-profile cache: rebuild only when the profile's inputs change."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
+# Generated from _refunds_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Refunds: a request within what the business's policy still allows, and a human's decision.
 
-The policy and its numbers belong to the business system (``Backend.quote_refund``); this module
+The policy and its numbers belong to the business system (its ``quote_refund``); this module
 files a request only within the quote, says how it was computed, and applies the decision inside
 the transaction that records it (``decide``), where the business system may turn an approval into
 a rejection. Nothing here approves anything on its own.

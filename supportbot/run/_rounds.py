@@ -1,3 +1,4 @@
+# Generated from _rounds_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """One round as the engine runs it: what the loop carries from step to step under the lease, when
 the round ends or pauses, and the RoundResult a caller is told."""
 
@@ -69,7 +70,7 @@ class RoundResults(list[RoundResult]):
 
 
 # The steps a round starts with that call no model and read only the database (load_customer's
-# backend reads, when the backend declares ReadsEnginePool).
+# backend reads, when the backend declares that it reads through the engine's pool).
 READS_ONLY = frozenset({START, "load_customer"})
 
 

@@ -1,3 +1,4 @@
+# Generated from _steps_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The step functions. Each reads the state and its deps and returns only what it changes."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..errors import BilledCall, ContextBudgetExceeded, ModelError, RespondRefus
 from ..i18n import Translate, translator
 from ..llm.base import Completion
 from ..memory import _assist as assist
-from ..memory._compress import SUMMARY_PROMPT, compress, summary_messages
+from ..memory._compress import SUMMARY_PROMPT, Compression, Folding, folding, summary_messages
 from ..memory._facts import current_facts, split_sentences, update_ledger
 from ..memory._mask import mask_text
 from ..memory._preferences import Stated, stated_preferences
@@ -62,7 +63,8 @@ def load_customer(state: SupportState, deps: Deps) -> Update:
         customer = tools.call("get_customer", deps.backend.get_customer, email=email)
     update: Update = {"customer": customer, "tool_log": tools.calls}
     if customer is not None and deps.profiles is not None:
-        profile = deps.profiles.for_customer(customer, excluding=state.ticket.id, records=records).text
+        found = deps.profiles.for_customer(customer, excluding=state.ticket.id, records=records)
+        profile = found.text
         if profile != state.profile:  # it persists across rounds: record it when it changes
             update["profile"] = profile
     return update
@@ -71,7 +73,7 @@ def load_customer(state: SupportState, deps: Deps) -> Update:
 def _read_records(
     backend: ReadsCustomerRecords, ahead: CustomerRecords | None, email: str
 ) -> CustomerRecords | None:
-    return ahead if ahead is not None else backend.customer_records([email])[0]
+    return ahead if ahead is not None else (backend.customer_records([email]))[0]
 
 
 def _customer_of(records: CustomerRecords | None) -> Customer | None:
@@ -91,13 +93,13 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     settings = deps.settings
     summarizer = _Summarizer(deps)
     window = settings.context_window if settings.trigger_fraction is not None else None
-    result = compress(
+    plans = deps.backend.list_plans() if isinstance(deps.backend, ListsPlans) else ()
+    fold = folding(
         state.turns,
         state.summary,
         state.summarized_upto,
         budget=budget,
         keep_last=settings.keep_last,
-        summarize=summarizer,
         max_pending_turns=settings.max_pending_turns,
         context_window=window,
         trigger_fraction=settings.trigger_fraction,
@@ -108,9 +110,10 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         # must show the number to call back. Masking applies where records leave the ticket.
         mask=False,
         facts_allowance=context.facts_allowance(settings),
-        plans=deps.backend.list_plans() if isinstance(deps.backend, ListsPlans) else (),
+        plans=plans,
         lang=context.ticket_language(state),
     )
+    result = _summarized(fold, summarizer)
     update: Update = {}
     spend = summarizer.spend
     if settings.fact_assist and state.facts_upto < len(state.turns):
@@ -131,6 +134,23 @@ def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     if spend.calls:
         update.update(spent(spend))
     return update
+
+
+def _summarized(fold: Folding, summarize: _Summarizer) -> Compression:
+    """Run compression's folding to its end, answering each summary it asks for with the model
+    (``memory._compress.drive`` does the same for a plain function)."""
+    try:
+        ask = next(fold)
+        while True:
+            try:
+                text = summarize(*ask)
+            except Exception as exc:  # noqa: BLE001 - folding reports it and the round goes on
+                ask = fold.throw(exc)
+            else:
+                ask = fold.send(text)
+    except StopIteration as done:
+        result: Compression = done.value
+        return result
 
 
 def _assisted_facts(state: SupportState, deps: Deps, ledger: tuple[Fact, ...]) -> tuple[list[Fact], Spend]:

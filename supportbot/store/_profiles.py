@@ -1,3 +1,4 @@
+# Generated from _profiles_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The SQL of the customer-profile cache (``supportbot.profiles``): one row per customer, keyed by
 the fingerprint of the profile's inputs."""
 
@@ -19,13 +20,11 @@ class StoredProfile:
 
 def stored_profile(conn: psycopg.Connection, customer_id: str) -> StoredProfile | None:
     return (
-        conn.cursor(row_factory=class_row(StoredProfile))
-        .execute(
+        conn.cursor(row_factory=class_row(StoredProfile)).execute(
             "SELECT fingerprint, profile FROM supportbot.customer_profiles WHERE customer_id = %s",
             (customer_id,),
         )
-        .fetchone()
-    )
+    ).fetchone()
 
 
 def save_profile(
@@ -43,9 +42,12 @@ def save_profile(
 
 def profile_corrections(conn: psycopg.Connection, customer_id: str) -> list[tuple[str, str, str | None]]:
     """The customer's profile corrections, oldest first: (entry, key, value or None)."""
-    rows = conn.execute(
-        "SELECT entry, key, value FROM supportbot.profile_corrections WHERE customer_id = %s ORDER BY idx",
-        (customer_id,),
+    rows = (
+        conn.execute(
+            "SELECT entry, key, value FROM supportbot.profile_corrections WHERE customer_id = %s"
+            " ORDER BY idx",
+            (customer_id,),
+        )
     ).fetchall()
     return [(str(e), str(k), v) for e, k, v in rows]
 
@@ -72,11 +74,13 @@ def add_profile_correction(
     conn.execute(
         "SELECT pg_advisory_xact_lock(hashtext('supportbot.profile_corrections:' || %s))", (customer_id,)
     )
-    row = conn.execute(
-        "INSERT INTO supportbot.profile_corrections (customer_id, idx, entry, key, value, reason, actor)"
-        " SELECT %(c)s, coalesce(max(idx) + 1, 0), %(e)s, %(k)s, %(v)s, %(r)s, %(a)s"
-        " FROM supportbot.profile_corrections WHERE customer_id = %(c)s RETURNING idx",
-        {"c": customer_id, "e": entry, "k": key, "v": value, "r": reason, "a": actor},
+    row = (
+        conn.execute(
+            "INSERT INTO supportbot.profile_corrections (customer_id, idx, entry, key, value, reason, actor)"
+            " SELECT %(c)s, coalesce(max(idx) + 1, 0), %(e)s, %(k)s, %(v)s, %(r)s, %(a)s"
+            " FROM supportbot.profile_corrections WHERE customer_id = %(c)s RETURNING idx",
+            {"c": customer_id, "e": entry, "k": key, "v": value, "r": reason, "a": actor},
+        )
     ).fetchone()
     assert row is not None
     return int(row[0])

@@ -251,7 +251,7 @@ class AsyncStore:
     async def _prefix(
         self,
         cache: LastWritten[str, tuple[T, ...]],
-        load: Callable[..., Awaitable[list[T]]],  # sync: load: Callable[..., list[T]],
+        load: Callable[..., Awaitable[list[T]]],
         conn: psycopg.AsyncConnection | None,
         ticket_id: str,
         count: int,

@@ -1,0 +1,87 @@
+"""The SQL of the customer-profile cache (``supportbot.profiles``): one row per customer, keyed by
+the fingerprint of the profile's inputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+
+@dataclass(frozen=True, slots=True)
+class StoredProfile:
+    fingerprint: str
+    profile: Any  # the Profile as JSON
+
+
+async def stored_profile(conn: psycopg.AsyncConnection, customer_id: str) -> StoredProfile | None:
+    return await (
+        await conn.cursor(row_factory=class_row(StoredProfile)).execute(
+            "SELECT fingerprint, profile FROM supportbot.customer_profiles WHERE customer_id = %s",
+            (customer_id,),
+        )
+    ).fetchone()
+
+
+async def save_profile(
+    conn: psycopg.AsyncConnection, customer_id: str, fingerprint: str, profile: Any, text: str
+) -> None:
+    """Store the customer's profile (JSON) and its text under ``fingerprint``, replacing any other."""
+    await conn.execute(
+        "INSERT INTO supportbot.customer_profiles (customer_id, fingerprint, profile, text)"
+        " VALUES (%s, %s, %s, %s) ON CONFLICT (customer_id) DO UPDATE SET fingerprint = "
+        "EXCLUDED.fingerprint,"
+        " profile = EXCLUDED.profile, text = EXCLUDED.text, built_at = now()",
+        (customer_id, fingerprint, Jsonb(profile), text),
+    )
+
+
+async def profile_corrections(
+    conn: psycopg.AsyncConnection, customer_id: str
+) -> list[tuple[str, str, str | None]]:
+    """The customer's profile corrections, oldest first: (entry, key, value or None)."""
+    rows = await (
+        await conn.execute(
+            "SELECT entry, key, value FROM supportbot.profile_corrections WHERE customer_id = %s"
+            " ORDER BY idx",
+            (customer_id,),
+        )
+    ).fetchall()
+    return [(str(e), str(k), v) for e, k, v in rows]
+
+
+async def correction_positions(conn: psycopg.AsyncConnection) -> dict[str, int]:
+    """Each corrected customer's latest correction position (a small table: corrections are rare)."""
+    rows = await conn.execute(
+        "SELECT customer_id, max(idx) FROM supportbot.profile_corrections GROUP BY customer_id"
+    )
+    return {str(customer): int(idx) for customer, idx in await rows.fetchall()}
+
+
+async def add_profile_correction(
+    conn: psycopg.AsyncConnection,
+    customer_id: str,
+    *,
+    entry: str,
+    key: str,
+    value: str | None,
+    reason: str,
+    actor: str,
+) -> int:
+    """Append a correction (the next position for the customer, under a lock of their rows); its idx."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('supportbot.profile_corrections:' || %s))", (customer_id,)
+    )
+    row = await (
+        await conn.execute(
+            "INSERT INTO supportbot.profile_corrections (customer_id, idx, entry, key, value, reason, actor)"
+            " SELECT %(c)s, coalesce(max(idx) + 1, 0), %(e)s, %(k)s, %(v)s, %(r)s, %(a)s"
+            " FROM supportbot.profile_corrections WHERE customer_id = %(c)s RETURNING idx",
+            {"c": customer_id, "e": entry, "k": key, "v": value, "r": reason, "a": actor},
+        )
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
