@@ -22,23 +22,28 @@ from .errors import SupportbotError
 
 if TYPE_CHECKING:
     from ._bot import SupportBot
-    from ._lifecycle import DeletionReport, KeepMode, Pruned, ResetReport
     from ._opening import migrate
     from ._records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
+    from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
     from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
     from .backend.base import Backend, ForgetsCustomers
     from .llm.base import LLM, Completion, Usage
     from .llm.offline import OfflineModel
     from .memory._profile import Profile
-    from .run._retention import RetentionReport
     from .run._rounds import RoundResult
-    from .run._sla import ServiceClock
-    from .run._waiting import Submitted
+    from .run._values import RetentionReport, ServiceClock, Submitted
     from .run._worker import WorkerStats
-    from .store._audit import AuditAction, AuditEntry
     from .store._migrate import Migration
-    from .store._prune import PruneReport
-    from .store._rows import PendingApproval, QueueEntry, QueueStats, StepRecord, TicketRow
+    from .store._rows import (
+        AuditAction,
+        AuditEntry,
+        PendingApproval,
+        PruneReport,
+        QueueEntry,
+        QueueStats,
+        StepRecord,
+        TicketRow,
+    )
 
 _moved.install()
 
@@ -51,34 +56,34 @@ except PackageNotFoundError:  # a source checkout that was never installed
 # (tests/test_api.py checks that the two agree).
 _HOMES: dict[str, str] = {
     "LLM": ".llm.base",
-    "AuditAction": ".store._audit",
-    "AuditEntry": ".store._audit",
+    "AuditAction": ".store._rows",
+    "AuditEntry": ".store._rows",
     "Backend": ".backend.base",
     "Completion": ".llm.base",
     "Customer": "._records",
-    "DeletionReport": "._lifecycle",
+    "DeletionReport": "._reports",
     "Fact": "._state",
     "ForgetsCustomers": ".backend.base",
     "Hit": "._records",
     "Invoice": "._records",
-    "KeepMode": "._lifecycle",
+    "KeepMode": "._reports",
     "Migration": ".store._migrate",
     "OfflineModel": ".llm.offline",
     "Outcome": "._state",
     "PastTicket": "._records",
     "PendingApproval": ".store._rows",
     "Profile": ".memory._profile",
-    "PruneReport": ".store._prune",
-    "Pruned": "._lifecycle",
+    "PruneReport": ".store._rows",
+    "Pruned": "._reports",
     "QueueEntry": ".store._rows",
     "QueueStats": ".store._rows",
     "RefundRequest": "._records",
-    "ResetReport": "._lifecycle",
-    "RetentionReport": ".run._retention",
+    "ResetReport": "._reports",
+    "RetentionReport": ".run._values",
     "RoundResult": ".run._rounds",
-    "ServiceClock": ".run._sla",
+    "ServiceClock": ".run._values",
     "StepRecord": ".store._rows",
-    "Submitted": ".run._waiting",
+    "Submitted": ".run._values",
     "Subscription": "._records",
     "SupportBot": "._bot",
     "SupportState": "._state",

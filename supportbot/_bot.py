@@ -17,8 +17,8 @@ import psycopg
 from . import _lifecycle as lifecycle
 from . import _opening as opening
 from . import _validate as validate
-from ._lifecycle import DeletionReport, KeepMode, Pruned, ResetReport
 from ._records import ApprovalDecision
+from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
 from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
 from .backend.base import Backend
 from .config import Settings
@@ -39,19 +39,24 @@ from .run import _takeover as takeover
 from .run import _waiting as waiting
 from .run._deps import Deps
 from .run._engine import Engine
-from .run._retention import RetentionReport
 from .run._rounds import RoundResult
-from .run._sla import ServiceClock
-from .run._waiting import Answers, Submitted
+from .run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted
+from .run._waiting import Answers
 from .run._worker import Worker, WorkerStats
 from .store import _audit as audit
 from .store import _history as steps_repo
 from .store import _queue as work_queue
 from .store import _sla as sla_repo
 from .store import _tickets as repo
-from .store._audit import AuditEntry
-from .store._prune import PruneReport
-from .store._rows import PendingApproval, QueueEntry, QueueStats, StepRecord, TicketRow
+from .store._rows import (
+    AuditEntry,
+    PendingApproval,
+    PruneReport,
+    QueueEntry,
+    QueueStats,
+    StepRecord,
+    TicketRow,
+)
 from .store._store import Store
 
 
@@ -694,7 +699,7 @@ class SupportBot:
         """What the retention policy (Settings.retention_*_days) would remove now from resolved,
         quiet tickets and the audit log; ``apply=True`` removes it (workers do so every
         retention_sweep_seconds). Open tickets and pending approvals are never touched."""
-        policy, now = retention.RetentionPolicy.of(self._deps.settings), self._deps.clock()
+        policy, now = RetentionPolicy.of(self._deps.settings), self._deps.clock()
         if validate.flag("apply", apply):
             report = retention.apply(self._store, policy, now)
             for ticket_id in report.tickets:

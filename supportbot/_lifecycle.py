@@ -26,65 +26,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, get_args
 
 import psycopg
 
 from . import _validate as validate
+from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
 from .backend.base import Backend, ForgetsCustomers, ResetsData
 from .errors import CustomerBusy
 from .store import _lifecycle as lifecycle_repo
-from .store._lifecycle import HeldTicket
-from .store._prune import PruneReport, prune_closed
+from .store._prune import prune_closed
+from .store._rows import HeldTicket, PruneReport
 
 if TYPE_CHECKING:
     from .store._store import Store
 
 log = logging.getLogger(__name__)
 
-KeepMode = Literal["last", "final"]
-"""What ``prune`` keeps of a closed ticket: its last round from its checkpoint on, or only its final state."""
+
 KEEP_MODES: tuple[KeepMode, ...] = get_args(KeepMode)
 SCHEMA = lifecycle_repo.SCHEMA
-
-
-@dataclass(frozen=True, slots=True)
-class DeletionReport:
-    """What ``forget_customer`` deleted: the customer's tickets and rows per ``schema.table``."""
-
-    email: str
-    tickets: list[str]
-    rows: dict[str, int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.rows.values())
-
-
-@dataclass(frozen=True, slots=True)
-class ResetReport:
-    """What ``reset`` emptied: the tickets that existed and rows per ``schema.table``."""
-
-    tickets: list[str]
-    rows: dict[str, int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.rows.values())
-
-
-@dataclass(frozen=True, slots=True)
-class Pruned:
-    """A ticket's pruning so far: step records before ``kept_from`` are gone."""
-
-    ticket_id: str
-    kept_from: int
-    steps: int
-    checkpoints: int
-    bytes: int
-    pruned_at: datetime
 
 
 # -- forget ------------------------------------------------------------------------------------

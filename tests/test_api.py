@@ -19,16 +19,8 @@ from fakes import REFUND, ScriptedLLM, rows
 from psycopg import sql
 
 import supportbot
-from supportbot import (
-    KeepMode,
-    Outcome,
-    ResetReport,
-    Settings,
-    SupportBot,
-    TicketRow,
-    TicketStatus,
-    migrate,
-)
+from supportbot import Outcome, Settings, SupportBot, TicketRow, TicketStatus, migrate
+from supportbot._reports import KeepMode, ResetReport
 from supportbot.errors import ConfigError, InvalidInput, StoreError, UnknownTicket
 from supportbot.store._migrate import available
 
@@ -230,8 +222,9 @@ def test_where_each_name_lives_matches_what_type_checkers_are_told() -> None:
     block = source[source.index("if TYPE_CHECKING:") : source.index("_moved.install()")]
     told = {
         name.strip(): f".{module}"
-        for module, names in re.findall(r"from \.([\w.]+) import ([\w, ]+)", block)
-        for name in names.split(",")
+        for module, names in re.findall(r"from \.([\w.]+) import (\([\w,\s]+\)|[\w, ]+)", block)
+        for name in names.strip("()").split(",")
+        if name.strip()
     }
     assert told == supportbot._HOMES
 

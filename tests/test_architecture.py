@@ -17,6 +17,7 @@ FLOORS: dict[str, int] = {
     "supportbot._moved": 1,
     "supportbot._state": 2,
     "supportbot._redact": 2,
+    "supportbot._reports": 2,
     "supportbot.config": 3,
     "supportbot.i18n": 3,
     "supportbot.llm.base": 3,
@@ -49,6 +50,7 @@ def _modules() -> dict[str, Path]:
 
 
 def _room(module: str) -> str:
+    module = module.removesuffix("_async")  # an async source lives in the room of the module it generates
     return max((room for room in FLOORS if module == room or module.startswith(room + ".")), key=len)
 
 

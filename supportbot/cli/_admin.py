@@ -11,7 +11,7 @@ from .._bot import SupportBot
 from .._opening import migrate, migration_status
 from ..config import Settings
 from ..i18n import Translate
-from ..run._retention import RetentionPolicy
+from ..run._values import RetentionPolicy
 from . import _takeover as cli_takeover
 from ._text import cli_words, emit_json, when
 

@@ -30,7 +30,7 @@ from ..errors import SupportbotError
 from ..i18n._prompts import fact_labels
 from ..reply._findings import basis_text
 from ..run import _metrics as metrics
-from ..run._sla import ServiceClock
+from ..run._values import ServiceClock
 from ..run._waiting import listen_url
 from . import _api as api
 from . import _pages as pages

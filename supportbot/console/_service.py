@@ -21,8 +21,8 @@ from pydantic_core import to_jsonable_python
 
 from .. import _validate as validate
 from .._bot import SupportBot
-from .._lifecycle import DeletionReport
 from .._records import RefundBasis
+from .._reports import DeletionReport
 from .._state import Fact, SupportState, TicketStatus, Turn
 from ..backend.base import Backend
 from ..errors import ApprovalNotPending, ClaimConflict, InvalidInput, UnknownCustomer
@@ -30,12 +30,11 @@ from ..memory._facts import current_facts
 from ..memory._profile import Profile, ProfileEntry, profile_entries
 from ..reply import _guardrails as guardrails
 from ..run._rounds import RoundResult
-from ..run._sla import ServiceClock
+from ..run._values import ServiceClock
 from ..store import _audit as audit_repo
 from ..store import _console as console_repo
-from ..store._audit import AuditEntry
 from ..store._console import Assignment, Claim, Found, Note, SavedReply
-from ..store._rows import PendingApproval, StepRecord, TicketRow
+from ..store._rows import AuditEntry, PendingApproval, StepRecord, TicketRow
 from ..store._store import Store
 from ._users import Operator
 

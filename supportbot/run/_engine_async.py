@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 
 import psycopg
 
@@ -44,9 +45,8 @@ from ._graph import (
     pauses_before,
 )
 from ._record import ROUTED_BY_STATE, NextStep, record_step
-from ._rounds_async import (
+from ._rounds import (
     READS_ONLY,
-    ActiveRound,
     RoundDeferred,
     RoundResult,
     RoundResults,
@@ -56,6 +56,29 @@ from ._rounds_async import (
 )
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ActiveRound:
+    """One round in progress under this worker's lease: what the loop carries from step to step."""
+
+    loaded: Loaded  # the state after the last step run
+    owner: str  # the lease's owner
+    turn_count: int  # the ticket's stored turns when the lease was taken
+    results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
+    held: AsyncExitStack = field(default_factory=AsyncExitStack)  # the connection of the round's first steps
+    records: CustomerRecords | None = None  # the customer's records, read before the round (Engine.drive)
+    # The step records written behind, with the round's next transaction (Engine._execute).
+    pending: list[StepWrite] = field(default_factory=list)
+    renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
+    model_time: ModelTime | None = None  # the model time it used (Settings.llm_round_seconds)
+    released: bool = False  # the round's last record freed the lease ...
+    stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
+
+    async def release_read(self, cur: psycopg.AsyncCursor) -> None:
+        """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
+        self.released = True
+        self.stored_at_release = await lease_repo.released(cur)
 
 
 class Engine:

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from ..config import Settings
 from ..store import _metrics as metrics_repo
+from ..store._rows import Reading
 from ..store._store import Store
 from ._worker import WorkerStats
 
@@ -29,7 +30,7 @@ def exposition(store: Store, settings: Settings, now: datetime, *, worker: Worke
     return "".join(_lines(r, settings, worker))
 
 
-def _lines(r: metrics_repo.Reading, settings: Settings, worker: WorkerStats | None) -> Iterator[str]:
+def _lines(r: Reading, settings: Settings, worker: WorkerStats | None) -> Iterator[str]:
     yield from _metric(
         "supportbot_queue_depth", "gauge", "Tickets with messages waiting for a round.", r.queue_depth
     )

@@ -20,45 +20,16 @@ the steps' (Settings checks it). Each sweep handles at most ``BATCH`` tickets pe
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import psycopg
 
-from ..config import Settings
 from ..store._prune import prune_closed
 from ..store._store import Store
+from ._values import RetentionPolicy, RetentionReport
 
 log = logging.getLogger(__name__)
 BATCH = 500
-
-
-@dataclass(frozen=True, slots=True)
-class RetentionPolicy:
-    steps_days: int
-    summaries_days: int
-    facts_days: int
-    audit_days: int
-
-    @classmethod
-    def of(cls, settings: Settings) -> RetentionPolicy:
-        return cls(
-            settings.retention_steps_days,
-            settings.retention_summaries_days,
-            settings.retention_facts_days,
-            settings.retention_audit_days,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class RetentionReport:
-    """What a sweep removed (``apply``) or would remove now (``due``), per kind."""
-
-    steps: int  # tickets whose step log shrank to the final state
-    summaries: int  # summaries emptied
-    facts: int  # fact rows deleted
-    audit: int  # audit rows deleted
-    tickets: tuple[str, ...] = ()  # the tickets changed (apply only)
 
 
 def due(store: Store, policy: RetentionPolicy, now: datetime) -> RetentionReport:

@@ -1,22 +1,14 @@
-# Generated from _rounds_async.py by scripts/async_to_sync.py: edit that file and run the script.
-"""One round as the engine runs it: what the loop carries from step to step under the lease, when
-the round ends or pauses, and the RoundResult a caller is told."""
+"""One round's outcome: when the round ends or pauses, and the RoundResult a caller is told (the
+loop's own state is the engine's ``ActiveRound``)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import psycopg
-
-from .._records import CustomerRecords
 from .._state import Outcome, SupportState
 from ..errors import ModelError
-from ..store import _lease as lease_repo
-from ..store._rows import Loaded, StepWrite
-from ._deps import ModelTime
+from ..store._rows import Loaded
 from ._graph import START, pauses_before
 
 
@@ -72,29 +64,6 @@ class RoundResults(list[RoundResult]):
 # The steps a round starts with that call no model and read only the database (load_customer's
 # backend reads, when the backend declares that it reads through the engine's pool).
 READS_ONLY = frozenset({START, "load_customer"})
-
-
-@dataclass(slots=True)
-class ActiveRound:
-    """One round in progress under this worker's lease: what the loop carries from step to step."""
-
-    loaded: Loaded  # the state after the last step run
-    owner: str  # the lease's owner
-    turn_count: int  # the ticket's stored turns when the lease was taken
-    results: list[RoundResult]  # the drive's results, this round's added as it ends or pauses
-    held: ExitStack = field(default_factory=ExitStack)  # the connection of the round's first steps
-    records: CustomerRecords | None = None  # the customer's records, read before the round (Engine.drive)
-    # The step records written behind, with the round's next transaction (Engine._execute).
-    pending: list[StepWrite] = field(default_factory=list)
-    renewed: float = field(default_factory=time.monotonic)  # when the lease was last renewed
-    model_time: ModelTime | None = None  # the model time it used (Settings.llm_round_seconds)
-    released: bool = False  # the round's last record freed the lease ...
-    stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
-
-    def release_read(self, cur: psycopg.Cursor) -> None:
-        """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
-        self.released = True
-        self.stored_at_release = lease_repo.released(cur)
 
 
 def unanswered(state: SupportState, turn_count: int) -> bool:

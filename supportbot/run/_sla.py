@@ -14,32 +14,11 @@ stored turns and approvals, so every process computes the same clocks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
 
 from ..config import Settings
-from ..store._sla import Waiting
-
-ClockKind = Literal["approval", "first_response", "next_response"]
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceClock:
-    """One running service-level clock: the ticket, what it waits for, since when, and by when."""
-
-    ticket_id: str
-    customer_email: str
-    subject: str
-    kind: ClockKind
-    owner: str | None  # the person who took the ticket over, if any
-    since: datetime
-    due: datetime
-    seconds_left: int  # negative once breached
-
-    @property
-    def breached(self) -> bool:
-        return self.seconds_left < 0
+from ..store._rows import Waiting
+from ._values import ClockKind, ServiceClock
 
 
 def clocks(rows: list[Waiting], settings: Settings, now: datetime) -> list[ServiceClock]:

@@ -25,7 +25,7 @@ from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
 from ..store import _audit as audit
 from ..store import _tickets as repo
-from ..store._rows import Loaded
+from ..store._rows import AuditAction, Loaded
 from ._engine import Engine
 from ._graph import HAND_BACK, HUMAN_REPLY, TAKEOVER
 from ._rounds import RoundResult
@@ -137,7 +137,7 @@ def _audit(
     tx: psycopg.Connection,
     loaded: Loaded,
     agent: str,
-    action: audit.AuditAction,
+    action: AuditAction,
     source: str,
     detail: dict[str, object],
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..config import Settings
 from ..errors import WaitTimeout
@@ -17,16 +16,6 @@ from ._rounds import RoundResult
 # notification; without a listener, this is how soon it sees the answer.
 RECHECK_LISTENING = 1.0
 RECHECK_POLLING = 0.1
-
-
-@dataclass(frozen=True, slots=True)
-class Submitted:
-    """A customer message stored for the workers to answer; pass it to ``wait()``."""
-
-    ticket_id: str
-    idx: int  # the message's position among the ticket's turns
-    message_id: str | None = None
-    stored: bool = True  # False: the message_id was stored before, and this call stored nothing
 
 
 def listen_url(settings: Settings, database_url: str) -> str | None:

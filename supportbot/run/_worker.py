@@ -59,6 +59,7 @@ from . import _retention as retention
 from ._engine import Engine
 from ._models import OUTAGE_REASONS
 from ._rounds import RoundDeferred, RoundResult
+from ._values import RetentionPolicy, RetentionReport
 
 log = logging.getLogger("supportbot.worker")
 
@@ -414,13 +415,11 @@ class Worker:
             " -> handed to a human" if gave_up else "",
         )
 
-    def retain(self) -> retention.RetentionReport | None:
+    def retain(self) -> RetentionReport | None:
         """Apply the retention policy once; None if the database was away (the next period tries
         again)."""
         try:
-            report = retention.apply(
-                self.store, retention.RetentionPolicy.of(self.settings), self.engine.deps.clock()
-            )
+            report = retention.apply(self.store, RetentionPolicy.of(self.settings), self.engine.deps.clock())
         except StoreError as exc:
             log.warning("the retention sweep failed (%s); the next one tries again", type(exc).__name__)
             return None

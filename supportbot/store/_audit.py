@@ -9,52 +9,20 @@ the business system's ids of their invoice and refund.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-AuditAction = Literal[
-    "approve",
-    "reject",
-    "respond",
-    "take_over",
-    "human_reply",
-    "hand_back",
-    "fork",
-    "forget_customer",
-    "correct_fact",
-    "correct_profile",
-    "assign",
-]
+from ._rows import AuditAction, AuditEntry
+
 """What an audit row records (the table's check constraint lists the same)."""
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 # What forgetting a customer erases from detail (sql/012_human_and_audit.sql's trigger allows just this).
 REDACTED_KEYS = ("note", "invoice", "refund")
 SOURCE_CHARS = 200  # an address, a host name or a short label such as "cli"
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One audit row. ``detail`` holds ids, numbers and flags; free text only under ``note``.
-
-    ``detail`` by action: approve/reject ``round, approved, refund, invoice, amount[, note]``;
-    take_over ``seq``; human_reply ``seq, turn, chars`` (the text is the turn's, not copied);
-    hand_back ``seq[, note]``; fork ``seq, fork`` (the new ticket); forget_customer
-    ``customer_sha256, tickets`` (a count). Redacted rows carry ``redacted: true``.
-    """
-
-    id: int
-    at: datetime
-    actor: str
-    action: AuditAction
-    ticket_id: str | None
-    customer_email: str | None  # None once the customer was forgotten
-    source: str
-    detail: dict[str, Any]
 
 
 def record(

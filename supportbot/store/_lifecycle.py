@@ -7,7 +7,6 @@ Every function takes the caller's transaction; ``lifecycle`` decides what to del
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +14,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
+
+from ._rows import HeldTicket, PruneTotals
 
 SCHEMA = "supportbot"
 
@@ -27,14 +28,6 @@ _KEPT_TABLES = frozenset({"audit"})
 
 
 # -- forget ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class HeldTicket:
-    id: str
-    status: str
-    leased_until: datetime | None  # set while a worker holds the ticket
-    awaiting_approval: bool
 
 
 def lock_customer_tickets(tx: psycopg.Connection, email: str) -> list[HeldTicket]:
@@ -156,17 +149,6 @@ gone AS (
 )
 SELECT ticket_id, count(*), coalesce(sum(bytes), 0) FROM gone GROUP BY ticket_id
 """
-
-
-@dataclass(frozen=True, slots=True)
-class PruneTotals:
-    """What was pruned of one ticket's history, summed over every prune."""
-
-    kept_from: int | None
-    steps: int | None
-    checkpoints: int | None
-    bytes: int | None
-    pruned_at: datetime | None
 
 
 def prune_candidates(

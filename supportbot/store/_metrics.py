@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
+
+from ._rows import Reading
 
 # Rounds of the last hour: the tickets changed in it (tickets.updated_at is the database's time)
 # and their steps written since ``since`` (the bot's clock, which writes steps).
@@ -37,23 +38,6 @@ SELECT
     (SELECT count(*) FROM recent WHERE step = 'finalize'),
     (SELECT count(*) FROM recent WHERE step = 'handoff')
 """
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    queue_depth: int
-    oldest_wait: float  # seconds
-    approvals_waiting: int
-    escalated: int
-    with_human: int
-    workers: dict[str, list[int]]  # worker id -> [rounds, failures, running], live ones
-    context_quantiles: list[float] | None  # prompt tokens at the 0.5, 0.9 and 0.99 quantiles
-    context_samples: int
-    prompt_tokens: int  # of the last hour's model calls
-    completion_tokens: int
-    cost: float
-    rounds_finished: int  # rounds that ended in the last hour (answered)
-    handoffs: int  # rounds that handed off in the last hour
 
 
 def read(conn: psycopg.Connection, *, now: datetime, since: datetime) -> Reading:

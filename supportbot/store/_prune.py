@@ -5,23 +5,14 @@ what may go, is in supportbot/_lifecycle.py's docstring."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
 
 from . import _lifecycle as lifecycle_repo
 from ._codec import encode_state
+from ._rows import PruneReport
 from ._store import Store
-
-
-@dataclass(frozen=True, slots=True)
-class PruneReport:
-    """What ``prune`` removed; ``bytes_freed`` is the net ``pg_column_size`` of the rows."""
-
-    tickets: list[str]
-    rows: dict[str, int]
-    bytes_freed: int
 
 
 def prune_closed(

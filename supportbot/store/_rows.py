@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from .._records import ToolCall
 from .._state import Fact, SupportState, Ticket, TicketStatus, Turn
@@ -138,3 +138,99 @@ class Loaded:
     def unstarted(row: TicketRow) -> Loaded:
         """A ticket no step was recorded for: its state is the ticket itself."""
         return Loaded(state=SupportState(ticket=row.ticket()), seq=0, next_step=None, status=row.status)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One audit row. ``detail`` holds ids, numbers and flags; free text only under ``note``.
+
+    ``detail`` by action: approve/reject ``round, approved, refund, invoice, amount[, note]``;
+    take_over ``seq``; human_reply ``seq, turn, chars`` (the text is the turn's, not copied);
+    hand_back ``seq[, note]``; fork ``seq, fork`` (the new ticket); forget_customer
+    ``customer_sha256, tickets`` (a count). Redacted rows carry ``redacted: true``.
+    """
+
+    id: int
+    at: datetime
+    actor: str
+    action: AuditAction
+    ticket_id: str | None
+    customer_email: str | None  # None once the customer was forgotten
+    source: str
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A ticket a person has to act on, and the turns that decide its clock."""
+
+    ticket_id: str
+    customer_email: str
+    subject: str
+    status: str
+    human_agent: str | None
+    updated_at: datetime
+    requested_at: datetime | None  # when a pending approval was asked for
+    handed_off_at: datetime | None  # the bot's last reply (the hand-off notice)
+    human_replied: bool  # a person has answered since the hand-off
+    unanswered_since: datetime | None  # the first customer message after the last reply
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    queue_depth: int
+    oldest_wait: float  # seconds
+    approvals_waiting: int
+    escalated: int
+    with_human: int
+    workers: dict[str, list[int]]  # worker id -> [rounds, failures, running], live ones
+    context_quantiles: list[float] | None  # prompt tokens at the 0.5, 0.9 and 0.99 quantiles
+    context_samples: int
+    prompt_tokens: int  # of the last hour's model calls
+    completion_tokens: int
+    cost: float
+    rounds_finished: int  # rounds that ended in the last hour (answered)
+    handoffs: int  # rounds that handed off in the last hour
+
+
+@dataclass(frozen=True, slots=True)
+class PruneReport:
+    """What ``prune`` removed; ``bytes_freed`` is the net ``pg_column_size`` of the rows."""
+
+    tickets: list[str]
+    rows: dict[str, int]
+    bytes_freed: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeldTicket:
+    id: str
+    status: str
+    leased_until: datetime | None  # set while a worker holds the ticket
+    awaiting_approval: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PruneTotals:
+    """What was pruned of one ticket's history, summed over every prune."""
+
+    kept_from: int | None
+    steps: int | None
+    checkpoints: int | None
+    bytes: int | None
+    pruned_at: datetime | None
+
+
+AuditAction = Literal[
+    "approve",
+    "reject",
+    "respond",
+    "take_over",
+    "human_reply",
+    "hand_back",
+    "fork",
+    "forget_customer",
+    "correct_fact",
+    "correct_profile",
+    "assign",
+]

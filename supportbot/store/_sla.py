@@ -3,27 +3,10 @@ moments its clock reads from."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 import psycopg
 from psycopg.rows import class_row
 
-
-@dataclass(frozen=True, slots=True)
-class Waiting:
-    """A ticket a person has to act on, and the turns that decide its clock."""
-
-    ticket_id: str
-    customer_email: str
-    subject: str
-    status: str
-    human_agent: str | None
-    updated_at: datetime
-    requested_at: datetime | None  # when a pending approval was asked for
-    handed_off_at: datetime | None  # the bot's last reply (the hand-off notice)
-    human_replied: bool  # a person has answered since the hand-off
-    unanswered_since: datetime | None  # the first customer message after the last reply
+from ._rows import Waiting
 
 
 def waiting(conn: psycopg.Connection) -> list[Waiting]:
