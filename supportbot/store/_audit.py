@@ -1,3 +1,4 @@
+# Generated from _audit_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The audit log: who did what to which ticket, when and from where (sql/012_human_and_audit.sql).
 
 Rows are written by the API in the transaction of the action they record, so an action and its
@@ -47,16 +48,14 @@ def entries(
 ) -> list[AuditEntry]:
     """Rows oldest first: of one ticket, or all; from ``since`` on; at most ``limit`` (the latest)."""
     return (
-        conn.cursor(row_factory=class_row(AuditEntry))
-        .execute(
+        conn.cursor(row_factory=class_row(AuditEntry)).execute(
             "SELECT * FROM (SELECT id, at, actor, action, ticket_id, customer_email, source, detail"
             " FROM supportbot.audit WHERE (%(t)s::text IS NULL OR ticket_id = %(t)s)"
             " AND (%(s)s::timestamptz IS NULL OR at >= %(s)s) ORDER BY id DESC LIMIT %(n)s) latest"
             " ORDER BY id",
             {"t": ticket_id, "s": since, "n": limit},
         )
-        .fetchall()
-    )
+    ).fetchall()
 
 
 def redact_customer(conn: psycopg.Connection, email: str, ticket_ids: list[str]) -> int:

@@ -1,3 +1,4 @@
+# Generated from _lifecycle_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The SQL of the data lifecycle (``supportbot.lifecycle``): deleting a customer's tickets, pruning
 closed tickets' step records, emptying the engine tables.
 
@@ -33,11 +34,13 @@ _KEPT_TABLES = frozenset({"audit"})
 def lock_customer_tickets(tx: psycopg.Connection, email: str) -> list[HeldTicket]:
     """The customer's tickets, locked until the transaction ends."""
     # FOR UPDATE: a worker cannot take a lease, nor a step record its foreign key, until we commit.
-    rows = tx.execute(
-        "SELECT t.id, t.status, CASE WHEN t.lease_expires > now() THEN t.lease_expires END,"
-        " EXISTS (SELECT 1 FROM supportbot.approvals a WHERE a.ticket_id = t.id AND a.decided_at IS NULL)"
-        " FROM supportbot.tickets t WHERE lower(t.customer_email) = lower(%s) ORDER BY t.id FOR UPDATE OF t",
-        (email,),
+    rows = (
+        tx.execute(
+            "SELECT t.id, t.status, CASE WHEN t.lease_expires > now() THEN t.lease_expires END,"
+            " EXISTS (SELECT 1 FROM supportbot.approvals a WHERE a.ticket_id = t.id AND a.decided_at IS NULL)"
+            " FROM supportbot.tickets t WHERE lower(t.customer_email) = lower(%s) ORDER BY t.id FOR UPDATE OF t",
+            (email,),
+        )
     ).fetchall()
     return [
         HeldTicket(
@@ -52,10 +55,12 @@ def lock_customer_tickets(tx: psycopg.Connection, email: str) -> list[HeldTicket
 
 def customer_ids_seen(tx: psycopg.Connection, ticket_ids: Sequence[str]) -> set[str]:
     """Customer ids the engine looked up for these tickets: the profile cache is keyed by them."""
-    rows = tx.execute(
-        "SELECT DISTINCT result->>'id' FROM supportbot.tool_calls WHERE ticket_id = ANY(%s)"
-        " AND name = 'get_customer' AND jsonb_typeof(result) = 'object' AND result ? 'id'",
-        (list(ticket_ids),),
+    rows = (
+        tx.execute(
+            "SELECT DISTINCT result->>'id' FROM supportbot.tool_calls WHERE ticket_id = ANY(%s)"
+            " AND name = 'get_customer' AND jsonb_typeof(result) = 'object' AND result ? 'id'",
+            (list(ticket_ids),),
+        )
     ).fetchall()
     return {r[0] for r in rows}
 
@@ -107,11 +112,13 @@ def _delete_customers_rows(tx: psycopg.Connection, table: str, customer_ids: Seq
 def _ticket_tables(tx: psycopg.Connection) -> list[str]:
     found = {
         r[0]
-        for r in tx.execute(
-            "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t"
-            " USING (table_schema, table_name) WHERE c.table_schema = %s AND c.column_name = 'ticket_id'"
-            " AND t.table_type = 'BASE TABLE'",
-            (SCHEMA,),
+        for r in (
+            tx.execute(
+                "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t"
+                " USING (table_schema, table_name) WHERE c.table_schema = %s AND c.column_name = 'ticket_id'"
+                " AND t.table_type = 'BASE TABLE'",
+                (SCHEMA,),
+            )
         ).fetchall()
     }
     found -= _KEPT_TABLES
@@ -122,7 +129,7 @@ def _ticket_tables(tx: psycopg.Connection) -> list[str]:
 def _count(
     tx: psycopg.Connection, query: sql.SQL | sql.Composed, params: dict[str, object] | None = None
 ) -> int:
-    row = tx.execute(query, params).fetchone()
+    row = (tx.execute(query, params)).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -161,16 +168,18 @@ def prune_candidates(
     """Tickets closed (``statuses``) and quiet since ``closed_before``, at most ``limit``, locked
     (those locked elsewhere skipped)."""
     values = {"cutoff": closed_before, "statuses": list(statuses), "limit": limit}
-    return [r[0] for r in tx.execute(_CANDIDATES, values).fetchall()]
+    return [r[0] for r in (tx.execute(_CANDIDATES, values)).fetchall()]
 
 
 def latest_checkpoints(tx: psycopg.Connection, ids: Sequence[str]) -> dict[str, int]:
     """The seq of each ticket's latest checkpoint (tickets without one are left out)."""
     return dict(
-        tx.execute(
-            "SELECT ticket_id, max(seq) FROM supportbot.checkpoints WHERE ticket_id = ANY(%s) GROUP BY "
-            "ticket_id",
-            (list(ids),),
+        (
+            tx.execute(
+                "SELECT ticket_id, max(seq) FROM supportbot.checkpoints WHERE ticket_id = ANY(%s) GROUP BY "
+                "ticket_id",
+                (list(ids),),
+            )
         ).fetchall()
     )
 
@@ -183,18 +192,20 @@ def delete_before(
     cut = {"t": list(kept_from), "k": list(kept_from.values())}
     return [
         (ticket_id, int(count), int(size))
-        for ticket_id, count, size in tx.execute(
-            sql.SQL(_DELETE_BEFORE).format(table=sql.Identifier(SCHEMA, table)), cut
+        for ticket_id, count, size in (
+            tx.execute(sql.SQL(_DELETE_BEFORE).format(table=sql.Identifier(SCHEMA, table)), cut)
         ).fetchall()
     ]
 
 
 def insert_checkpoint(tx: psycopg.Connection, ticket_id: str, seq: int, state: Any) -> int:
     """Write a checkpoint unless one exists at ``seq``; the bytes written (0 if none)."""
-    row = tx.execute(
-        "INSERT INTO supportbot.checkpoints (ticket_id, seq, state) VALUES (%s, %s, %s)"
-        " ON CONFLICT (ticket_id, seq) DO NOTHING RETURNING pg_column_size(checkpoints.*)",
-        (ticket_id, seq, Jsonb(state)),
+    row = (
+        tx.execute(
+            "INSERT INTO supportbot.checkpoints (ticket_id, seq, state) VALUES (%s, %s, %s)"
+            " ON CONFLICT (ticket_id, seq) DO NOTHING RETURNING pg_column_size(checkpoints.*)",
+            (ticket_id, seq, Jsonb(state)),
+        )
     ).fetchone()
     return int(row[0]) if row else 0
 
@@ -218,14 +229,12 @@ def record_prunes(
 def prune_totals(conn: psycopg.Connection, ticket_id: str) -> PruneTotals:
     """The sums of the ticket's prunes; every field None when it was never pruned."""
     row = (
-        conn.cursor(row_factory=class_row(PruneTotals))
-        .execute(
+        conn.cursor(row_factory=class_row(PruneTotals)).execute(
             "SELECT max(kept_from) AS kept_from, sum(steps) AS steps, sum(checkpoints) AS checkpoints,"
             " sum(bytes) AS bytes, max(pruned_at) AS pruned_at FROM supportbot.prunes WHERE ticket_id = %s",
             (ticket_id,),
         )
-        .fetchone()
-    )
+    ).fetchone()
     assert row is not None  # an aggregate without GROUP BY always returns one row
     return row
 
@@ -238,16 +247,18 @@ def truncate_engine_tables(tx: psycopg.Connection) -> tuple[list[str], dict[str,
     were, and the rows per ``schema.table``."""
     tables = [
         r[0]
-        for r in tx.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> 'schema_migrations'"
-            " ORDER BY tablename",
-            (SCHEMA,),
+        for r in (
+            tx.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> 'schema_migrations'"
+                " ORDER BY tablename",
+                (SCHEMA,),
+            )
         ).fetchall()
         if r[0] not in _KEPT_TABLES
     ]
     names = [sql.Identifier(SCHEMA, t) for t in tables]
     tx.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(names)))
-    ticket_ids = [r[0] for r in tx.execute("SELECT id FROM supportbot.tickets ORDER BY id").fetchall()]
+    ticket_ids = [r[0] for r in (tx.execute("SELECT id FROM supportbot.tickets ORDER BY id")).fetchall()]
     rows = {
         f"{SCHEMA}.{t}": _count(tx, sql.SQL("SELECT count(*) FROM {}").format(n))
         for t, n in zip(tables, names, strict=True)

@@ -1,3 +1,4 @@
+# Generated from _metrics_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The SQL behind the Prometheus metrics (run/_metrics.py): one statement, read at each scrape."""
 
 from __future__ import annotations
@@ -41,6 +42,6 @@ SELECT
 
 
 def read(conn: psycopg.Connection, *, now: datetime, since: datetime) -> Reading:
-    row = conn.execute(_READ, {"now": now, "since": since}).fetchone()
+    row = (conn.execute(_READ, {"now": now, "since": since})).fetchone()
     assert row is not None
     return Reading(*row)

@@ -1,3 +1,4 @@
+# Generated from _sla_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The SQL of the service-level clocks (run/_sla.py): for every ticket that waits on a person, the
 moments its clock reads from."""
 
@@ -12,8 +13,7 @@ from ._rows import Waiting
 def waiting(conn: psycopg.Connection) -> list[Waiting]:
     """Tickets waiting for a refund decision, handed off, or owned by a person."""
     return (
-        conn.cursor(row_factory=class_row(Waiting))
-        .execute(
+        conn.cursor(row_factory=class_row(Waiting)).execute(
             "SELECT t.id AS ticket_id, t.customer_email, t.subject, t.status, t.human_agent, t.updated_at,"
             # The customer's message that asked (the turns' clock, which the bot's clock also reads),
             # else the request's own time.
@@ -33,5 +33,4 @@ def waiting(conn: psycopg.Connection) -> list[Waiting]:
             " WHERE t.status IN ('waiting_approval', 'escalated', 'with_human')"
             " ORDER BY t.id"
         )
-        .fetchall()
-    )
+    ).fetchall()
