@@ -47,8 +47,10 @@ RENAMED = {
     "AbstractAsyncContextManager": "AbstractContextManager",
     "aread": "read",
     "aiter_lines": "iter_lines",
-    "asyncio": "time",  # asyncio.sleep -> time.sleep; anything else of asyncio needs a marker
+    "asyncio": "time",  # import asyncio -> import time (for sleep); other uses: DOTTED, or a marker
 }
+# asyncio.X -> module.X
+DOTTED = {"sleep": "time", "Event": "threading", "Lock": "threading"}
 _ASYNC_NAME = re.compile(r"Async(?=[A-Z])")
 _QUOTED_NAME = re.compile(r"""^(["'])Async[A-Z]\w*\1$""")
 _MARKER = re.compile(r"^(?P<indent>\s*)(?P<code>.*?)\s*# sync: (?P<sync>.*)$")
@@ -113,6 +115,19 @@ def convert(text: str, name: str) -> str:
         ):
             assert following is not None
             cuts.append((start, offsets[following.start[0]] + following.start[1], ""))
+            continue
+        after = tokens[i + 2] if i + 2 < len(tokens) else None
+        if (
+            tok.string == "asyncio"
+            and following is not None
+            and following.string == "."
+            and after is not None
+        ):
+            if after.string not in DOTTED:
+                raise SystemExit(
+                    f"{name}:{tok.start[0]}: asyncio.{after.string} has no synchronous twin; mark the line"
+                )
+            cuts.append((start, end, DOTTED[after.string]))
             continue
         renamed = RENAMED.get(tok.string)
         if renamed is None:

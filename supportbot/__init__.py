@@ -31,8 +31,7 @@ if TYPE_CHECKING:
     from .llm.offline import OfflineModel
     from .memory._profile import Profile
     from .run._rounds import RoundResult
-    from .run._values import RetentionReport, ServiceClock, Submitted
-    from .run._worker import WorkerStats
+    from .run._values import RetentionReport, ServiceClock, Submitted, WorkerStats
     from .store._migrate import Migration
     from .store._rows import (
         AuditAction,
@@ -91,7 +90,7 @@ _HOMES: dict[str, str] = {
     "TicketStatus": "._state",
     "Turn": "._state",
     "Usage": ".llm.base",
-    "WorkerStats": ".run._worker",
+    "WorkerStats": ".run._values",
     "migrate": "._opening",
 }
 

@@ -1,3 +1,4 @@
+# Generated from _bot_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """SupportBot: the public entry point. Opens tickets, takes messages and approvals, shows memory."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Literal, overload
 import psycopg
 
 from . import _lifecycle as lifecycle
-from . import _opening as opening
+from . import _open as opening
 from . import _validate as validate
 from ._records import ApprovalDecision
 from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
@@ -40,9 +41,9 @@ from .run import _waiting as waiting
 from .run._deps import Deps
 from .run._engine import Engine
 from .run._rounds import RoundResult
-from .run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted
+from .run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted, WorkerStats
 from .run._waiting import Answers
-from .run._worker import Worker, WorkerStats
+from .run._worker import Worker
 from .store import _audit as audit
 from .store import _history as steps_repo
 from .store import _queue as work_queue
@@ -67,9 +68,10 @@ def _utcnow() -> datetime:
 class SupportBot:
     """A support agent's memory and state engine over one PostgreSQL database.
 
-    One instance is safe to share between threads: rounds of different tickets run side by side,
-    rounds of one ticket take turns (the ticket's lease), and a round holds a pooled connection
-    only while it talks to the database, never while it waits on a model.
+    One instance is safe to share between threads (``AsyncSupportBot``: between the tasks of its
+    event loop): rounds of different tickets run side by side, rounds of one ticket take turns
+    (the ticket's lease), and a round holds a pooled connection only while it talks to the
+    database, never while it waits on a model.
     """
 
     def __init__(self, store: Store, deps: Deps) -> None:
@@ -92,12 +94,28 @@ class SupportBot:
         clock: Callable[[], datetime] = _utcnow,
     ) -> SupportBot:
         """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate.
+        ``AsyncSupportBot.open()`` is awaited (``await AsyncSupportBot.open(...)``) or entered
+        (``async with AsyncSupportBot.open(...) as bot``, closed at the end of the block).
 
-        ``backend`` is the business system: your implementation of :class:`Backend`, ``"demo"``
-        for the demo business system that lives in the same database (its tables are created
-        then, and only then), or ``"package.module:factory"`` (``factory(settings)`` returns a
-        Backend). Without it, ``SUPPORTBOT_BACKEND`` names one; with neither, ConfigError.
+        ``backend`` is the business system: your implementation of the ``Backend`` protocol
+        (``AsyncBackend`` for ``AsyncSupportBot``), ``"demo"`` for the demo business system that
+        lives in the same database (its tables are created then, and only then), or
+        ``"package.module:factory"`` (``factory(settings)`` returns one). Without it,
+        ``SUPPORTBOT_BACKEND`` names one; with neither, ConfigError.
         """
+        opened = cls._open(database_url, llm, small_llm, backend, settings, clock)
+        return opened
+
+    @classmethod
+    def _open(
+        cls,
+        database_url: str | None,
+        llm: LLM | None,
+        small_llm: LLM | None,
+        backend: Backend | str | None,
+        settings: Settings | None,
+        clock: Callable[[], datetime],
+    ) -> SupportBot:
         store, deps = opening.store_and_deps(
             database_url,
             llm=llm,
@@ -273,7 +291,7 @@ class SupportBot:
                 if result.handled_upto > idx:
                     return result
             done = round_results.finished(self._store, ticket_id, idx, None)
-            if done is None and self.ticket(ticket_id).status == "waiting_approval":
+            if done is None and (self.ticket(ticket_id)).status == "waiting_approval":
                 return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
             return done
 
@@ -499,13 +517,13 @@ class SupportBot:
 
     def state(self, ticket_id: str) -> SupportState:
         """The ticket's latest state, with every stored turn (also those no round has taken up yet)."""
-        return self._engine.latest(validate.ticket_id(ticket_id)).state
+        return (self._engine.latest(validate.ticket_id(ticket_id))).state
 
     def state_at(self, ticket_id: str, seq: int) -> SupportState:
         """The state right after step ``seq`` (numbered from 1, as ``history`` lists them)."""
         ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
         with self._store.connection() as conn:
-            return self._store.load(conn, ticket_id, at=seq).state
+            return (self._store.load(conn, ticket_id, at=seq)).state
 
     def history(self, ticket_id: str) -> list[StepRecord]:
         ticket_id = validate.ticket_id(ticket_id)

@@ -1,3 +1,4 @@
+# Generated from _lifecycle_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Data lifecycle: forget a customer, prune closed tickets' step records, reset for a reseed.
 
 Where memory of a customer lives, so that forgetting misses nothing:
@@ -9,7 +10,7 @@ Where memory of a customer lives, so that forgetting misses nothing:
 * the business system itself, through the backend's optional ``forget_customer`` hook
   (:class:`~supportbot.backend.base.ForgetsCustomers`), in the same transaction when it can.
 
-Pruning relies on how ``Store.load`` rebuilds a state: the latest checkpoint, the step records
+Pruning relies on how the store's ``load`` rebuilds a state: the latest checkpoint, the step records
 from that checkpoint's step on, and the turns and tool calls those records count. Turns and tool
 calls are never pruned; records before the latest checkpoint are, and ``supportbot.prunes`` says
 so. Bytes are measured as the sum of ``pg_column_size`` of the deleted rows (their stored size,

@@ -20,7 +20,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo._data import load_demo_data
+from supportbot.backend.demo import load_demo_data
 from supportbot.store._migrate import migrate
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ FLOORS: dict[str, int] = {
     "supportbot.errors": 1,
     "supportbot._records": 1,
     "supportbot._moved": 1,
+    "supportbot._aio": 1,
     "supportbot._state": 2,
     "supportbot._redact": 2,
     "supportbot._reports": 2,
@@ -31,11 +32,12 @@ FLOORS: dict[str, int] = {
     "supportbot._validate": 8,
     "supportbot._lifecycle": 9,
     "supportbot._opening": 9,
-    "supportbot._bot": 10,
-    "supportbot": 11,
-    "supportbot.console": 12,
-    "supportbot.cli": 13,
-    "supportbot.__main__": 14,
+    "supportbot._open": 10,
+    "supportbot._bot": 11,
+    "supportbot": 12,
+    "supportbot.console": 13,
+    "supportbot.cli": 14,
+    "supportbot.__main__": 15,
 }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from supportbot import SupportBot
-from supportbot.backend.demo._data import DEMO_TODAY, load_demo_data
+from supportbot.backend.demo import DEMO_TODAY, load_demo_data
 from supportbot.cli._main import build_parser, main
 from supportbot.cli._text import wrap
 from supportbot.errors import UnknownTicket

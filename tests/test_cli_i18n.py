@@ -20,7 +20,7 @@ from test_cli import COMMANDS
 from supportbot import SupportBot, errors, i18n
 from supportbot._lifecycle import KEEP_MODES
 from supportbot._state import TicketStatus
-from supportbot.backend.demo._data import load_demo_data
+from supportbot.backend.demo import load_demo_data
 from supportbot.cli._main import main
 from supportbot.i18n import error_text
 from supportbot.memory._profile import ENTRIES

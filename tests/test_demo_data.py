@@ -15,6 +15,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from supportbot._records import Customer, PastTicket, Subscription
+from supportbot.backend.demo import load_demo_data
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.backend.demo._data import (
     CUSTOMERS,
@@ -25,7 +26,6 @@ from supportbot.backend.demo._data import (
     PLAN_PRICES,
     SUBSCRIPTIONS,
     demo_profile_inputs,
-    load_demo_data,
 )
 from supportbot.memory._profile import build_profile, fingerprint
 

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from supportbot import Settings, SupportBot, SupportbotError
-from supportbot.backend.demo._data import load_demo_data
+from supportbot.backend.demo import load_demo_data
 from supportbot.llm.offline import OfflineModel
 
 EMAILS = ("wugang@example.com", "lina@example.com", "sunli@example.com", "zhaomin@example.com")

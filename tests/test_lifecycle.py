@@ -13,7 +13,8 @@ from psycopg import sql
 
 from supportbot import Settings, SupportBot
 from supportbot._state import Triage
-from supportbot.backend.demo._data import CUSTOMERS, DEMO_TODAY, load_demo_data
+from supportbot.backend.demo import load_demo_data
+from supportbot.backend.demo._data import CUSTOMERS, DEMO_TODAY
 from supportbot.errors import (
     CustomerBusy,
     InvalidInput,

@@ -19,7 +19,8 @@ from strategies import EN_FILLER, ZH_FILLER, conversations, fact_snippets
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot._records import PastTicket
 from supportbot._state import SupportState, Ticket, Turn
-from supportbot.backend.demo._data import demo_profile_inputs, load_demo_data
+from supportbot.backend.demo import load_demo_data
+from supportbot.backend.demo._data import demo_profile_inputs
 from supportbot.memory import _mask as mask
 from supportbot.memory._compress import compress, extractive_summarize
 from supportbot.memory._facts import update_ledger

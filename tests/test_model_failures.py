@@ -20,7 +20,7 @@ from openai_server import Reply, ScriptedServer, completion, error
 
 from supportbot import Settings, SupportBot
 from supportbot._state import Review, Triage
-from supportbot.backend.demo._data import load_demo_data
+from supportbot.backend.demo import load_demo_data
 from supportbot.llm._openai import OpenAICompatible
 
 KEY = "sk-loopback-SECRET-42"

@@ -26,10 +26,10 @@ import pytest
 from fakes import rows
 
 from supportbot import Settings, SupportBot
-from supportbot.backend.demo._data import load_demo_data
+from supportbot.backend.demo import load_demo_data
 from supportbot.cli._worker import queue as cli_queue
 from supportbot.llm._openai import OpenAICompatible
-from supportbot.run._worker import WorkerStats
+from supportbot.run._values import WorkerStats
 
 SERVER = Path(__file__).with_name("chat_server.py")
 QUESTIONS = [

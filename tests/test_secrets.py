@@ -26,7 +26,7 @@ from psycopg import sql
 from supportbot import Settings, SupportBot
 from supportbot._redact import Redactor
 from supportbot._state import Review, Triage
-from supportbot.backend.demo._data import load_demo_data
+from supportbot.backend.demo import load_demo_data
 from supportbot.cli._main import main
 from supportbot.errors import ConfigError, ModelError
 from supportbot.llm._openai import OpenAICompatible

@@ -119,7 +119,7 @@ def open_console(
     SUPPORTBOT_BACKEND; with neither, the ConfigError SupportBot.open() raises), sharing the bot's
     connection pool for its own rows. The caller closes the bot."""
     from .._bot import SupportBot
-    from .._opening import store_and_deps
+    from .._open import store_and_deps
     from ._service import Console
 
     store, deps = store_and_deps(

@@ -1,3 +1,4 @@
+# Generated from _corrections_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """An operator corrects or retracts a fact pinned in a ticket's ledger, or an entry of a
 customer's profile.
 

@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
@@ -81,7 +81,7 @@ class ActiveRound:
         self.stored_at_release = await lease_repo.released(cur)
 
 
-class Engine:
+class AsyncEngine:
     def __init__(self, store: AsyncStore, deps: Deps, *, worker_id: str | None = None) -> None:
         self.store = store
         self.deps = deps
@@ -228,7 +228,8 @@ class Engine:
         ticket_id: str,
         decision: ApprovalDecision,
         *,
-        audit: Callable[[psycopg.AsyncConnection, SupportState, ApprovalDecision], None] | None = None,
+        audit: Callable[[psycopg.AsyncConnection, SupportState, ApprovalDecision], Awaitable[None]]
+        | None = None,
     ) -> tuple[int, list[RoundResult]]:
         """Record the decision on the paused round and run on: (that round, the rounds' results).
 
@@ -274,7 +275,7 @@ class Engine:
                         reason="decided",
                     )
                 if audit is not None:
-                    audit(tx, loaded.state, decision)
+                    await audit(tx, loaded.state, decision)
                 decided, write, _ = self._record(loaded, DECISION, update, "approval")
                 await self._flush(tx, [write], ticket_id, owner, effects=deps.effects)
                 await work_queue.mark_due(
@@ -294,7 +295,7 @@ class Engine:
         ticket_id: str,
         note: str,
         *,
-        audit: Callable[[psycopg.AsyncConnection, SupportState], None] | None = None,
+        audit: Callable[[psycopg.AsyncConnection, SupportState], Awaitable[None]] | None = None,
     ) -> list[RoundResult]:
         """A reviewer's note to the agent on the paused refund: the agent's answer to the customer is
         drafted and checked first (RespondRefused, nothing recorded, when it fails the checks), then
@@ -308,7 +309,7 @@ class Engine:
             drafted = await steps.answer_note(noted, deps)  # a model call under the lease, no connection held
             async with self.store.transaction() as tx:
                 if audit is not None:
-                    audit(tx, loaded.state)
+                    await audit(tx, loaded.state)
                 noted_loaded, write, _ = self._record(loaded, REVIEWER_NOTE, drafted, "respond")
                 await self._flush(tx, [write], ticket_id, owner)
                 await work_queue.mark_due(tx, ticket_id)

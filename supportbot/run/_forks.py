@@ -1,3 +1,4 @@
+# Generated from _forks_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Forking a ticket: a new ticket whose history is a copy of another's up to one step.
 
 The copy and its audit row are one transaction. The fork starts in the status the original had right

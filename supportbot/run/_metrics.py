@@ -1,3 +1,4 @@
+# Generated from _metrics_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Prometheus metrics: what an operations team watches, in the text exposition format.
 
 Served at ``/metrics`` by the console and by a worker started with ``--metrics-port``, behind a
@@ -17,7 +18,7 @@ from ..config import Settings
 from ..store import _metrics as metrics_repo
 from ..store._rows import Reading
 from ..store._store import Store
-from ._worker import WorkerStats
+from ._values import WorkerStats
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _QUANTILES = ("0.5", "0.9", "0.99")

@@ -1,3 +1,4 @@
+# Generated from _results_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """What a caller is told about a round: its RoundResult once it ended or paused for a refund decision,
 ``queued`` while a worker still has it to run, ``escalated`` or ``with_human`` when a person answers.
 

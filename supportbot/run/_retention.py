@@ -1,3 +1,4 @@
+# Generated from _retention_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Retention: how long each kind of memory of a closed ticket is kept, applied by the workers.
 
 The policy is declared in the settings (``Settings.retention_*_days``; 0 keeps a kind for ever):
@@ -73,7 +74,9 @@ def _count(conn: psycopg.Connection, query: str, days: int, now: datetime) -> in
     if not days:
         return 0
     values = {"cutoff": now - timedelta(days=days), "days": days, "n": BATCH}
-    return int(conn.execute(query, values).fetchone()[0])  # type: ignore[index]
+    row = (conn.execute(query, values)).fetchone()
+    assert row is not None  # a count has its row
+    return int(row[0])
 
 
 def _apply(tx: psycopg.Connection, query: str, days: int, now: datetime, changed: set[str]) -> int:
@@ -81,7 +84,7 @@ def _apply(tx: psycopg.Connection, query: str, days: int, now: datetime, changed
     if not days:
         return 0
     values = {"cutoff": now - timedelta(days=days), "n": BATCH}
-    rows, ids = tx.execute(query, values).fetchone()  # type: ignore[misc]
+    rows, ids = (tx.execute(query, values)).fetchone()  # type: ignore[misc]
     changed.update(ids or ())
     return int(rows)
 

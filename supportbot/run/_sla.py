@@ -1,3 +1,4 @@
+# Generated from _sla_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Service levels: how long a person may take, and how long each waiting ticket has left.
 
 Three clocks, each with its own target (``Settings.sla_*_minutes``):

@@ -1,3 +1,4 @@
+# Generated from _takeover_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """A person takes a ticket over from the bot, answers the customer, and hands it back.
 
 Each action is a step record between rounds (next step None), so history, ``state_at`` and
@@ -52,7 +53,7 @@ def take_over(engine: Engine, ticket_id: str, *, agent: str, source: str) -> Sup
                 _audit(tx, loaded, agent, "take_over", source, {"seq": after.seq})
     finally:
         engine.release(ticket_id, owner)
-    return engine.latest(ticket_id).state
+    return (engine.latest(ticket_id)).state
 
 
 def reply_as_human(engine: Engine, ticket_id: str, text: str, *, agent: str, source: str) -> Turn:
@@ -64,7 +65,7 @@ def reply_as_human(engine: Engine, ticket_id: str, text: str, *, agent: str, sou
         with engine.store.transaction() as tx:
             stored = repo.lock_turn_count(tx, ticket_id)
             # Customer messages stored since the last record come first: the reply answers them.
-            arrived = engine.store.turns(tx, ticket_id, stored)[len(state.turns) :]
+            arrived = (engine.store.turns(tx, ticket_id, stored))[len(state.turns) :]
             turn = Turn("agent", text, round=state.round + 1, created_at=engine.deps.clock(), author=agent)
             update: StateUpdate = {
                 "turns": [dataclasses.replace(t, idx=None) for t in arrived] + [with_tokens(turn)],

@@ -68,3 +68,15 @@ class Submitted:
 
 
 ClockKind = Literal["approval", "first_response", "next_response"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStats:
+    """This process's worker counters since it started."""
+
+    rounds: int
+    failures: int  # failed rounds (each retried, or handed to a human after the last attempt)
+    handed_off: int
+    running: int  # tickets claimed and not finished: being driven, or claimed ahead
+    max_wait: float  # the longest a claimed ticket had waited, in seconds
+    deferred: int = 0  # rounds that gave their ticket back in a model outage (none handed off)

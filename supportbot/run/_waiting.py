@@ -76,14 +76,17 @@ class Answers:
                     return result
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise WaitTimeout(
-                        f"no answer on ticket {ticket_id} within {timeout:g} s; the message stays queued and "
-                        "a worker answers it (is one running? SupportBot.work() runs one). Call wait() again "
-                        "to keep waiting",
-                        ticket_id=ticket_id,
-                    )
+                    raise timed_out(ticket_id, timeout)
                 event.wait(min(left, RECHECK_LISTENING if listening else RECHECK_POLLING))
             finally:
                 self._waiters.unregister(ticket_id, event)
             if not listening:
                 listening = self._listening()
+
+
+def timed_out(ticket_id: str, timeout: float, bot: str = "SupportBot") -> WaitTimeout:
+    return WaitTimeout(
+        f"no answer on ticket {ticket_id} within {timeout:g} s; the message stays queued and a worker "
+        f"answers it (is one running? {bot}.work() runs one). Call wait() again to keep waiting",
+        ticket_id=ticket_id,
+    )

@@ -39,31 +39,22 @@ from __future__ import annotations
 
 import logging
 import queue
-import random
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 
 from .._records import CustomerRecords
-from ..backend.base import ReadsCustomerRecords
 from ..config import Settings
-from ..errors import ModelError, StoreError
 from ..memory import _tokens as tokens
-from ..store import _queue as work_queue
 from ..store._channels import WORK_CHANNEL
 from ..store._listen import Listener
 from ..store._rows import Claim
 from ..store._store import Store
-from . import _retention as retention
+from ._claims import Claims
 from ._engine import Engine
-from ._models import OUTAGE_REASONS
-from ._rounds import RoundDeferred, RoundResult
-from ._values import RetentionPolicy, RetentionReport
+from ._values import RetentionReport, WorkerStats
 
 log = logging.getLogger("supportbot.worker")
-
-_MAX_PAUSE = 30.0  # seconds: the longest a worker stops claiming in a model outage
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,19 +65,10 @@ class _Task:
     records: CustomerRecords | None
 
 
-@dataclass(frozen=True, slots=True)
-class WorkerStats:
-    """This process's worker counters since it started."""
-
-    rounds: int
-    failures: int  # failed rounds (each retried, or handed to a human after the last attempt)
-    handed_off: int
-    running: int  # tickets claimed and not finished: being driven, or claimed ahead
-    max_wait: float  # the longest a claimed ticket had waited, in seconds
-    deferred: int = 0  # rounds that gave their ticket back in a model outage (none handed off)
-
-
 class Worker:
+    """The thread worker: one dispatcher thread claims, ``threads`` threads drive (``Claims`` says
+    what is done with each claim; the task worker, ``run/_aio_worker.py``, schedules the same)."""
+
     def __init__(
         self,
         engine: Engine,
@@ -100,34 +82,25 @@ class Worker:
         self.engine, self.store, self.settings = engine, store, settings
         self.threads = threads
         self.lookahead = threads // 2  # see the module docstring
-        self.id = f"{engine.worker_id}-{uuid.uuid4().hex[:6]}"
         self._listen_url = listen_url
         self.stopping = stop or threading.Event()
         self._wake = threading.Event()
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._active: dict[str, str] = {}  # ticket -> lease owner, from its claim until its round ends
+        self.claims = Claims(engine, store, settings, on_answer=self._wake.set)
+        self.id = self.claims.id
+        self._idle = threading.Condition(self.claims.lock)
         self._unstarted: list[str] = []  # lease owners of claims a thread took only after the stop
         self._tasks: queue.SimpleQueue[_Task | None] = queue.SimpleQueue()
-        self._rounds = self._failures = self._handed_off = 0
-        self._max_wait = 0.0
-        # The model outage this worker is in: since when (monotonic; None: the model answers),
-        # how many rounds it failed, and until when claiming pauses.
-        self._outage_since: float | None = None
-        self._outage_failures = self._deferred = 0
-        self._pause_until = 0.0
-        self._rng = random.Random()
+
+    @property
+    def _active(self) -> dict[str, str]:
+        return self.claims.active
+
+    @_active.setter
+    def _active(self, value: dict[str, str]) -> None:
+        self.claims.active = value
 
     def stats(self) -> WorkerStats:
-        with self._lock:
-            return WorkerStats(
-                self._rounds,
-                self._failures,
-                self._handed_off,
-                len(self._active),
-                self._max_wait,
-                self._deferred,
-            )
+        return self.claims.stats()
 
     def stop(self) -> None:
         """Take no more work; ``run`` returns once running rounds end (or the shutdown timeout)."""
@@ -178,7 +151,7 @@ class Worker:
             last_sweep = now
             claimed = self._claim()
             if now - last_beat >= 1.0:
-                self._heartbeat()
+                self.claims.heartbeat(self.threads)
                 last_beat = now
             if now - last_retention >= self.settings.retention_sweep_seconds:
                 self.retain()
@@ -186,12 +159,12 @@ class Worker:
             if claimed:
                 self._wake.set()  # there may be more: claim again at once if threads are free
             elif until_idle:
-                with self._lock:  # tickets given back within the outage's grace are work still to do
-                    if not self._active and not self._within_grace():
+                with self.claims.lock:  # tickets given back within the outage's grace are work still to do
+                    if not self._active and not self.claims.within_grace():
                         return
 
     def _room(self) -> int:
-        """How many tickets a claim would take now (0: claim nothing yet); hold ``_lock``.
+        """How many tickets a claim would take now (0: claim nothing yet); hold the claims' lock.
 
         While claimed tickets still wait for a thread, none is idle: claim when half the
         lookahead is free instead of once per finished round (a claim and the read of its
@@ -206,58 +179,20 @@ class Worker:
         """Wake the dispatcher if a claim would take work now. Under load most rounds end, and
         most messages arrive, while it would not; each wake costs a trip through the interpreter
         lock, which hundreds of threads are queueing for."""
-        with self._lock:
+        with self.claims.lock:
             room = self._room()
         if room:
             self._wake.set()
 
     def _claim(self) -> int:
-        with self._lock:
-            free = self._room()
-            if self._outage_since is not None and self._within_grace():
-                # Paused, then one ticket at a time: a probe, not a batch that would all wait.
-                free = 0 if time.monotonic() < self._pause_until or self._active else min(free, 1)
+        with self.claims.lock:
+            free = self.claims.probing(self._room())
         if not free:
             return 0
-        # The claim and the read of its customers share one connection: under load a thread
-        # waits its turn for the pool, and threads that finish meanwhile find no work.
-        with self.store.keep_connection():
-            try:
-                with self.store.statement() as conn:
-                    claims = work_queue.claimed(
-                        work_queue.claim_cursor(
-                            conn,
-                            f"{self.id}:",
-                            free,
-                            self.settings.lease_seconds,
-                            track=self.store.tracks_holders,
-                        )
-                    )
-            except StoreError as exc:
-                log.warning("claiming work failed (%s); trying again at the next sweep", type(exc).__name__)
-                return 0
-            customers = self._customer_records(claims)
-        for c, records in zip(claims, customers, strict=True):
-            self.store.remember_turns(c.ticket_id, c.waiting)
-            with self._lock:
-                self._active[c.ticket_id] = c.owner
-            self._tasks.put(_Task(c, records))
-        return len(claims)
-
-    def _customer_records(self, claims: list[Claim]) -> list[CustomerRecords | None]:
-        """The claimed tickets' customers with their records, in one read of the backend, so that
-        their rounds start without one each (None where the round reads its own)."""
-        backend = self.engine.deps.backend
-        if not claims or not isinstance(backend, ReadsCustomerRecords):
-            return [None] * len(claims)
-        try:
-            return backend.customer_records([c.ticket.customer_email for c in claims])
-        except Exception as exc:  # noqa: BLE001 - the rounds read their customers themselves
-            log.warning(
-                "reading the claimed tickets' customers failed (%s); each round reads its own",
-                type(exc).__name__,
-            )
-            return [None] * len(claims)
+        claimed = self.claims.claim(free)
+        for claim, records in claimed:
+            self._tasks.put(_Task(claim, records))
+        return len(claimed)
 
     def _release_unstarted(self) -> None:
         """Give back the claims no thread has taken (claimed ahead), so that other workers can run
@@ -270,20 +205,12 @@ class Worker:
                 break
             if task is not None:
                 owners.append(task.claim.owner)
-                with self._lock:
+                with self.claims.lock:
                     self._active.pop(task.claim.ticket_id, None)
-        if not owners:
-            return
-        try:
-            with self.store.transaction(durable=False) as tx:
-                work_queue.release_all(tx, owners)
-        except StoreError:
-            log.warning(
-                "could not release %d claims of worker %s; they expire by themselves", len(owners), self.id
-            )
+        self.claims.release(owners)
 
     def _skip(self, task: Claim) -> None:
-        with self._lock:
+        with self.claims.lock:
             self._active.pop(task.ticket_id, None)
             self._unstarted.append(task.owner)
             self._idle.notify_all()
@@ -294,172 +221,27 @@ class Worker:
                 self._skip(task.claim)  # taken as the stop came: released with the running rounds' leases
                 continue
             try:
-                self._drive(task.claim, task.records)
+                self.claims.drive(task.claim, task.records)
             finally:
-                with self._lock:
+                with self.claims.lock:
                     self._active.pop(task.claim.ticket_id, None)
                     self._idle.notify_all()
                     room = self._room()
                 if room:
                     self._wake.set()
 
-    def _drive(self, task: Claim, records: CustomerRecords | None) -> None:
-        started = last = time.monotonic()
-        waited = max(0.0, time.time() - task.due.timestamp())
-        with self._lock:
-            self._max_wait = max(self._max_wait, waited)
-
-        def finished(result: RoundResult) -> None:
-            nonlocal last
-            now = time.monotonic()
-            log.info(
-                "round ticket=%s round=%d outcome=%s ms=%d",
-                result.ticket_id,
-                result.round,
-                result.outcome,
-                (now - last) * 1000,
-            )
-            last = now
-            with self._lock:
-                self._rounds += 1
-
-        try:
-            self.engine.drive(
-                task.ticket_id,
-                owner=task.owner,
-                taken=(task.last_seq, task.turn_count),
-                records=records,
-                row=task.ticket,
-                on_round=finished,
-                watch=self,
-            )
-        except RoundDeferred as exc:
-            self._wait_for_model(task, exc)
-        except Exception as exc:  # noqa: BLE001 - any round failure: counted, retried or handed over
-            self._failed(task, exc, time.monotonic() - started)
-
-    # -- a model outage (the module docstring): the engine's ModelWatch ----------------------
-
-    def answered(self) -> None:
-        if self._outage_since is None:  # read without the lock: the common case costs nothing
-            return
-        with self._lock:
-            if self._outage_since is not None:
-                log.info("worker %s: the model answers again", self.id)
-            self._outage_since, self._outage_failures, self._pause_until = None, 0, 0.0
-        self._wake.set()
-
-    def defer(self, exc: ModelError) -> bool:
-        if exc.reason not in OUTAGE_REASONS:
-            return False  # a bad answer, a refusal of this request: the ticket's own problem
-        with self._lock:
-            if self._outage_since is None:
-                self._outage_since = time.monotonic()
-            return self._within_grace()
-
-    def _within_grace(self) -> bool:
-        """Whether the outage is younger than ``model_outage_grace``; hold ``_lock``."""
-        since = self._outage_since
-        return since is not None and time.monotonic() - since < self.settings.model_outage_grace
-
-    def _wait_for_model(self, task: Claim, exc: RoundDeferred) -> None:
-        """The round gave its ticket back: pause claiming; the ticket waits as long, uncounted."""
-        with self._lock:
-            self._outage_failures += 1
-            self._deferred += 1
-            base = self.settings.worker_retry_seconds * 2 ** min(self._outage_failures - 1, 10)
-            pause = min(_MAX_PAUSE, base) * self._rng.uniform(0.5, 1.0)  # workers out of step
-            self._pause_until = max(self._pause_until, time.monotonic() + pause)
-            since = self._outage_since or time.monotonic()
-        reason = f"waiting for the model ({exc.reason}): {(str(exc).strip().splitlines() or [''])[0]}"
-        try:
-            with self.store.transaction() as tx:
-                work_queue.wait_for_model(tx, task.ticket_id, reason, retry_in=pause)
-        except StoreError:
-            pass  # its lease is already free: it is simply tried again sooner
-        log.warning(
-            "model unavailable (%s) in %s of ticket=%s; claiming paused %.1fs, %.0fs of %.0fs grace used",
-            exc.reason,
-            exc.step,
-            task.ticket_id,
-            pause,
-            time.monotonic() - since,
-            self.settings.model_outage_grace,
-        )
-
-    def _failed(self, task: Claim, exc: Exception, seconds: float) -> None:
-        # The stored reason is for operators; the log line names only the error's type.
-        first = (str(exc).strip().splitlines() or [""])[0]
-        reason = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-        try:
-            with self.store.transaction() as tx:
-                attempts, gave_up = work_queue.record_failure(
-                    tx,
-                    task.ticket_id,
-                    reason,
-                    max_attempts=self.settings.worker_max_attempts,
-                    backoff=self.settings.worker_retry_seconds,
-                )
-        except StoreError:
-            attempts, gave_up = 0, False  # the lease expires and the ticket is retried anyway
-        with self._lock:
-            self._failures += 1
-            self._handed_off += gave_up
-        log.warning(
-            "round failed ticket=%s attempt=%d/%d error=%s ms=%d%s",
-            task.ticket_id,
-            attempts,
-            self.settings.worker_max_attempts,
-            type(exc).__name__,
-            seconds * 1000,
-            " -> handed to a human" if gave_up else "",
-        )
-
     def retain(self) -> RetentionReport | None:
         """Apply the retention policy once; None if the database was away (the next period tries
         again)."""
-        try:
-            report = retention.apply(self.store, RetentionPolicy.of(self.settings), self.engine.deps.clock())
-        except StoreError as exc:
-            log.warning("the retention sweep failed (%s); the next one tries again", type(exc).__name__)
-            return None
-        for ticket_id in report.tickets:
-            self.engine.forget(ticket_id)
-        return report
-
-    def _heartbeat(self) -> None:
-        stats = self.stats()
-        try:
-            with self.store.statement() as conn:
-                work_queue.heartbeat(
-                    conn,
-                    self.id,
-                    threads=self.threads,
-                    rounds=stats.rounds,
-                    failures=stats.failures,
-                    running=stats.running,
-                )
-        except StoreError:
-            pass  # counters only; the next beat tries again
+        return self.claims.retain()
 
     def _shut_down(self, pool: list[threading.Thread]) -> None:
         deadline = time.monotonic() + self.settings.worker_shutdown_seconds
         self._release_unstarted()
-        with self._lock:
+        with self.claims.lock:
             while self._active and (left := deadline - time.monotonic()) > 0:
                 self._idle.wait(timeout=left)
             owners = self._unstarted + list(self._active.values())
         for _ in pool:
             self._tasks.put(None)
-        try:
-            with self.store.transaction(durable=False) as tx:
-                if owners:
-                    released = work_queue.release_all(tx, owners)
-                    log.warning(
-                        "worker %s stopped with %d tickets claimed and unfinished; released them",
-                        self.id,
-                        released,
-                    )
-                work_queue.sign_off(tx, self.id)
-        except StoreError:
-            log.warning("could not release the leases of worker %s; they expire by themselves", self.id)
+        self.claims.sign_off(owners)

@@ -38,7 +38,8 @@ def lock_customer_tickets(tx: psycopg.Connection, email: str) -> list[HeldTicket
         tx.execute(
             "SELECT t.id, t.status, CASE WHEN t.lease_expires > now() THEN t.lease_expires END,"
             " EXISTS (SELECT 1 FROM supportbot.approvals a WHERE a.ticket_id = t.id AND a.decided_at IS NULL)"
-            " FROM supportbot.tickets t WHERE lower(t.customer_email) = lower(%s) ORDER BY t.id FOR UPDATE OF t",
+            " FROM supportbot.tickets t WHERE lower(t.customer_email) = lower(%s)"
+            " ORDER BY t.id FOR UPDATE OF t",
             (email,),
         )
     ).fetchall()

@@ -1,3 +1,4 @@
+# Generated from _backend_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """The demo business system on the ``demo`` schema of the same database as the engine."""
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..._records import (
 from ...errors import InvalidInput
 from ...reply._search import BM25Index
 from . import _refund_policy as refund_policy
-from ._data import DEMO_TODAY, PLAN_PRICES, load_demo_data
+from ._data import DEMO_TODAY, PLAN_PRICES, demo_batches
 
 
 class DemoBackend:
@@ -65,15 +66,13 @@ class DemoBackend:
     def get_customer(self, email: str) -> Customer | None:
         with self._pool.connection() as conn:
             return (
-                conn.cursor(row_factory=class_row(Customer))
-                .execute(
+                conn.cursor(row_factory=class_row(Customer)).execute(
                     "SELECT id, name, email, company, phone, is_vip FROM demo.customers"
                     " WHERE lower(email) = lower(%s)"
                     " ORDER BY id LIMIT 1",
                     (email.strip(),),
                 )
-                .fetchone()
-            )
+            ).fetchone()
 
     def customer_records(self, emails: Sequence[str]) -> list[CustomerRecords | None]:
         """get_customer, list_subscriptions and list_resolved_tickets of each address, in one query
@@ -81,54 +80,48 @@ class DemoBackend:
         if not emails:
             return []
         with self._pool.connection() as conn:
-            rows = conn.execute(_CUSTOMER_RECORDS, ([email.strip() for email in emails],)).fetchall()
+            rows = (conn.execute(_CUSTOMER_RECORDS, ([email.strip() for email in emails],))).fetchall()
         found = {row[0]: _records(row[1:]) for row in rows}
         return [found.get(n) for n in range(1, len(emails) + 1)]
 
     def list_subscriptions(self, customer_id: str) -> list[Subscription]:
         with self._pool.connection() as conn:
             return (
-                conn.cursor(row_factory=class_row(Subscription))
-                .execute(
+                conn.cursor(row_factory=class_row(Subscription)).execute(
                     "SELECT id, customer_id, plan, billing_cycle, status, started_on, renews_on, amount"
                     " FROM demo.subscriptions WHERE customer_id = %s ORDER BY started_on, id",
                     (customer_id,),
                 )
-                .fetchall()
-            )
+            ).fetchall()
 
     def list_invoices(self, customer_id: str) -> list[Invoice]:
         with self._pool.connection() as conn:
             return (
-                conn.cursor(row_factory=class_row(Invoice))
-                .execute(
+                conn.cursor(row_factory=class_row(Invoice)).execute(
                     "SELECT id, customer_id, amount, currency, issued_on, status, subscription_id"
                     " FROM demo.invoices WHERE customer_id = %s ORDER BY issued_on DESC, id",
                     (customer_id,),
                 )
-                .fetchall()
-            )
+            ).fetchall()
 
     def list_resolved_tickets(self, customer_id: str) -> list[PastTicket]:
         with self._pool.connection() as conn:
             return (
-                conn.cursor(row_factory=class_row(PastTicket))
-                .execute(
+                conn.cursor(row_factory=class_row(PastTicket)).execute(
                     "SELECT id, customer_id, subject, resolved_on, facts FROM demo.past_tickets"
                     " WHERE customer_id = %s ORDER BY resolved_on NULLS LAST, id",
                     (customer_id,),
                 )
-                .fetchall()
-            )
+            ).fetchall()
 
     def search_help_center(self, query: str, *, limit: int = 3) -> list[Hit]:
         if self._index is None:
             with self._pool.connection() as conn:
                 articles = (
-                    conn.cursor(row_factory=class_row(Hit))
-                    .execute("SELECT id, title, body, url FROM demo.kb_articles ORDER BY id")
-                    .fetchall()
-                )
+                    conn.cursor(row_factory=class_row(Hit)).execute(
+                        "SELECT id, title, body, url FROM demo.kb_articles ORDER BY id"
+                    )
+                ).fetchall()
             if not articles:
                 return []  # not cached: the demo data may be loaded later
             self._index = BM25Index(articles)
@@ -136,13 +129,15 @@ class DemoBackend:
 
     def quote_refund(self, *, customer_id: str, invoice_id: str) -> RefundQuote | None:
         with self._pool.connection() as conn:
-            row = conn.execute(
-                "SELECT i.amount, i.currency, i.issued_on, coalesce(s.billing_cycle, ''),"
-                " (SELECT coalesce(sum(r.amount), 0) FROM demo.refunds r"
-                "  WHERE r.invoice_id = i.id AND r.status IN ('approved', 'pending'))"
-                " FROM demo.invoices i LEFT JOIN demo.subscriptions s ON s.id = i.subscription_id"
-                " WHERE i.id = %s AND i.customer_id = %s AND i.status = 'paid'",
-                (invoice_id, customer_id),
+            row = (
+                conn.execute(
+                    "SELECT i.amount, i.currency, i.issued_on, coalesce(s.billing_cycle, ''),"
+                    " (SELECT coalesce(sum(r.amount), 0) FROM demo.refunds r"
+                    "  WHERE r.invoice_id = i.id AND r.status IN ('approved', 'pending'))"
+                    " FROM demo.invoices i LEFT JOIN demo.subscriptions s ON s.id = i.subscription_id"
+                    " WHERE i.id = %s AND i.customer_id = %s AND i.status = 'paid'",
+                    (invoice_id, customer_id),
+                )
             ).fetchone()
         if row is None:
             return None
@@ -183,14 +178,12 @@ class DemoBackend:
                 (ticket_id, customer_id, amount, amount, reason, key, invoice_id, customer_id, amount),
             )
             refund = (
-                conn.cursor(row_factory=class_row(RefundRequest))
-                .execute(
+                conn.cursor(row_factory=class_row(RefundRequest)).execute(
                     "SELECT id, invoice_id, amount, currency, reason, status FROM demo.refunds"
                     " WHERE request_key = %s",
                     (key,),
                 )
-                .fetchone()
-            )
+            ).fetchone()
         if refund is None:
             raise InvalidInput(f"invoice {invoice_id} is not the customer's, or paid less than {amount}")
         return refund
@@ -215,19 +208,23 @@ class DemoBackend:
         sql/010_refund_invariants.sql would refuse the update anyway; this turns it into a
         rejection instead of an error)."""
         with self._writer(tx) as conn:
-            found = conn.execute(
-                "SELECT r.amount, r.currency, i.id, i.amount FROM demo.refunds r"
-                " JOIN demo.invoices i ON i.id = r.invoice_id WHERE r.id = %s FOR UPDATE OF i, r",
-                (refund_id,),
+            found = (
+                conn.execute(
+                    "SELECT r.amount, r.currency, i.id, i.amount FROM demo.refunds r"
+                    " JOIN demo.invoices i ON i.id = r.invoice_id WHERE r.id = %s FOR UPDATE OF i, r",
+                    (refund_id,),
+                )
             ).fetchone()
             reason = ""
             if found is not None and approved:
                 asked, currency, invoice_id, paid = found
                 granted = asked if amount is None else amount
-                already = conn.execute(
-                    "SELECT coalesce(sum(amount), 0) FROM demo.refunds"
-                    " WHERE invoice_id = %s AND status = 'approved' AND id <> %s",
-                    (invoice_id, refund_id),
+                already = (
+                    conn.execute(
+                        "SELECT coalesce(sum(amount), 0) FROM demo.refunds"
+                        " WHERE invoice_id = %s AND status = 'approved' AND id <> %s",
+                        (invoice_id, refund_id),
+                    )
                 ).fetchone()[0]  # type: ignore[index]
                 if already + granted > paid:
                     approved = False
@@ -250,9 +247,11 @@ class DemoBackend:
                     refund_id,
                 ),
             )
-            row = conn.execute(
-                "SELECT status, decision_key, decision_note, amount FROM demo.refunds WHERE id = %s",
-                (refund_id,),
+            row = (
+                conn.execute(
+                    "SELECT status, decision_key, decision_note, amount FROM demo.refunds WHERE id = %s",
+                    (refund_id,),
+                )
             ).fetchone()
         return {
             "refund_id": refund_id,
@@ -264,15 +263,23 @@ class DemoBackend:
         }
 
     def escalate(
-        self, *, ticket_id: str, customer_email: str, reason: str, key: str, tx: psycopg.Connection | None
+        self,
+        *,
+        ticket_id: str,
+        customer_email: str,
+        reason: str,
+        key: str,
+        tx: psycopg.Connection | None,
     ) -> dict[str, Any]:
         with self._writer(tx) as conn:
-            row = conn.execute(
-                "INSERT INTO demo.escalations (ticket_id, customer_email, reason, idempotency_key)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO UPDATE SET reason = "
-                "demo.escalations.reason"
-                " RETURNING id",
-                (ticket_id, customer_email, reason, key),
+            row = (
+                conn.execute(
+                    "INSERT INTO demo.escalations (ticket_id, customer_email, reason, idempotency_key)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO UPDATE SET reason = "
+                    "demo.escalations.reason"
+                    " RETURNING id",
+                    (ticket_id, customer_email, reason, key),
+                )
             ).fetchone()
         return {"escalation_id": int(row[0]) if row else None}
 
@@ -319,8 +326,8 @@ class DemoBackend:
         """
         ids = list(ticket_ids)
         with self._writer(tx) as conn:
-            found = conn.execute(
-                "SELECT id FROM demo.customers WHERE lower(email) = lower(%s)", (email,)
+            found = (
+                conn.execute("SELECT id FROM demo.customers WHERE lower(email) = lower(%s)", (email,))
             ).fetchall()
             customers = [row[0] for row in found]
             by = {"c": customers, "t": ids, "e": email}
@@ -338,15 +345,15 @@ class DemoBackend:
                 query = sql.SQL(
                     "WITH gone AS (DELETE FROM {} WHERE {} RETURNING 1) SELECT count(*) FROM gone"
                 ).format(sql.Identifier("demo", table), sql.SQL(where))
-                counts[f"demo.{table}"] = int(conn.execute(query, by).fetchone()[0])  # type: ignore[index]
+                counts[f"demo.{table}"] = _count(conn, query, by)
         return counts
 
     def reset_data(self, *, tx: psycopg.Connection) -> dict[str, int]:
         """Empty every table of the demo schema (sequences keep counting); rows per table."""
         tables = [
             row[0]
-            for row in tx.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'demo' ORDER BY tablename"
+            for row in (
+                tx.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'demo' ORDER BY tablename")
             ).fetchall()
         ]
         names = [sql.Identifier("demo", t) for t in tables]
@@ -354,7 +361,7 @@ class DemoBackend:
             return {}
         tx.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(names)))
         counts = {
-            f"demo.{t}": int(tx.execute(sql.SQL("SELECT count(*) FROM {}").format(n)).fetchone()[0])  # type: ignore[index]
+            f"demo.{t}": _count(tx, sql.SQL("SELECT count(*) FROM {}").format(n))
             for t, n in zip(tables, names, strict=True)
         }
         tx.execute(sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names)))
@@ -414,3 +421,22 @@ def _records(row: Sequence[Any]) -> CustomerRecords:
 
 def _day(value: str | None) -> date | None:
     return None if value is None else date.fromisoformat(value)
+
+
+def _count(conn: psycopg.Connection, query: sql.Composed, args: Any = None) -> int:
+    row = (conn.execute(query, args)).fetchone()
+    assert row is not None  # a count(*) always has its row
+    return int(row[0])
+
+
+def load_demo_data(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    """Upsert every demo row in one transaction; return how many rows each table was given.
+
+    Idempotent: a second run leaves the same rows. Rows a host added to these tables are left alone.
+    """
+    counts: dict[str, int] = {}
+    with conn.transaction(), conn.cursor() as cur:
+        for table, statement, rows in demo_batches():
+            cur.executemany(statement, rows)
+            counts[table] = len(rows)
+    return counts

@@ -14,7 +14,6 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from ..._records import Customer, Invoice, PastTicket, Subscription
@@ -30,9 +29,9 @@ __all__ = [
     "SUBSCRIPTIONS",
     "DemoCustomer",
     "KbArticle",
+    "demo_batches",
     "demo_clock",
     "demo_profile_inputs",
-    "load_demo_data",
 ]
 
 DEMO_TODAY = date(2026, 10, 15)
@@ -721,7 +720,7 @@ _UPSERT_TICKET = (
 )
 
 
-def _batches() -> list[tuple[str, str, Sequence[tuple[Any, ...]]]]:
+def demo_batches() -> list[tuple[str, str, Sequence[tuple[Any, ...]]]]:
     """(table, statement, rows) in foreign-key order."""
     return [
         ("kb_articles", _UPSERT_ARTICLE, [(a.id, a.title, a.category, a.body, a.url) for a in KB_ARTICLES]),
@@ -752,16 +751,3 @@ def _batches() -> list[tuple[str, str, Sequence[tuple[Any, ...]]]]:
             [(t.id, t.customer_id, t.subject, t.resolved_on, Jsonb(dict(t.facts))) for t in PAST_TICKETS],
         ),
     ]
-
-
-def load_demo_data(conn: psycopg.Connection[Any]) -> dict[str, int]:
-    """Upsert every demo row in one transaction; return how many rows each table was given.
-
-    Idempotent: a second run leaves the same rows. Rows a host added to these tables are left alone.
-    """
-    counts: dict[str, int] = {}
-    with conn.transaction(), conn.cursor() as cur:
-        for table, statement, rows in _batches():
-            cur.executemany(statement, rows)
-            counts[table] = len(rows)
-    return counts
