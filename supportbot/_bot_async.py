@@ -83,7 +83,7 @@ class AsyncSupportBot:
         self._own_models: tuple[object, ...] = ()
 
     @classmethod
-    async def open(
+    def open(
         cls,
         database_url: str | None = None,
         *,

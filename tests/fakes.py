@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -154,3 +155,22 @@ def row_counts(conn: psycopg.Connection) -> dict[str, int]:
         for s, t in tables
     )
     return {name: int(n) for name, n in conn.execute(counts).fetchall()}
+
+
+class AsyncModel:
+    """A synchronous test model (ScriptedLLM, the offline model) as an ``AsyncLLM``: the same
+    answers and records, awaited; ``delay`` seconds of (asynchronous) latency per call."""
+
+    def __init__(self, inner: Any, *, delay: float = 0.0) -> None:
+        self.inner, self.delay = inner, delay
+
+    async def chat(
+        self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
+    ) -> Completion:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        completion: Completion = self.inner.chat(messages, schema=schema, temperature=temperature)
+        return completion
+
+    def __getattr__(self, name: str) -> Any:  # prompts, summary_calls, user_prompts()
+        return getattr(self.inner, name)

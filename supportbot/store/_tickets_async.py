@@ -50,7 +50,9 @@ async def create_ticket(
     """Insert a ticket row. ``due``: its first message waits for a round (the work queue); with
     ``lease`` (owner, seconds, track the holder) the caller runs that round itself, else workers
     are notified."""
-    number = await (await conn.execute("SELECT nextval('supportbot.ticket_numbers')")).fetchone()[0]  # type: ignore[index]
+    row = await (await conn.execute("SELECT nextval('supportbot.ticket_numbers')")).fetchone()
+    assert row is not None  # nextval always answers
+    number = row[0]
     ticket_id = f"T{number:06d}"
     owner, seconds, track = lease if lease is not None else (None, 0.0, False)
     await conn.execute(

@@ -219,13 +219,15 @@ class DemoBackend:
             if found is not None and approved:
                 asked, currency, invoice_id, paid = found
                 granted = asked if amount is None else amount
-                already = (
-                    conn.execute(
+                already = _count(
+                    conn,
+                    sql.SQL(
                         "SELECT coalesce(sum(amount), 0) FROM demo.refunds"
-                        " WHERE invoice_id = %s AND status = 'approved' AND id <> %s",
-                        (invoice_id, refund_id),
-                    )
-                ).fetchone()[0]  # type: ignore[index]
+                        " WHERE invoice_id = %s AND status = 'approved' AND id <> %s"
+                    ),
+                    (invoice_id, refund_id),
+                    to=Decimal,
+                )
                 if already + granted > paid:
                     approved = False
                     left = max(paid - already, 0)
@@ -423,10 +425,17 @@ def _day(value: str | None) -> date | None:
     return None if value is None else date.fromisoformat(value)
 
 
-def _count(conn: psycopg.Connection, query: sql.Composed, args: Any = None) -> int:
+def _count(
+    conn: psycopg.Connection,
+    query: sql.Composed | sql.SQL,
+    args: Any = None,
+    *,
+    to: Callable[[Any], Any] = int,
+) -> Any:
+    """The one value of an aggregate (count, sum), which always has its row."""
     row = (conn.execute(query, args)).fetchone()
-    assert row is not None  # a count(*) always has its row
-    return int(row[0])
+    assert row is not None
+    return to(row[0])
 
 
 def load_demo_data(conn: psycopg.Connection[Any]) -> dict[str, int]:

@@ -53,7 +53,7 @@ class AsyncDemoBackend:
         # day (the profile ignores tickets resolved after the day it is built for).
         self._clock = clock or (lambda: datetime.now(UTC))
 
-    def list_plans(self) -> list[str]:
+    async def list_plans(self) -> list[str]:
         """The demo's plan catalogue (supportbot.backend.ListsPlans), from its price list."""
         return sorted({plan for plan, _ in PLAN_PRICES})
 
@@ -220,13 +220,15 @@ class AsyncDemoBackend:
             if found is not None and approved:
                 asked, currency, invoice_id, paid = found
                 granted = asked if amount is None else amount
-                already = await (
-                    await conn.execute(
+                already = await _count(
+                    conn,
+                    sql.SQL(
                         "SELECT coalesce(sum(amount), 0) FROM demo.refunds"
-                        " WHERE invoice_id = %s AND status = 'approved' AND id <> %s",
-                        (invoice_id, refund_id),
-                    )
-                ).fetchone()[0]  # type: ignore[index]
+                        " WHERE invoice_id = %s AND status = 'approved' AND id <> %s"
+                    ),
+                    (invoice_id, refund_id),
+                    to=Decimal,
+                )
                 if already + granted > paid:
                     approved = False
                     left = max(paid - already, 0)
@@ -426,10 +428,17 @@ def _day(value: str | None) -> date | None:
     return None if value is None else date.fromisoformat(value)
 
 
-async def _count(conn: psycopg.AsyncConnection, query: sql.Composed, args: Any = None) -> int:
+async def _count(
+    conn: psycopg.AsyncConnection,
+    query: sql.Composed | sql.SQL,
+    args: Any = None,
+    *,
+    to: Callable[[Any], Any] = int,
+) -> Any:
+    """The one value of an aggregate (count, sum), which always has its row."""
     row = await (await conn.execute(query, args)).fetchone()
-    assert row is not None  # a count(*) always has its row
-    return int(row[0])
+    assert row is not None
+    return to(row[0])
 
 
 async def load_demo_data(conn: psycopg.AsyncConnection[Any]) -> dict[str, int]:
