@@ -22,13 +22,15 @@ from .errors import SupportbotError
 
 if TYPE_CHECKING:
     from ._bot import SupportBot
+    from ._bot_async import AsyncSupportBot
     from ._opening import migrate
     from ._records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
     from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
     from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
     from .backend.base import Backend, ForgetsCustomers
-    from .llm.base import LLM, Completion, Usage
-    from .llm.offline import OfflineModel
+    from .backend.base_async import AsyncBackend, AsyncForgetsCustomers
+    from .llm.base import LLM, AsyncLLM, Completion, Usage
+    from .llm.offline import AsyncOfflineModel, OfflineModel
     from .memory._profile import Profile
     from .run._rounds import RoundResult
     from .run._values import RetentionReport, ServiceClock, Submitted, WorkerStats
@@ -55,6 +57,11 @@ except PackageNotFoundError:  # a source checkout that was never installed
 # (tests/test_api.py checks that the two agree).
 _HOMES: dict[str, str] = {
     "LLM": ".llm.base",
+    "AsyncLLM": ".llm.base",
+    "AsyncBackend": ".backend.base_async",
+    "AsyncForgetsCustomers": ".backend.base_async",
+    "AsyncOfflineModel": ".llm.offline",
+    "AsyncSupportBot": "._bot_async",
     "AuditAction": ".store._rows",
     "AuditEntry": ".store._rows",
     "Backend": ".backend.base",
@@ -110,6 +117,11 @@ def __dir__() -> list[str]:
 
 __all__: list[str] = [
     "LLM",
+    "AsyncBackend",
+    "AsyncForgetsCustomers",
+    "AsyncLLM",
+    "AsyncOfflineModel",
+    "AsyncSupportBot",
     "AuditAction",
     "AuditEntry",
     "Backend",

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from both_bots import BOTH, AsyncView, Loop, async_model, utcnow
 from fakes import ScriptedLLM, seed_business
 from hypothesis import HealthCheck, settings
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from supportbot import Settings, SupportBot
+from supportbot._bot_async import AsyncSupportBot
 from supportbot.backend.demo import load_demo_data
 from supportbot.store._migrate import migrate
 
@@ -103,29 +105,54 @@ def db(database_url: str) -> str:
     return database_url
 
 
-@pytest.fixture
-def open_bot(database_url: str) -> Iterator[Callable[..., SupportBot]]:
-    """Opens SupportBots on a database with two customers (fakes.seed_business); closes them after.
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The behaviour suites (both_bots.BOTH) run against SupportBot and AsyncSupportBot."""
+    module = metafunc.module.__name__.rpartition(".")[2]
+    if (
+        "front" in metafunc.fixturenames
+        and module in BOTH
+        and metafunc.definition.get_closest_marker("sync_only") is None
+    ):
+        metafunc.parametrize("front", ["sync", "async"], indirect=True)
 
-    ``open_bot(llm=None, **settings)``: the llm defaults to a fresh ScriptedLLM.
+
+@pytest.fixture
+def front(request: pytest.FixtureRequest) -> str:
+    """Which bot ``open_bot`` opens: "sync" (SupportBot) or "async" (AsyncSupportBot, driven
+    through both_bots.AsyncView)."""
+    return str(getattr(request, "param", "sync"))
+
+
+@pytest.fixture
+def open_bot(database_url: str, front: str) -> Iterator[Callable[..., SupportBot]]:
+    """Opens bots on a database with two customers (fakes.seed_business); closes them after.
+
+    ``open_bot(llm=None, **settings)``: the llm defaults to a fresh ScriptedLLM. In the behaviour
+    suites it opens each test twice: a SupportBot, and an AsyncSupportBot seen through AsyncView.
     """
     with psycopg.connect(database_url) as conn:
         seed_business(conn)
     bots: list[SupportBot] = []
+    loop = Loop() if front == "async" else None
 
     def make(llm: object | None = None, **overrides: object) -> SupportBot:
-        bot = SupportBot.open(
-            database_url,
-            llm=llm or ScriptedLLM(),  # type: ignore[arg-type]
-            settings=bot_settings(database_url, **overrides),
-            backend="demo",
-        )  # type: ignore[arg-type]
+        model = llm or ScriptedLLM()
+        settings = bot_settings(database_url, **overrides)
+        if loop is not None:
+            opened = loop.run(
+                AsyncSupportBot._open(database_url, async_model(model), None, "demo", settings, utcnow)  # type: ignore[arg-type]
+            )
+            bot: SupportBot = AsyncView(opened, loop)  # type: ignore[assignment]
+        else:
+            bot = SupportBot.open(database_url, llm=model, settings=settings, backend="demo")  # type: ignore[arg-type]
         bots.append(bot)
         return bot
 
     yield make
     for bot in bots:
         bot.close()
+    if loop is not None:
+        loop.close()
 
 
 # -- through PgBouncer: tests/test_pgbouncer.py re-runs test modules with SUPPORTBOT_TEST_PGBOUNCER=1 --

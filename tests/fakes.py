@@ -161,15 +161,22 @@ class AsyncModel:
     """A synchronous test model (ScriptedLLM, the offline model) as an ``AsyncLLM``: the same
     answers and records, awaited; ``delay`` seconds of (asynchronous) latency per call."""
 
-    def __init__(self, inner: Any, *, delay: float = 0.0) -> None:
-        self.inner, self.delay = inner, delay
+    def __init__(self, inner: Any, *, delay: float = 0.0, threaded: bool = True) -> None:
+        self.inner, self.delay, self.threaded = inner, delay, threaded
 
     async def chat(
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
     ) -> Completion:
         if self.delay:
             await asyncio.sleep(self.delay)
-        completion: Completion = self.inner.chat(messages, schema=schema, temperature=temperature)
+        if not self.threaded:  # a model that never blocks: answered on the loop
+            answered: Completion = self.inner.chat(messages, schema=schema, temperature=temperature)
+            return answered
+        # In a thread: a test's model may block on purpose (a round held mid-flight while the test
+        # acts), which on the loop itself would stop every other call. The bot starts no thread.
+        completion: Completion = await asyncio.to_thread(
+            self.inner.chat, messages, schema=schema, temperature=temperature
+        )
         return completion
 
     def __getattr__(self, name: str) -> Any:  # prompts, summary_calls, user_prompts()

@@ -180,6 +180,7 @@ PUBLIC_NAMES = {
     "ResetReport", "RetentionReport", "RoundResult", "ServiceClock", "Settings", "StepRecord", "Submitted",
     "Subscription", "SupportBot", "SupportState", "SupportbotError", "TicketRow", "TicketStatus", "Turn",
     "Usage", "WorkerStats", "migrate",
+    "AsyncBackend", "AsyncForgetsCustomers", "AsyncLLM", "AsyncOfflineModel", "AsyncSupportBot",
 }  # fmt: skip
 # One line per public method of SupportBot, its signature as written.
 SUPPORTBOT_METHODS = Path(__file__).with_name("public_api.txt")
@@ -270,3 +271,30 @@ def test_an_import_path_of_0_2_still_works_and_says_where_it_moved() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "warned: supportbot.engine moved to supportbot.run._engine" in out
     assert "True supportbot.memory._compress" in out
+
+
+def test_the_async_bot_has_every_method_of_the_sync_bot_with_the_same_signature() -> None:
+    """Same names, arguments and results: each public method of AsyncSupportBot is SupportBot's as
+    a coroutine (its types the asynchronous twins: AsyncBackend for Backend, ...). Only ``open`` differs
+    in kind: it returns what is both awaited and entered (``async with AsyncSupportBot.open()``)."""
+
+    def public(cls: type) -> dict[str, object]:
+        return {n: m for n, m in vars(cls).items() if not n.startswith("_") and callable(m)}
+
+    def unasync(spelled: str) -> str:  # a stop event is the loop's, not a thread's
+        return re.sub(r"\bAsync(?=[A-Z])", "", spelled).replace("asyncio.Event", "threading.Event")
+
+    sync, asynchronous = public(SupportBot), public(supportbot.AsyncSupportBot)
+    assert sync.keys() == asynchronous.keys()
+    for name, member in sync.items():
+        method, twin = member, asynchronous[name]
+        if isinstance(member, classmethod):
+            assert isinstance(twin, classmethod)
+            method, twin = member.__func__, twin.__func__  # type: ignore[attr-defined]
+        if name == "open":
+            assert unasync(_spelled(twin)) == _spelled(method).replace(
+                "-> SupportBot", "-> Opening[SupportBot]"
+            )
+            continue
+        assert inspect.iscoroutinefunction(twin) == (name != "stop_work"), name
+        assert unasync(_spelled(twin)) == _spelled(method), name

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from fakes import rows
 
+from supportbot import SupportBot
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 CLI_DOC = ROOT / "docs" / "cli.md"
@@ -37,6 +39,15 @@ def embedding_snippet() -> str:
     section = text.split("\n## Embedding it\n", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match, "README.md: no ```python block under '## Embedding it'"
+    return match.group(1)
+
+
+def asyncio_snippet() -> str:
+    """The ```python block under the README's "### From asyncio" heading (the FastAPI example)."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n### From asyncio\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, "README.md: no ```python block under '### From asyncio'"
     return match.group(1)
 
 
@@ -158,3 +169,24 @@ def test_the_extractors_find_what_they_should() -> None:
     ]
     assert [e.exit_code for e in examples] == [0, 1] and examples[0].output == ["已批准"]
     assert "SupportBot.open(" in embedding_snippet()
+
+
+def test_the_readme_fastapi_example_answers_as_pasted(demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The asyncio example: the bot opened in the app's lifespan, one route that sends a message."""
+    from fastapi.testclient import TestClient
+
+    for name in list(os.environ):
+        if name.startswith("SUPPORTBOT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("SUPPORTBOT_DATABASE_URL", demo_url)
+    with SupportBot.open(backend="demo") as bot:
+        ticket = bot.open_ticket("wugang@example.com", body="流水又同步失败了,提示 E3001").ticket_id
+    example: dict[str, object] = {}
+    exec(compile(asyncio_snippet(), "README.md", "exec"), example)
+    with TestClient(example["app"]) as client:  # type: ignore[arg-type]
+        sent = {"text": "还是不行", "message_id": "m-1"}
+        answered = client.post(f"/tickets/{ticket}/messages", json=sent)
+        again = client.post(f"/tickets/{ticket}/messages", json=sent)
+    assert answered.status_code == 200 and answered.json()["outcome"] == "resolved"
+    assert answered.json()["reply"] and again.json() == answered.json()  # the same message_id: stored once
+    assert rows(demo_url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s", ticket) == [(4,)]

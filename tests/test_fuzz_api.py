@@ -24,6 +24,7 @@ import psycopg
 import psycopg_pool
 import psycopg_pool.base
 import pytest
+from both_bots import opened
 from fakes import row_counts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,7 +89,7 @@ def _or_junk(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 @pytest.fixture
 def fuzz_bot(
-    demo_url: str, monkeypatch: pytest.MonkeyPatch
+    demo_url: str, monkeypatch: pytest.MonkeyPatch, front: str
 ) -> Iterator[tuple[SupportBot, psycopg.Connection]]:
     # psycopg_pool draws each new connection's lifetime jitter from the global random module, in
     # its own threads, whenever it replaces or adds a connection. Hypothesis warns (and may one day
@@ -96,9 +97,7 @@ def fuzz_bot(
     # of its own. (monkeypatch fails loudly if psycopg_pool renames it.)
     monkeypatch.setattr(psycopg_pool.base, "random", random.Random().random)
     with (
-        SupportBot.open(
-            demo_url, llm=OfflineModel(), settings=Settings(database_url=demo_url), backend="demo"
-        ) as bot,
+        opened(front, demo_url, llm=OfflineModel(), settings=Settings(database_url=demo_url)) as bot,
         psycopg.connect(demo_url, autocommit=True) as conn,
     ):
         yield bot, conn

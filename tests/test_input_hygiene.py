@@ -188,6 +188,7 @@ def test_approve_says_busy_apart_from_not_waiting(bot: SupportBot, database_url:
     assert not isinstance(final.value, TicketBusy)
 
 
+@pytest.mark.sync_only  # reads the engine's own seams
 def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot) -> None:
     """A worker that stored the first message and took the lease with the second, then died before
     recording a step: both messages are the customer's words, and state() must show them."""

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
+from both_bots import opened
 from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part
 from psycopg import sql
 
@@ -42,12 +43,10 @@ def _route(prompt: str) -> Triage:
 
 
 @pytest.fixture
-def bot(demo_url: str) -> Iterator[SupportBot]:
+def bot(demo_url: str, front: str) -> Iterator[SupportBot]:
     llm = ScriptedLLM(triage=_route, draft=cite_hits)
-    with SupportBot.open(
-        demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo"
-    ) as opened:  # type: ignore[arg-type]
-        yield opened
+    with opened(front, demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:
+        yield bot
 
 
 def _traces(url: str, needles: Sequence[str]) -> dict[str, int]:

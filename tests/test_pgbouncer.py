@@ -100,18 +100,21 @@ def test_nothing_in_the_code_or_schema_needs_a_session() -> None:
     ]
     sources = [*(ROOT / "supportbot").rglob("*.py"), *(ROOT / "sql").glob("*.sql")]
     assert len(sources) > 30
-    # The one LISTEN is store/_listen.py's, on a connection of its own that never comes from the pool
-    # (Settings.listen_url, or none: behind PgBouncer without that setting, supportbot polls).
+    # The one LISTEN is store/_listen.py's (and its task twin's), on a connection of its own that never
+    # comes from the pool (Settings.listen_url, or none: behind PgBouncer without that setting,
+    # supportbot polls).
     listener = ROOT / "supportbot" / "store" / "_listen.py"
+    task_listener = ROOT / "supportbot" / "store" / "_aio_listen.py"
     found = [
         f"{path.relative_to(ROOT)}: {match.group(0)!r}"
         for path in sources
         for pattern in session_bound
         for match in pattern.finditer(path.read_text(encoding="utf-8"))
-        if path != listener
+        if path not in (listener, task_listener)
     ]
     assert found == []
     assert "psycopg.connect(self._url" in listener.read_text(encoding="utf-8")
+    assert "psycopg.AsyncConnection.connect(self._url" in task_listener.read_text(encoding="utf-8")
     # The migrator's lock is the transaction-level one, released with its commit.
     assert "pg_advisory_xact_lock" in (ROOT / "supportbot" / "store" / "_migrate.py").read_text(
         encoding="utf-8"

@@ -203,6 +203,7 @@ def test_profile_and_compression_include_the_human_reply(open_bot: OpenBot, data
     assert "已承诺" in profile.text and profile.promises
 
 
+@pytest.mark.sync_only  # reads the engine's own seams
 def test_a_worker_never_picks_up_a_ticket_a_person_owns(open_bot: OpenBot, database_url: str) -> None:
     bot, llm, tid = _handed_off(open_bot)
     bot.take_over(tid, agent="王芳")

@@ -71,8 +71,8 @@ def renew_lease(
     # A row back means the lease was still ours.
     row = (
         conn.execute(
-            f"WITH {NOWAIT} UPDATE supportbot.tickets"
-            " SET lease_expires = now() + make_interval(secs => %(s)s),"
+            f"WITH {NOWAIT} UPDATE supportbot.tickets SET"
+            " lease_expires = now() + make_interval(secs => %(s)s),"
             f" lease_pid = {HOLDER_PID}, lease_backend_start = {HOLDER_START}"
             " FROM nowait WHERE id = %(t)s AND lease_owner = %(o)s RETURNING 1",
             {"s": seconds, "t": ticket_id, "o": owner, "track": track},
