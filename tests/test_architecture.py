@@ -36,6 +36,7 @@ FLOORS: dict[str, int] = {
     "supportbot._bot": 11,
     "supportbot": 12,
     "supportbot.console": 13,
+    "supportbot.http": 13,
     "supportbot.cli": 14,
     "supportbot.__main__": 15,
 }

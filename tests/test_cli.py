@@ -49,6 +49,7 @@ COMMANDS = (
     "queue",
     "sla",
     "console",
+    "serve",
 )
 
 

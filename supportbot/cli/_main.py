@@ -45,6 +45,7 @@ from ._admin import db, forget, prune, reset, retention
 from ._chat import run_chat
 from ._conversations import approvals, approve, demo, respond, tickets
 from ._memory import correct, correct_profile, fork, history, profile, show, state_at
+from ._serve import add_serve_command
 from ._text import PROG, HelpFormatter, Parser, cli_words, email_argument, step_argument
 from ._worker import add_worker_commands
 
@@ -209,6 +210,7 @@ def build_parser(lang: Language | None = None) -> Parser:
     _add_memory_commands(command, t, lang)
     _add_admin_commands(command, t, lang)
     _add_console_command(command, t)
+    add_serve_command(command, t)
     add_worker_commands(command, t)
     cli_takeover.add_commands(command, _moment(lang), t)
     return parser

@@ -7,8 +7,8 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 import psycopg
@@ -92,6 +92,22 @@ class Engine:
         self._seen: LastWritten[str, Loaded] = LastWritten(RECENT_TICKETS)
         # Checked once: a runtime protocol check walks the class on every call.
         self._shared_start = isinstance(deps.backend, ReadsEnginePool)
+        # Who follows a ticket's rounds step by step in this process (``watching``): the HTTP API's
+        # event streams. Looked up once per step; empty, it costs a dictionary miss.
+        self._watchers: dict[str, list[Callable[[str], None]]] = {}
+
+    @contextmanager
+    def watching(self, ticket_id: str, on_step: Callable[[str], None]) -> Iterator[None]:
+        """Within the block, ``on_step(step)`` is called as each step of the ticket's rounds in this
+        process starts (before it runs); it must not block."""
+        self._watchers.setdefault(ticket_id, []).append(on_step)
+        try:
+            yield
+        finally:
+            watchers = self._watchers.get(ticket_id, [])
+            watchers.remove(on_step)
+            if not watchers:
+                self._watchers.pop(ticket_id, None)
 
     def latest(self, ticket_id: str) -> Loaded:
         """The ticket's latest state: this process's copy while the ticket's row says no step was
@@ -418,6 +434,8 @@ class Engine:
             if pauses_before(step, run.loaded.state):
                 run.results.append(result_of(run.loaded.state, "waiting_approval"))
                 return
+            for on_step in self._watchers.get(ticket_id, ()):
+                on_step(step)
             run.loaded = self._execute(run, step)
             self._seen[ticket_id] = run.loaded
             if run.loaded.next_step is None:

@@ -24,7 +24,8 @@ SCHEMA = "supportbot"
 _TICKET_TABLE_ORDER = ("checkpoints", "approvals", "effects", "prunes", "tool_calls", "turns", "steps")
 # The audit log outlives the tickets it names: forgetting redacts its rows (audit.redact_customer)
 # and reset leaves it alone; its trigger refuses deleting them.
-_KEPT_TABLES = frozenset({"audit"})
+# Kept by reset: the audit trail, and the API keys (integrations' configuration, not data).
+_KEPT_TABLES = frozenset({"audit", "api_keys"})
 
 
 # -- forget ------------------------------------------------------------------------------------

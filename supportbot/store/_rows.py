@@ -234,3 +234,20 @@ AuditAction = Literal[
     "correct_profile",
     "assign",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """An integration's key of the HTTP API, as stored: never its secret, only the secret's digest."""
+
+    id: str
+    name: str
+    secret_sha256: str
+    customers: list[str]  # addresses, "@domain" entries, or "*": whom the key may act for
+    rate_per_minute: int
+    created_by: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+    def __repr__(self) -> str:  # the digest is no secret, but a log has no use for it either
+        return f"ApiKey(id={self.id!r}, name={self.name!r}, revoked={self.revoked_at is not None})"
