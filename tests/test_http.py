@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
-from browser_kit import LiveConsole
+from browser_kit import LiveConsole, serious_violations, shot
 from fakes import rows
+from playwright.sync_api import Browser, expect
 
 from supportbot import Settings
 from supportbot.http import create_app
@@ -225,3 +227,66 @@ def test_the_openapi_description_is_served_and_no_page_loads_from_elsewhere(api:
     assert "Idempotency-Key" in json.dumps(described["paths"]["/v1/tickets/{ticket_id}/messages"])
     assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
     assert "在线客服" in page.text and "http" not in page.text.split("<body>")[1].replace("http-equiv", "")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_chat_page_shows_the_progress_and_the_reply_in_a_real_browser(
+    browser: Browser, demo_url: str, lang: str
+) -> None:
+    """A person types as a customer in Debian's Chromium: the page posts with an event stream and
+    shows each step, then the reply; a second message continues the same ticket. One language per
+    screen, and no serious accessibility violation (axe-core)."""
+    key = make_key(demo_url, "try-it", "@example.com")
+    app = create_app(settings=Settings(database_url=demo_url, backend="demo"), lang=lang)  # type: ignore[arg-type]
+    with LiveConsole(app) as base:
+        # The page forbids scripts from anywhere else (CSP); the test's own (axe-core) is let in.
+        context = browser.new_context(locale="zh-CN" if lang == "zh" else "en-US", bypass_csp=True)
+        page = context.new_page()
+        steps: list[str] = []
+
+        # A bound builtin cannot carry Playwright's marker attribute: a function of our own can.
+        def note_step(text: str) -> None:
+            steps.append(text)
+
+        page.expose_function("noteStep", note_step)
+        page.goto(f"{base}/chat")
+        page.evaluate(
+            """() => {
+                const status = document.getElementById('status');
+                new MutationObserver(() => window.noteStep(status.textContent))
+                    .observe(status, {childList: true, characterData: true, subtree: true});
+            }"""
+        )
+        assert serious_violations(page) == []
+        page.fill("#key", key)
+        page.fill("#email", "wugang@example.com")
+        page.fill("#message", "流水同步失败 E3001" if lang == "zh" else "bank sync fails with E3001")
+        page.click("#send")
+        expect(page.locator("#log li.agent")).to_have_count(1, timeout=20_000)
+        expect(page.locator("#ticket")).to_contain_text("T000001")
+        drafting = "正在起草回复…" if lang == "zh" else "Drafting a reply…"
+        assert drafting in steps, steps
+        page.fill("#message", "还是不行" if lang == "zh" else "still broken")
+        page.click("#send")
+        expect(page.locator("#log li.agent")).to_have_count(2, timeout=20_000)
+        shot(page, f"chat-{lang}")
+        labels = [*page.locator("label").all_inner_texts(), page.locator("#send").inner_text()]
+        context.close()
+    assert rows(demo_url, "SELECT count(*) FROM supportbot.tickets") == [(1,)]
+    assert rows(demo_url, "SELECT count(*) FROM supportbot.turns") == [(4,)]
+    if lang == "zh":
+        assert labels == ["API 密钥", "您的邮箱", "您的问题", "发送"]
+    else:
+        assert labels == ["API key", "Your email", "Your question", "Send"]
+
+
+def test_the_reference_in_docs_is_what_the_openapi_description_says() -> None:
+    done = subprocess.run(
+        [sys.executable, "scripts/http_reference.py", "--check"],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr

@@ -119,8 +119,16 @@ class Problem(BaseModel):
     retry_after: float | None = None
 
 
+_AS_EVENTS: dict[str, Any] = {
+    "content": {"text/event-stream": {}},
+    "description": (
+        "The round's result; with Accept: text/event-stream, its events"
+        " (step…, then reply, waiting or queued)."
+    ),
+}
 _ANSWERS: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": "No key, or a key that is unknown or revoked."},
+    403: {"model": Problem, "description": "The key does not act for that customer."},
     404: {"model": Problem, "description": "No such ticket for this key's customers."},
     409: {"model": Problem, "description": "A message id reused for other words, or the ticket is busy."},
     413: {"model": Problem, "description": "The body is over the limit."},
@@ -214,7 +222,7 @@ def create_app(
     app = FastAPI(
         title="supportbot HTTP API",
         version="1",
-        description="Customer-facing tickets over AsyncSupportBot ; keys: serve --add-key.",
+        description="Customer-facing tickets over AsyncSupportBot; keys: `supportbot serve --add-key`.",
         lifespan=lifespan,
         docs_url=None,  # Swagger UI loads from a CDN: nothing at run time comes from the network
         redoc_url=None,
@@ -243,7 +251,7 @@ def create_app(
         "/v1/tickets",
         status_code=201,
         response_model=Round,
-        responses={**_ANSWERS, 200: {"content": {"text/event-stream": {}}, "description": "As events."}},
+        responses={**_ANSWERS, 200: _AS_EVENTS},
         summary="Open a ticket with the customer's first message",
     )
     async def open_ticket(body: NewTicket, who: Caller, accept: Annotated[str, Header()] = "") -> Response:
@@ -262,7 +270,7 @@ def create_app(
     @app.post(
         "/v1/tickets/{ticket_id}/messages",
         response_model=Round,
-        responses={**_ANSWERS, 200: {"content": {"text/event-stream": {}}, "description": "As events."}},
+        responses={**_ANSWERS, 200: _AS_EVENTS},
         summary="Add a customer message and answer it",
     )
     async def send(
