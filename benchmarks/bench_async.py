@@ -68,8 +68,9 @@ def _settings(url: str, pool: int) -> Settings:
 
 
 def run_threads(url: str, in_flight: int, waves: int, delay: float, pool: int) -> dict[str, Any]:
-    rates = []
-    with SupportBot.open(url, llm=SlowModel(delay), settings=_settings(url, pool), backend="demo") as bot:  # type: ignore[arg-type]
+    rates: list[float] = []
+    model, settings = SlowModel(delay), _settings(url, pool)
+    with SupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:
         for wave in range(waves):
             for i in range(in_flight):
                 bot.open_ticket(EMAILS[i % len(EMAILS)], body=f"E3001 同步失败 {wave}-{i}", wait=False)
