@@ -2,7 +2,8 @@
 
     python benchmarks/bench_async.py [--in-flight 64,256] [--waves 2] [--model-seconds 0.3]
 
-Workload: the demo business system and the offline model's answers, each model call delayed by
+Workload: the demo business system with a customer per ticket (bench_workers.py's), and the offline
+model's answers, each model call delayed by
 ``--model-seconds`` (three calls per round: triage, draft, review; 0.9 s of model time a round).
 For each number of rounds in flight N, in one run on one PostgreSQL server:
 
@@ -31,12 +32,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_workers import email, seed
 from common import fresh_database
 
 from supportbot import AsyncOfflineModel, AsyncSupportBot, OfflineModel, Settings, SupportBot
 from supportbot.llm.base import Completion, Message
-
-EMAILS = ("wugang@example.com", "lina@example.com", "chenjing@example.com")
 
 
 class SlowModel:
@@ -73,7 +73,7 @@ def run_threads(url: str, in_flight: int, waves: int, delay: float, pool: int) -
     with SupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:
         for wave in range(waves):
             for i in range(in_flight):
-                bot.open_ticket(EMAILS[i % len(EMAILS)], body=f"E3001 同步失败 {wave}-{i}", wait=False)
+                bot.open_ticket(email(wave * in_flight + i), body=f"E3001 同步失败 {wave}-{i}", wait=False)
             started = time.monotonic()
             stats = bot.work(threads=in_flight, until_idle=True)
             rates.append(stats.rounds / (time.monotonic() - started) if stats.rounds else 0.0)
@@ -88,9 +88,8 @@ def run_asyncio(url: str, in_flight: int, waves: int, delay: float, pool: int) -
         async with AsyncSupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:
             for wave in range(waves):
                 for i in range(in_flight):
-                    await bot.open_ticket(
-                        EMAILS[i % len(EMAILS)], body=f"E3001 同步失败 {wave}-{i}", wait=False
-                    )
+                    customer = email(wave * in_flight + i)
+                    await bot.open_ticket(customer, body=f"E3001 同步失败 {wave}-{i}", wait=False)
                 stop = asyncio.Event()
                 probe = asyncio.create_task(_lag(stop, lags))
                 started = time.monotonic()
@@ -132,12 +131,7 @@ def main() -> int:
         return 0
     report: dict[str, Any] = {"model_seconds_per_call": args.model_seconds, "calls_per_round": 3}
     with fresh_database("supportbot_bench_async") as url:
-        from psycopg import connect
-
-        from supportbot.backend.demo import load_demo_data
-
-        with connect(url) as conn:
-            load_demo_data(conn)
+        seed(url)  # a customer per ticket, as bench_workers.py: a profile reads its customer's history
         for n in (int(x) for x in args.in_flight.split(",")):
             ideal = n / (3 * args.model_seconds)
             row: dict[str, Any] = {"ideal_rounds_per_s": round(ideal, 1)}

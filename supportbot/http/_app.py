@@ -397,14 +397,16 @@ def _events(
             yield _sse("ticket", {"ticket_id": ticket_id})
             while not task.done():
                 getting = asyncio.ensure_future(steps.get())
-                await asyncio.wait({getting, task}, return_when=asyncio.FIRST_COMPLETED)
-                if getting.done():
+                try:
+                    await asyncio.wait({getting, task}, return_when=asyncio.FIRST_COMPLETED)
+                finally:  # also when the client went away while this waited
+                    if not getting.done():
+                        getting.cancel()
+                if getting.done() and not getting.cancelled():
                     progress = PROGRESS.get(getting.result())
                     if progress and progress != shown:
                         shown = progress
                         yield _sse("step", {"step": progress})
-                else:
-                    getting.cancel()
         try:
             result = await asyncio.shield(task)
         except SupportbotError as exc:
