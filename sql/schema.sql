@@ -8,6 +8,24 @@ CREATE SCHEMA supportbot;
 
 CREATE SEQUENCE supportbot.ticket_numbers;
 
+CREATE TABLE supportbot.api_keys (
+    id text NOT NULL,
+    name text NOT NULL,
+    secret_sha256 text NOT NULL,
+    customers text[] NOT NULL,
+    rate_per_minute integer NOT NULL DEFAULT 120,
+    created_by text NOT NULL,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    revoked_at timestamp with time zone,
+    CONSTRAINT api_keys_pkey PRIMARY KEY (id),
+    CONSTRAINT api_keys_created_by_check CHECK (((length(created_by) >= 1) AND (length(created_by) <= 200))),
+    CONSTRAINT api_keys_customers_check CHECK (((cardinality(customers) >= 1) AND (cardinality(customers) <= 1000))),
+    CONSTRAINT api_keys_id_check CHECK ((id ~ '^[a-z0-9]{8,32}$'::text)),
+    CONSTRAINT api_keys_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+    CONSTRAINT api_keys_rate_per_minute_check CHECK (((rate_per_minute >= 1) AND (rate_per_minute <= 100000))),
+    CONSTRAINT api_keys_secret_sha256_check CHECK ((secret_sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+
 CREATE TABLE supportbot.approvals (
     ticket_id text NOT NULL,
     round integer NOT NULL,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .memory._profile import Profile
     from .run._rounds import RoundResult
     from .run._values import RetentionReport, ServiceClock, Submitted, WorkerStats
-    from .store._migrate import Migration
+    from .store._migrations import Migration
     from .store._rows import (
         AuditAction,
         AuditEntry,
@@ -73,7 +73,7 @@ _HOMES: dict[str, str] = {
     "Hit": "._records",
     "Invoice": "._records",
     "KeepMode": "._reports",
-    "Migration": ".store._migrate",
+    "Migration": ".store._migrations",
     "OfflineModel": ".llm.offline",
     "Outcome": "._state",
     "PastTicket": "._records",

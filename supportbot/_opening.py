@@ -15,9 +15,9 @@ import psycopg
 
 from .config import Settings
 from .errors import StoreError
-from .store._migrate import Migration
 from .store._migrate import migrate as apply_migrations
 from .store._migrate import status as migrations_applied
+from .store._migrations import Migration
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ import supportbot
 from supportbot import Outcome, Settings, SupportBot, TicketRow, TicketStatus, migrate
 from supportbot._reports import KeepMode, ResetReport
 from supportbot.errors import ConfigError, InvalidInput, StoreError, UnknownTicket
-from supportbot.store._migrate import available
+from supportbot.store._migrations import available
 
 OpenBot = Callable[..., SupportBot]
 

@@ -31,7 +31,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from supportbot import Settings, SupportBot
 from supportbot.store import _embedded as embedded
 from supportbot.store._binaries import COPIES, installed_root, pginstall
-from supportbot.store._migrate import migrate, migrations_dir
+from supportbot.store._migrate import migrate
+from supportbot.store._migrations import migrations_dir
 
 ROOT = os.geteuid() == 0
 NOBODY = 65534

@@ -9,7 +9,8 @@ import pytest
 from fakes import ScriptedLLM, seed_business
 
 from supportbot import Settings, SupportBot, SupportState
-from supportbot.store._migrate import functions, migrate
+from supportbot.store._migrate import migrate
+from supportbot.store._migrations import functions
 
 
 def _open(database_url: str, llm: ScriptedLLM | None = None) -> SupportBot:

@@ -116,7 +116,7 @@ def test_nothing_in_the_code_or_schema_needs_a_session() -> None:
     assert "psycopg.connect(self._url" in listener.read_text(encoding="utf-8")
     assert "psycopg.AsyncConnection.connect(self._url" in task_listener.read_text(encoding="utf-8")
     # The migrator's lock is the transaction-level one, released with its commit.
-    assert "pg_advisory_xact_lock" in (ROOT / "supportbot" / "store" / "_migrate.py").read_text(
+    assert "pg_advisory_xact_lock" in (ROOT / "supportbot" / "store" / "_migrate_async.py").read_text(
         encoding="utf-8"
     )
 

@@ -1,3 +1,4 @@
+# Generated from _migrate_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """A tiny migrator: numbered SQL files applied in order, each with its version row; then the
 stored functions, one repeatable file each, run again whenever their text changes.
 
@@ -17,74 +18,18 @@ in the same transaction and under the same lock. A numbered migration is still t
 
 from __future__ import annotations
 
-import hashlib
-import re
-from dataclasses import dataclass
-from pathlib import Path
-
 import psycopg
 
-# Any fixed number works; it only has to be the same in every process that migrates.
-_LOCK_ID = 0x5B0B07
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    version: int
-    name: str
-    path: Path
-
-    @property
-    def demo(self) -> bool:
-        """Part of the demo business system rather than of the engine."""
-        return self.name.startswith("demo")
-
-
-@dataclass(frozen=True, slots=True)
-class StoredFunction:
-    """One repeatable file of ``sql/functions/``: a stored function's current definition."""
-
-    name: str
-    path: Path
-
-    @property
-    def demo(self) -> bool:
-        return self.name.startswith("demo")
-
-    def text(self) -> str:
-        return self.path.read_text(encoding="utf-8")
-
-    def checksum(self) -> str:
-        return hashlib.sha256(self.text().encode()).hexdigest()
-
-
-def migrations_dir() -> Path:
-    packaged = Path(__file__).resolve().parent.parent / "sql"  # inside an installed wheel
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent.parent / "sql"  # a source checkout
-
-
-def available() -> list[Migration]:
-    found = []
-    for path in sorted(migrations_dir().glob("*.sql")):
-        match = re.fullmatch(r"(\d+)_(\w+)\.sql", path.name)
-        if match:
-            found.append(Migration(int(match[1]), match[2], path))
-    return found
-
-
-def functions() -> list[StoredFunction]:
-    return [
-        StoredFunction(path.stem, path) for path in sorted((migrations_dir() / "functions").glob("*.sql"))
-    ]
+from ._migrations import LOCK_ID, Migration, available, functions
 
 
 def applied(conn: psycopg.Connection) -> dict[int, str]:
-    exists = conn.execute("SELECT to_regclass('supportbot.schema_migrations') IS NOT NULL").fetchone()
+    exists = (conn.execute("SELECT to_regclass('supportbot.schema_migrations') IS NOT NULL")).fetchone()
     if not exists or not exists[0]:
         return {}
-    rows = conn.execute("SELECT version, name FROM supportbot.schema_migrations ORDER BY version").fetchall()
+    rows = (
+        conn.execute("SELECT version, name FROM supportbot.schema_migrations ORDER BY version")
+    ).fetchall()
     return {int(version): str(name) for version, name in rows}
 
 
@@ -103,7 +48,7 @@ def migrate(conn: psycopg.Connection, *, demo: bool = False) -> list[Migration]:
     """
     done: list[Migration] = []
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
         conn.execute("CREATE SCHEMA IF NOT EXISTS supportbot")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS supportbot.schema_migrations ("
@@ -136,7 +81,7 @@ def _apply_functions(conn: psycopg.Connection, *, demo: bool, every: bool) -> No
         " name text PRIMARY KEY, checksum text NOT NULL,"
         " applied_at timestamptz NOT NULL DEFAULT now())"
     )
-    rows = conn.execute("SELECT name, checksum FROM supportbot.schema_functions").fetchall()
+    rows = (conn.execute("SELECT name, checksum FROM supportbot.schema_functions")).fetchall()
     have = {str(name): str(checksum) for name, checksum in rows}
     for function in functions():
         checksum = function.checksum()

@@ -99,13 +99,12 @@ class Store:
     def open(self) -> None:
         """Bring the schema up to date, then open the pool.
 
-        The migration runs on a connection of its own, synchronously: once, when a process
-        starts, before the store serves anything (the asynchronous store blocks its event loop
-        for that long).
+        The migration runs on a connection of its own: once, when a process starts, before the
+        store serves anything.
         """
         url, migrate_kwargs, demo, db_timeout = self._migrate
         try:
-            with psycopg.connect(url, **migrate_kwargs) as conn:
+            with psycopg.Connection.connect(url, **migrate_kwargs) as conn:
                 migrate(conn, demo=demo)
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(

@@ -28,7 +28,7 @@ from . import _history_async as steps_repo
 from . import _tickets_async as repo
 from ._codec import decode_state, decode_update
 from ._failures import connect_hint, first_line, translated, with_limits
-from ._migrate import migrate
+from ._migrate_async import migrate
 from ._pool_async import AsyncRoundPool
 from ._recent import RECENT_TICKETS, LastWritten
 from ._rows import Loaded
@@ -98,14 +98,13 @@ class AsyncStore:
     async def open(self) -> None:
         """Bring the schema up to date, then open the pool.
 
-        The migration runs on a connection of its own, synchronously: once, when a process
-        starts, before the store serves anything (the asynchronous store blocks its event loop
-        for that long).
+        The migration runs on a connection of its own: once, when a process starts, before the
+        store serves anything.
         """
         url, migrate_kwargs, demo, db_timeout = self._migrate
         try:
-            with psycopg.connect(url, **migrate_kwargs) as conn:
-                migrate(conn, demo=demo)
+            async with await psycopg.AsyncConnection.connect(url, **migrate_kwargs) as conn:
+                await migrate(conn, demo=demo)
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(
                 f"cannot connect to PostgreSQL: {first_line(exc)}. {connect_hint(exc)}",

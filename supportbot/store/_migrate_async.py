@@ -1,0 +1,97 @@
+"""A tiny migrator: numbered SQL files applied in order, each with its version row; then the
+stored functions, one repeatable file each, run again whenever their text changes.
+
+The engine's migrations always apply. Those of the demo business system (file names
+``NNN_demo*.sql``: its schema ``demo`` and its rules) apply only where the demo is wanted: when
+asked (``demo=True``: ``SupportBot.open(backend="demo")``, ``python -m supportbot demo``,
+``db migrate --demo``) or where a demo migration was applied before, so a database that has the
+demo keeps it current. A host application's database never gets the demo tables.
+
+Stored functions (``sql/functions/NAME.sql``, ``demo_*`` for the demo's) are not copied into a
+new migration at every change: each file holds the function's one current definition
+(``CREATE OR REPLACE``), and ``schema_functions`` remembers the SHA-256 of the text last applied.
+After the numbered migrations, every file whose text differs from what was applied runs again,
+in the same transaction and under the same lock. A numbered migration is still the place for what
+``CREATE OR REPLACE`` cannot do (a new signature or result type, dropping a function).
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from ._migrations import LOCK_ID, Migration, available, functions
+
+
+async def applied(conn: psycopg.AsyncConnection) -> dict[int, str]:
+    exists = await (
+        await conn.execute("SELECT to_regclass('supportbot.schema_migrations') IS NOT NULL")
+    ).fetchone()
+    if not exists or not exists[0]:
+        return {}
+    rows = await (
+        await conn.execute("SELECT version, name FROM supportbot.schema_migrations ORDER BY version")
+    ).fetchall()
+    return {int(version): str(name) for version, name in rows}
+
+
+async def status(conn: psycopg.AsyncConnection) -> list[tuple[Migration, bool]]:
+    """Every migration this version has, and whether ``conn``'s database applied it."""
+    have = await applied(conn)
+    return [(m, m.version in have) for m in available()]
+
+
+async def migrate(conn: psycopg.AsyncConnection, *, demo: bool = False) -> list[Migration]:
+    """Apply every migration not yet applied (the demo's too with ``demo``, or once the database
+    has any of them); return those applied now.
+
+    Each file runs in the same transaction as its version row, under an advisory lock, so two
+    processes starting at once apply each migration exactly once.
+    """
+    done: list[Migration] = []
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
+        await conn.execute("CREATE SCHEMA IF NOT EXISTS supportbot")
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS supportbot.schema_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        have = await applied(conn)
+        migrations = available()
+        demo = demo or any(m.demo and m.version in have for m in migrations)
+        for migration in migrations:
+            if migration.version in have or (migration.demo and not demo):
+                continue
+            async with conn.transaction():
+                await conn.execute(migration.path.read_text(encoding="utf-8"))
+                await conn.execute(
+                    "INSERT INTO supportbot.schema_migrations (version, name) VALUES (%s, %s)",
+                    (migration.version, migration.name),
+                )
+            done.append(migration)
+        # A migration applied now may have replaced a function with its own (older) copy.
+        await _apply_functions(conn, demo=demo, every=bool(done))
+    return done
+
+
+async def _apply_functions(conn: psycopg.AsyncConnection, *, demo: bool, every: bool) -> None:
+    """Run every stored-function file whose text changed since it was last applied, or all of them
+    (``every``: after migrations ran, whose own copies of a function are its history)."""
+    await conn.execute(
+        "CREATE TABLE IF NOT EXISTS supportbot.schema_functions ("
+        " name text PRIMARY KEY, checksum text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    rows = await (await conn.execute("SELECT name, checksum FROM supportbot.schema_functions")).fetchall()
+    have = {str(name): str(checksum) for name, checksum in rows}
+    for function in functions():
+        checksum = function.checksum()
+        if (function.demo and not demo) or (not every and have.get(function.name) == checksum):
+            continue
+        async with conn.transaction():
+            await conn.execute(function.text())
+            await conn.execute(
+                "INSERT INTO supportbot.schema_functions (name, checksum) VALUES (%s, %s)"
+                " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
+                (function.name, checksum),
+            )
