@@ -24,6 +24,8 @@ NOT_PER_TICKET = {
     "profile_corrections": "operators' corrections of a customer's profile: keyed by customer, like"
     " customer_profiles, and distributed with it",
     "console_saved_replies": "the console's saved replies per team: no customer data, a reference table",
+    "api_keys": "the HTTP API's keys per integration (digests, never secrets): configuration, a"
+    " reference table like schema_migrations, read by every node that serves the API",
 }
 # Foreign keys allowed to reach beyond one ticket: none so far. (name: why)
 CROSSING_KEYS: dict[str, str] = {}
