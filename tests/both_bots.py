@@ -24,9 +24,11 @@ from supportbot._bot_async import AsyncSupportBot
 
 T = TypeVar("T")
 
-# The test modules whose behaviour tests run against both bots (the list: engine, crash,
-# approvals, lifecycle, takeover, workers, fuzz); a test that needs the synchronous bot itself
-# (its threads, a host's synchronous backend, private seams) says so with @pytest.mark.sync_only.
+# The test modules whose behaviour tests run against both bots in this process; a test that needs
+# the synchronous bot itself (its threads, a host's synchronous backend, private seams) says so
+# with @pytest.mark.sync_only. The crash suite (test_processes.py) runs its processes on either
+# front end (tests/worker.py, SUPPORTBOT_TEST_FRONT); the task worker has its own tests
+# (test_async_bot.py), the thread worker's suite is the thread worker's.
 BOTH = frozenset(
     {
         "test_engine",

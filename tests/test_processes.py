@@ -10,11 +10,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import VIA_PGBOUNCER
 from fakes import rows
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 LEASE = 1.0
+
+
+@pytest.fixture(autouse=True, params=["sync", "async"])
+def front(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every process of a test runs the same front end: SupportBot, or AsyncSupportBot."""
+    monkeypatch.setenv("SUPPORTBOT_TEST_FRONT", str(request.param))
+    return str(request.param)
 
 
 def _env(url: str, lease: float = LEASE) -> dict[str, str]:

@@ -3,7 +3,8 @@
     python tests/worker.py ACTION JSON_ARGS
 
 Prints one JSON line with the result. ``crash_at`` makes the process SIGKILL itself at a chosen
-point, the way a power cut or an OOM kill would end it.
+point, the way a power cut or an OOM kill would end it. ``SUPPORTBOT_TEST_FRONT=async`` runs the
+action on an AsyncSupportBot instead (the crash suites run against both front ends).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakes import ScriptedLLM, cite_hits, refund_if_asked
+import asyncio
 
-from supportbot import Settings, SupportBot
-from supportbot.backend.demo._backend import DemoBackend
+from fakes import AsyncModel, ScriptedLLM, cite_hits, refund_if_asked
+
+from supportbot import AsyncSupportBot, Settings, SupportBot
+from supportbot.backend.demo import AsyncDemoBackend, DemoBackend
 
 
 def _die() -> None:
@@ -55,10 +58,50 @@ class CrashingBackend(DemoBackend):
         return result
 
 
+class AsyncCrashingBackend(AsyncDemoBackend):
+    crash_at: str | None = None
+
+    async def decide_refund(self, refund_id, **kw):  # type: ignore[no-untyped-def]
+        result = await super().decide_refund(refund_id, **kw)
+        if self.crash_at == "decide_refund":
+            _die()
+        return result
+
+
+async def _act_async(action: str, args: dict[str, Any], url: str, settings: Settings) -> Any:
+    # The model answers on the loop (no thread): a "slow_draft" holds the loop as it holds a thread.
+    model = AsyncModel(CrashingLLM(args.get("crash_at")), threaded=False)
+    async with AsyncSupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:  # type: ignore[arg-type]
+        backend = AsyncCrashingBackend(bot._store.pool)
+        backend.crash_at = args.get("crash_at")
+        bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})
+        if action == "open":
+            return await bot.open_ticket(args["email"], subject=args.get("subject", ""), body=args["body"])
+        if action == "send":
+            results = [
+                await bot.send(args["ticket"], m, message_id=f"{args['tag']}-{i}")
+                for i, m in enumerate(args["messages"])
+            ]
+            return results[-1]
+        if action == "approve":
+            decide = bot.approve if args["approved"] else bot.reject
+            return await decide(args["ticket"], approver=args["approver"])
+        if action == "resume":
+            return await bot.resume(args["ticket"])
+        raise SystemExit(f"unknown action {action}")
+
+
 def main() -> None:
     action, args = sys.argv[1], json.loads(sys.argv[2])
     url = os.environ["SUPPORTBOT_DATABASE_URL"]
     settings = Settings.from_env()
+    if os.environ.get("SUPPORTBOT_TEST_FRONT") == "async":
+        started = time.monotonic()
+        result = asyncio.run(_act_async(action, args, url, settings))
+        elapsed = time.monotonic() - started
+        shown = _as_dict(result) if result is not None else None
+        print(json.dumps({**shown, "elapsed": elapsed} if shown is not None else None, ensure_ascii=False))
+        return
     bot = SupportBot.open(url, llm=CrashingLLM(args.get("crash_at")), settings=settings, backend="demo")
     backend = CrashingBackend(bot._store.pool)
     backend.crash_at = args.get("crash_at")
