@@ -8,8 +8,9 @@ one with each call ``--model-seconds`` late (three calls a round). The clients (
 httpx) first open one ticket each, for a customer each (bench_workers.py's), without waiting for
 its round; then all at once post a message with ``Accept: text/event-stream`` and read the events
 to the last. Reported: errors, the time from each post to its ``reply`` event (p50, p95) against
-the model's own 0.9 s, and, read from the database afterwards, messages lost or stored twice
-(every ticket must hold exactly its two customer messages and an answer to each).
+the model's own 0.9 s and the server's CPU time for those rounds (one core does all of it), and,
+read from the database afterwards, messages lost or stored twice (every ticket must hold exactly
+its two customer messages and an answer to each).
 """
 
 from __future__ import annotations
@@ -71,7 +72,13 @@ async def _client(client: httpx.AsyncClient, key: str, ticket: str, i: int) -> t
     return time.monotonic() - started, last
 
 
-async def _run(base: str, key: str, clients: int) -> dict[str, Any]:
+def _cpu_seconds(pid: int) -> float:
+    """The server process's CPU time so far (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _run(base: str, key: str, clients: int, server_pid: int) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=clients + 8, max_keepalive_connections=clients + 8)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
         auth = {"Authorization": f"Bearer {key}", "Accept": "text/event-stream"}
@@ -88,7 +95,9 @@ async def _run(base: str, key: str, clients: int) -> dict[str, Any]:
                         tickets.append(json.loads(line[6:])["ticket_id"])
                         break
         await asyncio.sleep(1.0)  # let the first rounds end
+        cpu = _cpu_seconds(server_pid)
         found = await asyncio.gather(*(_client(client, key, t, i) for i, t in enumerate(tickets)))
+        cpu = _cpu_seconds(server_pid) - cpu
     times = sorted(t for t, last in found if last == "reply")
     errors = [last for _, last in found if last != "reply"]
     return {
@@ -98,6 +107,10 @@ async def _run(base: str, key: str, clients: int) -> dict[str, Any]:
         "error_kinds": sorted(set(errors)),
         "post_to_reply_p50_s": round(times[len(times) // 2], 3) if times else None,
         "post_to_reply_p95_s": round(times[int(len(times) * 0.95) - 1], 3) if times else None,
+        # The server's one core does every round's work in turn: the last reply can come no
+        # sooner than the model's own time plus all of it.
+        "server_cpu_s_for_the_rounds": round(cpu, 2),
+        "server_cpu_ms_per_round": round(cpu / max(1, len(times)) * 1000, 1),
         "tickets": tickets,
     }
 
@@ -139,7 +152,7 @@ def main() -> int:
                 except httpx.TransportError:
                     assert time.monotonic() < deadline and server.poll() is None, "the server did not start"
                     time.sleep(0.2)
-            report = asyncio.run(_run(f"http://127.0.0.1:{port}", new.key, args.clients))
+            report = asyncio.run(_run(f"http://127.0.0.1:{port}", new.key, args.clients, server.pid))
         finally:
             server.terminate()
             server.wait(timeout=30)
