@@ -14,7 +14,6 @@ import inspect
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from fakes import AsyncModel
@@ -100,14 +99,19 @@ def opened(front: str, url: str, *, llm: object, settings: Settings) -> Iterator
         return
     loop = Loop()
     try:
-        opened_bot = loop.run(AsyncSupportBot._open(url, async_model(llm), None, "demo", settings, utcnow))  # type: ignore[arg-type]
+        view = open_view(loop, url, llm=llm, settings=settings)
         try:
-            yield AsyncView(opened_bot, loop)  # type: ignore[misc]
+            yield view  # type: ignore[misc]
         finally:
-            loop.run(opened_bot.close())
+            view.close()
     finally:
         loop.close()
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+def open_view(loop: Loop, url: str, *, llm: object, settings: Settings) -> AsyncView:
+    """An AsyncSupportBot on the demo business system, opened on ``loop``, seen through AsyncView."""
+
+    async def opening() -> AsyncSupportBot:
+        return await AsyncSupportBot.open(url, llm=async_model(llm), settings=settings, backend="demo")  # type: ignore[arg-type]
+
+    return AsyncView(loop.run(opening()), loop)

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from both_bots import BOTH, AsyncView, Loop, async_model, utcnow
+from both_bots import BOTH, Loop, open_view
 from fakes import ScriptedLLM, seed_business
 from hypothesis import HealthCheck, settings
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from supportbot import Settings, SupportBot
-from supportbot._bot_async import AsyncSupportBot
 from supportbot.backend.demo import load_demo_data
 from supportbot.store._migrate import migrate
 
@@ -139,10 +138,7 @@ def open_bot(database_url: str, front: str) -> Iterator[Callable[..., SupportBot
         model = llm or ScriptedLLM()
         settings = bot_settings(database_url, **overrides)
         if loop is not None:
-            opened = loop.run(
-                AsyncSupportBot._open(database_url, async_model(model), None, "demo", settings, utcnow)  # type: ignore[arg-type]
-            )
-            bot: SupportBot = AsyncView(opened, loop)  # type: ignore[assignment]
+            bot: SupportBot = open_view(loop, database_url, llm=model, settings=settings)  # type: ignore[assignment]
         else:
             bot = SupportBot.open(database_url, llm=model, settings=settings, backend="demo")  # type: ignore[arg-type]
         bots.append(bot)

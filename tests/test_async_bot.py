@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import psycopg
 import pytest
@@ -17,6 +19,8 @@ from supportbot._aio import AsyncOpening
 from supportbot._bot_async import AsyncSupportBot
 from supportbot.llm.base import Completion, Message
 from supportbot.memory._compress import SUMMARY_PROMPT
+
+T = TypeVar("T")
 
 
 def test_an_async_bot_opens_answers_and_remembers(database_url: str) -> None:
@@ -36,7 +40,14 @@ def test_an_async_bot_opens_answers_and_remembers(database_url: str) -> None:
             assert [t.role for t in state.turns] == ["customer", "agent", "customer", "agent"]
             assert len(await bot.history(opened.ticket_id)) > 10
 
-    asyncio.run(main())
+    run(main())
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: once the browser tests started Playwright (a session
+    fixture), its synchronous API keeps an event loop running on the main thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _open(database_url: str, llm: object, **settings: object) -> AsyncOpening[AsyncSupportBot]:
@@ -76,7 +87,7 @@ def test_200_sends_at_once_on_one_event_loop_overlap_their_model_waits(database_
             return elapsed, [r.outcome for r in results]
 
     before = threading.active_count()
-    elapsed, outcomes = asyncio.run(main())
+    elapsed, outcomes = run(main())
     assert outcomes == ["resolved"] * 200
     assert elapsed < 200 * 0.9 / 6, elapsed  # measured here: a few seconds
     assert max(threads_seen) <= before + 2  # the pool's own workers at most: none per call
@@ -101,7 +112,7 @@ def test_the_task_worker_answers_what_was_submitted(database_url: str) -> None:
                 assert answered.outcome == "resolved" and answered.handled_upto == 1
             assert (await bot.stats()).queued == 0
 
-    asyncio.run(main())
+    run(main())
 
 
 class _Held:
@@ -145,4 +156,4 @@ def test_a_round_cancelled_mid_call_is_like_a_crash_and_resumes(database_url: st
             after = await bot.state(ticket)
             assert [t.role for t in after.turns] == ["customer", "agent", "customer", "agent"]
 
-    asyncio.run(main())
+    run(main())

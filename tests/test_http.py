@@ -5,7 +5,6 @@ messages, the conversation, and rounds followed as Server-Sent Events."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,27 +16,14 @@ import pytest
 from browser_kit import LiveConsole, serious_violations, shot
 from fakes import rows
 from playwright.sync_api import Browser, expect
+from test_cli import ok, ok_json
 
 from supportbot import Settings
 from supportbot.http import create_app
 
 
-def _cli(url: str, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUPPORTBOT_")} | {"SUPPORTBOT_LANG": "en"}
-    done = subprocess.run(
-        [sys.executable, "-m", "supportbot", "serve", *args, "--database-url", url],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def make_key(url: str, name: str, customers: str, *, rate: int = 600) -> str:
-    made = json.loads(_cli(url, "--add-key", name, "--customers", customers, "--rate", str(rate), "--json"))
+    made = ok_json(url, "serve", "--add-key", name, "--customers", customers, "--rate", str(rate))
     assert made["key"].startswith(f"sbk_{made['id']}_")
     return str(made["key"])
 
@@ -68,7 +54,7 @@ def test_keys_are_stored_as_digests_and_listed_without_their_secrets(demo_url: s
     secret = key.split("_", 2)[2]
     stored = rows(demo_url, "SELECT secret_sha256, customers FROM supportbot.api_keys")
     assert len(stored) == 1 and secret not in str(stored) and stored[0][1] == ["@example.com"]
-    listed = _cli(demo_url, "--list-keys")
+    listed = ok(demo_url, "serve", "--list-keys")
     assert "widget" in listed and "@example.com" in listed and secret not in listed
 
 
@@ -184,10 +170,13 @@ def test_a_key_acts_only_for_its_customers_and_only_while_it_is_not_revoked(demo
             "/v1/tickets", json={"email": "wugang@example.com", "message": "E3001"}, headers=_auth(mine)
         ).json()["ticket_id"]
         hidden = client.get(f"/v1/tickets/{ticket}", headers=_auth(other))
-        assert hidden.status_code == 404 and hidden.json()["error"] == "UnknownTicket"
+        missing = client.get("/v1/tickets/T999999", headers=_auth(other))
+        assert hidden.status_code == missing.status_code == 404 and hidden.json()["error"] == "UnknownTicket"
+        # Another customer's ticket is answered as a ticket that does not exist: word for word.
+        assert hidden.json()["message"] == missing.json()["message"].replace("T999999", ticket)
         assert client.get(f"/v1/tickets/{ticket}").status_code == 401
         assert client.get(f"/v1/tickets/{ticket}", headers=_auth(mine + "x")).status_code == 401
-        _cli(demo_url, "--revoke-key", mine.split("_")[1])
+        ok(demo_url, "serve", "--revoke-key", mine.split("_")[1])
         time.sleep(2.2)  # a key's row is cached for two seconds
         assert client.get(f"/v1/tickets/{ticket}", headers=_auth(mine)).status_code == 401
 

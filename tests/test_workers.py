@@ -320,12 +320,12 @@ def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(
         work_queue, "claim_cursor", lambda tx, p, n, s, **kw: asked.append(n) or real(tx, p, n, s, **kw)
     )
     # 81 of 96 places taken (64 threads, 32 ahead): 15 free, under half the lookahead.
-    worker._active = {f"T{i}": f"o{i}" for i in range(81)}
+    worker.claims.active = {f"T{i}": f"o{i}" for i in range(81)}
     worker._tasks.put(None)  # a claimed ticket still waits for a thread: no claim yet
     assert worker._claim() == 0 and asked == []
     assert worker._tasks.get_nowait() is None
     assert worker._claim() == 3 and asked == [15]  # none waits: a thread may be idle, claim at once
-    worker._active = {f"T{i}": f"o{i}" for i in range(80)}
+    worker.claims.active = {f"T{i}": f"o{i}" for i in range(80)}
     worker._tasks.put(None)
     assert worker._claim() == 0 and asked == [15, 16]  # half the lookahead free: claim (none left)
 

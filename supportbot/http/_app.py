@@ -23,6 +23,7 @@ of another customer is not found), at most ``rate_per_minute`` times a minute. B
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import logging
 import time
@@ -48,10 +49,10 @@ from ..errors import (
     StoreError,
     SupportbotError,
     TicketBusy,
-    UnknownTicket,
 )
 from ..run._rounds import RoundResult
 from ..store import _api_keys_async as keys_repo
+from ..store._tickets import no_ticket
 from . import _keys as keys
 
 log = logging.getLogger("supportbot.http")
@@ -236,7 +237,7 @@ def create_app(
     async def allowed_ticket(ticket_id: str, who: _Caller) -> str:
         row = await the_bot().ticket(ticket_id)
         if not keys.allows(who.customers, row.customer_email):
-            raise UnknownTicket(f"unknown ticket {ticket_id}", ticket_id=ticket_id)  # as if there were none
+            raise no_ticket(ticket_id)  # the very answer a ticket that does not exist gets
         return row.id
 
     @app.exception_handler(_Refused)
@@ -456,12 +457,8 @@ def _chat_page(lang: str) -> str:
     page = page.replace("__LANG__", "en" if lang == "en" else "zh-CN")
     page = page.replace("__TEXTS__", json.dumps(texts, ensure_ascii=False).replace("<", "\\u003c"))
     for name, text in texts.items():
-        page = page.replace(f"__{name}__", _escape(text))
+        page = page.replace(f"__{name}__", html.escape(text))
     return page
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 # -- bounded bodies -------------------------------------------------------------------------------

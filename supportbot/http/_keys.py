@@ -16,6 +16,9 @@ import secrets
 import time
 from dataclasses import dataclass
 
+from .. import _validate as validate
+from ..errors import InvalidInput
+
 PREFIX = "sbk_"
 _KEY = re.compile(r"^sbk_([a-z0-9]{8,32})_([A-Za-z0-9_-]{20,200})$")
 _DOMAIN = re.compile(r"^@[a-z0-9.-]+\.[a-z]{2,}$")
@@ -54,14 +57,14 @@ def matches(secret: str, secret_sha256: str) -> bool:
 
 
 def customers_entries(given: str) -> list[str]:
-    """The ``--customers`` list: addresses, ``@domain`` entries or ``*``; ValueError when an entry
-    is none of them (say which)."""
+    """The ``--customers`` list: addresses (read as the bot reads them), ``@domain`` entries or
+    ``*``; InvalidInput naming an entry that is none of them."""
     entries = [e.strip().lower() for e in given.split(",") if e.strip()]
     if not entries:
-        raise ValueError("name at least one customer: an address, @domain or *")
+        raise InvalidInput("--customers: name at least one customer: an address, @domain or *")
     for entry in entries:
-        if entry != "*" and not _DOMAIN.match(entry) and not re.match(r"^[^@\s]+@[^@\s]+\.[^@\s]+$", entry):
-            raise ValueError(f"{entry!r} is not an address, an @domain or *")
+        if entry != "*" and not _DOMAIN.match(entry):
+            validate.email(entry, "--customers")
     return entries
 
 

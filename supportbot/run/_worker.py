@@ -91,14 +91,6 @@ class Worker:
         self._unstarted: list[str] = []  # lease owners of claims a thread took only after the stop
         self._tasks: queue.SimpleQueue[_Task | None] = queue.SimpleQueue()
 
-    @property
-    def _active(self) -> dict[str, str]:
-        return self.claims.active
-
-    @_active.setter
-    def _active(self, value: dict[str, str]) -> None:
-        self.claims.active = value
-
     def stats(self) -> WorkerStats:
         return self.claims.stats()
 
@@ -160,7 +152,7 @@ class Worker:
                 self._wake.set()  # there may be more: claim again at once if threads are free
             elif until_idle:
                 with self.claims.lock:  # tickets given back within the outage's grace are work still to do
-                    if not self._active and not self.claims.within_grace():
+                    if not self.claims.active and not self.claims.within_grace():
                         return
 
     def _room(self) -> int:
@@ -170,7 +162,7 @@ class Worker:
         lookahead is free instead of once per finished round (a claim and the read of its
         customers cost the same for one ticket as for sixteen).
         """
-        free = self.threads + self.lookahead - len(self._active)
+        free = self.threads + self.lookahead - len(self.claims.active)
         if free <= 0 or (free < self.lookahead // 2 and not self._tasks.empty()):
             return 0
         return free
@@ -206,12 +198,12 @@ class Worker:
             if task is not None:
                 owners.append(task.claim.owner)
                 with self.claims.lock:
-                    self._active.pop(task.claim.ticket_id, None)
+                    self.claims.active.pop(task.claim.ticket_id, None)
         self.claims.release(owners)
 
     def _skip(self, task: Claim) -> None:
         with self.claims.lock:
-            self._active.pop(task.ticket_id, None)
+            self.claims.active.pop(task.ticket_id, None)
             self._unstarted.append(task.owner)
             self._idle.notify_all()
 
@@ -224,7 +216,7 @@ class Worker:
                 self.claims.drive(task.claim, task.records)
             finally:
                 with self.claims.lock:
-                    self._active.pop(task.claim.ticket_id, None)
+                    self.claims.active.pop(task.claim.ticket_id, None)
                     self._idle.notify_all()
                     room = self._room()
                 if room:
@@ -239,9 +231,9 @@ class Worker:
         deadline = time.monotonic() + self.settings.worker_shutdown_seconds
         self._release_unstarted()
         with self.claims.lock:
-            while self._active and (left := deadline - time.monotonic()) > 0:
+            while self.claims.active and (left := deadline - time.monotonic()) > 0:
                 self._idle.wait(timeout=left)
-            owners = self._unstarted + list(self._active.values())
+            owners = self._unstarted + list(self.claims.active.values())
         for _ in pool:
             self._tasks.put(None)
         self.claims.sign_off(owners)
