@@ -415,6 +415,12 @@ def main() -> None:
         action="store_true",
         help="run the held-out seeds 100000.. instead of the dev seeds (never while developing)",
     )
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="start the dev seeds here (more dev tickets to study, never the held-out ones)",
+    )
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument(
         "--details", type=Path, help="write every ticket's result (with its misses) here, as JSONL"
@@ -426,7 +432,10 @@ def main() -> None:
     for language in args.languages:
         if language not in ("zh", "en"):
             parser.error(f"unknown language {language!r}")
-    seeds = range(HELD_OUT_BASE, HELD_OUT_BASE + args.seeds) if args.held_out else range(args.seeds)
+    if not args.held_out and args.first_seed + args.seeds > HELD_OUT_BASE:
+        parser.error(f"dev seeds stop below {HELD_OUT_BASE}: those above are held out")
+    first = HELD_OUT_BASE if args.held_out else args.first_seed
+    seeds = range(first, first + args.seeds)
     tasks = [
         Task(language, seed, budget, args.rounds, time_extraction=budget == args.budgets[0])
         for seed in seeds

@@ -2403,6 +2403,8 @@ class EnWriter(Writer):
         written = self.pick(
             (f"${dollars}", f"{dollars} dollars", f"${dollars:,}.{cents % 100:02d}", f"{dollars} bucks")
         )
+        if "." not in written:  # "$215", "215 bucks" say no cents: the value has none
+            cents = dollars * 100
         template = self.pick(
             (
                 "sorry, I meant {new}, not {old}",

@@ -50,7 +50,7 @@ def test_a_bill_number_from_round_2_is_in_the_prompt_at_round_30(open_bot: OpenB
         assert _tokens(prompt) <= budget
     usage = state.context_usage
     assert usage["total"] <= usage["budget"] == budget
-    assert usage["summary"] + usage["history"] <= 400 + biggest_turn
+    assert usage.get("summary", 0) + usage["history"] <= 400 + biggest_turn  # no summary: facts filled it
 
 
 def test_compression_is_off_while_the_history_fits(open_bot: OpenBot) -> None:

@@ -36,6 +36,8 @@ def keys(text: str, kind: str, *, role: Role = "customer", mask: bool = False) -
         # 块 before a verb or a period is still money; tenths said after 块
         ("我充了1444块进去", ["CNY 1444.00"]),
         ("续费要11块一年,有点贵", ["CNY 11.00"]),
+        ("续费要两千九块一年,有点贵", ["CNY 2900.00"]),  # 一年 is a year, not tenths
+        ("5块3个", ["CNY 5.00"]),
         ("这个月扣了我86块4", ["CNY 86.40"]),
         ("一共付了300块4,这个应该有用", ["CNY 300.40"]),
         ("三块五的运费", ["CNY 3.50"]),
@@ -109,12 +111,16 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("it was 37 bucks", "amount", ["USD 37.00"]),
         ("forty dollars, not more", "amount", ["USD 40.00"]),
         ("USD 95 was charged", "amount", ["USD 95.00"]),
-        ("error 7731 again", "detail", ["error 7731 again"]),
+        ("error 7731 again", "error_code", ["7731"]),
+        ("Checkout fails with NET-6519", "error_code", ["NET-6519"]),
+        ("Checkout fails with NET-6519", "id", []),
+        ("use promo code SAVE2024 please", "error_code", []),
+        ("报错503 service unavailable,然后就卡住了", "error_code", ["HTTP 503"]),
         ("sorry, the apartment is 4B, not 4D", "detail", ["the apartment is 4b, not 4d"]),
         # codes and ids as programs print them
         ("导出报表提示0x4EF4F63A。", "error_code", ["0x4EF4F63A"]),
-        ("同步的时候又出现502 error了", "error_code", ["502 error"]),
-        ("the page says 503 Service Unavailable", "error_code", ["503 Service Unavailable"]),
+        ("同步的时候又出现502 error了", "error_code", ["HTTP 502"]),
+        ("the page says 503 Service Unavailable", "error_code", ["HTTP 503"]),
         ("HTTP 404 again", "error_code", ["HTTP 404"]),
         ("报错ERR_AUTH_13,然后就卡住了", "error_code", ["ERR_AUTH_13"]),
         ("另外,X3KWW4KP这个合同号一直没动静", "id", ["X3KWW4KP"]),
@@ -132,6 +138,7 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("Hernandez (our practice manager) knows", "person", ["practice manager:Hernandez"]),
         ("我们现在用的是旗舰版,月付的", "plan", ["旗舰版月付"]),
         ("团队版(年付)", "plan", ["团队版年付"]),
+        ("我记得高级会员 季卡是有优先客服的", "plan", ["高级会员季卡"]),
         ("企业版年底到期", "plan", ["企业版"]),  # 年底 is a date, not a cycle
         ("We're on the Premium membership monthly", "plan", ["Premium membership, monthly"]),
         # statuses and requests in forms with no marker word
@@ -156,6 +163,16 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("订单 2026-03-01 下的", "id", []),  # a date
         ("0532-1082-8636是我们办公室座机", "phone", ["0532-10828636"]),
         ("同事电脑上也是HTTP 429!", "error_code", ["HTTP 429"]),
+        ("App 一直提示代码 5801,登不上", "error_code", ["5801"]),
+        ("就是那个case_xexbvtw的单子", "id", ["CASE_XEXBVTW"]),
+        ("有什么问题可以直接联系采购的石工", "person", ["工:石工"]),
+        ("邱工(人事)下周出差", "person", ["人事:邱工"]),
+        ("于工作中发现的问题", "person", []),
+        ("之前一直续的年卡的高级会员", "plan", ["高级会员年付"]),
+        ("上个月的高级会员到期了", "plan", ["高级会员"]),
+        ("We've renewed the Team plan, with 10 seats twice", "plan", ["Team plan, with 10 seats"]),
+        ("does the family Plus subscription include it?", "plan", ["Plus subscription, family"]),
+        ("拜托了 把旧的那张卡解绑 助理小朱比较清楚", "request", ["把旧的那张卡解绑"]),
         ("这事一直是店长小马在跟", "person", ["店长:小马"]),
         ("刚才老袁(技术负责人)也试了一下", "person", ["技术负责人:老袁"]),
         ("回头让崔老板(老板)跟你们对一下账", "person", ["老板:崔老板"]),
@@ -484,6 +501,26 @@ def test_compress_reserves_at_least_what_the_prompt_s_labels_cost() -> None:
     assert labels + len(names) <= PROMPT_LABEL_TOKENS <= labels + len(names) + 10
 
 
+def test_pinned_facts_outrank_the_summary_when_they_do_not_all_fit() -> None:
+    """With more facts than the budget holds, the summary gets no floor: its tokens go to facts
+    (the lossy copy gives way to the exact one). With few facts it keeps its least room."""
+    from supportbot.memory._compress import compress
+
+    many = [
+        Turn(
+            "customer" if i % 2 == 0 else "agent",
+            f"订单号 A{100000 + i} 一直没发货,麻烦看一下" if i % 2 == 0 else "好的",
+        )
+        for i in range(200)
+    ]
+    crowded = compress(many, "", 0, budget=300, keep_last=4, facts_allowance=300, mask=False)
+    shown = ledger.view(crowded.facts, summarized_upto=crowded.summarized_upto, allowance=300)
+    assert crowded.summarized_upto > 0 and shown.omitted > 0 and crowded.summary == ""
+    few = [Turn("customer" if i % 2 == 0 else "agent", "系统一直转圈,登不上去,很着急") for i in range(60)]
+    calm = compress(few, "", 0, budget=300, keep_last=4, facts_allowance=300, mask=False)
+    assert calm.summarized_upto > 0 and calm.summary != ""
+
+
 def test_an_amount_without_a_currency_takes_the_conversation_s() -> None:
     """ "2.1k" means dollars in a dollar conversation and yuan in a Chinese one; with nothing to go
     by in English it is pinned without a currency rather than with a guessed one."""
@@ -495,6 +532,71 @@ def test_an_amount_without_a_currency_takes_the_conversation_s() -> None:
     assert [f.key for f in update_ledger((), [Turn("customer", "then 2.1k more")], 0, mask=False)] == [
         "2100.00"
     ]
+
+
+def test_an_amount_without_a_currency_reads_in_the_conversation_s_once_one_is_named() -> None:
+    """Pinned before any currency was named, "3k" is shown in the currency the conversation names
+    later; with none named at all, beside the words it was written in."""
+    turns = [Turn("customer", "The renewal went through at 3k."), Turn("customer", "The fee was $45.")]
+    assert "Amounts: USD 3000.00, USD 45.00" in ledger.render_facts(update_ledger((), turns, 0), lang="en")
+    alone = ledger.render_facts(update_ledger((), turns[:1], 0), lang="en")
+    assert "Amounts: 3000.00(3k)" in alone
+
+
+def test_the_value_a_turn_refuses_is_the_one_replaced_whatever_came_after_it() -> None:
+    """ "不是11月24号,是2/21" replaces 11月24号, not the latest date; the same day said again later
+    is a new current fact."""
+    facts = _ledger(
+        "最晚11月24号要用", "合同本周六到期", "顺便说一下,不是11月24号,是2/21", "系统显示11/24自动续费"
+    )
+    assert [(f.value, f.supersedes) for f in facts] == [
+        ("11月24号", None),
+        ("本周六", None),
+        ("2/21", 0),
+        ("11/24", None),
+    ]
+    english = _ledger("The charge was $45 and the fee $12.", "Sorry, it's $54, not $45.")
+    assert [(f.key, f.supersedes) for f in english] == [
+        ("USD 45.00", None),
+        ("USD 12.00", None),
+        ("USD 54.00", 0),
+    ]
+    text = ledger.render_facts(facts)
+    assert "2026-02-21(2/21)(原为 2026-11-24(11月24号))" in text  # a year worked out is shown as such
+    dates = _ledger(
+        "Our audit is on December 28",
+        "deliver on the 6th of October",
+        "correction: May 15, not the 6th of October",
+    )
+    assert [(f.value, f.supersedes) for f in dates if f.kind == "date"][-1] == ("May 15", 2)
+
+
+def test_an_id_typed_again_with_a_typo_fixed_replaces_the_one_it_fixes() -> None:
+    """Not the latest id: the one the new value differs from by a character or two, even where no
+    pattern reads the new value as an id on its own; the refused value is never pinned."""
+    typed = _ledger("快递单号1Z87327007那一笔", "订单号 API-3687", "快递单号我抄错了,正确的是1Z87327004")
+    assert [(f.key, f.supersedes) for f in typed if f.kind == "id"] == [
+        ("1Z87327007", None),
+        ("API-3687", None),
+        ("1Z87327004", 0),
+    ]
+    refused = _ledger(
+        "3EL7TK2Z is the order", "order AB-55555 too", "correction: order 3EL7TK9Z, not 3EL7TK2Z"
+    )
+    assert [(f.key, f.supersedes) for f in refused] == [
+        ("3EL7TK2Z", None),
+        ("AB-55555", None),
+        ("3EL7TK9Z", 0),
+    ]
+    assert [f.key for f in _ledger("order AB-55555 is late", "it's not AB-55565")] == ["AB-55555"]
+    unrelated = _ledger("订单 A100200 到了", "说错了,是 B977311")  # nothing like it: the latest id
+    assert [(f.key, f.supersedes) for f in unrelated if f.kind == "id"][-1] == ("B977311", 0)
+
+
+def test_an_http_status_is_one_fact_shown_with_its_reason_phrase() -> None:
+    facts = _ledger("报错503 service unavailable,然后就卡住了", "还是 HTTP 503", "同事那边是 HTTP 429!")
+    assert [f.key for f in facts] == ["HTTP 503", "HTTP 429"]
+    assert "错误码: HTTP 503 Service Unavailable, HTTP 429 Too Many Requests" in ledger.render_facts(facts)
 
 
 def test_an_english_correction_supersedes_and_the_negated_value_is_not_a_fact() -> None:
@@ -535,6 +637,7 @@ def test_a_correction_of_part_of_a_value_rewrites_the_value_that_holds_it() -> N
     [
         ("当时买的是保温杯,粉色的", ["当时买的是保温杯,粉色的"]),
         ("保温杯,粉色的到现在还没发货", ["保温杯,粉色的到现在还没发货"]),
+        ("顺便说一下,双肩包 藏青色到现在还没发货", ["双肩包 藏青色到现在还没发货"]),
         ("收到的货是M 码的灰色卫衣,不是我要的", ["收到的货是M 码的灰色卫衣"]),
         ("机械键盘要青轴的", ["机械键盘要青轴的"]),
         ("电动牙刷(两支装)", ["电动牙刷(两支装)"]),
@@ -551,6 +654,8 @@ def test_a_correction_of_part_of_a_value_rewrites_the_value_that_holds_it() -> N
         ("这款手机怎么设置", []),
         ("I am in a meeting", []),
         ("What arrived was the L grey hoodie, not what I ordered", ["What arrived was the L grey hoodie"]),
+        ("what arrived was the large navy rain jacket", ["what arrived was the large navy rain jacket"]),
+        ("the large majority of users say so", []),
         (
             "I picked the wireless earbuds (in white) at checkout",
             ["I picked the wireless earbuds (in white) at checkout"],
@@ -583,6 +688,14 @@ def test_a_correction_that_names_the_part_rewrites_the_address_s_last_number() -
         f.value for _, f in current_facts(update_ledger((), english, 0, mask=False)) if f.kind == "address"
     ]
     assert shown == ["1450 Oak Avenue, Apt 12C, Portland, OR 97205"]
+    # Named without "wrong", in a turn that says it corrects; the same words alone correct nothing.
+    said = Turn("customer", "快递放上海市徐汇区人民路 945 号 713 室前台")
+    fixed = update_ledger((), [said, Turn("customer", "更正一下地址,房间号是711")], 0, mask=False)
+    assert [f.value for _, f in current_facts(fixed) if f.kind == "address"] == [
+        "上海市徐汇区人民路 945 号 711 室"
+    ]
+    again = update_ledger((), [said, Turn("customer", "房间号是713,对吧")], 0, mask=False)
+    assert all(f.supersedes is None for f in again)
 
 
 def test_a_summary_line_that_only_repeats_pinned_requests_is_left_out() -> None:

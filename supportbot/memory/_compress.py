@@ -166,7 +166,8 @@ def folding(
     half of ``budget``, as before they shared it: the last turns are kept whole even when they
     alone are too long, and exact facts are worth more than the budget's letter), and
     the summary gets the rest, never less than ``MIN_SUMMARY_TOKENS`` (a quarter of ``summary_cap``
-    when one is set). Facts are left out only when that room is used up (``memory._ledger.view``).
+    when one is set) unless facts are left out: then the facts come first. Facts are left out
+    only when that room is used up (``memory._ledger.view``).
     """
     _check_options(
         turns,
@@ -187,8 +188,11 @@ def folding(
     if facts_allowance is not None:
         kept = sum(pending_counts[-keep_last:]) if keep_last else 0
         labels = label_tokens(lang)
-        room = shared_allowance(budget, facts_allowance, used=kept + floor, labels=labels)
-        budget = max(budget - ledger_tokens(ledger, len(turns), room, lang) - labels, 0)
+        room = shared_allowance(budget, facts_allowance, used=kept, labels=labels)
+        facts_tokens, omitted = ledger_tokens(ledger, len(turns), room, lang)
+        budget = max(budget - facts_tokens - labels, 0)
+        if omitted:  # the facts fill the budget: exact, they outrank the lossy summary
+            floor = 0
     before = text_tokens(summary, count) + sum(pending_counts)
     foldable = len(pending_counts) - keep_last
     reason = _trigger(
@@ -239,15 +243,16 @@ def folding(
     )
 
 
-# The least a summary may take, however full the budget: a fold keeps some memory of what it folded
-# (a line or two). More would be paid for by pinned facts left out: the recall benchmark's Chinese
-# tickets, 40-60 facts at 1,200 tokens, kept up to 16 facts fewer with 100 while the summary held filler.
+# The least a summary may take when the kept turns alone fill the budget: a fold keeps some memory
+# of what it folded (a line or two). Not against the pinned facts: they are exact and the summary
+# lossy, so when facts are left out the summary gets no floor (the recall benchmark's Chinese
+# tickets, 40-60 facts at 1,200 tokens, left out up to 10 facts while these tokens held filler).
 MIN_SUMMARY_TOKENS = 40
 
 # What the labels of the facts, summary, history and latest-message sections and the blank lines
 # between them cost in a Chinese prompt (context.LABELS; a test keeps the two in step): with the
 # facts inside the budget, the labels are too. Other languages: label_tokens().
-PROMPT_LABEL_TOKENS = 75
+PROMPT_LABEL_TOKENS = 72
 
 
 def shared_allowance(budget: int, allowance: int, *, used: int, labels: int = PROMPT_LABEL_TOKENS) -> int:
@@ -257,11 +262,15 @@ def shared_allowance(budget: int, allowance: int, *, used: int, labels: int = PR
     return min(allowance, max(budget - labels - used, budget // 2))
 
 
-def ledger_tokens(ledger: Sequence[Fact], summarized_upto: int, allowance: int, lang: str = "zh") -> int:
-    """Tokens the pinned facts take in a prompt under ``allowance`` (their label not included)."""
+def ledger_tokens(
+    ledger: Sequence[Fact], summarized_upto: int, allowance: int, lang: str = "zh"
+) -> tuple[int, int]:
+    """Tokens the pinned facts take in a prompt under ``allowance`` (their label not included),
+    and how many facts that allowance leaves out."""
     from ._ledger import view  # ledger.py renders; compress only needs its size
 
-    return count_joined(view(ledger, summarized_upto=summarized_upto, allowance=allowance, lang=lang).pieces)
+    shown = view(ledger, summarized_upto=summarized_upto, allowance=allowance, lang=lang)
+    return count_joined(shown.pieces), shown.omitted
 
 
 @functools.cache
@@ -448,7 +457,9 @@ def truncate_to_tokens(text: str, cap: int, *, count: TurnCounter) -> str:
         return first[:n].rstrip() + _ELLIPSIS if n else ""
 
     guess = covered_chars(first, cap - MESSAGE_OVERHEAD - count_tokens(_ELLIPSIS))
-    return by_chars(_longest(len(first), lambda n: text_tokens(by_chars(n), count) <= cap, guess=guess))
+    cut = by_chars(_longest(len(first), lambda n: text_tokens(by_chars(n), count) <= cap, guess=guess))
+    # "客户…" says nothing and costs its label's tokens: a cut that keeps no words keeps nothing.
+    return cut if len(_unlabelled(cut.removesuffix(_ELLIPSIS)).strip()) > 1 else ""
 
 
 def _longest(upper: int, fits: Callable[[int], bool], *, guess: int) -> int:

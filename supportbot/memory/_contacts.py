@@ -149,9 +149,13 @@ _ROLE = (
     r"项目经理|财务|会计|出纳|经理|主管|总监|负责人|联系人|对接人|同事|老板|行政|采购|法务|技术|运维|管理员"
     r"|助理|客服|仓库|前台|合伙人|店长|店员|领导|人事"
 )
-_TITLE = r"经理|总监|主管|老师|会计|老板|哥|姐|总(?![监部公结共额计价])|董(?![事])"
+# 工: an engineer ("石工", "邱工"), not 工作/工资/工单/工程…
+_TITLE = (
+    r"经理|总监|主管|老师|会计|老板|哥|姐|总(?![监部公结共额计价])|董(?![事])"
+    r"|工(?![作资单程期具厂艺人商业位种序])"
+)
 # The department before a role says who the person is: "IT那边的邹会计", "技术负责人万哥".
-_DEPARTMENT = r"技术|IT|财务|行政|销售|运维|采购|人事|法务|市场|仓库|物流|研发|产品|商务"
+_DEPARTMENT = r"技术|IT|财务|行政|销售|运维|采购|人事|法务|市场|仓库|物流|研发|产品|商务|前台"
 _PERSON_START = f"{_SURNAMES}小老财会出经主总负联对同行采法技运管助客项仓前合店领人"
 _PERSON = re.compile(
     rf"(?=[{_PERSON_START}I销人市物研产商])"
@@ -235,19 +239,20 @@ def _english_people(text: str) -> Iterator[Hit]:
 
 # -- plans and products --------------------------------------------------------------------------
 _PLAN = re.compile(
-    r"(?:按?(?P<pre>[月年季])付的|(?P<term>[一两三四五0-9]年)的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
+    r"(?:按?(?P<pre>[月年季])付的|连续包(?P<card>[月年季])的|(?P<card2>[月年季])卡的|(?P<term>[一两三四五0-9]年)的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
     r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)"
-    # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 单人, 10 人的.
+    # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 季卡, 单人, 10 人的.
     r"(?P<cycle>[((][^()()\n]{1,10}[))]"
-    r"|[,， ]?(?:要|是)?(?:按|连续)?(?:包[月年季]|[月年季]付|[两三0-9]年付)的?|[月年]度"
+    r"|[,， ]?(?:要|是)?(?:按|连续)?(?:包[月年季]|[月年季]付|[两三0-9]年付|[月年季]卡)的?|[月年]度"
     r"|[,， ]?(?:[一两三四五]|[1-5](?![0-9]))年(?![0-9一二三四五六七八九十月])"
     r"|[,， ]?(?:要)?(?:单人|多人|[0-9一二两三四五六七八九十]+ ?人)(?:的|版)?)?"
 )
 _EN_PLAN = re.compile(
-    r"\b(?:(?P<pre>annual|monthly|yearly|quarterly)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
+    r"\b(?:(?P<pre>annual|monthly|yearly|quarterly|family)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
     r"|Premium|Plus|Business|Team|Enterprise|Ultimate|Growth|Scale))\s+(?P<kind>plan|tier|membership|subscription|edition"
     r"|package|account)\b(?:\s*[,(]?\s*(?:(?:paid|billed)\s+)?(?P<cycle>annual(?:ly)?|monthly|yearly|quarterly"
-    r"|month-to-month)\b\)?)?",
+    # its seats, term or who it is for: "Team plan, with 10 seats", "Enterprise tier, 3-year term"
+    r"|month-to-month|family|(?:with\s+)?[0-9]+\s+seats|[0-9]+-year\s+term)\b\)?)?",
     re.IGNORECASE,
 )
 
@@ -284,7 +289,8 @@ def _plan_family(text: str) -> Iterator[Hit]:
     for m in _PLAN.finditer(text) if "版" in text or "会员" in text else ():
         cycle = re.sub(r"[((连续包)),, 的要是按]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
-        cycle = cycle or (m.group("pre") + "付" if m.group("pre") else m.group("term") or "")
+        before = m.group("pre") or m.group("card") or m.group("card2")  # 年付的/连续包月的/年卡的 高级会员
+        cycle = cycle or (before + "付" if before else m.group("term") or "")
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
         cycle = (m.group("pre") or m.group("cycle") or "").lower()

@@ -69,8 +69,11 @@ MAX_SENTENCE_CHARS = 160
 # -- ids and error codes ------------------------------------------------------------------------
 _ERROR_CODE = re.compile(r"[Ee](?<![A-Za-z0-9][Ee])[0-9]{3,5}+(?![A-Za-z0-9])")
 _NAMED_CODE = re.compile(r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{1,5}-[0-9]{3}(?![A-Za-z0-9-])")
+# A code after the words that report one: "错误码 E1234", "报错 ab-217", "error 7731", "fails with
+# NET-6519", "throws SYNC-4432", "exit code 137".
 _ERROR_CODE_AFTER_LABEL = re.compile(
-    r"(?=[错报e])(?:错误码|错误代码|报错码|报错代码|报错|error\s+code)"
+    r"(?=[错报代ecfst])(?:错误码|错误代码|报错码|报错代码|报错|代码|(?<![A-Za-z])(?:(?:error|exit|status)\s+code|error"
+    r"|(?:fail|crash|abort|exit)(?:s|ed|ing)?\s+with(?:\s+(?:an?\s+)?(?:error|code))?|throw(?:s|ing)?))"
     r"\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,6}-?[0-9]{3,6}+)(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
@@ -88,10 +91,12 @@ _ID_AFTER_LABEL = re.compile(
     r"(?![0-9A-Za-z_])",
     re.IGNORECASE,
 )
-# The id first, the word naming it after: "517483317439这个订单号一直没动静", "看下6QB2JCZ这单".
+# The id first, the word naming it after: "517483317439这个订单号一直没动静", "看下6QB2JCZ这单",
+# "case_xexbvtw的单子".
 _ID_BEFORE_LABEL = re.compile(
-    r"(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9])"
-    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|单号|合同号|工单号|运单号|快递单号|流水号|发票号|账单号|这单)"
+    r"(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
+    r"|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,38}[0-9A-Za-z])"
+    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|单号|合同号|工单号|运单号|快递单号|流水号|发票号|账单号|这单|那单|的单子)"
 )
 # After a label, a date is not an id: "订单 2026-03-01 下的".
 _DATE_SHAPED = re.compile(r"[0-9]{4}-[0-9]{1,2}(?:-[0-9]{1,2})?")
@@ -205,14 +210,15 @@ _SUBJECT_PATTERNS = {
 }
 _SUBJECT_WINDOW = 12  # characters before a value searched for the word naming its subject
 _CORRECTION = re.compile(
-    r"更正|纠正|说错|写错|搞错|打错|记错|不对|应该是|改成|改为|改到|实际上是|其实是|准确地说|新地址|地址换"
+    r"更正|纠正|说错|写错|搞错|打错|记错|抄错|输错|填错|不对|应该是|正确的是|改成|改为|改到|实际上是|其实是|准确地说"
+    r"|新地址|地址换"
     r"|\b(?:actually|i\s+meant|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
     r"|my\s+mistake|my\s+bad|typo|i\s+mistyped|wrong\s+(?:number|date|address|amount)|scratch\s+that"
     r"|changed\s+to|now\s+(?:it'?s|is))",
     re.IGNORECASE,
 )
 _LAST_SENTENCE_END = re.compile(r"[。！？!?；;\n][^。！？!?；;\n]*$")
-_NEGATED = re.compile(r"(?:不是|并非|而不是|不是说|\bnot|\bisn'?t|\bwasn'?t)\s*$", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:不是|并非|而不是|不是说|\bnot|\bisn'?t|\bwasn'?t)(?:\s+the)?\s*$", re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
 
 # -- promises and requests ----------------------------------------------------------------------
@@ -256,7 +262,7 @@ _REQUEST = re.compile(
     r"|upgrade|add|remove|keep|stop|resend|move|transfer|close|pause|split|merge|unlink|reissue)"
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
     # ... and in Chinese: "把自动续费关了", "发票抬头改成公司名", "账单每个月发我邮箱"
-    r"|(?:^|(?<=[,，。;；!?！？]))\s*把[^,，。！？!?；;\n]{1,20}?(?:关|开|改|换|解绑|取消|退|发|寄|删|停|加|去掉)"
+    r"|(?:^|(?<=[,，。;；!?！？\s]))\s*把[^,，。！？!?；;\n]{1,20}?(?:关|开|改|换|解绑|取消|退|发|寄|删|停|加|去掉)"
     r"|改成|改为|换成|发我|寄给我|发给我们|寄给我们|给我们寄|抄送|再加\s*[0-9一二两三四五六七八九十]+"
     r"|[寄发][^,，。！？!?；;\n]{1,8}?给我们|要(?:纸质|电子|专票|普票|英文|中文|盖章)|再(?:出|发|开|寄)一[份张个]"
     # "别打电话", "先别发货", "以后有事发短信", "下次直接寄顺丰": asked with no request word
@@ -325,26 +331,73 @@ def extract(turn: Turn, index: int, *, mask: bool = True, plans: Sequence[str] =
     no value or key in the ledger holds a full phone, email, ID-card or bank-card number: phones
     and emails are pinned in their masked forms. ``plans`` is the backend's plan catalogue, if any.
     """
-    return [fact for fact, _ in _extract(turn, index, mask=mask, plans=plans)]
+    return [said.fact for said in _extract(turn, index, mask=mask, plans=plans)]
+
+
+class _Said(NamedTuple):
+    """A fact as a turn states it: whether as a correction, and of which refused value."""
+
+    fact: Fact
+    correction: bool
+    refused: str = ""  # "不是 11月24号,是 2/21": the key of the value the turn says is wrong
 
 
 def _extract(
     turn: Turn, index: int, *, mask: bool, plans: Sequence[str], currency: str | None = None
-) -> list[tuple[Fact, bool]]:
+) -> list[_Said]:
     text = mask_text(turn.content) if mask else turn.content
     scanned = list(_scan(text, turn.role, turn.created_at, plans, _currency_of(text, currency), negated=True))
-    typed = [f for f in scanned if not f.negated]
+    codes = {f.start for f in scanned if f.kind == "error_code"}
+    # A code reported as an error ("fails with NET-6519") is not also an id, and one code read by
+    # two patterns ("报错503 service unavailable") is one fact: the one that read more of it.
+    # An id or code after 不是/not is the wrong one, named to be refused: "order 3EL7TK9Z, not 3EL7TK2Z".
+    scanned = [
+        f._replace(negated=True) if f.kind in _RETYPED_KINDS and _negated(text, f.start) else f
+        for f in scanned
+    ]
+    typed = [
+        f
+        for f in scanned
+        if not f.negated and not (f.kind == "id" and f.start in codes) and not _read_longer(f, scanned)
+    ]
+    refused = [f for f in scanned if f.negated]
     if turn.role == "customer":
         typed.extend(_details(text, scanned))
     found = sorted(typed, key=lambda f: (f.start, FACT_KINDS.index(f.kind)))
     seen: set[tuple[str, str, str]] = set()
-    facts: list[tuple[Fact, bool]] = []
+    facts: list[_Said] = []
     for item in found:
         if (item.kind, item.key, item.subject) not in seen:
             seen.add((item.kind, item.key, item.subject))
             fact = Fact(item.kind, item.value, item.key, index, item.subject, turn.role, None)
-            facts.append((fact, item.correction))
+            wrong = _refused_beside(item, refused)
+            facts.append(_Said(fact, item.correction or bool(wrong), wrong))
     return facts
+
+
+def _read_longer(item: _Found, scanned: Sequence[_Found]) -> bool:
+    """Whether another error code found in ``scanned`` covers ``item``'s text and more."""
+    if item.kind != "error_code":
+        return False
+    end = item.start + len(item.value)
+    return any(
+        f.kind == "error_code"
+        and f.start <= item.start
+        and f.start + len(f.value) >= end
+        and len(f.value) > len(item.value)
+        for f in scanned
+    )
+
+
+# How far apart a refused value and its replacement may stand: "不是11月24号,是2/21" (one clause
+# each), "it's $45, not $54" and "not the 3rd but the 5th".
+_REFUSAL_REACH = 24
+
+
+def _refused_beside(item: _Found, refused: Sequence[_Found]) -> str:
+    """The key of the value of ``item``'s kind that the text refuses right beside it, if any."""
+    near = [f for f in refused if f.kind == item.kind and abs(f.start - item.start) <= _REFUSAL_REACH]
+    return min(near, key=lambda f: abs(f.start - item.start)).key if near else ""
 
 
 def update_ledger(
@@ -376,15 +429,15 @@ def forget_cached() -> None:
 
 def _extract_remembered(
     turn: Turn, index: int, *, mask: bool, plans: Sequence[str], currency: str | None = None
-) -> list[tuple[Fact, bool]]:
-    pairs = _extract_text(turn.content, turn.role, turn.created_at, mask, tuple(plans), currency)
-    return [(dataclasses.replace(fact, turn=index), correction) for fact, correction in pairs]
+) -> list[_Said]:
+    said = _extract_text(turn.content, turn.role, turn.created_at, mask, tuple(plans), currency)
+    return [s._replace(fact=dataclasses.replace(s.fact, turn=index)) for s in said]
 
 
 @functools.lru_cache(maxsize=512)  # a summary has tens of lines; a few bots' worth fit
 def _extract_text(
     content: str, role: Role, when: datetime | None, mask: bool, plans: tuple[str, ...], currency: str | None
-) -> tuple[tuple[Fact, bool], ...]:
+) -> tuple[_Said, ...]:
     turn = Turn(role=role, content=content, created_at=when)
     return tuple(_extract(turn, 0, mask=mask, plans=plans, currency=currency))
 
@@ -396,32 +449,36 @@ def _updated(
     *,
     mask: bool,
     plans: Sequence[str],
-    extract: Callable[..., list[tuple[Fact, bool]]],
+    extract: Callable[..., list[_Said]],
 ) -> tuple[Fact, ...]:
     if start < 0:
         raise InvalidInput(f"update_ledger start must be >= 0, got {start}")
     found = []
-    currency = _conversation_currency(ledger)
+    currency = conversation_currency(ledger)
     for index in range(start, len(turns)):
         pairs = extract(turns[index], index, mask=mask, plans=plans, currency=currency)
-        currency = _conversation_currency([fact for fact, _ in pairs]) or currency
+        currency = conversation_currency([said.fact for said in pairs]) or currency
         found += pairs
     if not found:  # most turns state no fact: then the (long) ledger need not be indexed
         return ledger
     book = _Book(ledger)
-    for fact, correction in found:
-        book.add(fact, correction)
+    for said in found:
+        book.add(*said)
     for index in range(start, len(turns)):
         if turns[index].role == "customer":
             for replaced, fact in list(book.part_corrections(turns[index], index, mask=mask)):
+                book.replace(replaced, fact)
+            for replaced, fact in list(book.retyped(turns[index], index, mask=mask)):
                 book.replace(replaced, fact)
     return book.facts if len(book.facts) > len(ledger) else ledger
 
 
 # A correction of part of a value: "不好意思,是208,不是203", "sorry, it's 4B, not 4D", "不是515,是155".
+# The part may carry its unit: "是751室不是715室".
+_PART_UNIT = "[室号栋楼层座幢]?"
 _PART_CORRECTION = re.compile(
-    r"(?:是|is|it'?s|should\s+be)\s*(?P<new>[0-9A-Za-z-]{1,10})\s*[,，]?\s*(?:不是|而不是|not)\s*(?P<old>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])"
-    r"|(?:不是|not)\s*(?P<old2>[0-9A-Za-z-]{1,10})\s*[,，]?\s*(?:而是|是|but|it'?s)\s*(?P<new2>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])",
+    rf"(?:是|is|it'?s|should\s+be)\s*(?P<new>[0-9A-Za-z-]{{1,10}}){_PART_UNIT}\s*[,，]?\s*(?:不是|而不是|not)\s*(?P<old>[0-9A-Za-z-]{{1,10}})(?![0-9A-Za-z])"
+    rf"|(?:不是|not)\s*(?P<old2>[0-9A-Za-z-]{{1,10}}){_PART_UNIT}\s*[,，]?\s*(?:而是|是|but|it'?s)\s*(?P<new2>[0-9A-Za-z-]{{1,10}})(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
 _PART_KINDS = ("address", "id", "detail")
@@ -431,7 +488,9 @@ _NAMED_PART_CORRECTION = re.compile(
     r"(?:门牌号?|房间号|房号|室号|楼号|单元号)(?:说错了|写错了|填错了|错了|有误)[,，]?\s*(?:应该是|应为|是|改成|改为)\s*"
     r"(?P<new>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])"
     r"|\b(?:apartment|apt|unit|suite|room|door|house)\s+(?:number\s+|no\.?\s+|#\s*)?(?:is\s+|was\s+)?wrong[,.;]?\s*"
-    r"(?:it'?s|it\s+should\s+be|should\s+be|it\s+is)\s+(?:#\s*)?(?P<new2>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])",
+    r"(?:it'?s|it\s+should\s+be|should\s+be|it\s+is)\s+(?:#\s*)?(?P<new2>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])"
+    # In a turn that says it corrects ("更正一下地址,房间号是711"): the part and its new value.
+    r"|(?:门牌号?|房间号|房号|室号)\s*(?:应该是|应为|是|改成|改为|为)\s*(?P<new3>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
 _LAST_NUMBER = re.compile(r"[0-9][0-9A-Za-z-]*(?=[^0-9]*$)")
@@ -445,6 +504,21 @@ def _rewritten(fact: Fact, value: str, index: int, position: int) -> Fact:
     """``fact`` with a part of its value corrected in turn ``index``: the value that replaces it."""
     key = normalize_sentence(value) if fact.kind == "detail" else re.sub(r"\s+", "", value).upper()
     return Fact(fact.kind, value, key, index, fact.subject, "customer", position)
+
+
+# A token shaped like a system's code: letters, digits, dashes and underscores, with a digit.
+_CODE_TOKEN = re.compile(
+    r"(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]*[0-9])[0-9A-Za-z][0-9A-Za-z_-]{3,38}[0-9A-Za-z](?![0-9A-Za-z_-])"
+)
+_RETYPED_KINDS = ("id", "error_code")
+_REFUSAL = re.compile(r"不是|\bnot\b", re.IGNORECASE)  # "是3866-7509-2547,不是3866-7590-2547"
+
+
+def _retypes(old: str, new: str) -> bool:
+    """Whether ``new`` is ``old`` typed again with one or two characters changed (or two swapped)."""
+    if len(old) != len(new) or len(old) < 5 or old == new:
+        return False
+    return sum(a != b for a, b in zip(old, new, strict=True)) <= 2
 
 
 class _Book:
@@ -490,7 +564,9 @@ class _Book:
                     break
 
         for m in _NAMED_PART_CORRECTION.finditer(text):
-            new = m.group("new") or m.group("new2")
+            if m.group("new3") and not _CORRECTION.search(text):
+                continue  # "房间号是711" alone is a room number, not a correction of one
+            new = m.group("new") or m.group("new2") or m.group("new3")
             for i in sorted(self._current_positions(), reverse=True):
                 fact = self._all[i]
                 if (
@@ -502,6 +578,31 @@ class _Book:
                         value = fact.value[: last.start()] + new + fact.value[last.end() :]
                         yield i, _rewritten(fact, value, index, i)
                     break
+
+    def retyped(self, turn: Turn, index: int, *, mask: bool) -> Iterator[tuple[int, Fact]]:
+        """The ids a correction types again with a character or two fixed ("快递单号我抄错了,
+        正确的是1Z87327004", "是3866-7509-2547,不是3866-7590-2547"): the new value replaces the
+        current id it differs from, even where no pattern reads it as an id on its own."""
+        text = mask_text(turn.content) if mask else turn.content
+        if not (_CORRECTION.search(text) or _REFUSAL.search(text)):
+            return
+        for m in _CODE_TOKEN.finditer(text):
+            key = m.group().upper()
+            if _negated(text, m.start()) or any((kind, key) in self._current_keys for kind in _RETYPED_KINDS):
+                continue
+            position = self._near(("id", "error_code"), key, before=index)
+            if position is not None:
+                old = self._all[position]
+                yield position, Fact(old.kind, m.group(), key, index, old.subject, "customer", position)
+
+    def _near(self, kinds: Sequence[str], key: str, *, before: int) -> int | None:
+        """The newest current fact of ``kinds`` stated before turn ``before`` whose key ``key``
+        retypes with a character or two fixed, if any."""
+        for i in sorted(self._current_positions(), reverse=True):
+            fact = self._all[i]
+            if fact.kind in kinds and fact.turn < before and _retypes(fact.key, key):
+                return i
+        return None
 
     def replace(self, position: int, fact: Fact) -> None:
         """Append ``fact`` as the value that replaces the one at ``position``."""
@@ -517,12 +618,18 @@ class _Book:
     def _current_positions(self) -> list[int]:
         return sorted(set(self._current_keys.values()))
 
-    def add(self, fact: Fact, correction: bool) -> None:
+    def add(self, fact: Fact, correction: bool, refused: str = "") -> None:
         if (fact.kind, fact.key, fact.turn) in self._said:
             return
         self._said.add((fact.kind, fact.key, fact.turn))
         by_subject = fact.subject and (correction or fact.subject not in _PLURAL_SUBJECTS)
-        target = self._by_subject.get((fact.kind, fact.subject)) if by_subject else None
+        # The value the turn names as wrong is the one replaced, whatever came after it; else an
+        # id the correction retypes with a typo fixed ("order 3EL7TK9Z, not 3EL7TK2Z").
+        target = self._current_keys.get((fact.kind, refused)) if refused else None
+        if target is None and correction and fact.kind in _RETYPED_KINDS:
+            target = self._near((fact.kind,), fact.key, before=fact.turn + 1)
+        if target is None and by_subject:
+            target = self._by_subject.get((fact.kind, fact.subject))
         if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
             target = self._latest.get(fact.kind)
         if target is not None and self._all[target].key == fact.key:
@@ -587,7 +694,7 @@ def clip(text: str, limit: int = MAX_SENTENCE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _conversation_currency(facts: Sequence[Fact]) -> str | None:
+def conversation_currency(facts: Sequence[Fact]) -> str | None:
     """The currency of the latest amount written with one ("$37", "200 元"): what an amount
     written without one ("2.1k") means in this conversation."""
     for fact in reversed(facts):
@@ -637,10 +744,9 @@ def _error_codes(text: str) -> Iterator[_Found]:
     for m in _HEX_CODE.finditer(text):
         yield _Found(m.start(), "error_code", m.group(), "0x" + m.group()[2:].upper())
     for m in _HTTP_STATUS.finditer(text):
-        if m.group("a"):
-            yield _Found(m.start(), "error_code", m.group(), f"HTTP {m.group('a')}")
-        else:  # as written ("502 error"): the reason phrase is what people search for
-            yield _Found(m.start(), "error_code", m.group(), " ".join(m.group().split()))
+        # One key however written ("HTTP 503", "503 service unavailable", "报错503"): the prompt
+        # shows it with its reason phrase (ledger.display), what people search for.
+        yield _Found(m.start(), "error_code", m.group(), f"HTTP {m.group('a') or m.group('b')}")
     for m in _ERROR_CODE.finditer(text):
         yield _Found(m.start(), "error_code", m.group(), m.group().upper())
     for m in _NAMED_CODE.finditer(text):
@@ -849,7 +955,7 @@ def _hedged(window: str, m: re.Match[str]) -> bool:
 
 def _negated(text: str, start: int) -> bool:
     # "是 1860 元,不是 1680 元": the value after 不是 is the wrong one, not a fact.
-    return _NEGATED.search(text, max(0, start - 6), start) is not None
+    return _NEGATED.search(text, max(0, start - 10), start) is not None  # "not the 6th of October"
 
 
 def _sentences(

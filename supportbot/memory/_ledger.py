@@ -24,14 +24,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 
 from .._state import Fact
 from ..i18n._prompts import fact_labels, prompt_words
 from ._contacts import status_text
-from ._facts import EXACT_KINDS, FACT_KINDS, OPERATOR, SENTENCE_KINDS, current_facts
+from ._facts import EXACT_KINDS, FACT_KINDS, OPERATOR, SENTENCE_KINDS, conversation_currency, current_facts
 from ._tokens import count_joined, count_tokens
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
+_BARE_FIGURE = re.compile(r"[0-9]")  # an amount's key with no currency in front
+_YEAR = re.compile(r"[0-9]{4}")
+_HTTP_KEY = re.compile(r"HTTP ([1-5][0-9]{2})")
 _TIERS: Mapping[str, int] = {**dict.fromkeys(EXACT_KINDS, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
 _OTHER_TIER = 2
 _CORRECTION_TIER = -1  # a value that replaced another: shown before anything else
@@ -60,8 +64,10 @@ class View:
     omitted: int  # facts left out for the allowance (replaced-value notes not counted)
 
 
-def display(fact: Fact, lang: str = "zh") -> str:
-    """A fact's value as the prompt shows it (in a prompt of language ``lang``)."""
+def display(fact: Fact, lang: str = "zh", currency: str | None = None) -> str:
+    """A fact's value as the prompt shows it (in a prompt of language ``lang``); an amount written
+    without a currency ("3k") in the conversation's ``currency``, or as written beside its figure
+    when the conversation names none."""
     if fact.kind == "status":
         # The customer's own words ("东西还没拆封"), which say more than the yes/no key; a key
         # without them (a ledger written before they were kept) reads as the key.
@@ -70,9 +76,15 @@ def display(fact: Fact, lang: str = "zh") -> str:
         if fact.key.startswith(("rel:", "--")):  # unresolved or yearless: as written
             text = fact.value
         else:
-            # Written with its digits (2026年3月5日, 3/25): the ISO form says it all; a phrase
-            # resolved against the turn's day (下周五) keeps the phrase beside it.
-            text = fact.key if _ABSOLUTE.fullmatch(fact.value) else f"{fact.key}({fact.value})"
+            # Written with its digits and year (2026年3月5日): the ISO form says it all; a phrase
+            # resolved against the turn's day (下周五) or a date whose year was inferred (3/25)
+            # keeps the words beside it, so the model sees what was said and what was worked out.
+            said_all = _ABSOLUTE.fullmatch(fact.value) and _YEAR.search(fact.value)
+            text = fact.key if said_all else f"{fact.key}({fact.value})"
+    elif fact.kind == "amount" and _BARE_FIGURE.match(fact.key):
+        text = f"{currency} {fact.key}" if currency else f"{fact.key}({fact.value})"
+    elif fact.kind == "error_code" and (status := _HTTP_KEY.fullmatch(fact.key)):
+        text = f"{fact.key} {_reason(int(status.group(1)))}".rstrip()
     elif fact.kind in ("amount", "id", "error_code", "phone", "email"):
         text = fact.key
     else:
@@ -85,10 +97,19 @@ def display(fact: Fact, lang: str = "zh") -> str:
     return text + (mark if fact.role == "agent" and fact.kind not in SENTENCE_KINDS else "")
 
 
+def _reason(code: int) -> str:
+    """An HTTP status's reason phrase ("Too Many Requests"); "" for a code HTTP does not define."""
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return ""
+
+
 def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> list[Unit]:
     """The facts the prompt would show with no allowance, in ledger order."""
     result = []
     current = current_facts(facts)
+    currency = conversation_currency(facts)
     settled = [f for _, f in current if f.kind == "status" and f.key.endswith(("=是", "=yes"))]
     for i, fact in current:
         # An operator's correction is shown even while the turn it corrects is in the history.
@@ -97,10 +118,10 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
         note = ""
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
             old = facts[fact.supersedes]
-            value = display(old, lang).removeprefix(f"{old.subject} ")
+            value = display(old, lang, currency).removeprefix(f"{old.subject} ")
             note = prompt_words(lang)["facts.replaced"].format(value=value)
             if not fact.value:  # retracted by an operator: the old value, marked as wrong
-                text = prompt_words(lang)["facts.retracted"].format(value=display(old, lang))
+                text = prompt_words(lang)["facts.retracted"].format(value=display(old, lang, currency))
                 result.append(Unit(i, fact, text, "", _CORRECTION_TIER))
                 continue
         tier = _DETAIL_TIER if fact.kind == "detail" else _TIERS.get(fact.kind, _OTHER_TIER)
@@ -108,7 +129,7 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
             tier = _SATISFIED_TIER
         elif note:  # never leave out the value that replaced one while older values are shown
             tier = _CORRECTION_TIER
-        result.append(Unit(i, fact, display(fact, lang), note, tier))
+        result.append(Unit(i, fact, display(fact, lang, currency), note, tier))
     return result
 
 
@@ -130,10 +151,11 @@ def view(
 ) -> View:
     """The facts section's body in ``lang``, held to ``allowance`` tokens (None: everything)."""
     labels = fact_labels(lang)
-    omitted_text = prompt_words(lang)["facts.omitted"]
+    words = prompt_words(lang)
+    omitted_text, joiner = words["facts.omitted"], words["facts.joiner"]
     shown = units(facts, summarized_upto=summarized_upto, lang=lang)
     notes = {u.position for u in shown if u.note}
-    pieces = fact_pieces(shown, notes, labels=labels)
+    pieces = fact_pieces(shown, notes, labels=labels, joiner=joiner)
     if allowance is None or count_joined(pieces) <= allowance:
         return View(tuple(pieces), tuple(u.fact for u in shown), 0)
     # Highest rank first; within a rank, the newest first (older ones are likelier in the summary).
@@ -158,11 +180,11 @@ def view(
             continue
         spent += cost
         (keep_notes if is_note else keep).add(position)
-    _fill(shown, keep, keep_notes, kind_of, blocked, allowance, labels, omitted_text)
+    _fill(shown, keep, keep_notes, kind_of, blocked, allowance, labels, omitted_text, joiner)
     while True:
         chosen = [u for u in shown if u.position in keep]
         omitted = len(shown) - len(chosen)
-        pieces = fact_pieces(chosen, keep_notes, labels=labels)
+        pieces = fact_pieces(chosen, keep_notes, labels=labels, joiner=joiner)
         if omitted:
             pieces.append(("\n" if pieces else "") + omitted_text.format(n=omitted))
         if count_joined(pieces) <= allowance or not keep:
@@ -171,9 +193,6 @@ def view(
         lowest = max(chosen, key=lambda u: (u.tier, -u.position))
         keep.discard(lowest.position)
         keep_notes.discard(lowest.position)
-
-
-_FILL_TRIES = 12
 
 
 def _fill(
@@ -185,25 +204,39 @@ def _fill(
     allowance: int,
     labels: Mapping[str, str],
     omitted_text: str,
+    joiner: str,
 ) -> None:
     """Add, in rank order, facts the estimate left out that still fit when counted exactly: the
-    estimate pays for labels up front, so it stops short of the allowance."""
-    left = sorted((u for u in shown if u.position not in keep and kind_of[u.position] not in blocked),
-                  key=lambda u: (u.tier, -u.position))  # fmt: skip
-    for unit in left[:_FILL_TRIES]:
-        keep.add(unit.position)
+    estimate pays for labels up front, so it stops short of the allowance. A fact larger than
+    what is left is passed over without a count, so a smaller one after it may still go in."""
+
+    def exact() -> int:
         chosen = [u for u in shown if u.position in keep]
-        pieces = fact_pieces(chosen, keep_notes, labels=labels)
+        pieces = fact_pieces(chosen, keep_notes, labels=labels, joiner=joiner)
         if len(chosen) < len(shown):
             pieces.append("\n" + omitted_text.format(n=len(shown) - len(chosen)))
-        if count_joined(pieces) > allowance:
+        return count_joined(pieces)
+
+    left = sorted((u for u in shown if u.position not in keep and kind_of[u.position] not in blocked),
+                  key=lambda u: (u.tier, -u.position))  # fmt: skip
+    used = exact()
+    for unit in left:
+        if count_tokens(unit.text) + 1 > allowance - used:
+            continue
+        keep.add(unit.position)
+        size = exact()
+        if size > allowance:
             keep.discard(unit.position)
+        else:
+            used = size
 
 
-def fact_pieces(shown: Sequence[Unit], notes: set[int], *, labels: Mapping[str, str]) -> list[str]:
+def fact_pieces(
+    shown: Sequence[Unit], notes: set[int], *, labels: Mapping[str, str], joiner: str = "；"
+) -> list[str]:
     """The section's text in pieces, so that counting it (``tokens.count_joined``) as the ledger
     grows recounts only what changed: a line per kind, cut after every ``_VALUES_PER_PIECE``
-    values, and a piece per sentence."""
+    values, and a piece per sentence (sentences joined by ``joiner``)."""
     by_kind: dict[str, list[Unit]] = {kind: [] for kind in FACT_KINDS}
     for unit in shown:
         by_kind.setdefault(unit.fact.kind, []).append(unit)
@@ -215,8 +248,11 @@ def fact_pieces(shown: Sequence[Unit], notes: set[int], *, labels: Mapping[str, 
         head = ("\n" if pieces else "") + f"- {labels.get(kind, kind)}:"
         texts = [u.text + (u.note if u.position in notes else "") for u in items]
         if kind in SENTENCE_KINDS:
-            pieces.append(head)
-            pieces.extend(f"\n  - {t}" for t in texts)
+            # On the kind's line, joined: a line per sentence costs 2-3 tokens more each, and
+            # 20-30 sentences are common in a long ticket (the facts left out for it).
+            said = [t.rstrip("。.;；") or t for t in texts]
+            pieces.append(f"{head} {said[0]}")
+            pieces.extend(joiner + t for t in said[1:])
         else:
             for start in range(0, len(texts), _VALUES_PER_PIECE):
                 lead = f"{head} " if start == 0 else ", "

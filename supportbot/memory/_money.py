@@ -147,8 +147,10 @@ _EN_NUMBER = rf"(?:an?\s++)?+{_EN_WORD}(?:(?:\s++and\s++|\s++|-){_EN_WORD})*+"
 _NOT_A_NOUN = "了吧啊呀呢的吗左多钱退还给或和到至也就整都进一"
 _AFTER_KUAI = rf"(?![\u4e00-\u9fff])|(?=[{_NOT_A_NOUN},，。！？!?])"
 # Tenths of a yuan after 块, as said aloud: "86块4" is 86.40, "三块五(毛)" 3.50.
-_JIAO = r"(?P<jiao>[1-9])(?![0-9.%])[毛角]?+"
-_CN_JIAO = r"(?P<cjiao>[一二两三四五六七八九])(?![零〇一二两三四五六七八九十百千万亿])[毛角]?+"
+# Not when a period or a count follows: "两千九块一年" is 2,900 a year, "5块3个" three for 5.
+_COUNTED = "年月天日周次个份件台张本套期号斤"
+_JIAO = rf"(?P<jiao>[1-9])(?![0-9.%{_COUNTED}])[毛角]?+"
+_CN_JIAO = rf"(?P<cjiao>[一二两三四五六七八九])(?![零〇一二两三四五六七八九十百千万亿{_COUNTED}])[毛角]?+"
 _MULT = r"(?P<mult>[kKwW千万](?![A-Za-z]))"
 _AMOUNT = re.compile(
     rf"(?:(?<![A-Za-z])(?P<pre>{_alternation(_CURRENCY_BEFORE)})\s*+(?P<n1>{_NUMBER})(?P<m1>[kKwW千万](?![A-Za-z]))?"

@@ -44,7 +44,9 @@ _EN_SIZE = (
 _EN_OPTION = re.compile(
     rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE})\b"
     rf"|\bsize\s+(?:{_EN_SIZE})(?![0-9A-Za-z])"
-    rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|(?-i:XXXL|XXL|XL|XS|S|M|L))\s+[a-z]+(?:[\s-][a-z]+)?"
+    rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|(?-i:XXXL|XXL|XL|XS|S|M|L)"
+    # a size word only before a colour: "the large navy rain jacket", not "the large majority"
+    rf"|(?:small|medium|large|x-large)\s+{_EN_COLOUR})\s+[a-z]+(?:[\s-][a-z]+)?"
     rf"|\(\s*(?:in\s+)?(?:{_EN_COLOUR}|{_EN_SIZE})\s*\)"
     r"|\bwide\s+fit\b",
     re.IGNORECASE,
@@ -61,7 +63,9 @@ _has_digit = re.compile("[0-9]").search
 _BREAK = re.compile(
     r"[,，。！？!?；;\n]+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
 )
-_COMMA = re.compile(r"[,，]")
+# What may stand between a product and the option after it: a comma, or the space a chat user types
+# between CJK words ("保温杯,粉色的", "双肩包 藏青色到现在还没发货").
+_NAMING_BREAK = re.compile(r"\s*[,，]\s*|\s+")
 _LONE = 8  # characters: an option clause this short ("粉色的", ", size XS") names the clause before's product
 # A longer "clause" is a run-on paste (its floor sentence holds it) or text that only happens to
 # hold an option word ("…寲款谔…"): Chinese says as much in a third of the characters.
@@ -86,11 +90,11 @@ def products(text: str) -> Iterator[Product]:
     for start, stop in spans:
         i = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
         begin, end = breaks[i][1], breaks[i + 1][0]
-        # "保温杯,粉色的(到现在还没发货)": an option alone, or first after a comma, names the
+        # "保温杯,粉色的(到现在还没发货)": an option alone, or first after a comma or space, names the
         # product in the clause before it.
         if i > 0 and (
             len(_bare(text[begin:end])) <= _LONE
-            or (not _bare(text[begin:start]) and _COMMA.search(text, breaks[i][0], breaks[i][1]))
+            or (not _bare(text[begin:start]) and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1]))
         ):
             begin = breaks[i - 1][1]
         named = _bare(text[begin:start] + text[stop:end])  # what the clause says besides the option
