@@ -173,6 +173,13 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("We've renewed the Team plan, with 10 seats twice", "plan", ["Team plan, with 10 seats"]),
         ("does the family Plus subscription include it?", "plan", ["Plus subscription, family"]),
         ("拜托了 把旧的那张卡解绑 助理小朱比较清楚", "request", ["把旧的那张卡解绑"]),
+        ("希望到期前提醒我续费,你们记一下,前几天那个客服说 5 天内退款", "request", ["希望到期前提醒我续费"]),
+        (
+            "Remove the old card from the account, I was told to just wait",
+            "request",
+            ["remove the old card from the account"],
+        ),
+        ("系统里售后单号显示的是sv_rpmvgts,请问你还在吗", "id", ["SV_RPMVGTS"]),
         ("这事一直是店长小马在跟", "person", ["店长:小马"]),
         ("刚才老袁(技术负责人)也试了一下", "person", ["技术负责人:老袁"]),
         ("回头让崔老板(老板)跟你们对一下账", "person", ["老板:崔老板"]),
@@ -281,6 +288,8 @@ def test_masked_phones_and_emails_are_pinned_masked() -> None:
         ("希望到期前提醒我", True),
         ("sorry for the wall of text", False),
         ("one moment please", False),
+        ("Please don't take this the wrong way", False),
+        ("Please don't call me before 10am", True),
         ("thanks so much", False),
         ("text me instead of calling", True),
         ("please send the invoice to my office", True),
@@ -656,6 +665,9 @@ def test_a_correction_of_part_of_a_value_rewrites_the_value_that_holds_it() -> N
         ("What arrived was the L grey hoodie, not what I ordered", ["What arrived was the L grey hoodie"]),
         ("what arrived was the large navy rain jacket", ["what arrived was the large navy rain jacket"]),
         ("the large majority of users say so", []),
+        ("the app is on the latest version.", []),
+        ("someone in chat told me the refund would be back in 30 days", []),
+        ("上个月6号那天扣的款", []),
         (
             "I picked the wireless earbuds (in white) at checkout",
             ["I picked the wireless earbuds (in white) at checkout"],
@@ -696,6 +708,13 @@ def test_a_correction_that_names_the_part_rewrites_the_address_s_last_number() -
     ]
     again = update_ledger((), [said, Turn("customer", "房间号是713,对吧")], 0, mask=False)
     assert all(f.supersedes is None for f in again)
+    # With two addresses, the one whose room number the new value fixes, not the latest one.
+    later = Turn("customer", "寄到北京市朝阳区新华路 558 号 5 楼")
+    two = update_ledger((), [said, later, Turn("customer", "更正一下地址,房间号是711")], 0, mask=False)
+    assert [f.value for _, f in current_facts(two) if f.kind == "address"] == [
+        "北京市朝阳区新华路 558 号 5 楼",
+        "上海市徐汇区人民路 945 号 711 室",
+    ]
 
 
 def test_a_summary_line_that_only_repeats_pinned_requests_is_left_out() -> None:

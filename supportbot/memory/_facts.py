@@ -86,7 +86,7 @@ _PREFIXED_ID = re.compile(
 _ID_AFTER_LABEL = re.compile(
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
     r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
-    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|是|为|is)?\s*[:：#]?\s*"
+    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|显示的是|显示为|写的是|是|为|is)?\s*[:：#]?\s*"
     r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,39}+)"
     r"(?![0-9A-Za-z_])",
     re.IGNORECASE,
@@ -280,7 +280,8 @@ _POLITENESS = re.compile(
     r"|(?:请)?(?:尽快|尽量快一点|快一点)(?:处理)?(?:吧)?|能帮就帮(?:一下)?(?:吧)?"
     r"|希望(?:你们|您)?(?:能)?重视(?:一下)?|我也不想一直来问"
     r"|\b(?:please\s+)?bear\s+with\s+me\b|\bone\s+moment(?:\s+please)?\b|\bare\s+you\s+still\s+there\b"
-    r"|\bhope\s+(?:this|it)\s+(?:gets|can\s+be)\s+(?:sorted|fixed|resolved)\b|\bwould\s+appreciate\s+any\s+help\b",
+    r"|\bhope\s+(?:this|it)\s+(?:gets|can\s+be)\s+(?:sorted|fixed|resolved)\b|\bwould\s+appreciate\s+any\s+help\b"
+    r"|\b(?:please\s+)?don'?t\s+take\s+this\s+the\s+wrong\s+way\b",
     re.IGNORECASE,
 )
 _CONTENT_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2}")
@@ -514,6 +515,13 @@ _RETYPED_KINDS = ("id", "error_code")
 _REFUSAL = re.compile(r"不是|\bnot\b", re.IGNORECASE)  # "是3866-7509-2547,不是3866-7590-2547"
 
 
+def _near_part(old: str, new: str) -> bool:
+    """Whether a room number ``new`` fixes ``old``: as long, and at most half its characters differ."""
+    return len(old) == len(new) and sum(
+        a != b for a, b in zip(old.lower(), new.lower(), strict=True)
+    ) * 2 <= len(old)
+
+
 def _retypes(old: str, new: str) -> bool:
     """Whether ``new`` is ``old`` typed again with one or two characters changed (or two swapped)."""
     if len(old) != len(new) or len(old) < 5 or old == new:
@@ -567,17 +575,21 @@ class _Book:
             if m.group("new3") and not _CORRECTION.search(text):
                 continue  # "房间号是711" alone is a room number, not a correction of one
             new = m.group("new") or m.group("new2") or m.group("new3")
-            for i in sorted(self._current_positions(), reverse=True):
+            part = _APARTMENT if m.group("new2") else _LAST_NUMBER  # an English address ends with its zip
+            candidates = [
+                (i, last)
+                for i in sorted(self._current_positions(), reverse=True)
+                if (self._all[i].kind == "address" or (m.group("new2") and self._all[i].kind == "detail"))
+                and self._all[i].turn < index
+                and (last := part.search(self._all[i].value)) is not None
+            ]
+            # The address whose part the new value fixes (7219 for 2219), else the latest one.
+            close = [c for c in candidates if _near_part(c[1].group(), new)]
+            for i, last in (close or candidates)[:1]:
                 fact = self._all[i]
-                if (
-                    fact.kind == "address" or (m.group("new2") and fact.kind == "detail")
-                ) and fact.turn < index:
-                    # An English address ends with its zip: its apartment is the part named
-                    last = (_APARTMENT if m.group("new2") else _LAST_NUMBER).search(fact.value)
-                    if last is not None and last.group().lower() != new.lower():
-                        value = fact.value[: last.start()] + new + fact.value[last.end() :]
-                        yield i, _rewritten(fact, value, index, i)
-                    break
+                if last.group().lower() != new.lower():
+                    value = fact.value[: last.start()] + new + fact.value[last.end() :]
+                    yield i, _rewritten(fact, value, index, i)
 
     def retyped(self, turn: Turn, index: int, *, mask: bool) -> Iterator[tuple[int, Fact]]:
         """The ids a correction types again with a character or two fixed ("快递单号我抄错了,
@@ -1075,9 +1087,15 @@ def _asks(sentence: str, m: re.Match[str]) -> bool:
 
 def _requests(text: str) -> Iterator[_Found]:
     for found in _sentences(text, "request", _REQUEST, _asks):
-        # "之前你们经理承诺过给我们开专票" reports a promise; its "给我" asks for nothing.
-        if is_request(found.value) and not _REPORTED_PROMISE.search(found.value):
-            yield found
+        # "之前你们经理承诺过给我们开专票" reports a promise; its "给我" asks for nothing. A request
+        # before the report in one sentence ("希望到期前提醒我续费,前几天那个客服说…") is kept alone.
+        reported = _REPORTED_PROMISE.search(found.value)
+        value = found.value
+        if reported is not None:  # up to the clause the report starts in
+            breaks = [b.start() for b in _CLAUSE_BREAK.finditer(value, 0, reported.start())]
+            value = _TRAILING_PUNCT.sub("", value[: breaks[-1]]) if breaks else ""
+        if value and is_request(value):
+            yield found._replace(value=value, key=normalize_sentence(value))
 
 
 def is_request(sentence: str) -> bool:

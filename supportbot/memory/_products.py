@@ -22,9 +22,9 @@ _ZH_SIZE = (
     r"(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
     r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦)(?![A-Za-z])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z]))|[加特超]?[大中小]号"
 )
-# A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款), not "这款".
+# A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".
 _ZH_VARIANT = (
-    r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此])款(?!项)"
+    r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此的扣])款(?!项)"
     r"|[一二两三四五六七八九十0-9]+[支只个件双瓶盒片包套]装|[青红茶黑白银]轴"
     r"|[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"
 )
@@ -39,7 +39,8 @@ _EN_COLOUR = (
 )
 _EN_SIZE = (
     r"(?-i:XXXL|XXL|XL|XS|S|M|L)|small|medium|large|x-large|extra\s+large|one\s+size|wide\s+fit"
-    r"|[0-9]{1,2}(?:\.5)?"
+    # a shoe size, not a time: "in 9", "size 10.5", not "in 30 days"
+    r"|[0-9]{1,2}(?:\.5)?(?![0-9]|\s*(?:days?|hours?|minutes?|mins?|weeks?|months?|years?|business|working)\b)"
 )
 _EN_OPTION = re.compile(
     rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE})\b"
@@ -52,7 +53,11 @@ _EN_OPTION = re.compile(
     re.IGNORECASE,
 )
 # Tried only where their word or a digit stands: a word before "version" would be tried at every word.
-_EN_VARIANT = re.compile(r"\b[a-z]+(?:-[a-z]+)?\s+(?:version|edition|model)\b", re.IGNORECASE)
+_EN_VARIANT = re.compile(
+    r"\b(?!(?:latest|newest|new|old|older|current|updated|previous|last|this|that|which|any|free|full|web"
+    r"|desktop|mobile)\s)[a-z]+(?:-[a-z]+)?\s+(?:version|edition|model)\b",
+    re.IGNORECASE,
+)
 _EN_MEASURE = re.compile(
     r"\b[0-9]+(?:\.[0-9]+)?[\s-]?(?:inch|in\.|oz|ml|gb|tb|mm|cm)\b|\b[0-9]+-pack\b", re.IGNORECASE
 )
