@@ -355,15 +355,15 @@ _WISH_TEXTS = st.lists(
 
 @given(_WISH_TEXTS)
 def test_the_lasting_wish_pattern_matches_like_its_plain_form(text: str) -> None:
-    """steps._LASTING_WISH gained a look-ahead for speed only; _lasting_wish remembers its answer."""
-    from supportbot.run import _steps as steps
+    """LASTING_WISH gained a look-ahead for speed only; lasting_wish remembers its answer."""
+    from supportbot.run import _ticket_record as record
 
-    assert steps._LASTING_WISH.pattern.startswith("(?=[")
-    assert matches(steps._LASTING_WISH, text) == matches(without_lookahead(steps._LASTING_WISH), text)
+    assert record.LASTING_WISH.pattern.startswith("(?=[")
+    assert matches(record.LASTING_WISH, text) == matches(without_lookahead(record.LASTING_WISH), text)
     wishes: dict[str, bool] = {}
-    expected = without_lookahead(steps._LASTING_WISH).search(text) is not None
-    assert steps._lasting_wish(text, wishes) is expected and wishes == {text: expected}
-    assert steps._lasting_wish(text, wishes) is expected  # remembered
+    expected = without_lookahead(record.LASTING_WISH).search(text) is not None
+    assert record.lasting_wish(text, wishes) is expected and wishes == {text: expected}
+    assert record.lasting_wish(text, wishes) is expected  # remembered
 
 
 @given(edge_texts, st.sampled_from(["customer", "agent"]))

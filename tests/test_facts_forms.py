@@ -492,7 +492,7 @@ def test_a_short_summary_drops_what_the_ledger_pins_before_context() -> None:
 
 def test_the_resolved_ticket_record_keeps_only_current_values() -> None:
     from supportbot._state import SupportState, Ticket
-    from supportbot.run._steps import ticket_facts
+    from supportbot.run._ticket_record import ticket_facts
 
     turns = tuple(Turn("customer", m) for m in ("升级费是 1680 元", "说错了,升级费应该是 1860 元"))
     ticket = Ticket("T1", "a@example.com", "升级", turns[0].content, datetime(2026, 3, 18, tzinfo=UTC))

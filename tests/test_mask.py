@@ -27,7 +27,7 @@ from supportbot.memory._facts import update_ledger
 from supportbot.memory._ledger import render_facts
 from supportbot.memory._mask import mask_summarizer, mask_text
 from supportbot.memory._profile import build_profile
-from supportbot.run._steps import ticket_facts
+from supportbot.run._ticket_record import ticket_facts
 
 
 @pytest.mark.parametrize(

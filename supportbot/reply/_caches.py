@@ -65,9 +65,9 @@ class Caches:
     facts_sections: Recent[tuple[Section | None, int]] = field(default_factory=_recent_facts)
     # The scans of the evidence a draft is checked against: a redraft is checked against the same.
     evidence: EvidenceScans = field(default_factory=EvidenceScans)
-    # steps.ticket_facts: request → whether it outlives the ticket.
+    # run._ticket_record.ticket_facts: request → whether it outlives the ticket.
     wishes: dict[str, bool] = field(default_factory=dict)
-    # steps.ticket_facts: customer message → the contact preferences it states.
+    # run._ticket_record.ticket_facts: customer message → the contact preferences it states.
     stated: dict[str, tuple[Stated, ...]] = field(default_factory=dict)
 
     def clear(self) -> None:

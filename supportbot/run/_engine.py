@@ -55,6 +55,7 @@ from ._rounds import (
     result_of,
     unanswered,
 )
+from ._speech import failure_reason
 
 log = logging.getLogger(__name__)
 
@@ -572,7 +573,7 @@ class Engine:
                 ) from exc
             # A model fault or a prompt that cannot fit must not lose the ticket: a human takes it.
             log.warning("%s in %s of %s: %s", type(exc).__name__, step, state.ticket.id, exc)
-            handoff: StateUpdate = {"handoff_reason": steps.failure_reason(state, step, exc)}
+            handoff: StateUpdate = {"handoff_reason": failure_reason(state, step, exc)}
             if isinstance(exc, ModelError) and exc.spent is not None:  # the provider still billed it
                 handoff.update(steps.spent(exc.spent))
             return handoff, "handoff"

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import logging
-import re
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -18,33 +16,24 @@ from .._records import ApprovalDecision, Customer, CustomerRecords, Finding, Ref
 from .._state import Fact, Outcome, Review, StateUpdate, SupportState, Triage, Turn, reduce
 from ..backend.base import ListsPlans, ReadsCustomerRecords
 from ..errors import BilledCall, ContextBudgetExceeded, ModelError, RespondRefused
-from ..i18n import Translate, translator
 from ..llm.base import Completion
 from ..memory import _assist as assist
 from ..memory._compress import SUMMARY_PROMPT, Compression, Folding, folding, summary_messages
-from ..memory._facts import current_facts, split_sentences, update_ledger
-from ..memory._mask import mask_text
-from ..memory._preferences import Stated, stated_preferences
 from ..memory._tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from ..reply import _context as context
 from ..reply import _findings as findings
 from ..reply import _guardrails as guardrails
-from ..reply._caches import WISHES_SIZE, Caches
 from . import _models as models
 from . import _refunds as refunds
 from ._deps import Deps
+from ._speech import handoff_reason, says
+from ._ticket_record import ticket_facts
 
 Update = StateUpdate
 _Parsed = TypeVar("_Parsed", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 _CITATION = guardrails.CITATION
-# The look-ahead names every character a match can start with (case-folded like the rest): it
-# changes no match, but lets the scan skip the CJK text in between (see memory/_facts.py).
-_LASTING_WISH = re.compile(
-    r"(?=[希提以今下到rin])(?:希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b)",
-    re.IGNORECASE,
-)
 # The instructions of a round's prompts, which a reply must never repeat to the customer.
 SYSTEM_PROMPTS = (context.CLASSIFY_PROMPT, context.DRAFT_PROMPT, context.REVIEW_PROMPT, SUMMARY_PROMPT)
 
@@ -334,7 +323,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     reason recorded says how much was copied, never what.
     """
     if leaked := guardrails.prompt_leak(state.draft, SYSTEM_PROMPTS, allowed=partial(_quotable, state)):
-        reason = _says(state)("handoff.prompt_leak", words=leaked)
+        reason = says(state)("handoff.prompt_leak", words=leaked)
         return {"review": Review(passed=False, problems=[reason]), "handoff_reason": reason}
     problems = _rule_problems(state, deps)
     if problems:
@@ -342,7 +331,7 @@ def check(state: SupportState, deps: Deps) -> Update:
     completion, update = _ask_fitted(state, deps, context.review_prompt, "check", schema=Review, record=False)
     review = _parsed(completion, Review)
     # A model that fails a draft without saying why still failed it.
-    problems = [] if review.passed else (list(review.problems) or [_says(state)("review.unexplained")])
+    problems = [] if review.passed else (list(review.problems) or [says(state)("review.unexplained")])
     return _merged(update, {"review": Review(passed=not problems, problems=problems), **spent(completion)})
 
 
@@ -464,111 +453,13 @@ def finalize(state: SupportState, deps: Deps) -> Update:
     return {**_reply(state, deps, reply, outcome="resolved", draft=state.draft), "tool_log": tools.calls}
 
 
-def ticket_facts(state: SupportState, *, mask: bool = True, caches: Caches | None = None) -> dict[str, Any]:
-    """The structured record kept when a round resolves the ticket; profiles are built from these.
-
-    It outlives the ticket's turns in the business system, so with ``mask`` (``Settings.mask_pii``)
-    phone, email, ID and card numbers are masked in it. ``caches``: the bot's, where the verdicts
-    on the ticket's requests are remembered.
-    """
-    wishes = caches.wishes if caches is not None else {}
-    by_kind: dict[str, list[str]] = {}
-    # The ledger already covers the turns prepare_context saw; only later ones are scanned.
-    ledger = update_ledger(state.facts, state.turns, min(state.facts_upto, len(state.turns)), mask=False)
-    for _, fact in current_facts(ledger):  # a corrected value is not the ticket's fact any more
-        by_kind.setdefault(fact.kind, []).append(mask_text(fact.value) if mask else fact.value)
-    # The article that answered the ticket's first question, like its topic: the profile says how
-    # the customer's issue was handled, and a later refund round must not replace the fix before it.
-    replies = itertools.chain((t.content for t in state.turns if t.role == "agent"), [state.draft])
-    cited = next(
-        (found[:1] for text in replies if (found := _CITATION.findall(text))), []
-    )  # stops at the first
-    says = _says(state)
-    return {
-        "category": state.topic or (state.triage.category if state.triage else "other"),
-        "error_codes": sorted({code.upper() for code in by_kind.get("error_code", [])}),
-        "amounts": by_kind.get("amount", []),
-        "ids": by_kind.get("id", []),
-        "dates": by_kind.get("date", []),
-        # Only wishes that outlive the ticket ("希望到期前提醒"): "我想申请退款" was handled in it.
-        "requests": [r for r in by_kind.get("request", []) if _lasting_wish(r, wishes)],
-        "promises": by_kind.get("promise", []),
-        "resolution": says("resolution.cited", articles=says("article_separator").join(cited))
-        if cited
-        else says("resolution.answered"),
-        # What the next ticket inherits, each with the day it became true (memory/_preferences.py).
-        "preferences": _stated(state, mask=mask, seen=caches.stated if caches is not None else {}),
-        "contacts": _contacts(state, ledger, mask=mask),
-    }
-
-
-def _day_of(state: SupportState, turn: int) -> str:
-    """When the turn was written (its date says the day; the time orders a day's statements)."""
-    when = state.turns[turn].created_at if 0 <= turn < len(state.turns) else None
-    return (when or state.ticket.created_at).isoformat()
-
-
-def _stated(state: SupportState, *, mask: bool, seen: dict[str, tuple[Stated, ...]]) -> list[dict[str, str]]:
-    """The customer's stated contact preferences, the latest per slot. ``seen``: what each turn
-    already read states (the bot's cache): a round rereads every turn of the ticket."""
-    latest: dict[str, dict[str, str]] = {}
-    for index, turn in enumerate(state.turns):
-        if turn.role != "customer":
-            continue
-        for said in _preferences_in(turn.content, seen):
-            text = mask_text(said.text) if mask else said.text
-            latest[said.slot] = {
-                "slot": said.slot,
-                "value": said.value,
-                "text": text,
-                "since": _day_of(state, index),
-            }
-    return list(latest.values())
-
-
-def _preferences_in(message: str, seen: dict[str, tuple[Stated, ...]]) -> tuple[Stated, ...]:
-    found = seen.get(message)
-    if found is None:
-        if len(seen) >= WISHES_SIZE:
-            seen.clear()  # a bound, not an eviction order, as for the wishes
-        found = seen[message] = tuple(
-            said for sentence in split_sentences(message) for said in stated_preferences(sentence)
-        )
-    return found
-
-
-def _contacts(state: SupportState, ledger: tuple[Fact, ...], *, mask: bool) -> list[dict[str, str]]:
-    """The customer's current phone, email and address, the latest of each."""
-    latest: dict[str, dict[str, str]] = {}
-    for _, fact in current_facts(ledger):
-        if fact.kind in ("phone", "email", "address") and fact.role != "agent":
-            value = mask_text(fact.value) if mask else fact.value
-            latest[fact.kind] = {
-                "slot": fact.kind,
-                "value": value,
-                "text": value,
-                "since": _day_of(state, fact.turn),
-            }
-    return list(latest.values())
-
-
-def _lasting_wish(request: str, wishes: dict[str, bool]) -> bool:
-    # Every round rereads all of the ticket's requests, and a request never changes.
-    found = wishes.get(request)
-    if found is None:
-        if len(wishes) >= WISHES_SIZE:
-            wishes.clear()  # a bound, not an eviction order: the ticket's requests come back next round
-        found = wishes[request] = _LASTING_WISH.search(request) is not None
-    return found
-
-
 def handoff(state: SupportState, deps: Deps) -> Update:
-    reason = state.handoff_reason or _handoff_reason(state)
+    reason = state.handoff_reason or handoff_reason(state)
     if (refund := state.refund_request) is not None and refund.status == "pending":
         # Filed, then the round handed off before the approval step (its draft kept failing, say):
         # the request waits in the business system, and whoever takes the ticket must know a
         # decision on it is owed.
-        reason += _says(state)(
+        reason += says(state)(
             "handoff.refund_pending", refund=refund.id, amount=refund.amount, currency=refund.currency
         )
     tools = deps.tools()
@@ -582,32 +473,12 @@ def handoff(state: SupportState, deps: Deps) -> Update:
         reason=reason,
     )
     # The customer hears that a person takes over, never the internal reason (it may be a model error).
-    reply = _says(state)("handoff.reply", ticket=state.ticket.id)
+    reply = says(state)("handoff.reply", ticket=state.ticket.id)
     return {
         **_reply(state, deps, reply, outcome="escalated"),
         "handoff_reason": reason,
         "tool_log": tools.calls,
     }
-
-
-def _handoff_reason(state: SupportState) -> str:
-    says = _says(state)
-    if state.triage is not None and state.triage.needs_human:
-        return says("handoff.triage")
-    if state.review is not None and not state.review.passed:
-        return says("handoff.review_failed", problems=says("problem_separator").join(state.review.problems))
-    return says("handoff.other")
-
-
-def failure_reason(state: SupportState, step: str, exc: ModelError | ContextBudgetExceeded) -> str:
-    """Why a model fault or a prompt that cannot fit handed the ticket to a person."""
-    what = "handoff.model_failed" if isinstance(exc, ModelError) else "handoff.context_too_long"
-    return _says(state)(what, step=step, error=exc)
-
-
-def _says(state: SupportState) -> Translate:
-    """What the system says of the ticket, to its customer and its host, in the ticket's language."""
-    return translator("round", context.ticket_language(state))
 
 
 def _reply(state: SupportState, deps: Deps, text: str, *, outcome: Outcome, draft: str = "") -> Update:
