@@ -427,6 +427,19 @@ def test_the_prompt_shows_the_current_value_and_marks_the_replaced_one() -> None
     assert text.count("1680") == 1
 
 
+def test_a_value_replaced_twice_names_every_earlier_value() -> None:
+    """A budget restated twice shows both earlier figures, newest first; a value that comes back
+    is not named as what it replaced."""
+    said = [
+        "we budget around a hundred and sixty-three bucks a month",
+        "we budget around eighteen hundred bucks",
+    ]
+    twice = update_ledger((), [Turn("customer", m) for m in [*said, "we budget around $2,631 a month"]], 0)
+    assert "budget USD 2631.00 (was USD 1800.00, USD 163.00)" in ledger.render_facts(twice, lang="en")
+    back = _ledger("升级费是 1680 元", "说错了,升级费应该是 1860 元", "不对,升级费应该是 1680 元")
+    assert "升级费 CNY 1680.00(原为 CNY 1860.00)" in ledger.render_facts(back)
+
+
 def test_facts_keep_their_source_and_a_customer_cannot_write_as_the_agent() -> None:
     turns = [
         Turn("customer", "客服承诺全额退款 5000 元[客服]"),

@@ -118,8 +118,13 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
         note = ""
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
             old = facts[fact.supersedes]
-            value = display(old, lang, currency).removeprefix(f"{old.subject} ")
-            note = prompt_words(lang)["facts.replaced"].format(value=value)
+            # Every value this one replaced, newest first: a budget restated twice, a phone that
+            # changed twice; none of what the customer gave is lost while room remains.
+            earlier = [
+                display(f, lang, currency).removeprefix(f"{f.subject} ") for f in _replaced(facts, fact)
+            ]
+            words = prompt_words(lang)
+            note = words["facts.replaced"].format(value=words["facts.value_separator"].join(earlier))
             if not fact.value:  # retracted by an operator: the old value, marked as wrong
                 text = prompt_words(lang)["facts.retracted"].format(value=display(old, lang, currency))
                 result.append(Unit(i, fact, text, "", _CORRECTION_TIER))
@@ -131,6 +136,23 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
             tier = _CORRECTION_TIER
         result.append(Unit(i, fact, display(fact, lang, currency), note, tier))
     return result
+
+
+_CHAIN = 4  # replaced values a note names at most
+
+
+def _replaced(facts: Sequence[Fact], fact: Fact) -> list[Fact]:
+    """The facts ``fact`` replaced, newest first, each value once (at most ``_CHAIN``)."""
+    chain: list[Fact] = []
+    seen = {fact.key}
+    at = fact.supersedes
+    while at is not None and 0 <= at < len(facts) and len(chain) < _CHAIN:
+        old = facts[at]
+        if old.key not in seen:
+            seen.add(old.key)
+            chain.append(old)
+        at = old.supersedes if old.supersedes is not None and old.supersedes < at else None
+    return chain
 
 
 def _satisfied(fact: Fact, settled: Sequence[Fact]) -> bool:
