@@ -15,8 +15,10 @@ turns; politeness is not a request).
 
 **Supersession.** A fact may name its ``subject`` (``升级费``, ``续费日``, ``收到退款``). A later
 fact of the same kind and subject with another value supersedes the current one; so does a fact
-written as a correction (``不对,应该是 1860 元``) of the latest one of its kind. The ledger stays
-append-only: the new fact records the position of the one it replaces (``supersedes``).
+written as a correction (``不对,应该是 1860 元``) of the latest one of its kind, or of the value the
+turn names as wrong (``不是11月24号,是2/21``), or of the id it types again with a typo fixed
+(``正确的是1Z87327004``). The ledger stays append-only: the new fact records the position of the
+one it replaces (``supersedes``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Every current fact is shown, grouped by kind, its canonical value first: ``CNY 1860.00`` reads
 unambiguously where ``¥`` might be yen and ``三千五`` might be misread. A corrected fact shows the
-value it replaced, marked: ``升级费 CNY 1860.00(原为 CNY 1680.00)``. Values the agent stated are
+values it replaced, newest first, marked: ``升级费 CNY 1860.00(原为 CNY 1680.00)``. The sentences of
+a kind share its line (a line each costs 2-3 tokens more). Values the agent stated are
 marked ``[客服]``; everything else is the customer's word, and the section label says so, so a
 customer cannot write something that reads as the agent's or the system's.
 
