@@ -517,18 +517,23 @@ _RETYPED_KINDS = ("id", "error_code")
 _REFUSAL = re.compile(r"不是|\bnot\b", re.IGNORECASE)  # "是3866-7509-2547,不是3866-7590-2547"
 
 
+def _differing(old: str, new: str) -> int | None:
+    """How many characters of ``new`` differ from ``old``, case aside; None when their lengths do."""
+    if len(old) != len(new):
+        return None
+    return sum(a != b for a, b in zip(old.lower(), new.lower(), strict=True))
+
+
 def _near_part(old: str, new: str) -> bool:
     """Whether a room number ``new`` fixes ``old``: as long, and at most half its characters differ."""
-    return len(old) == len(new) and sum(
-        a != b for a, b in zip(old.lower(), new.lower(), strict=True)
-    ) * 2 <= len(old)
+    differing = _differing(old, new)
+    return differing is not None and differing * 2 <= len(old)
 
 
 def _retypes(old: str, new: str) -> bool:
     """Whether ``new`` is ``old`` typed again with one or two characters changed (or two swapped)."""
-    if len(old) != len(new) or len(old) < 5 or old == new:
-        return False
-    return sum(a != b for a, b in zip(old, new, strict=True)) <= 2
+    differing = _differing(old, new)
+    return differing is not None and len(old) >= 5 and 0 < differing <= 2
 
 
 class _Book:
@@ -604,7 +609,7 @@ class _Book:
             key = m.group().upper()
             if _negated(text, m.start()) or any((kind, key) in self._current_keys for kind in _RETYPED_KINDS):
                 continue
-            position = self._near(("id", "error_code"), key, before=index)
+            position = self._near(_RETYPED_KINDS, key, before=index)
             if position is not None:
                 old = self._all[position]
                 yield position, Fact(old.kind, m.group(), key, index, old.subject, "customer", position)

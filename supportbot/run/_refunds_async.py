@@ -20,9 +20,9 @@ from .._state import StateUpdate, SupportState
 from ..i18n import Language, translator
 from ..memory._mask import mask_text
 from ..memory._money import Money, bare_figure, maybe_money, money_in
-from ..reply._context import ticket_language
 from ..reply._findings import basis_finding
 from ._deps_async import Deps, ToolRecorder
+from ._speech import says
 
 Update = StateUpdate
 
@@ -219,8 +219,7 @@ async def decide(state: SupportState, deps: Deps, decision: ApprovalDecision) ->
     result = await apply_decision(deps, tools, refund, decision)
     outcome = result if isinstance(result, dict) else {}
     if decision.approved and outcome.get("status") != "approved":
-        says = translator("round", ticket_language(state))
-        reason = outcome.get("reason") or says(
+        reason = outcome.get("reason") or says(state)(
             "refund.not_approvable", refund=refund.id, status=outcome.get("status")
         )
         decision = dataclasses.replace(decision, approved=False, note=str(reason), amount=None)
