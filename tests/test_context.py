@@ -178,7 +178,7 @@ def test_a_tight_allowance_drops_sentences_before_exact_facts_and_says_how_many(
     used = text_tokens(folded.summary, turn_tokens) + sum(turn_tokens(t) for t in folded.turns[4:])
     assert 140 - PROMPT_LABEL_TOKENS - used < 70
     prompt = context.draft_prompt(folded, facts_allowance=140)
-    assert prompt.usage[context.FACTS_OMITTED] == 2 and "另有 2 条事实因篇幅未列出" in _user(prompt)
+    assert prompt.usage[context.FACTS_OMITTED] == 2 and "另有2条事实未列出" in _user(prompt)
     assert prompt.usage["facts"] <= 70 + count_tokens(context.LABELS["facts"] + "\n")
     assert "INV-2026-0415" in _user(prompt) and "CNY 128.00" in _user(prompt)
     roomy = context.draft_prompt(folded, facts_allowance=10_000 + used)

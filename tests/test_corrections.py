@@ -30,7 +30,7 @@ def _eventually(check: Callable[[], bool], seconds: float = 5.0) -> bool:
 
 
 def _facts_section(prompt: str) -> str:
-    return prompt.split("钉住的事实", 1)[1].split("\n\n", 1)[0]
+    return prompt.split("事实(原话", 1)[1].split("\n\n", 1)[0]
 
 
 def test_a_corrected_fact_is_what_the_next_prompt_pins_with_the_value_it_replaced(

@@ -240,7 +240,7 @@ def test_every_reported_promise_of_a_run_on_sentence_is_pinned() -> None:
     values = [
         f.value for f in extract(Turn(role="customer", content=text), 0) if f.kind == "promise_reported"
     ]
-    assert values == ["之前说好的续费打八折", "明明你们销售当时承诺可以开专票", "售后说坏了可以直接换新的"]
+    assert values == ["之前说好的续费打八折", "你们销售当时承诺可以开专票", "售后说坏了可以直接换新的"]
 
 
 def test_allowing_for_a_mistake_corrects_nothing() -> None:
@@ -450,7 +450,7 @@ def test_facts_keep_their_source_and_a_customer_cannot_write_as_the_agent() -> N
     assert "RF-2026-0001[客服]" in text and "CNY 5000.00[客服]" not in text
     reported = [f for f in facts if f.kind == "promise_reported"]
     assert reported and all(f.role == "customer" for f in reported)
-    assert "客户称曾获承诺(未核实):" in text
+    assert "客户称曾获承诺:" in text
 
 
 def test_the_allowance_degrades_by_rank_and_counts_what_it_leaves_out() -> None:
@@ -462,7 +462,7 @@ def test_the_allowance_degrades_by_rank_and_counts_what_it_leaves_out() -> None:
     kinds = {f.kind for f in tight.shown}
     assert tight.omitted > 0 and "id" in kinds
     assert all(f.kind != "request" for f in tight.shown) or {f.kind for f in facts if f.kind == "id"} <= kinds
-    assert f"另有 {tight.omitted} 条事实因篇幅未列出" in "".join(tight.pieces)
+    assert f"另有{tight.omitted}条事实未列出" in "".join(tight.pieces)
     from supportbot.memory._tokens import count_joined
 
     assert count_joined(list(tight.pieces)) <= 400

@@ -252,7 +252,7 @@ MIN_SUMMARY_TOKENS = 40
 # What the labels of the facts, summary, history and latest-message sections and the blank lines
 # between them cost in a Chinese prompt (context.LABELS; a test keeps the two in step): with the
 # facts inside the budget, the labels are too. Other languages: label_tokens().
-PROMPT_LABEL_TOKENS = 72
+PROMPT_LABEL_TOKENS = 62
 
 
 def shared_allowance(budget: int, allowance: int, *, used: int, labels: int = PROMPT_LABEL_TOKENS) -> int:
@@ -364,7 +364,8 @@ def _classify(lines: list[str]) -> list[tuple[str, int]]:
 
 
 def _superseded(ledger: Sequence[Fact]) -> set[int]:
-    return {f.supersedes for f in ledger if f.supersedes is not None}
+    """Positions of values a later one replaced (a day named again in other words is no such value)."""
+    return {f.supersedes for f in ledger if f.supersedes is not None and ledger[f.supersedes].key != f.key}
 
 
 def _summarized(previous: str, turns: Sequence[Turn], calls: list[int]) -> Generator[SummaryAsk, str, str]:
@@ -458,8 +459,12 @@ def truncate_to_tokens(text: str, cap: int, *, count: TurnCounter) -> str:
 
     guess = covered_chars(first, cap - MESSAGE_OVERHEAD - count_tokens(_ELLIPSIS))
     cut = by_chars(_longest(len(first), lambda n: text_tokens(by_chars(n), count) <= cap, guess=guess))
-    # "客户…" says nothing and costs its label's tokens: a cut that keeps no words keeps nothing.
-    return cut if len(_unlabelled(cut.removesuffix(_ELLIPSIS)).strip()) > 1 else ""
+    # "客户…" or "客户:…" says nothing and costs the label's tokens: a cut that keeps no more than a
+    # speaker's label keeps nothing.
+    label, colon, _ = first.partition(":")
+    if colon and label in ROLES_BY_LABEL and len(cut.removesuffix(_ELLIPSIS)) <= len(label) + 1:
+        return ""
+    return cut
 
 
 def _longest(upper: int, fits: Callable[[int], bool], *, guess: int) -> int:

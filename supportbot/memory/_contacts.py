@@ -95,6 +95,8 @@ _BARE_ADDRESS = re.compile(
     rf"(?:{_PROVINCES})(?:省|自治区|市|特别行政区)?(?:[\u4e00-\u9fff]{{2,4}}市)?[\u4e00-\u9fff]{{2,4}}[区县]"
     r"[\u4e00-\u9fff0-9A-Za-z# -]{2,40}?[0-9]+\s*(?:号|弄)"
     r"(?:[\u4e00-\u9fff0-9A-Za-z -]{0,20}?(?:[0-9]+\s*[室楼层幢栋]|单元[0-9]+))*"
+    # The room after its building with no 室 ("4栋2705前台", "18 栋1114,"): a bare number, not a count.
+    r"(?:(?<=[幢栋])\s*[0-9]{2,5}(?![0-9]|\s*[号元块%分天个次年月日楼层室]))?"
 )
 
 
@@ -120,9 +122,27 @@ _EN_ADDRESS = re.compile(
 )
 
 
+# A street named without its type ("2216 Broadway", "88 Via Roma") is an address only with the
+# city, state and zip after it.
+_EN_UNTYPED_ADDRESS = re.compile(
+    r"(?<![0-9A-Za-z-])[0-9]{1,6}(?:-[0-9]{1,4})?\s+"
+    r"(?!(?:hours?|days?|minutes?|mins?|weeks?|months?|years?|times?|items?|dollars?|bucks?|percent|units?)\b)"
+    r"(?:[A-Za-z][A-Za-z'.]*\s+){0,2}?[A-Za-z][A-Za-z'.]*"
+    r"(?:,?\s*(?:apt|apartment|suite|ste|unit|floor|fl|room|rm)\.?\s*#?\s*[0-9A-Za-z-]{1,8}\b|,?\s*#\s*[0-9A-Za-z-]{1,8}\b)?"
+    r",\s*[A-Za-z]+(?:\s[A-Za-z]+)?,?\s+[A-Za-z]{2},?\s+[0-9]{5}(?:-[0-9]{4})?(?![0-9])",
+    re.IGNORECASE,
+)
+
+
 def addresses(text: str) -> Iterator[Hit]:
     if _has_latin(text) and _has_digit(text):
-        for m in _EN_ADDRESS.finditer(text):
+        typed = list(_EN_ADDRESS.finditer(text))
+        untyped = [
+            m
+            for m in _EN_UNTYPED_ADDRESS.finditer(text)
+            if not any(t.start() < m.end() and m.start() < t.end() for t in typed)
+        ]
+        for m in sorted(typed + untyped, key=lambda m: m.start()):
             addr = m.group()
             yield Hit(m.start(), m.end(), addr, re.sub(r"[\s,.]+", " ", addr).strip().upper(), "address")
     labelled = [(m.start(), m.end()) for m in _ADDRESS.finditer(text)]
@@ -528,6 +548,10 @@ def _object_near(part: str, start: int, end: int) -> str | None:
         return _OBJECTS[after.group()]
     before = [m.group() for m in _OBJECT.finditer(part, 0, start)]
     return _OBJECTS[before[-1]] if before else None
+
+
+# What a status key's subject starts with (收到 of 收到退款, 作废 of 作废发票).
+STATUS_VERBS = frozenset(_VERBS.values())
 
 
 def status_text(key: str) -> str:

@@ -254,7 +254,7 @@ _REPORTED_PROMISE = re.compile(
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"(?=[希请麻能可帮给提我需要把改换发寄抄再先千别不勿以下今pcwirhtesudmakbojn\s])(?:"
+    r"(?=[希请麻能可帮给提我需要想把改换发寄抄再先千别不勿以下今pcwirhtesudmakbojn\s])(?:"
     r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b|\b(?:needs|need|has|have)\s+to\s+(?:be|go|show|appear)\s+(?:on|in|at|to|under)\b"
@@ -264,7 +264,8 @@ _REQUEST = re.compile(
     r"|upgrade|add|remove|keep|stop|resend|move|transfer|close|pause|split|merge|unlink|reissue)"
     r"\s+(?:me|us|it|them|the|my|our|this|that|all|everything|\d+)\b"
     # ... and in Chinese: "把自动续费关了", "发票抬头改成公司名", "账单每个月发我邮箱"
-    r"|(?:^|(?<=[,，。;；!?！？\s]))\s*把[^,，。！？!?；;\n]{1,20}?(?:关|开|改|换|解绑|取消|退|发|寄|删|停|加|去掉)"
+    r"|(?:^|(?<=[,，。;；!?！？\s]))\s*(?:我?想|我?要)?把[^,，。！？!?；;\n]{1,20}?"
+    r"(?:关|开|改|换|解绑|绑|取消|退|发|寄|删|停|加|去掉|合并|注销|恢复|升级|降级|补|延)"
     r"|改成|改为|换成|发我|寄给我|发给我们|寄给我们|给我们寄|抄送|再加\s*[0-9一二两三四五六七八九十]+"
     r"|[寄发][^,，。！？!?；;\n]{1,8}?给我们|要(?:纸质|电子|专票|普票|英文|中文|盖章)|再(?:出|发|开|寄)一[份张个]"
     # "别打电话", "先别发货", "以后有事发短信", "下次直接寄顺丰": asked with no request word
@@ -514,6 +515,12 @@ _CODE_TOKEN = re.compile(
     r"(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]*[0-9])[0-9A-Za-z][0-9A-Za-z_-]{3,38}[0-9A-Za-z](?![0-9A-Za-z_-])"
 )
 _RETYPED_KINDS = ("id", "error_code")
+# A date said again in other words: its wordings joined (上个月24日、上星期二; last Tuesday; Nov 24),
+# at most this many.
+_SAID_AGAIN = re.compile("、|; ")
+_MAX_WORDINGS = 3
+_HAS_CJK = re.compile("[\u4e00-\u9fff]")
+_DATED_IN_FULL = re.compile(r"[0-9]{4}[0-9年月日号/.\- ]+")  # 2025年4月3日, 2025-04-03: the key says it all
 _REFUSAL = re.compile(r"不是|\bnot\b", re.IGNORECASE)  # "是3866-7509-2547,不是3866-7590-2547"
 
 
@@ -652,8 +659,10 @@ class _Book:
         if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
             target = self._latest.get(fact.kind)
         if target is not None and self._all[target].key == fact.key:
-            return  # the current value, said again
+            self._said_again(target, fact)  # the current value, said again
+            return
         if target is None and (fact.kind, fact.key) in self._current_keys:
+            self._said_again(self._current_keys[(fact.kind, fact.key)], fact)
             return
         if target is not None:
             old = self._all[target]
@@ -664,6 +673,21 @@ class _Book:
                 del self._current_keys[(old.kind, old.key)]
         self._all.append(fact)
         self._note(len(self._all) - 1, fact)
+
+    def _said_again(self, position: int, fact: Fact) -> None:
+        """A day named again in other words (上星期二 for the 11/24 said before): one fact whose
+        words name both, so the model sees every phrase the turns use for that day. Recorded as a
+        restatement (``supersedes`` the fact it extends, with the same key), never as a correction."""
+        old = self._all[position]
+        if fact.kind != "date" or fact.role != old.role or _DATED_IN_FULL.fullmatch(fact.value):
+            return
+        words = _SAID_AGAIN.split(old.value)
+        said = normalize_sentence(fact.value)
+        if len(words) >= _MAX_WORDINGS or any(normalize_sentence(w) == said for w in words):
+            return
+        value = old.value + ("、" if _HAS_CJK.search(old.value + fact.value) else "; ") + fact.value
+        self._all.append(Fact(old.kind, value, old.key, fact.turn, old.subject, old.role, position))
+        self._note(len(self._all) - 1, self._all[-1])
 
 
 def current_facts(facts: Sequence[Fact]) -> list[tuple[int, Fact]]:
@@ -1010,7 +1034,7 @@ def _sentences(
 _FILLER_CLAUSE = re.compile(
     r"(?:(?:谢谢|多谢|感谢)(?:你们|您|你)?(?:这么|的|一直)?(?:耐心|帮忙|帮助|回复)?|辛苦(?:你们|您|你)?了"
     r"|(?:那就)?麻烦(?:你们|您|你)?了|(?:请)?稍等(?:一下)?|不好意思|抱歉|请多包涵|请见谅|见谅|唉|哎|嗯+|啊|哦+(?:对了?)?"
-    r"|(?:嗯+)?明白了?|(?:好的)+|好吧|行吧|收到|(?:情况|事情)?是这样的"
+    r"|(?:嗯+)?明白了?|(?:好的)+|好吧|行吧|收到|没问题|(?:情况|事情)?是这样的"
     r"|我?想起来了?|对了|另外|还有|而且|然后|补充一下|说明一下|没事|不着急|不急|了解|顺便(?:说|问)一下|老实说|说实话|说真的"
     r"|(?:也)?不知道(?:有没有|有无|相不相)(?:关系|用|关)|(?:这个|这些)?(?:应该|可能)?(?:有用|有帮助)"
     r"|(?:你们|您)?(?:先)?记一下|(?:先)?跟(?:你|您|你们)说一(?:声|下)|有点无语|真(?:是)?无语|急死了"
@@ -1030,7 +1054,8 @@ _TRAILING_ASIDE = re.compile(
     re.IGNORECASE,
 )
 _LEADING_SIGNPOST = re.compile(
-    r"^(?:(?:而且|另外|还有|对了|然后|补充一下|顺便说一下|其实)[,，\s]*|(?:also|and|oh|btw|anyway)[,\s]+)+",
+    r"^(?:(?:而且|另外|还有|对了|然后|补充一下|更新一下|顺便说一下|其实|明明|说实话|我这边记录是|我记得|(?:目前|现在)的情况是)"
+    r"[,，:：\s]*|(?:also|and|oh|btw|anyway|so|well|update)[,:\s]+)+",
     re.IGNORECASE,
 )
 

@@ -29,8 +29,16 @@ from http import HTTPStatus
 
 from .._state import Fact
 from ..i18n._prompts import fact_labels, prompt_words
-from ._contacts import status_text
-from ._facts import EXACT_KINDS, FACT_KINDS, OPERATOR, SENTENCE_KINDS, conversation_currency, current_facts
+from ._contacts import STATUS_VERBS, status_text
+from ._facts import (
+    EXACT_KINDS,
+    FACT_KINDS,
+    OPERATOR,
+    SENTENCE_KINDS,
+    conversation_currency,
+    current_facts,
+    normalize_sentence,
+)
 from ._tokens import count_joined, count_tokens
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
@@ -45,6 +53,7 @@ _SATISFIED_TIER = 4  # a request or promise that a later "yes" status settles
 _NOTE_TIER = 5  # "(原为 …)": what a corrected fact replaced
 _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
 _VALUES_PER_PIECE = 16
+_QUOTING_KINDS = ("request", "promise", "promise_reported")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +121,13 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
     current = current_facts(facts)
     currency = conversation_currency(facts)
     settled = [f for _, f in current if f.kind == "status" and f.key.endswith(("=是", "=yes"))]
+    # A customer's sentence that a pinned request or promise quotes whole ("…就行,我试了8次了")
+    # is shown once, inside it.
     for i, fact in current:
         # An operator's correction is shown even while the turn it corrects is in the history.
         if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto and fact.role != OPERATOR:
+            continue
+        if fact.kind == "detail" and _quoted_in(fact, current, summarized_upto):
             continue
         note = ""
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
@@ -125,7 +138,9 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
                 display(f, lang, currency).removeprefix(f"{f.subject} ") for f in _replaced(facts, fact)
             ]
             words = prompt_words(lang)
-            note = words["facts.replaced"].format(value=words["facts.value_separator"].join(earlier))
+            # A date said again in other words replaced nothing: its note is empty.
+            if earlier:
+                note = words["facts.replaced"].format(value=words["facts.value_separator"].join(earlier))
             if not fact.value:  # retracted by an operator: the old value, marked as wrong
                 text = prompt_words(lang)["facts.retracted"].format(value=display(old, lang, currency))
                 result.append(Unit(i, fact, text, "", _CORRECTION_TIER))
@@ -156,13 +171,34 @@ def _replaced(facts: Sequence[Fact], fact: Fact) -> list[Fact]:
     return chain
 
 
-def _satisfied(fact: Fact, settled: Sequence[Fact]) -> bool:
-    """Whether a later "yes" status speaks of this request's or promise's topic: two CJK
-    characters of its subject (收到退款 → 退款) appear in the sentence."""
+def _quoted_in(detail: Fact, current: Sequence[tuple[int, Fact]], summarized_upto: int) -> bool:
+    """Whether a request or promise of the same turn, shown in the section, holds ``detail`` whole."""
+    said = normalize_sentence(detail.value)
     return any(
-        status.turn > fact.turn and any(pair in fact.value for pair in _CJK_PAIR.findall(status.subject))
-        for status in settled
+        f.kind in _QUOTING_KINDS and f.turn == detail.turn and f.turn < summarized_upto and said in f.key
+        for _, f in current
     )
+
+
+# Statuses that say what was asked for has happened: 退款我已经收到了 settles 想申请退款. Any other
+# verb settles only a sentence that names it: 发票已经作废了 does not settle 把发票抬头改成….
+_COMPLETING = frozenset({"收到", "寄出", "开具", "解决", "恢复", "生效", "开通", "到"})
+
+
+def _satisfied(fact: Fact, settled: Sequence[Fact]) -> bool:
+    """Whether a later "yes" status settles this request or promise: two CJK characters of the
+    status's object (收到退款 → 退款) appear in the sentence, and its verb completes what was
+    asked (收到, 寄出, …) or appears there too (注销账号 settles 把我的账号注销掉)."""
+    for status in settled:
+        if status.turn <= fact.turn:
+            continue
+        verb = max((v for v in STATUS_VERBS if status.subject.startswith(v)), key=len, default="")
+        topic = status.subject[len(verb) :] or status.subject
+        if any(pair in fact.value for pair in _CJK_PAIR.findall(topic)) and (
+            verb in _COMPLETING or (verb and verb in fact.value)
+        ):
+            return True
+    return False
 
 
 def view(

@@ -143,8 +143,8 @@ _EN_WORD = rf"(?:{_alternation({**_EN_ONES, **_EN_TENS, **_EN_SCALES})})"
 _EN_NUMBER = rf"(?:an?\s++)?+{_EN_WORD}(?:(?:\s++and\s++|\s++|-){_EN_WORD})*+"
 # "块" is also a measure word ("2块硬盘"): money only when no noun follows it.
 # Characters that may follow an amount without making it a count of things ("2块硬盘", "8k分辨率").
-# 进 and 一: "充了 1444 块进去", "11 块一年" (a price per period) are money too.
-_NOT_A_NOUN = "了吧啊呀呢的吗左多钱退还给或和到至也就整都进一"
+# 进 and 一: "充了 1444 块进去", "11 块一年" (a price per period) are money too; "7489块才对".
+_NOT_A_NOUN = "了吧啊呀呢的吗左多钱退还给或和到至也就整都进一才"
 _AFTER_KUAI = rf"(?![\u4e00-\u9fff])|(?=[{_NOT_A_NOUN},，。！？!?])"
 # Tenths of a yuan after 块, as said aloud: "86块4" is 86.40, "三块五(毛)" 3.50.
 # Not when a period or a count follows: "两千九块一年" is 2,900 a year, "5块3个" three for 5.
@@ -197,16 +197,20 @@ def money_in(text: str) -> list[Money]:
     return found
 
 
-# A figure with no currency where only money can stand: after a verb of paying or charging, ending
-# its clause ("一共付了一万三", "多收了七千九", "报价单上写的是四万八", "充了 9k"). Its currency is the
-# conversation's (None here). A Chinese numeral must hold a unit: "付了一" is not an amount.
+# A figure with no currency where only money can stand: after a verb of paying or charging or a
+# budget, ending its clause ("一共付了一万三", "多收了七千九", "报价单上写的是四万八", "充了 9k",
+# "预算也就六千四左右", "账单上多出来一笔4787.84"). Its currency is the conversation's (None here).
+# A Chinese numeral must hold a unit: "付了一" is not an amount.
 _PAID = re.compile(
-    r"(?:付了|交了|扣了我?|收了我?|充了|花了|退了我?|赔了我?|转了|(?:报价|价格|金额|费用|写的)是)\s*+"
+    r"(?:付了|交了|扣了我?|收了我?|充了|花了|退了我?|赔了我?|转了|(?:报价|价格|金额|费用|写的)是"
+    r"|预算(?:是|有|也就|就|大概|大约|差不多|在)?|一笔)\s*+"
     rf"(?P<n>(?<![{CN_NUMERAL_CHARS}])[{CN_NUMERAL_CHARS}]*?[十拾百佰千仟万萬亿][{CN_NUMERAL_CHARS}]*+"
-    rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z]))"
-    r"(?=\s*+(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗])|\s++[\u4e00-\u9fff])"
+    rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z])"
+    # yuan and fen, as a bill prints them: "多出来一笔4787.84"
+    r"|(?<![A-Za-z0-9.,])[0-9]++\.[0-9]{2}(?![0-9]))"
+    r"(?=\s*+(?:左右|上下)?(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗])|\s++[\u4e00-\u9fff])"
 )
-_PAID_HINT = re.compile("付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是").search
+_PAID_HINT = re.compile("付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是|预算|一笔").search
 
 
 def _paid(text: str, found: list[Money]) -> Iterator[Money]:
@@ -218,6 +222,8 @@ def _paid(text: str, found: list[Money]) -> Iterator[Money]:
         if words[-1] in "kKwW千万" and words[0].isdigit():
             number = words[:-1].strip().replace(",", "")
             value: Decimal | None = Decimal(number) * _multiplier(words[-1])
+        elif words[0].isdigit():  # 4787.84
+            value = Decimal(words)
         else:
             value = parse_chinese(words) if len(words) <= _MAX_NUMERAL_CHARS else None
         if value:

@@ -37,18 +37,24 @@ _EN_COLOUR = (
     r"|turquoise|burgundy|maroon|coral|mint|sage|walnut|oak|maple|cherry|space\s+gr[ae]y|midnight|slate|sand"
     r"|stone|camel|mustard|rust|indigo|denim)"
 )
+# What the goods are made of or how they are built: "the hardshell carry-on", "in merino wool".
+_EN_MATERIAL = (
+    r"(?:leather|suede|merino(?:\s+wool)?|wool|cotton|linen|canvas|silk|cashmere|fleece|nylon|polyester"
+    r"|stainless\s+steel|aluminium|aluminum|titanium|bamboo|ceramic|hard-?shell|soft-?shell)"
+)
 _EN_SIZE = (
     r"(?-i:XXXL|XXL|XL|XS|S|M|L)|small|medium|large|x-large|extra\s+large|one\s+size|wide\s+fit"
     # a shoe size, not a time: "in 9", "size 10.5", not "in 30 days"
     r"|[0-9]{1,2}(?:\.5)?(?![0-9]|\s*(?:days?|hours?|minutes?|mins?|weeks?|months?|years?|business|working)\b)"
 )
 _EN_OPTION = re.compile(
-    rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE})\b"
-    rf"|\bsize\s+(?:{_EN_SIZE})(?![0-9A-Za-z])"
-    rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|(?-i:XXXL|XXL|XL|XS|S|M|L)"
+    rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE}|{_EN_MATERIAL})\b"
+    # an option after its label: "size 10", "colour: navy", "material leather"
+    rf"|\b(?:size|colou?r|material|finish|style)\s*:?\s+(?:{_EN_SIZE}|{_EN_COLOUR}|{_EN_MATERIAL})(?![0-9A-Za-z])"
+    rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|{_EN_MATERIAL}|(?-i:XXXL|XXL|XL|XS|S|M|L)"
     # a size word only before a colour: "the large navy rain jacket", not "the large majority"
     rf"|(?:small|medium|large|x-large)\s+{_EN_COLOUR})\s+[a-z]+(?:[\s-][a-z]+)?"
-    rf"|\(\s*(?:in\s+)?(?:{_EN_COLOUR}|{_EN_SIZE})\s*\)"
+    rf"|\(\s*(?:in\s+)?(?:{_EN_COLOUR}|{_EN_SIZE}|{_EN_MATERIAL})\s*\)"
     r"|\bwide\s+fit\b",
     re.IGNORECASE,
 )
@@ -61,7 +67,9 @@ _EN_VARIANT = re.compile(
 _EN_MEASURE = re.compile(
     r"\b[0-9]+(?:\.[0-9]+)?[\s-]?(?:inch|in\.|oz|ml|gb|tb|mm|cm)\b|\b[0-9]+-pack\b", re.IGNORECASE
 )
-_EN_HINT = re.compile(r"\b(?:in|size|the|an?|my|our|that|this)\s|\(|\bwide\b", re.IGNORECASE)
+_EN_HINT = re.compile(
+    r"\b(?:in|size|colou?r|material|finish|style|the|an?|my|our|that|this)\s|\(|\bwide\b", re.IGNORECASE
+)
 _VARIANT_HINT = re.compile(r"version|edition|model", re.IGNORECASE)
 _has_digit = re.compile("[0-9]").search
 

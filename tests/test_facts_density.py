@@ -1,0 +1,190 @@
+"""Facts as tickets written by others state them, and a facts section that says each once."""
+
+from __future__ import annotations
+
+import pytest
+from strategies import TURN_TIME
+
+from supportbot._state import Role, Turn
+from supportbot.memory import _ledger as ledger
+from supportbot.memory._compress import truncate_to_tokens
+from supportbot.memory._facts import current_facts, extract, update_ledger
+from supportbot.memory._money import money_in
+from supportbot.memory._tokens import turn_tokens
+
+
+def _turns(*texts: str) -> list[Turn]:
+    """Customer turns (``A:`` marks the agent's), all written at ``TURN_TIME`` (a Wednesday)."""
+    return [
+        Turn(
+            role="agent" if t.startswith("A:") else "customer",
+            content=t.removeprefix("A:"),
+            created_at=TURN_TIME,
+        )
+        for t in texts
+    ]
+
+
+def _section(*texts: str, lang: str = "zh") -> str:
+    return ledger.render_facts(update_ledger((), _turns(*texts), 0, mask=False), lang=lang)
+
+
+def _values(text: str, kind: str, role: Role = "customer") -> list[str]:
+    turn = Turn(role=role, content=text, created_at=TURN_TIME)
+    return [f.value for f in extract(turn, 0, mask=False) if f.kind == kind]
+
+
+def test_a_day_named_again_in_other_words_is_one_fact_showing_every_wording() -> None:
+    # 上周二 of Wednesday 2026-03-18 is 03-10, the day 3月10号 names.
+    facts = update_ledger((), _turns("3月10号下的单", "快递上周二才发出", "就是3月10号那天"), 0, mask=False)
+    current = [f for _, f in current_facts(facts) if f.kind == "date"]
+    assert [(f.key, f.value) for f in current] == [("2026-03-10", "3月10号、上周二")]
+    assert "2026-03-10(3月10号、上周二)" in ledger.render_facts(facts)
+    assert "原为" not in ledger.render_facts(facts)  # a restatement is no correction
+
+
+def test_a_correction_after_a_day_named_twice_replaces_the_day_and_names_it() -> None:
+    section = _section("3月10号下的单", "快递上周二才发出", "说错了,是3月11号")
+    assert "2026-03-11(3月11号)(原为 2026-03-10(3月10号、上周二))" in section
+
+
+def test_an_english_day_named_again_joins_its_wordings_in_english() -> None:
+    section = _section("It shipped last Tuesday", "yes, March 10", lang="en")
+    assert "2026-03-10(last Tuesday; March 10)" in section
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("快递放上海市浦东新区金融街842号4栋2705前台~", "上海市浦东新区金融街842号4栋2705"),
+        ("快递放天津市河西区软件大道537号6幢615前台。", "天津市河西区软件大道537号6幢615"),
+        (
+            "现在是湖北省武汉市洪山区漕溪北路 30 号 18 栋1114,不知道",
+            "湖北省武汉市洪山区漕溪北路 30 号 18 栋1114",
+        ),
+        ("北京市朝阳区建国路88号3栋 20个人在等", "北京市朝阳区建国路88号3栋"),  # a count, not a room
+    ],
+)
+def test_a_room_number_after_its_building_is_part_of_the_address(text: str, address: str) -> None:
+    assert _values(text, "address") == [address]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("抱歉打错了,7489块才对", ["7489"]),
+        ("我们预算也就六千四左右,你们记一下", ["6400"]),
+        ("预算在一万左右", ["10000"]),
+        ("账单上多出来一笔4787.84!别的都还好", ["4787.84"]),
+        ("我们预算也就7899.38左右", ["7899.38"]),
+        ("版本是2.30", []),  # a version, not money
+        ("一笔12.5", []),  # tenths are not how a bill prints money
+    ],
+)
+def test_budgets_and_bill_figures_are_money(text: str, expected: list[str]) -> None:
+    assert [str(m.value) for m in money_in(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "The billing address on file should be 2216 broadway, apt. 27e, seattle wa 98117...",
+            ["2216 broadway, apt. 27e, seattle wa 98117"],
+        ),
+        ("Ship to 88 Via Roma, Portland, OR 97205 please", ["88 Via Roma, Portland, OR 97205"]),
+        ("I waited 3 hours, Seattle WA 98117 is where I live", []),  # no street: a duration
+    ],
+)
+def test_a_street_named_without_its_type_is_an_address_with_city_state_and_zip(
+    text: str, expected: list[str]
+) -> None:
+    assert _values(text, "address") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "What arrived was the hardshell carry-on suitcase, not what I ordered",
+            ["What arrived was the hardshell carry-on suitcase"],
+        ),
+        ("I ordered a carry-on suitcase, size hardshell", ["I ordered a carry-on suitcase, size hardshell"]),
+        ("The carry-on suitcase (hardshell) is cracked", ["The carry-on suitcase (hardshell) is cracked"]),
+        ("my wallet came in leather", ["my wallet came in leather"]),
+        ("The style of the reply was rude", []),
+        ("the colour is off on my screen", []),
+    ],
+)
+def test_goods_named_with_their_material(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "role", "expected"),
+    [
+        ("我这边记录是上次电话里说给我免运费", "promise_reported", "customer", ["上次电话里说给我免运费"]),
+        (
+            "我记得上次在线客服说会帮我加急处理",
+            "promise_reported",
+            "customer",
+            ["上次在线客服说会帮我加急处理"],
+        ),
+        ("更新一下:快递今天到了", "status", "customer", ["快递今天到了"]),
+        ("现在的情况是银行那边说钱已经扣了", "status", "customer", ["银行那边说钱已经扣了"]),
+        (
+            "没问题,这笔退款会在 1 个工作日内原路退回",
+            "promise",
+            "agent",
+            ["这笔退款会在 1 个工作日内原路退回"],
+        ),
+        ("we're on the Plus subscription family", "plan", "customer", ["Plus subscription family"]),
+    ],
+)
+def test_a_pinned_sentence_drops_its_signpost(text: str, kind: str, role: Role, expected: list[str]) -> None:
+    assert _values(text, kind, role) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("另外,想把两个账号合并成一个,先跟你说一声", ["想把两个账号合并成一个"]),
+        ("把我的账号注销掉", ["把我的账号注销掉"]),
+        ("我把卡绑好了", []),  # done, not asked
+        ("把他转告给你们经理了", []),
+    ],
+)
+def test_requests_with_ba_and_their_verb(text: str, expected: list[str]) -> None:
+    assert _values(text, "request") == expected
+
+
+def test_a_figure_a_request_quotes_is_shown_once() -> None:
+    section = _section("退款退到支付宝就行,我试了8次了")
+    assert section.count("我试了8次了") == 1
+
+
+def test_a_status_settles_only_what_its_verb_completes_or_names() -> None:
+    facts = update_ledger(
+        (),
+        _turns(
+            "我想申请退款",
+            "把发票抬头改成杭州新源贸易有限公司",
+            "麻烦把我的账号注销掉",
+            "退款我已经收到了",
+            "发票已经作废了",
+            "账号已经注销了",
+        ),
+        0,
+        mask=False,
+    )
+    tiers = {u.text: u.tier for u in ledger.units(facts, summarized_upto=len(facts) + 6)}
+    open_request = tiers["把发票抬头改成杭州新源贸易有限公司"]  # a voided invoice settles no new title
+    assert tiers["我想申请退款"] > open_request  # 收到 completes a refund: it goes first
+    assert tiers["麻烦把我的账号注销掉"] == tiers["我想申请退款"]  # the status names 注销
+
+
+@pytest.mark.parametrize("cap", range(12))
+def test_a_cut_summary_never_keeps_only_a_speaker_label(cap: int) -> None:
+    cut = truncate_to_tokens("客户:我答应了领导今天给个说法,你们一定要重视", cap, count=turn_tokens)
+    assert cut == "" or len(cut.removeprefix("客户:").removesuffix("…")) >= 1
+    assert cut not in ("客户…", "客户:…", "客…")
