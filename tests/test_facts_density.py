@@ -188,3 +188,19 @@ def test_a_cut_summary_never_keeps_only_a_speaker_label(cap: int) -> None:
     cut = truncate_to_tokens("客户:我答应了领导今天给个说法,你们一定要重视", cap, count=turn_tokens)
     assert cut == "" or len(cut.removeprefix("客户:").removesuffix("…")) >= 1
     assert cut not in ("客户…", "客户:…", "客…")
+
+
+def test_an_apartment_number_correction_rewrites_the_address_whose_number_it_fixes() -> None:
+    """710 for 170 is two digits swapped: the address with Apartment 170 is the one corrected, not
+    the latest address (Apt 12C)."""
+    section = _section(
+        "deliveries go to 1789 Harbor Street, Apartment 170, Portland OR 97261. btw",
+        "the billing address on file should be 4273 Harbor Street, Apt 12C, Denver CO 80226",
+        "thanks so much! the apartment number is wrong, it should be 710, I'll be honest",
+        lang="en",
+    )
+    assert "4273 Harbor Street, Apt 12C, Denver CO 80226," in section  # still current
+    assert (
+        "1789 Harbor Street, Apartment 710, Portland OR 97261 (was 1789 Harbor Street, Apartment 170"
+        in section
+    )

@@ -138,6 +138,8 @@ def _assert_reply_supported(bot: SupportBot, result: RoundResult, *, decision: b
             result.reply, known_articles={h.id for h in state.hits}, evidence=evidence, cite=False
         )
         if not p.startswith(("草稿过长", "草稿作出"))  # style, not facts: the check's to judge
+        # after a person's decision the reply says it (the system's own notice): that is the truth
+        and not (decision and p.startswith("草稿声称退款已批准"))
     ]
     assert problems == [], (result.reply, problems)
 

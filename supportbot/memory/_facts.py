@@ -499,7 +499,8 @@ _NAMED_PART_CORRECTION = re.compile(
 )
 _LAST_NUMBER = re.compile(r"[0-9][0-9A-Za-z-]*(?=[^0-9]*$)")
 _APARTMENT = re.compile(
-    r"(?<=\b(?:apt|ste)\.\s)[0-9A-Za-z-]+|(?:(?<=\bapt\s)|(?<=\bunit\s)|(?<=\bsuite\s)|(?<=#))[0-9A-Za-z-]+",
+    r"(?<=\b(?:apt|ste)\.\s)[0-9A-Za-z-]+"
+    r"|(?:(?<=\bapt\s)|(?<=\bapartment\s)|(?<=\bunit\s)|(?<=\bsuite\s)|(?<=#))[0-9A-Za-z-]+",
     re.IGNORECASE,
 )
 
@@ -532,9 +533,11 @@ def _differing(old: str, new: str) -> int | None:
 
 
 def _near_part(old: str, new: str) -> bool:
-    """Whether a room number ``new`` fixes ``old``: as long, and at most half its characters differ."""
+    """Whether a room number ``new`` fixes ``old``: as long, and at most half its characters differ
+    or two are swapped (710 for 170)."""
     differing = _differing(old, new)
-    return differing is not None and differing * 2 <= len(old)
+    swapped = differing == 2 and sorted(old.lower()) == sorted(new.lower())
+    return differing is not None and (differing * 2 <= len(old) or swapped)
 
 
 def _retypes(old: str, new: str) -> bool:
