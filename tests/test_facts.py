@@ -206,12 +206,12 @@ def test_render_groups_by_kind_with_labels() -> None:
             "- 单号: B20260915001, INV-2026-0042",
             "- 金额: CNY 128.00",
             "- 日期: 9月15日",
-            "- 客服已承诺: 我们会在 3 个工作日内退款；明天给您回电",
+            "- 客服已承诺: 我们会在3个工作日内退款；明天给您回电",
         ]
     )
     english = render_facts(facts, lang="en")
     assert english.startswith("- Reference numbers: B20260915001")
-    assert english.endswith(": 我们会在 3 个工作日内退款; 明天给您回电")
+    assert english.endswith(": 我们会在3个工作日内退款; 明天给您回电")
     assert render_facts(()) == ""
 
 
@@ -403,7 +403,7 @@ def test_a_long_ledger_renders_as_before_and_counts_as_its_text() -> None:
         Fact("request", "请退款 10 元", "请退款10元", 2),
     )
     text = render_facts(ledger)
-    assert text == "- 单号: " + ", ".join(ids) + "\n- 金额: CNY 10.00\n- 客户诉求: 请退款 10 元"
+    assert text == "- 单号: " + ", ".join(ids) + "\n- 金额: CNY 10.00\n- 客户诉求: 请退款10元"
     pieces = ledger_view(ledger, summarized_upto=10).pieces
     assert len(pieces) > 3  # the id line is cut, so a new id recounts one piece
     assert count_joined(pieces) == count_tokens(text)

@@ -204,3 +204,40 @@ def test_an_apartment_number_correction_rewrites_the_address_whose_number_it_fix
         "1789 Harbor Street, Apartment 710, Portland OR 97261 (was 1789 Harbor Street, Apartment 170"
         in section
     )
+
+
+def test_a_space_beside_chinese_costs_nothing_in_the_section() -> None:
+    section = _section("寄到江苏省南京市鼓楼区科苑南路 342 号 29 楼", "A:这笔退款会在 7 个工作日内原路退回")
+    assert "科苑南路342号29楼" in section and "会在7个工作日内" in section
+
+
+def test_short_of_room_a_sentence_drops_the_clause_another_fact_pins_before_a_fact_is_left_out() -> None:
+    facts = update_ledger(
+        (),
+        _turns(
+            "签合同的时候说过免费培训两次,付款是人事那边的黎哥操作的",
+            "能不能把我的账号注销掉,App闪退之前弹了个503 service unavailable",
+            "A:已为您登记,下周一前把重新开好的发票发到您邮箱",  # the deadline stays: it is the promise
+        ),
+        0,
+        mask=False,
+    )
+    whole = ledger.view(facts, summarized_upto=9)
+    assert whole.omitted == 0 and "付款是人事那边的黎哥操作的" in "".join(whole.pieces)
+    full_size = sum(len(p) for p in whole.pieces)
+    tight = next(
+        v
+        for a in range(200, 0, -1)
+        if (v := ledger.view(facts, summarized_upto=9, allowance=a)).omitted == 0
+        and sum(len(p) for p in v.pieces) < full_size
+    )
+    text = "".join(tight.pieces)
+    assert "签合同的时候说过免费培训两次" in text and "黎哥操作的" not in text  # 黎哥 is on the people line
+    assert "能不能把我的账号注销掉" in text and "闪退" not in text  # the code is on its own line
+    assert "下周一前把重新开好的发票发到您邮箱" in text
+
+
+def test_a_settled_request_ranks_above_the_floor_s_sentences() -> None:
+    facts = update_ledger((), _turns("我想申请退款", "我试了8次了", "退款我已经收到了"), 0, mask=False)
+    tiers = {u.text: u.tier for u in ledger.units(facts, summarized_upto=9)}
+    assert tiers["我想申请退款"] < tiers["我试了8次了"]

@@ -1133,6 +1133,15 @@ def _requests(text: str) -> Iterator[_Found]:
             yield found._replace(value=value, key=normalize_sentence(value))
 
 
+def still_says(kind: str, clauses: str) -> bool:
+    """Whether ``clauses``, the head of a pinned request or promise, still asks or promises (its
+    marker is in them): what may go after them is context, not the fact."""
+    if kind == "request":
+        return is_request(clauses)
+    marker = _PROMISE if kind == "promise" else _REPORTED_PROMISE
+    return marker.search(clauses) is not None
+
+
 def is_request(sentence: str) -> bool:
     """Whether ``sentence`` asks for something: a request word followed by what is asked, once
     courtesy (``那就麻烦你们了``, ``请稍等``, ``谢谢``) is taken out."""

@@ -11,8 +11,9 @@ There is no fixed count. The facts have a token allowance (what the history budg
 the summary and the recent turns); only when it is exhausted are facts left out, lowest rank
 first: values that corrected an earlier one rank first, then exact values (ids, amounts, dates,
 codes, phones, emails), then open promises and requests, then people, plans,
-addresses and statuses, then satisfied requests and promises (a later "yes" status speaks of
-their topic: 退款我已经收到了 after 想申请退款), and the notes of replaced values last. How
+addresses and statuses, then satisfied requests and promises (a later "yes" status completes
+them: 退款我已经收到了 after 想申请退款), then details (the floor: a customer's sentence with a
+figure no typed fact holds), and the notes of replaced values last. How
 many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
 
 Requests and promises are shown only from folded turns: newer ones are in the history verbatim.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 
 from .._state import Fact
@@ -38,6 +39,7 @@ from ._facts import (
     conversation_currency,
     current_facts,
     normalize_sentence,
+    still_says,
 )
 from ._tokens import count_joined, count_tokens
 
@@ -48,12 +50,19 @@ _HTTP_KEY = re.compile(r"HTTP ([1-5][0-9]{2})")
 _TIERS: Mapping[str, int] = {**dict.fromkeys(EXACT_KINDS, 0), **dict.fromkeys(SENTENCE_KINDS, 1)}
 _OTHER_TIER = 2
 _CORRECTION_TIER = -1  # a value that replaced another: shown before anything else
-_DETAIL_TIER = 3  # a customer's sentence with a figure no typed fact holds (the floor)
-_SATISFIED_TIER = 4  # a request or promise that a later "yes" status settles
+_SATISFIED_TIER = 3  # a request or promise that a later "yes" status settles
+_DETAIL_TIER = 4  # a customer's sentence with a figure no typed fact holds: the floor, after them all
 _NOTE_TIER = 5  # "(原为 …)": what a corrected fact replaced
 _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
+# A space typed between a CJK character and a digit or Latin letter ("在 7 个工作日内", "382 号"):
+# Chinese needs none, and each costs a token (2 in "在 7 个").
+_CJK_SPACING = re.compile(
+    r"(?<=[\u4e00-\u9fff])[ \t]+(?=[0-9A-Za-z])|(?<=[0-9A-Za-z%])[ \t]+(?=[\u4e00-\u9fff])"
+)
 _VALUES_PER_PIECE = 16
 _QUOTING_KINDS = ("request", "promise", "promise_reported")
+_ENTITY_KINDS = frozenset({"id", "error_code", "phone", "email", "person", "address"})
+_CLAUSE = re.compile(r"\s*[,，、]\s*|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +74,7 @@ class Unit:
     text: str
     note: str
     tier: int
+    short: str = ""  # the text without trailing clauses that other facts pin ("" when none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +109,7 @@ def display(fact: Fact, lang: str = "zh", currency: str | None = None) -> str:
         text = fact.key
     else:
         text = fact.value
+    text = _CJK_SPACING.sub("", text)
     if fact.subject and fact.kind in ("amount", "date"):
         text = f"{fact.subject} {text}"
     if fact.role == OPERATOR:  # staff checked it: the model may rely on it over the customer's words
@@ -121,6 +132,13 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
     current = current_facts(facts)
     currency = conversation_currency(facts)
     settled = [f for _, f in current if f.kind == "status" and f.key.endswith(("=是", "=yes"))]
+    # The values each turn pins on their own (an email, a person, a code): a sentence's clause that
+    # only carries one of them may go when room is short (see ``view``).
+    # Dates and amounts are left in: a deadline or a sum is part of what is promised or asked.
+    pinned: dict[int, list[str]] = {}
+    for _, f in current:
+        if f.kind in _ENTITY_KINDS:
+            pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
     # A customer's sentence that a pinned request or promise quotes whole ("…就行,我试了8次了")
     # is shown once, inside it.
     for i, fact in current:
@@ -150,8 +168,26 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
             tier = _SATISFIED_TIER
         elif note:  # never leave out the value that replaced one while older values are shown
             tier = _CORRECTION_TIER
-        result.append(Unit(i, fact, display(fact, lang, currency), note, tier))
+        text = display(fact, lang, currency)
+        short = (
+            _without_pinned_tail(fact.kind, text, pinned.get(fact.turn, ()))
+            if fact.kind in _QUOTING_KINDS
+            else ""
+        )
+        result.append(Unit(i, fact, text, note, tier, short if short != text else ""))
     return result
+
+
+def _without_pinned_tail(kind: str, text: str, values: Sequence[str]) -> str:
+    """``text`` up to the first clause after its first that holds one of ``values`` while what
+    comes before still asks or promises: "签合同的时候说过免费培训两次,付款是人事那边的黎哥操作的"
+    without its second clause when 黎哥 is pinned as a person."""
+    for b in _CLAUSE.finditer(text):
+        rest = text[b.end() :]
+        clause = rest[: m.start()] if (m := _CLAUSE.search(rest)) else rest
+        if any(v and v in clause for v in values) and still_says(kind, text[: b.start()]):
+            return text[: b.start()]
+    return text
 
 
 _CHAIN = 4  # replaced values a note names at most
@@ -208,11 +244,23 @@ def view(
     allowance: int | None = None,
     lang: str = "zh",
 ) -> View:
-    """The facts section's body in ``lang``, held to ``allowance`` tokens (None: everything)."""
+    """The facts section's body in ``lang``, held to ``allowance`` tokens (None: everything).
+
+    When the sentences as pinned leave facts out, they are tried without their trailing clauses
+    that only restate values other facts pin ("…,付款是人事那边的黎哥操作的"): whichever leaves
+    fewer facts out is shown. Full sentences are kept whenever they leave out no more."""
+    shown = units(facts, summarized_upto=summarized_upto, lang=lang)
+    full = _fitted(shown, allowance, lang)
+    if not full.omitted or not any(u.short for u in shown):
+        return full
+    compact = _fitted([replace(u, text=u.short or u.text) for u in shown], allowance, lang)
+    return compact if compact.omitted < full.omitted else full
+
+
+def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
     labels = fact_labels(lang)
     words = prompt_words(lang)
     omitted_text, joiner = words["facts.omitted"], words["facts.joiner"]
-    shown = units(facts, summarized_upto=summarized_upto, lang=lang)
     notes = {u.position for u in shown if u.note}
     pieces = fact_pieces(shown, notes, labels=labels, joiner=joiner)
     if allowance is None or count_joined(pieces) <= allowance:
