@@ -61,7 +61,7 @@ def test_a_corrected_fact_is_what_the_next_prompt_pins_with_the_value_it_replace
         before = len(model.prompts)
         bot.send(ticket, "好的,谢谢")
         pinned = _facts_section(model.prompts[before])
-        assert "2026-10-18(10 月 18 日)[客服核实](原为 2026-10-15(10 月 15 日))" in pinned, pinned
+        assert "2026-10-18(10月18日)[客服核实](原为 2026-10-15(10月15日))" in pinned, pinned
 
 
 def test_a_retracted_fact_reads_as_wrong_and_stays_in_history(demo_url: str, tmp_path: Path) -> None:

@@ -139,12 +139,12 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
     for _, f in current:
         if f.kind in _ENTITY_KINDS:
             pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
-    # A customer's sentence that a pinned request or promise quotes whole ("…就行,我试了8次了")
-    # is shown once, inside it.
     for i, fact in current:
         # An operator's correction is shown even while the turn it corrects is in the history.
         if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto and fact.role != OPERATOR:
             continue
+        # A customer's sentence that a pinned request or promise quotes whole ("…就行,我试了8次了")
+        # is shown once, inside it.
         if fact.kind == "detail" and _quoted_in(fact, current, summarized_upto):
             continue
         note = ""
