@@ -241,3 +241,21 @@ def test_a_settled_request_ranks_above_the_floor_s_sentences() -> None:
     facts = update_ledger((), _turns("我想申请退款", "我试了8次了", "退款我已经收到了"), 0, mask=False)
     tiers = {u.text: u.tier for u in ledger.units(facts, summarized_upto=9)}
     assert tiers["我想申请退款"] < tiers["我试了8次了"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("去年开始用的单人的基础版。", "plan", ["单人的基础版"]),
+        ("要10人的企业版", "plan", ["10人的企业版"]),
+        # an email ends its clause before a space and Chinese: the goods after it are their own clause
+        (
+            "财务的邮箱是linxuecw@foxmail.com 黑色羽绒服 L码到现在还没发货。",
+            "plan",
+            ["黑色羽绒服 L码到现在还没发货"],
+        ),
+        ("It stopped working on the 3rd of December!", "date", ["the 3rd of December"]),
+    ],
+)
+def test_more_forms_of_plans_goods_and_dates(text: str, kind: str, expected: list[str]) -> None:
+    assert _values(text, kind) == expected

@@ -259,7 +259,9 @@ def _english_people(text: str) -> Iterator[Hit]:
 
 # -- plans and products --------------------------------------------------------------------------
 _PLAN = re.compile(
-    r"(?:按?(?P<pre>[月年季])付的|连续包(?P<card>[月年季])的|(?P<card2>[月年季])卡的|(?P<term>[一两三四五0-9]年)的)?(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
+    r"(?:按?(?P<pre>[月年季])付的|连续包(?P<card>[月年季])的|(?P<card2>[月年季])卡的|(?P<term>[一两三四五0-9]年)的"
+    r"|(?P<seats>单人|多人|[0-9一二两三四五六七八九十]+ ?人)的)?"
+    r"(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
     r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)"
     # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 季卡, 单人, 10 人的.
     r"(?P<cycle>[((][^()()\n]{1,10}[))]"
@@ -311,6 +313,7 @@ def _plan_family(text: str) -> Iterator[Hit]:
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
         before = m.group("pre") or m.group("card") or m.group("card2")  # 年付的/连续包月的/年卡的 高级会员
         cycle = cycle or (before + "付" if before else m.group("term") or "")
+        cycle = cycle or re.sub(r"\s", "", m.group("seats") or "")  # 单人的基础版: 基础版单人
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
         cycle = (m.group("pre") or m.group("cycle") or "").lower()

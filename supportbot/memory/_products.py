@@ -76,6 +76,9 @@ _has_digit = re.compile("[0-9]").search
 _BREAK = re.compile(
     r"[,，。！？!?；;\n]+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
 )
+# An email or a link ends its clause where a space and Chinese follow ("邮箱是a@b.com 黑色羽绒服 L码…"):
+# a space between Latin and CJK is no break elsewhere ("Pro 款").
+_LINK_THEN_CJK = re.compile(r"(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+?)(\s+)(?=[\u4e00-\u9fff])")
 # What may stand between a product and the option after it: a comma, or the space a chat user types
 # between CJK words ("保温杯,粉色的", "双肩包 藏青色到现在还没发货").
 _NAMING_BREAK = re.compile(r"\s*[,，]\s*|\s+")
@@ -98,7 +101,10 @@ def products(text: str) -> Iterator[Product]:
     spans = [m.span() for m in _options(text)]
     if not spans:
         return
-    breaks = [(0, 0), *((m.start(), m.end()) for m in _BREAK.finditer(text)), (len(text), len(text))]
+    cuts = [m.span() for m in _BREAK.finditer(text)]
+    if "@" in text or "://" in text:
+        cuts = sorted({*cuts, *(m.span(1) for m in _LINK_THEN_CJK.finditer(text))})
+    breaks = [(0, 0), *cuts, (len(text), len(text))]
     found: list[tuple[int, int]] = []
     for start, stop in spans:
         i = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
