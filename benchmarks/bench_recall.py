@@ -298,6 +298,10 @@ def pathological() -> dict[str, dict[int, float]]:
         "mixed": lambda n: "".join(rng.choice("ab1元-.@号 E3001下周五¥,。订单号") for _ in range(n)),
         "email_like": lambda n: "a" * (n - 10) + "@b.c" + ".d" * 3,
         "dollars": lambda n: "".join(rng.choice("$0123456789., bucks") for _ in range(n)),
+        # goods with a colour, long runs before an "@" and a link: where a clause ends (products)
+        "links_goods": lambda n: (
+            "红色 " + "财" * (n // 2) + " @b.com " + "a" * (n // 2 - 30) + " http://x 黑"
+        ),
     }
     report: dict[str, dict[int, float]] = {}
     for name, make in makers.items():

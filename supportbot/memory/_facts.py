@@ -885,7 +885,8 @@ _EN_NUMERAL_WORDS = (
 )
 _HARD_TOKEN = re.compile(
     r"[0-9]"
-    r"|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+    # an email read once from its start: a long run of letters is not retried at each of them
+    r"|(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)+"
     r"|\b(?:https?://|www\.)\S+"
     r"|\b[A-Za-z]+(?:_[A-Za-z0-9]+)+\b|(?-i:\b(?!OK\b)[A-Z]{2,}(?:[-_][A-Z0-9]+)*\b)"
     r"|[¥￥$€£]|\b(?:dollars?|bucks?|usd|rmb|cny|yuan|eur|euros?|cents?|quid)\b|元|块钱|美元|欧元|人民币"

@@ -78,7 +78,12 @@ _BREAK = re.compile(
 )
 # An email or a link ends its clause where a space and Chinese follow ("邮箱是a@b.com 黑色羽绒服 L码…"):
 # a space between Latin and CJK is no break elsewhere ("Pro 款").
-_LINK_THEN_CJK = re.compile(r"(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+?)(\s+)(?=[\u4e00-\u9fff])")
+# Each token is read once from its start, possessively: a long run of letters is not retried at
+# every position (see _money.py).
+_LINK_THEN_CJK = re.compile(
+    r"(?:(?<![A-Za-z0-9_.+-])[A-Za-z0-9_.+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++|(?<!\S)https?://\S++)"
+    r"(\s+)(?=[\u4e00-\u9fff])"
+)
 # What may stand between a product and the option after it: a comma, or the space a chat user types
 # between CJK words ("保温杯,粉色的", "双肩包 藏青色到现在还没发货").
 _NAMING_BREAK = re.compile(r"\s*[,，]\s*|\s+")

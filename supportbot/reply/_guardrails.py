@@ -108,7 +108,7 @@ _GUARANTEE = re.compile(
     r"(?=[保一肯绝gd])(?:保证|一定会|肯定会|绝对会|\bguarantee[ds]?\b|\bdefinitely\s+will\b)", re.IGNORECASE
 )
 _IDENTIFIERS = (
-    ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
+    ("email", re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
     ("customer_id", re.compile(r"C(?<![A-Za-z0-9-]C)[0-9]{4,}(?![0-9])")),
     ("invoice", re.compile(r"I(?<![A-Za-z0-9-]I)NV-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")),
     ("refund_id", re.compile(r"R(?<![A-Za-z0-9-]R)[0-9]{6}(?![0-9])")),
