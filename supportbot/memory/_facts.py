@@ -520,7 +520,6 @@ _RETYPED_KINDS = ("id", "error_code")
 # at most this many.
 _SAID_AGAIN = re.compile("、|; ")
 _MAX_WORDINGS = 3
-_HAS_CJK = re.compile("[\u4e00-\u9fff]")
 _DATED_IN_FULL = re.compile(r"[0-9]{4}[0-9年月日号/.\- ]+")  # 2025年4月3日, 2025-04-03: the key says it all
 _REFUSAL = re.compile(r"不是|\bnot\b", re.IGNORECASE)  # "是3866-7509-2547,不是3866-7590-2547"
 
@@ -688,7 +687,7 @@ class _Book:
         said = normalize_sentence(fact.value)
         if len(words) >= _MAX_WORDINGS or any(normalize_sentence(w) == said for w in words):
             return
-        value = old.value + ("、" if _HAS_CJK.search(old.value + fact.value) else "; ") + fact.value
+        value = old.value + ("、" if _CJK_CHAR.search(old.value + fact.value) else "; ") + fact.value
         self._all.append(Fact(old.kind, value, old.key, fact.turn, old.subject, old.role, position))
         self._note(len(self._all) - 1, self._all[-1])
 
@@ -1134,9 +1133,20 @@ def _requests(text: str) -> Iterator[_Found]:
             yield found._replace(value=value, key=normalize_sentence(value))
 
 
-def still_says(kind: str, clauses: str) -> bool:
-    """Whether ``clauses``, the head of a pinned request or promise, still asks or promises (its
-    marker is in them): what may go after them is context, not the fact."""
+def without_tail(kind: str, sentence: str, values: Sequence[str]) -> str:
+    """A pinned request or promise up to the first clause after its first that holds one of
+    ``values``, while what comes before still asks or promises: "签合同的时候说过免费培训两次,
+    付款是人事那边的黎哥操作的" without its second clause when 黎哥 is pinned as a person."""
+    for b in _CLAUSE_BREAK.finditer(sentence):
+        rest = sentence[b.end() :]
+        clause = rest[: m.start()] if (m := _CLAUSE_BREAK.search(rest)) else rest
+        if any(v and v in clause for v in values) and _still_says(kind, sentence[: b.start()]):
+            return sentence[: b.start()]
+    return sentence
+
+
+def _still_says(kind: str, clauses: str) -> bool:
+    """Whether ``clauses`` still ask or promise (the kind's marker is in them)."""
     if kind == "request":
         return is_request(clauses)
     marker = _PROMISE if kind == "promise" else _REPORTED_PROMISE

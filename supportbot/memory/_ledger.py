@@ -39,7 +39,7 @@ from ._facts import (
     conversation_currency,
     current_facts,
     normalize_sentence,
-    still_says,
+    without_tail,
 )
 from ._tokens import count_joined, count_tokens
 
@@ -62,7 +62,6 @@ _CJK_SPACING = re.compile(
 _VALUES_PER_PIECE = 16
 _QUOTING_KINDS = ("request", "promise", "promise_reported")
 _ENTITY_KINDS = frozenset({"id", "error_code", "phone", "email", "person", "address"})
-_CLAUSE = re.compile(r"\s*[,，、]\s*|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,24 +169,10 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
             tier = _CORRECTION_TIER
         text = display(fact, lang, currency)
         short = (
-            _without_pinned_tail(fact.kind, text, pinned.get(fact.turn, ()))
-            if fact.kind in _QUOTING_KINDS
-            else ""
+            without_tail(fact.kind, text, pinned.get(fact.turn, ())) if fact.kind in _QUOTING_KINDS else ""
         )
         result.append(Unit(i, fact, text, note, tier, short if short != text else ""))
     return result
-
-
-def _without_pinned_tail(kind: str, text: str, values: Sequence[str]) -> str:
-    """``text`` up to the first clause after its first that holds one of ``values`` while what
-    comes before still asks or promises: "签合同的时候说过免费培训两次,付款是人事那边的黎哥操作的"
-    without its second clause when 黎哥 is pinned as a person."""
-    for b in _CLAUSE.finditer(text):
-        rest = text[b.end() :]
-        clause = rest[: m.start()] if (m := _CLAUSE.search(rest)) else rest
-        if any(v and v in clause for v in values) and still_says(kind, text[: b.start()]):
-            return text[: b.start()]
-    return text
 
 
 _CHAIN = 4  # replaced values a note names at most
