@@ -19,17 +19,18 @@ ground truth, marked superseded, with the strings of the value that replaced it 
 A fact's ``strings`` are the texts any one of which counts as recalled (:func:`found`): its words
 as written plus the canonical form where one is obvious (the digits of a phone, however grouped;
 ``CNY 200.00`` / ``USD 37.18`` for an amount; the ISO date of a date; the upper-case form of a
-lower-case id). Dates written
-relative to the day (``下周五``, ``the 3rd of last month``) or without a year get their ISO forms
-from :meth:`Ticket.resolve_dates`, given the day each round was written. :func:`appears` is how
-a string is looked for: case-insensitive, blind to spacing and to commas, parentheses and colons
-between words, and not inside a longer run of ASCII letters and digits.
+lower-case id; goods or a plan with its options in any order, never the product or an option
+alone). Dates written relative to the day (``下周五``, ``the 3rd of last month``) or without a year
+get their ISO forms from :meth:`Ticket.resolve_dates`, given the day each round was written.
+:func:`appears` is how a string is looked for: case-insensitive, blind to spacing and to commas,
+parentheses and colons between words, and not inside a longer run of ASCII letters and digits.
 """
 
 from __future__ import annotations
 
 import argparse
 import calendar
+import itertools
 import random
 import re
 import sys
@@ -360,6 +361,21 @@ def _core(template: str) -> tuple[str, str]:
     """A template's text without the core marks, and the marked core."""
     start, end = template.index(CORE_OPEN), template.index(CORE_CLOSE)
     return template.replace(CORE_OPEN, "").replace(CORE_CLOSE, ""), template[start + 1 : end]
+
+
+def _glue(a: str, b: str) -> str:
+    """``a`` then ``b``, with a space between two ASCII letters or digits (``iPhone 15 256G``)."""
+    return f"{a} {b}" if _ascii_alnum(a[-1]) and _ascii_alnum(b[0]) else a + b
+
+
+def _orders(product: str, spellings: Sequence[Sequence[str]]) -> list[str]:
+    """A product and its option parts in every order, each part in each of its spellings: what
+    counts for goods or a plan (the product alone, or an option alone, never does)."""
+    return [
+        " ".join(order)
+        for parts in itertools.product(*spellings)
+        for order in itertools.permutations((product, *parts))
+    ]
 
 
 # -- pools shared by both languages ---------------------------------------------------------------
@@ -1008,28 +1024,124 @@ _ZH_PERSON_TEMPLATES = (
     "刚才{p}也试了一下",
     "{p}那边需要一个书面说明",
 )
-_ZH_PLANS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("专业版", ("年付", "月付", "季付", "三年付", "50 人", "20 人")),
-    ("企业版", ("年付", "两年付", "100 人", "按年付")),
-    ("基础版", ("月付", "年付", "单人")),
-    ("旗舰版", ("年付", "三年", "月付")),
-    ("团队版", ("10 人", "年付", "按季付")),
-    ("标准版", ("月付", "年付")),
-    ("高级会员", ("连续包月", "年卡", "季卡")),
-    ("灰色卫衣", ("XL 码", "L码", "M 码", "XXL")),
-    ("黑色羽绒服", ("170/88A", "L码", "XL 码")),
-    ("白色运动鞋", ("42 码", "39码", "40.5 码")),
-    ("蓝牙耳机", ("降噪款", "白色", "Pro 款")),
-    ("双肩包", ("大号", "藏青色", "15 寸")),
-    ("保温杯", ("500ml", "750 毫升", "粉色")),
-    ("机械键盘", ("青轴", "红轴", "87 键")),
-    ("空气炸锅", ("5L", "6 升", "可视款")),
-    ("电动牙刷", ("两支装", "旅行款", "蓝色")),
-    ("扫地机器人", ("标准款", "自动集尘版")),
+# Goods and plans. An option is one part, or a tuple of parts written together (a colour and a
+# size, a billing term and a seat count); a part lists its spellings with "|": any one of them may
+# be written, and every one of them counts (XL码 / XL, 256G / 256GB, 10斤 / 5kg).
+_ZhOption = str | tuple[str, ...]
+# (product, its measure word, options)
+_ZH_GOODS: tuple[tuple[str, str, tuple[_ZhOption, ...]], ...] = (
+    # clothing
+    ("连帽卫衣", "件", (("米白色|米白", "XL码|XL"), ("黑色", "L码|L"), ("雾霾蓝", "M码|M"), "XXL码|2XL|XXL")),
+    ("灰色卫衣", "件", ("XL码|XL", "L码", "M码", "XXL")),
+    ("双肩包", "个", ("大号", "藏青色", "15寸|15英寸")),
+    ("羽绒服", "件", (("黑色", "170/88A"), ("藏青色", "XL码|XL"), "180/96A", ("长款", "L码|L"))),
+    ("牛仔裤", "条", ("30码", "32码", ("浅蓝色", "29码"), "28码")),
+    ("白衬衫", "件", ("38码", "40码", "L码|L", "修身款")),
+    ("连衣裙", "条", (("碎花", "S码|S"), ("黑色", "M码|M"), "XS码|XS")),
+    ("冲锋衣", "件", (("军绿色", "XL码|XL"), "三合一款", ("黑色", "2XL|XXL"))),
+    ("羊毛围巾", "条", ("驼色", "酒红色", "180cm|180厘米")),
+    ("运动袜", "包", ("五双装|5双装", "十双装|10双装", "中筒款")),
+    ("睡衣套装", "套", (("粉色", "M码|M"), "纯棉款", "L码|L")),
+    # shoes
+    ("白色运动鞋", "双", ("42码", "39码", "40.5码", "43码")),
+    ("跑步鞋", "双", (("黑白配色", "43码"), "44码", "宽楦版")),
+    ("马丁靴", "双", ("37码", "38码", ("棕色", "36码"))),
+    ("棉拖鞋", "双", ("40-41码", "36-37码", "粉色")),
+    # electronics
+    ("手机壳", "个", ("iPhone 15|iPhone15", "iPhone 15 Pro Max", "Mate 60|Mate60", ("透明", "iPhone 14"))),
+    ("钢化膜", "张", ("iPhone 15 Pro", "小米14", "两片装")),
+    ("iPhone 15", "部", ("256G|256GB", ("黑色", "128G|128GB"), ("蓝色", "256G|256GB"), "512G|512GB")),
+    ("蓝牙耳机", "副", ("降噪款", "白色", "Pro款|Pro")),
+    ("机械键盘", "把", ("青轴", "红轴", "87键", ("白色", "茶轴"))),
+    ("无线鼠标", "个", ("静音款", "黑色", "蓝牙双模款")),
+    ("充电宝", "个", ("20000mAh|20000毫安", "10000mAh|10000毫安", "自带线款")),
+    ("数据线", "条", ("1米|1m", "2米|2m", "Type-C转Lightning")),
+    ("iPad Air", "台", ("256G|256GB", ("深空灰色", "64G|64GB"), "WiFi版|WLAN版")),
+    ("显示器", "台", ("27寸|27英寸", "24寸|24英寸", "4K款")),
+    ("移动硬盘", "个", ("1T|1TB", "2T|2TB", "4T|4TB")),
+    ("智能手表", "块", (("黑色", "45mm"), "41mm", "GPS款")),
+    ("Kindle", "台", ("8G|8GB", "32G|32GB", "青春版")),
+    ("Switch", "台", ("OLED版|OLED", "续航版", ("白色", "OLED版|OLED"))),
+    # home
+    ("四件套", "套", ("1.8米床|1.8m", "1.5米床|1.5m", ("灰色", "2米床|2m"))),
+    ("乳胶枕", "个", ("两只装", "高枕款", "儿童款")),
+    ("扫地机器人", "台", ("标准款", "自动集尘版")),
+    ("加湿器", "台", ("4L|4升", "白色", "上加水款")),
+    ("收纳箱", "个", ("三个装", "55L|55升", "特大号")),
+    # kitchen
+    ("空气炸锅", "台", ("5L|5升", "6L|6升", "可视款")),
+    ("保温杯", "个", ("500ml|500毫升", "750ml|750毫升", "粉色")),
+    ("不粘锅", "口", ("28cm|28厘米", "32cm|32厘米", "带盖款")),
+    ("电饭煲", "台", ("3L|3升", "4L|4升", "IH款")),
+    ("刀具套装", "套", ("七件套", "五件套")),
+    # beauty
+    ("防晒霜", "支", ("50ml|50毫升", "SPF50", "两支装")),
+    ("洗面奶", "支", ("120g|120克", "敏感肌款", "两支装")),
+    ("口红", "支", ("豆沙色", "正红色", "哑光款")),
+    ("电动牙刷", "支", ("两支装", "旅行款", "蓝色")),
+    ("吹风机", "个", ("负离子款", "白色", "1800W")),
+    # sports
+    ("瑜伽垫", "张", ("6mm|6毫米", "10mm|10毫米", "紫色")),
+    ("哑铃", "对", ("5kg|5公斤", "10kg|10公斤", "可调节款")),
+    ("羽毛球拍", "支", ("4U", "3U", ("蓝色", "5U"))),
+    ("骑行头盔", "个", ("M码|M", "L码|L", "哑光黑")),
+    # baby
+    ("纸尿裤", "包", ("L码|L", "XL码|XL", "NB码|NB")),
+    ("婴儿推车", "辆", ("可躺款", "灰色", "轻便款")),
+    ("奶瓶", "个", ("240ml|240毫升", "160ml|160毫升", "宽口径款")),
+    ("安全座椅", "个", ("ISOFIX款", "0-4岁", "9个月-12岁")),
+    # pets
+    ("猫粮", "袋", ("10斤|5kg", "2kg|4斤", "幼猫款")),
+    ("狗绳", "条", ("中型犬款", "1.5米|1.5m", "红色")),
+    ("豆腐猫砂", "袋", ("6L", "原味", "绿茶味")),
+    # office
+    ("人体工学椅", "把", ("带头枕款", "黑色", "网布款")),
+    ("中性笔", "盒", ("0.5mm", "黑色", "12支装")),
+    ("打印纸", "箱", ("A4 70g", "A4 80g", "5包装")),
+    # food and drink
+    ("咖啡豆", "袋", ("500g|500克|一斤", "中深烘", "1kg|1公斤")),
+    ("挂耳咖啡", "盒", ("10片装", "30片装", "拼配款")),
+    ("纯牛奶", "箱", ("250ml×24盒", "24盒装", "低脂款")),
+    ("坚果礼盒", "盒", ("1.5kg", "混合款")),
+    ("蛋白粉", "桶", ("巧克力味", "香草味", "5磅|5lb")),
+    ("龙井", "罐", ("250g|半斤", "明前", "礼盒装")),
+    # furniture
+    ("书架", "个", ("五层", "胡桃木色", "80cm宽")),
+    ("升降桌", "张", ("1.4米|1.4m", "1.2米|1.2m", ("白色", "1.6米|1.6m"))),
+    ("布艺沙发", "张", ("三人位", "双人位", ("浅灰色", "三人位"))),
+    ("床垫", "张", ("1.8米|1.8m", "1.5米|1.5m", "偏硬款")),
+    # books and media
+    ("《三体》", "套", ("全三册", "精装版", "典藏版")),
 )
-_ZH_PLAN_FORMS = ("{p}{o}", "{p} {o}", "{p}({o})", "{o}的{p}", "{p},{o}的", "{p}要{o}的")
-_ZH_PLAN_TEMPLATES: dict[bool, tuple[str, ...]] = {
-    True: (  # a plan or membership
+# (product, kind, options): kind "plan" (tiers, memberships, service packages) or "cover"
+# (warranties and insurance bought with goods).
+_ZH_PLANS: tuple[tuple[str, str, tuple[_ZhOption, ...]], ...] = (
+    ("专业版", "plan", ("年付|按年付", "月付|按月付", "季付", "三年付", "50人", "20人", ("年付", "50人"))),
+    ("企业版", "plan", ("年付|按年付", "两年付", "100人", ("两年付", "200人"))),
+    ("基础版", "plan", ("月付", "年付", "单人")),
+    ("旗舰版", "plan", ("年付", "三年", "月付")),
+    ("团队版", "plan", ("10人", "年付", "按季付", ("年付", "15人"))),
+    ("标准版", "plan", ("月付", "年付", "5个账号")),
+    ("高级版", "plan", ("年付", "30个席位", "按月付")),
+    ("家庭版", "plan", ("6人", "年付", "连续包年")),
+    ("教育版", "plan", ("100个账号", "年付")),
+    ("高级会员", "plan", ("连续包月", "年卡", "季卡")),
+    ("超级会员", "plan", ("连续包年", "年卡", "月卡")),
+    ("黄金会员", "plan", ("年卡", "季卡", "连续包季")),
+    ("PLUS会员", "plan", ("年卡", "连续包月")),
+    ("云存储套餐", "plan", ("2TB|2T", "200GB|200G", ("2TB|2T", "年付"))),
+    ("企业邮箱", "plan", ("50个账号", "年付", ("两年付", "20个邮箱"))),
+    ("千兆宽带", "plan", ("两年", "包年", "一年")),
+    ("延保服务", "cover", ("两年", "三年", "一年")),
+    ("碎屏险", "cover", ("一年", "两年")),
+    ("只换不修服务", "cover", ("一年", "两年")),
+    ("意外保障服务", "cover", ("一年", "两年")),
+)
+# By kind. A template with {v} takes a phrase built by ZhWriter.plan_phrase (the forms that end in
+# a comma or 的 only when {v} ends the template); one with its own words marks them ⟦⟧ and takes
+# the product {p} and the option {o}. {m}: the product's measure word; {n}: a count or nothing.
+_ZH_PLAN_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "plan": (
         "我们现在用的是{v}",
         "之前一直续的{v}",
         "我想确认一下{v}包不包含这个功能",
@@ -1037,14 +1149,60 @@ _ZH_PLAN_TEMPLATES: dict[bool, tuple[str, ...]] = {
         "我记得{v}是有优先客服的",
         "同事推荐的{v}",
         "去年开始用的{v}",
+        "我们公司开通的是{v}",
+        "{v}快到期了,想问下续费的事",
+        "想从{v}升级到更高一档",
+        "{v}的发票到现在还没开",
+        "试用期一结束就自动转成了{v}",
+        "{v}被重复扣费了",
+        "当初销售推荐我们买的是{v}",
+        "账号下面挂的是{v}",
+        "能不能把{v}退了?",
+        "请问{v}什么时候到期?",
+        "⟦{p}我们选的是{o}⟧",
+        "⟦{p}当时买的{o}⟧,现在想改",
     ),
-    False: (  # goods
+    "cover": (
+        "买的时候加购了{v}",
+        "我当时另外买了{v}",
+        "{v}能不能覆盖这种情况?",
+        "我是买了{v}的,应该能免费修吧",
+        "{v}的电子保单一直没收到",
+        "下单的时候顺手加了{v}",
+        "{v}到底保不保人为损坏?",
+        "⟦{p}买的是{o}的⟧,应该还在保障期内",
+    ),
+    "goods": (
         "当时买的是{v}",
         "下单的时候选的{v}",
         "收到的货是{v},不是我要的",
         "{v}到现在还没发货",
         "同事推荐的{v}",
-        "购物车里就一件{v}",
+        "购物车里就一{m}{v}",
+        "上周在你们店买了{n}{v}",
+        "我要退的是{v}",
+        "{v}还有货吗?",
+        "请问{v}什么时候补货?",
+        "退回去的那{m}{v}到现在还没退款",
+        "收到{v}的时候外包装就是破的",
+        "{v}有质量问题,想换一个",
+        "我买的{v}跟详情页上写的不一样",
+        "顺便问一下,{v}能单独开发票吗?",
+        "昨天收到了{n}{v}",
+        "给家里人买的{v}",
+        "结果你们发来的是{v}",
+        "{v}我已经寄回去了",
+        "上次换的{v}也有同样的问题",
+        "我拍的是{v}",
+        "{v}刚买就降价了,能退差价吗?",
+        "这一单的{v}少发了",
+        "之前在你们这儿买过{n}{v}",
+        "这单里还有{n}{v},麻烦一起退了",
+        "想退掉{n}{v}",
+        "说实话{v}的质量有点让人失望",
+        "⟦{p}我要{o}的⟧,上次发错了",
+        "换货的话⟦{p}还是要{o}的⟧",
+        "我买的那{m}⟦{p}是{o}的⟧",
     ),
 }
 _ZH_STATUS_FLIPS = (
@@ -1574,14 +1732,59 @@ class ZhWriter(Writer):
         text = self.pick(_ZH_PERSON_TEMPLATES).format(p=written)
         return Piece(text, [self.fact("person", core, (core, f"{role} {name}", f"{name} {role}"))])
 
+    def plan_phrase(self, product: str, parts: list[str], kind: str, last: bool) -> str:
+        """``product`` with its option ``parts`` as a customer types them; ``last``: nothing follows
+        in the clause, so a form ending in 的 or in a clause after a comma may be used."""
+        p = product
+        if len(parts) == 1:
+            o = parts[0]
+            de = self.pick(("的", " 的")) if _ascii_alnum(o[-1]) else "的"
+            forms = [_glue(p, o), f"{p} {o}", f"{p}({o})", f"{o}{de}{p}", _glue(o, p)]
+            if o.endswith("色"):  # 白色款的蓝牙耳机
+                forms += [f"{o}款的{p}", f"{p}{o}款"]
+            if last:
+                forms += [f"{p},{o}的", f"{p},{o}"]
+                if kind == "goods":
+                    forms += [f"{p},要{o}的", f"{p},选的{o}"]
+            return self.pick(forms)
+        a, b = parts  # a colour and a size; a billing term and a seat count
+        ab = self.pick((_glue(a, b), f"{a} {b}"))
+        if kind == "goods":  # 米白色连帽卫衣 XL码, 连帽卫衣(米白色/XL)
+            forms = [f"{p} {ab}", f"{p}({a},{b})", f"{p}({a}/{b})", f"{_glue(a, p)} {b}", f"{ab}的{p}"]
+            if last:
+                forms += [f"{p},{ab}的", f"{_glue(a, p)},{b}的", f"{p},要{ab}的"]
+        else:  # 专业版 年付 50人, 50人的专业版,年付
+            forms = [f"{p} {a} {b}", f"{p}({a},{b})", f"{ab}的{p}"]
+            if last:
+                forms += [f"{b}的{p},{a}", f"{_glue(b, p)},{a}", f"{_glue(p, a)},{b}"]
+        return self.pick(forms)
+
     def make_plan(self) -> Piece:
-        product, options = self.pick(_ZH_PLANS)
+        rng = self.rng
+        if rng.random() < 0.4:
+            product, kind, options = self.pick(_ZH_PLANS)
+            measure = ""
+        else:
+            product, measure, options = self.pick(_ZH_GOODS)
+            kind = "goods"
         option = self.pick(options)
-        written = self.pick(_ZH_PLAN_FORMS).format(p=product, o=option)
-        text = self.pick(_ZH_PLAN_TEMPLATES[product.endswith(("版", "会员"))]).format(v=written)
-        return Piece(
-            text, [self.fact("plan", written, (written, f"{product} {option}", f"{option} {product}"))]
-        )
+        spellings = [part.split("|") for part in ((option,) if isinstance(option, str) else option)]
+        parts = [self.pick(s) for s in spellings]
+        if rng.random() < 0.25:  # a space where Latin meets Chinese, as typed: XL 码, 50 人
+            parts = [re.sub(r"(?<=[A-Za-z0-9])(?=[\u3400-\u9fff])", " ", p, count=1) for p in parts]
+        template = self.pick(_ZH_PLAN_TEMPLATES[kind])
+        if CORE_OPEN in template:  # 连帽卫衣我要XL码的
+            o = parts[0] if len(parts) == 1 else _glue(*parts)
+            text, written = _core(template.format(p=product, o=o, m=measure))
+        else:
+            written = self.plan_phrase(product, parts, kind, template.endswith("{v}"))
+            if "{n}" in template and rng.random() < 0.35 and not any("装" in p for p in parts):
+                written = self.pick(("一", "两", "两", "三")) + measure + written  # 两件
+            text = template.format(v=written, n="", m=measure)
+        strings = _orders(product, spellings)
+        for combo in itertools.product(*spellings):  # XL码的连帽卫衣
+            strings += [" ".join(order) + "的" + product for order in itertools.permutations(combo)]
+        return Piece(text, [self.fact("plan", written, (written, *strings))])
 
     def make_status(self, flip: bool = False) -> Piece:
         if flip:
@@ -1763,47 +1966,330 @@ _EN_PERSON_TEMPLATES = (
     "{p} needs a written explanation for the auditors",
     "{p} is out this week so I'm covering",
 )
-_EN_PLANS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+# Goods: (product, its plural or "", how one is counted, options). Counted "a": a/an by the
+# phrase, or "two" and the plural; "": a plural or a title, no article; else "a pair of", "a bag
+# of"... An option is one part or a tuple of two; a part is "kind:spelling|spelling" (any spelling
+# may be written, all count). Kinds: size, colour, in (a capacity, material or flavour: "in 256GB"),
+# spec (a measure: "6 ft"), ver (a version: "noise-cancelling"), model ("for iPhone 15"), with
+# ("with brown switches"), pack ("3-pack"), ed (a book's edition).
+_EnOption = str | tuple[str, ...]
+_EN_GOODS: tuple[tuple[str, str, str, tuple[_EnOption, ...]], ...] = (
+    # clothing
     (
-        "Pro plan",
-        (
-            ("annual", "annual"),
-            ("paid annually", "annual"),
-            ("billed yearly", "annual"),
-            ("monthly", "monthly"),
-        ),
+        "hoodie",
+        "hoodies",
+        "a",
+        (("colour:navy", "size:XL"), "size:L", ("colour:heather grey", "size:M"), "colour:forest green"),
     ),
-    ("Business plan", (("annual", "annual"), ("with 25 seats", "25 seats"), ("month-to-month", "monthly"))),
-    ("Starter plan", (("monthly", "monthly"), ("annual", "annual"))),
-    ("Team plan", (("with 10 seats", "10 seats"), ("annual", "annual"), ("quarterly", "quarterly"))),
-    ("Premium membership", (("yearly", "yearly"), ("monthly", "monthly"))),
-    ("Enterprise tier", (("3-year term", "3-year"), ("annual", "annual"))),
-    ("Plus subscription", (("monthly", "monthly"), ("family", "family"))),
-    ("grey hoodie", (("XL", "XL"), ("L", "L"), ("XXL", "XXL"), ("M", "M"))),
-    ("navy rain jacket", (("medium", "medium"), ("large", "large"), ("XS", "XS"))),
-    ("running shoes", (("size 10.5", "10.5"), ("size 9", "9"), ("wide fit", "wide"))),
-    ("wireless earbuds", (("in white", "white"), ("the noise-cancelling version", "noise-cancelling"))),
-    ("standing desk", (("60 inch", "60 inch"), ("in walnut", "walnut"))),
-    ("coffee grinder", (("burr version", "burr"), ("in matte black", "matte black"))),
-    ("carry-on suitcase", (("in olive", "olive"), ("hardshell", "hardshell"))),
-    ("wool beanie", (("in charcoal", "charcoal"), ("2-pack", "2-pack"))),
+    ("grey hoodie", "grey hoodies", "a", ("size:XL", "size:L", "size:XXL", "size:M")),
+    ("navy rain jacket", "navy rain jackets", "a", ("size:medium", "size:large", "size:XS")),
+    (
+        "jeans",
+        "",
+        "a pair of",
+        ("size:32x30|32 x 30", "size:30x32|30 x 32", ("colour:light wash", "size:31x32")),
+    ),
+    ("puffer jacket", "puffer jackets", "a", (("colour:black", "size:M"), "size:S", "colour:olive")),
+    ("dress shirt", "dress shirts", "a", ("size:16.5", "colour:white", "ver:slim-fit|slim fit")),
+    ("merino wool socks", "", "", ("pack:3-pack|3 pack", "pack:6-pack|6 pack", "size:L")),
+    ("wool beanie", "wool beanies", "a", ("colour:charcoal", "pack:2-pack|2 pack", "colour:mustard")),
+    ("yoga leggings", "", "a pair of", ("size:S", ("colour:black", "size:M"), "ver:high-waisted")),
+    ("winter gloves", "", "a pair of", ("size:M", "colour:black", "ver:touchscreen")),
+    # shoes
+    (
+        "running shoes",
+        "",
+        "a pair of",
+        ("size:10.5", "size:9", "ver:wide-fit|wide fit", ("colour:black and white", "size:11")),
+    ),
+    ("hiking boots", "", "a pair of", ("size:8.5", ("colour:brown", "size:10"), "ver:waterproof")),
+    ("slippers", "", "a pair of", ("size:large", "colour:grey")),
+    # electronics
+    (
+        "phone case",
+        "phone cases",
+        "a",
+        ("model:iPhone 15", "model:iPhone 15 Pro Max", "model:Galaxy S24", "model:Pixel 8"),
+    ),
+    ("screen protector", "screen protectors", "a", ("model:iPhone 15 Pro", "model:iPad Air", "pack:2-pack")),
+    ("iPhone 15", "", "a", ("in:256GB|256 GB", "in:128GB|128 GB", ("colour:blue", "in:256GB|256 GB"))),
+    ("wireless earbuds", "", "a pair of", ("colour:white", "ver:noise-cancelling", "colour:midnight blue")),
+    (
+        "mechanical keyboard",
+        "mechanical keyboards",
+        "a",
+        ("with:brown switches", "with:red switches", "ver:tenkeyless"),
+    ),
+    ("wireless mouse", "wireless mice", "a", ("colour:graphite", "ver:silent-click")),
+    ("power bank", "power banks", "a", ("spec:20000mAh|20,000mAh", "spec:10000mAh|10,000mAh")),
+    ("USB-C cable", "USB-C cables", "a", ("spec:6 ft|6-foot|6ft", "spec:2m|2-meter", "pack:2-pack|2 pack")),
+    ("monitor", "monitors", "a", ("spec:27-inch|27 inch", "spec:32-inch|32 inch", "ver:4K")),
+    ("external hard drive", "external hard drives", "a", ("in:2TB|2 TB", "in:4TB|4 TB", "in:1TB|1 TB")),
+    ("smartwatch", "smartwatches", "a", (("colour:midnight", "spec:45mm"), "spec:41mm", "ver:cellular")),
+    ("Kindle Paperwhite", "", "a", ("in:16GB|16 GB", "ver:Signature Edition", "colour:agave green")),
+    ("Nintendo Switch", "", "a", ("ver:OLED", "colour:white")),
+    # home
+    ("duvet cover", "duvet covers", "a", ("size:queen", "size:king", ("colour:sage green", "size:full"))),
+    ("bath towels", "", "", ("pack:4-piece set", "colour:white", "pack:6-piece set")),
+    ("robot vacuum", "robot vacuums", "a", ("ver:self-emptying", "colour:white", "with:mop attachment")),
+    ("humidifier", "humidifiers", "a", ("spec:4L|4 L|4-liter", "ver:top-fill")),
+    ("storage bins", "", "", ("pack:3-pack|3 pack", "spec:55-quart|55 qt")),
+    # kitchen
+    ("carry-on suitcase", "carry-on suitcases", "a", ("colour:olive", "ver:hardshell")),
+    ("coffee grinder", "coffee grinders", "a", ("ver:burr", "colour:matte black")),
+    ("air fryer", "air fryers", "a", ("spec:5.8-quart|5.8 qt", "spec:8-quart|8 qt", "ver:dual-basket")),
+    ("water bottle", "water bottles", "a", ("spec:32 oz|32oz", "spec:24 oz|24oz", "colour:sage")),
+    (
+        "nonstick pan",
+        "nonstick pans",
+        "a",
+        ("spec:10-inch|10 inch", "spec:12-inch|12 inch", "with:lid|a lid"),
+    ),
+    ("rice cooker", "rice cookers", "a", ("spec:6-cup|6 cup", "spec:10-cup|10 cup", "ver:induction")),
+    ("knife set", "knife sets", "a", ("spec:15-piece|15 piece", "spec:7-piece|7 piece")),
+    # beauty
+    ("sunscreen", "", "a bottle of", ("ver:SPF 50|SPF50", "ver:SPF 30|SPF30", "spec:3.4 oz")),
+    ("moisturizer", "", "a jar of", ("ver:fragrance-free", "spec:1.7 oz")),
+    (
+        "electric toothbrush",
+        "electric toothbrushes",
+        "a",
+        ("pack:2-pack|2 pack", "ver:travel", "colour:blue"),
+    ),
+    ("hair dryer", "hair dryers", "a", ("colour:rose gold", "ver:ionic")),
+    ("lipstick", "lipsticks", "a", ("colour:nude pink", "ver:matte", "colour:ruby red")),
+    # sports
+    ("yoga mat", "yoga mats", "a", ("spec:6mm|6 mm", "colour:purple", "ver:extra-long")),
+    (
+        "dumbbells",
+        "",
+        "a pair of",
+        ("spec:10 lb|10lb|10-pound", "spec:25 lb|25lb|25-pound", "ver:adjustable"),
+    ),
+    ("bike helmet", "bike helmets", "a", ("size:M", "size:L", "colour:matte grey")),
+    ("resistance bands", "", "", ("pack:5-piece set", "ver:heavy")),
+    # baby
+    ("diapers", "", "a box of", ("size:3", "size:4", "size:newborn")),
+    ("stroller", "strollers", "a", ("colour:graphite", "ver:jogging", "ver:lightweight")),
+    ("baby bottles", "", "", ("spec:8 oz|8oz", "pack:4-pack|4 pack")),
+    ("car seat", "car seats", "a", ("ver:convertible", "ver:infant")),
+    # pets
+    ("cat food", "", "a bag of", ("spec:16 lb|16lb", "in:salmon", "ver:indoor formula")),
+    ("dog leash", "dog leashes", "a", ("spec:6 ft|6-foot|6ft", "colour:red")),
+    ("cat litter", "", "a bag of", ("spec:20 lb|20lb", "ver:unscented")),
+    # office
+    ("office chair", "office chairs", "a", ("with:headrest|a headrest", "colour:black", "ver:mesh")),
+    ("gel pens", "", "", ("pack:12-pack|12 pack", "colour:black", "spec:0.5mm|0.5 mm")),
+    ("printer paper", "", "a case of", ("spec:500 sheets|500-sheet", "ver:letter-size|letter size")),
+    # food and drink
+    ("whole bean coffee", "", "a bag of", ("spec:2 lb|2lb|2-pound", "ver:dark roast", "spec:12 oz|12oz")),
+    ("coffee pods", "", "a box of", ("spec:72-count|72 count", "in:hazelnut")),
+    ("protein powder", "", "a tub of", ("in:chocolate", "in:vanilla", "spec:5 lb|5lb")),
+    ("green tea", "", "a box of", ("spec:100 bags|100-count", "ver:decaf")),
+    ("mixed nuts", "", "a bag of", ("spec:2.5 lb", "ver:unsalted")),
+    # furniture
+    (
+        "standing desk",
+        "standing desks",
+        "a",
+        ("spec:60-inch|60 inch", "in:walnut", ("in:white", "spec:48-inch")),
+    ),
+    ("bookshelf", "bookshelves", "a", ("ver:5-shelf", "in:oak", "in:walnut")),
+    ("sofa", "sofas", "a", ("ver:3-seater", "colour:light grey", "ver:sleeper")),
+    ("mattress", "mattresses", "a", ("size:queen", "size:king", "ver:firm")),
+    # books and media
+    ("Atomic Habits", "", "", ("ed:hardcover", "ed:paperback", "ed:signed")),
 )
-_EN_PLAN_TEMPLATES: dict[bool, tuple[str, ...]] = {
-    True: (  # a plan or membership
-        "we're on the {v}",
-        "we've renewed the {v} twice already",
-        "does the {v} include priority support?",
-        "we switched to the {v} last quarter",
-        "my colleague recommended the {v}",
+# Plans: (product, kind, options); kind "plan" or "cover" (warranties and protection bought with
+# goods). A part is "kind:value": bill (annual, monthly, quarterly), seats (a number), term (years),
+# tier (storage), ver (a variant: family, single-user).
+_EN_PLANS: tuple[tuple[str, str, tuple[_EnOption, ...]], ...] = (
+    ("Pro plan", "plan", ("bill:annual", "bill:monthly", "seats:5")),
+    ("Business plan", "plan", ("bill:annual", "seats:25", "bill:monthly", ("bill:annual", "seats:25"))),
+    ("Starter plan", "plan", ("bill:monthly", "bill:annual")),
+    ("Team plan", "plan", ("seats:10", "bill:annual", "bill:quarterly", ("bill:monthly", "seats:10"))),
+    ("Premium membership", "plan", ("bill:annual", "bill:monthly")),
+    ("Enterprise tier", "plan", ("term:3", "bill:annual", ("term:2", "seats:200"))),
+    ("Plus subscription", "plan", ("bill:monthly", "ver:family")),
+    ("Basic plan", "plan", ("bill:monthly", "ver:single-user")),
+    ("Growth plan", "plan", ("bill:annual", "seats:50", ("bill:quarterly", "seats:50"))),
+    ("Family plan", "plan", ("bill:annual", "bill:monthly")),
+    ("Student plan", "plan", ("bill:monthly", "bill:annual")),
+    ("Gold membership", "plan", ("bill:annual", "bill:monthly")),
+    ("Premier Support package", "plan", ("bill:annual", "bill:quarterly")),
+    ("cloud storage plan", "plan", ("tier:2TB", "tier:200GB", ("tier:2TB", "bill:annual"))),
+    ("Priority Support add-on", "plan", ("bill:annual", "bill:monthly")),
+    ("Scale plan", "plan", ("seats:100", "bill:annual")),
+    ("extended warranty", "cover", ("term:2", "term:3")),
+    ("accidental damage protection", "cover", ("term:2", "term:1")),
+    ("protection plan", "cover", ("term:3", "term:4")),
+)
+# A plan part's words: (before the product, right after it, on its own, counted forms).
+_EN_BILLING: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "annual": (
+        ("annual", "yearly"),
+        ("billed annually", "billed yearly", "paid annually", "on annual billing"),
+        ("annual", "yearly", "annual billing"),
+        ("annual", "annually", "yearly"),
     ),
-    False: (  # goods
-        "I ordered the {v}",
-        "I picked the {v} at checkout",
-        "what arrived was the {v}, not what I ordered",
-        "the {v} still hasn't shipped",
-        "my colleague recommended the {v}",
+    "monthly": (
+        ("monthly", "month-to-month"),
+        ("billed monthly", "paid monthly", "on monthly billing"),
+        ("monthly", "month-to-month"),
+        ("monthly", "month-to-month"),
+    ),
+    "quarterly": (
+        ("quarterly",),
+        ("billed quarterly", "paid quarterly"),
+        ("quarterly",),
+        ("quarterly",),
     ),
 }
+# By kind; {a}: an article or a count before goods, or nothing. Forms ending in a comma clause
+# only when {v} ends the template.
+_EN_PLAN_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "plan": (
+        "we're on the {v}",
+        "we've renewed the {v} twice already",
+        "does the {v} include phone support?",
+        "we switched to the {v} last quarter",
+        "my colleague recommended the {v}",
+        "we signed up for the {v} after the trial",
+        "the {v} renews automatically, right?",
+        "we were charged twice for the {v}",
+        "can we downgrade from the {v}?",
+        "the invoice for the {v} has the wrong company name",
+        "I'd like to cancel the {v}",
+        "is the {v} eligible for the nonprofit discount?",
+        "the sales rep put us on the {v}",
+        "our account still shows the {v}",
+        "we only went with the {v} for the admin controls",
+    ),
+    "cover": (
+        "I added the {v} at checkout",
+        "I paid for the {v} when I bought it",
+        "shouldn't the {v} cover this?",
+        "I never got the paperwork for the {v}",
+        "the {v} was supposed to include a free replacement",
+        "I bought the {v} specifically for this",
+        "does the {v} cover accidental drops?",
+    ),
+    "goods": (
+        "I ordered the {v}",
+        "I picked the {v} at checkout",
+        "what arrived {was} the {v}, not what I ordered",
+        "the {v} still {has}n't shipped",
+        "my colleague recommended the {v}",
+        "I bought {a}{v} from you a while back",
+        "I'm returning the {v}",
+        "the {v} I returned {is} still pending",
+        "{is} the {v} back in stock?",
+        "any idea when the {v} will be restocked?",
+        "there's a problem with the {v}",
+        "I got {a}{v} as a gift",
+        "the {v} arrived damaged",
+        "the {v} I received {does}n't match the listing",
+        "can I exchange the {v}?",
+        "you sent me {a}{v} instead",
+        "the {v} came in a torn box",
+        "I already sent the {v} back",
+        "my order also had {a}{v} in it",
+        "the {v} dropped in price right after I bought {it}",
+        "I've bought {a}{v} from you before",
+        "I still have the {v} in my cart",
+        "the {v} {was} damaged too",
+        "honestly the {v} {was} a disappointment",
+        "I need to return {a}{v}",
+        "I received {a}{v} yesterday",
+    ),
+}
+
+
+def _en_article(phrase: str) -> str:
+    """The article before ``phrase``, by how its first word is said: an XL, an 8-pack, a USB-C."""
+    word = phrase.split()[0]
+    if word[0].isdigit():
+        digits = re.match(r"[0-9]+", word)
+        run = digits.group() if digits else ""
+        return "an" if run.startswith("8") or (run[:2] in ("11", "18") and len(run) in (2, 5)) else "a"
+    if word[:2].isupper() or (len(word) == 1 and word.isupper()):  # letters said one by one
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    vowel = word[0].lower() in "aeiou" and not word.lower().startswith(("uni", "use", "one", "eu"))
+    return "an" if vowel else "a"
+
+
+def _en_part(spec: str) -> tuple[str, list[str]]:
+    """A goods option part "kind:spelling|spelling" as (kind, spellings)."""
+    kind, _, spellings = spec.partition(":")
+    return kind, spellings.split("|")
+
+
+def _en_plan_words(spec: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """A plan option part's words: (before the product, right after it, on its own, counted)."""
+    kind, _, value = spec.partition(":")
+    if kind == "bill":
+        return _EN_BILLING[value]
+    if kind == "seats":
+        n = value
+        return (
+            (f"{n}-seat", f"{n}-user"),
+            (f"with {n} seats", f"for {n} users"),
+            (f"{n} seats", f"{n} users"),
+            (f"{n} seats", f"{n} users", f"{n}-seat"),
+        )
+    if kind == "term":
+        n = int(value)
+        word, years = en_words(n), ("year" if n == 1 else "years")
+        return (
+            (f"{n}-year", f"{word}-year"),
+            (f"for {n} {years}", f"with a {n}-year term"),
+            (f"{n}-year", f"{n} {years}", f"{n}-year term"),
+            (f"{n}-year", f"{word}-year", f"{n} {years}", f"{word} {years}"),
+        )
+    if kind == "tier":  # 2TB; counted as "2 TB", which also finds 2TB
+        spaced = re.sub(r"([0-9])([A-Z])", r"\1 \2", value)
+        return (value,), (f"with {value}",), (value, f"{value} tier"), (spaced,)
+    return (value,), (), (value,), (value,)  # a variant: family, single-user
+
+
+def _en_goods_strings(products: Sequence[str], parts: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """What counts for goods: the product (or its plural, when written) with its option parts in any
+    order, "size 10.5" for a size, and the forms with in / for / with / of the kinds take."""
+    counted = [
+        [*(s for s in spellings if not s[0].isdigit()), *(f"size {s}" for s in spellings)]
+        if kind == "size"
+        else spellings
+        for kind, spellings in parts
+    ]
+    kinds = [kind for kind, _ in parts]
+    out: list[str] = []
+    for p in products:
+        out += _orders(p, counted)
+        for combo in itertools.product(*(spellings for _, spellings in parts)):
+            if len(combo) == 2:
+                a, b = combo
+                out += [
+                    f"{a} {p} {b}",
+                    f"{p} {a} {b}",
+                    f"{p} in {a} {b}",
+                    f"{a} {p} in {b}",
+                    f"{b} {p} in {a}",
+                ]
+                continue
+            o, kind = combo[0], kinds[0]
+            if kind in ("size", "colour", "in"):
+                out += [f"{p} in {o}", f"{p} {o}"]
+            elif kind == "model":
+                out += [f"{p} for {o}", f"{p} for the {o}"]
+            elif kind == "with":
+                out.append(f"{p} with {o}")
+            elif kind == "pack" and p.endswith("s"):  # 3-pack of socks, not of sock
+                out.append(f"{o} of {p}")
+            elif kind == "ed":
+                out += [f"{o} edition of {p}", f"{o} copy of {p}"]
+    return out
+
+
 _EN_STATUS_FLIPS = (
     (
         "the replacement never showed up",
@@ -2337,19 +2823,130 @@ class EnWriter(Writer):
         text = self.pick(_EN_PERSON_TEMPLATES).format(p=written)
         return Piece(text, [self.fact("person", core, (*strings, *bare))])
 
+    def goods_phrase(
+        self, noun: str, plural: str, many: bool, parts: list[tuple[str, str]], last: bool
+    ) -> str:
+        """``noun`` (the product, or its plural) with its option ``parts`` ((kind, as written)) as a
+        customer writes them; ``many``: the noun is plural; ``last``: nothing follows in the clause,
+        so a form ending in a comma clause may be used."""
+        one = "ones" if many else "one"
+        if len(parts) == 2:
+            (_, a), (kind_b, b) = parts
+            forms = [f"{noun} ({a}, {b})", f"{noun} ({a} / {b})"]
+            if kind_b == "size":  # navy hoodie in XL, XL navy hoodie
+                forms.append(f"{a} {noun} in {b}")
+                if b.isupper() and len(b) > 1:
+                    forms.append(f"{b} {a} {noun}")
+                if last:
+                    forms += [f"{a} {noun}, size {b}", f"{noun} in {a}, size {b}", f"{noun} - {a} / {b}"]
+            else:  # 256GB iPhone 15 in blue
+                forms += [f"{b} {noun} in {a}", f"{b} {a} {noun}", f"{a} {noun} ({b})"]
+                if last:
+                    forms += [f"{noun} - {a} / {b}", f"{a} {noun}, {b}"]
+            return self.pick(forms)
+        kind, o = parts[0]
+        if kind == "size":
+            lettered = o.isupper() or o[0].isdigit()
+            forms = [f"{noun} in {o}", f"{noun} ({o})"]
+            if len(o) > 1:  # XL hoodie, size 10.5 running shoes (not "M hoodie")
+                forms.append(f"size {o} {noun}" if o[0].isdigit() else f"{o} {noun}")
+            forms += [f"{noun} in size {o}", f"{noun} (size {o})"] if lettered else []
+            tails = [f"{noun}, size {o}", f"{noun} - {o}"]
+        elif kind in ("colour", "in"):
+            forms = [f"{o} {noun}", f"{noun} in {o}", f"{noun} ({o})"]
+            tails = [f"{noun}, the {o} {one}", f"{noun} - {o}"]
+        elif kind == "spec":
+            forms = [f"{o} {noun}", f"{noun} ({o})"]
+            tails = [f"{noun}, the {o} {one}", f"{noun}, {o}"]
+        elif kind == "ver":
+            forms = [f"{o} {noun}", f"{noun} ({o})"]
+            tails = [f"{noun}, the {o} {one}", f"{noun}, the {o} version"]
+        elif kind == "model":  # phone case for the iPhone 15
+            forms = [f"{noun} for {o}", f"{noun} for the {o}", f"{o} {noun}", f"{noun} ({o})"]
+            tails = [f"{noun}, the {o} {one}"]
+        elif kind == "with":
+            forms = [f"{noun} with {o}", f"{noun} ({o})"]
+            tails = [f"{noun}, {o}"]
+        elif kind == "pack":  # 3-pack of merino wool socks
+            forms = [f"{o} of {plural or noun}", f"{noun} ({o})"]
+            forms += [f"{o} {noun}"] if o.endswith("pack") else []
+            tails = [f"{noun}, {o}"]
+        else:  # a book's edition
+            forms = [
+                f"{o} {noun}",
+                f"{o} edition of {noun}",
+                f"{o} copy of {noun}",
+            ]  # not "the Atomic Habits"
+            tails = []
+        return self.pick(forms + tails if last else forms)
+
+    def plan_phrase(self, product: str, specs: list[str], last: bool) -> str:
+        """A plan with its option parts as written: annual Pro plan, Pro plan (billed yearly),
+        25-seat Business plan, billed annually."""
+        p = product
+        if len(specs) == 1:
+            adj, tail, bare, _ = _en_plan_words(specs[0])
+            forms = [f"{self.pick(adj)} {p}", f"{p} ({self.pick(bare)})"]
+            forms += [f"{p} {self.pick(tail)}"] if tail else []
+            forms += [f"{p}, {self.pick(bare + tail)}"] if last else []
+            return self.pick(forms)
+        (adj_x, tail_x, bare_x, _), (adj_y, tail_y, bare_y, _) = (_en_plan_words(s) for s in specs)
+        forms = [
+            f"{self.pick(adj_x)} {self.pick(adj_y)} {p}",
+            f"{p} ({self.pick(bare_x)}, {self.pick(bare_y)})",
+        ]
+        forms += [f"{self.pick(adj_x)} {p} {self.pick(tail_y)}"] if tail_y else []
+        if last:
+            forms += [
+                f"{self.pick(adj_y)} {p}, {self.pick(tail_x + bare_x)}",
+                f"{p}, {self.pick(bare_x)}, {self.pick(bare_y)}",
+            ]
+        return self.pick(forms)
+
     def make_plan(self) -> Piece:
-        product, options = self.pick(_EN_PLANS)
-        option, canon = self.pick(options)
-        if product[0].isupper():  # a plan: "Pro plan, paid annually", "annual Pro plan"
-            forms = ["{p}, {o}", "{p} ({o})", "{p} {o}"] + (["{c} {p}"] if " " not in canon else [])
-        elif option == canon:  # a size: "grey hoodie in XL", "XL grey hoodie"
-            forms = ["{p} in {o}", "{p}, size {o}", "{o} {p}", "{p} ({o})"]
-        else:  # a colour or version, written with its own words: "wireless earbuds in white"
-            forms = ["{p} {o}", "{p} ({o})"]
-        written = self.pick(forms).format(p=product, o=option, c=canon)
-        text = self.pick(_EN_PLAN_TEMPLATES[product[0].isupper()]).format(v=written)
-        strings = (written, f"{product} {canon}", f"{canon} {product}", f"{product} in {canon}")
+        rng = self.rng
+        if rng.random() < 0.4:
+            product, kind, options = self.pick(_EN_PLANS)
+            specs = list(self._parts(self.pick(options)))
+            template = self.pick(_EN_PLAN_TEMPLATES[kind])
+            written = self.plan_phrase(product, specs, template.endswith("{v}"))
+            counted = [_en_plan_words(s)[3] for s in specs]
+            strings = [written, *_orders(product, counted)]
+            return Piece(template.format(v=written), [self.fact("plan", written, strings)])
+        product, plural, unit, options = self.pick(_EN_GOODS)
+        parts = [_en_part(p) for p in self._parts(self.pick(options))]
+        chosen = [(kind, self.pick(spellings)) for kind, spellings in parts]
+        template = self.pick(_EN_PLAN_TEMPLATES["goods"])
+        noun, count = product, ""
+        if "{a}" in template:  # a count before goods: two hoodies, a pair of, a bag of
+            r = rng.random()
+            if unit == "a" and plural and r < 0.25:
+                noun, count = plural, self.pick(("two ", "2 ", "three "))
+            elif unit not in ("a", "") and r < 0.8:
+                head = unit.split()[1]
+                heads = head + ("es" if head.endswith(("x", "s")) else "s")
+                count = unit + " " if r < 0.6 else f"two {heads} of "
+        many = noun == plural or (not plural and product.endswith("s") and not product[0].isupper())
+        phrase = self.goods_phrase(noun, plural, many, chosen, template.endswith("{v}"))
+        many = many and not (" of " in phrase and not phrase.startswith(noun))  # a 12-pack of gel pens is
+        if count == "2 " and phrase[0].isdigit():  # two 48-inch standing desks, not 2 48-inch
+            count = "two "
+        written = count + phrase
+        article = ""
+        if "{a}" in template and not count:
+            starts_with_option = not phrase.startswith(product)
+            if unit == "a" or (not unit and starts_with_option and " of " in phrase):
+                article = _en_article(phrase) + " "
+        products = [product] + ([plural] if plural and plural in written else [])
+        strings = [written, *_en_goods_strings(products, parts)]
+        verbs = ("are", "were", "have", "do", "them") if many else ("is", "was", "has", "does", "it")
+        agree = dict(zip(("is", "was", "has", "does", "it"), verbs, strict=True))
+        text = template.format(v=written, a=article, **agree)
         return Piece(text, [self.fact("plan", written, strings)])
+
+    @staticmethod
+    def _parts(option: str | tuple[str, ...]) -> tuple[str, ...]:
+        return (option,) if isinstance(option, str) else option
 
     def make_status(self, flip: bool = False) -> Piece:
         if flip:
