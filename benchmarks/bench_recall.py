@@ -33,8 +33,9 @@ extractor's median time per turn. ``--pathological`` adds extraction time agains
 pathological input (linear when ms per 1,000 characters stays flat).
 
 Seeds: development seeds are 0..N-1 (``--seeds N``). ``--held-out`` runs seeds
-100000..100000+N-1 instead: these are HELD-OUT seeds. Do not run, print or look at them while
-developing the extractor or this benchmark; run them once, to report a result after the work.
+100000..100000+N-1 instead (from 100000+F with ``--first-seed F``): these are HELD-OUT seeds. Do
+not run, print or look at them while developing the extractor or this benchmark; run them once, to
+report a result after the work.
 
 ``--workers K`` runs tickets in K processes, each ticket and budget in its own fresh database;
 without SUPPORTBOT_DATABASE_URL one embedded PostgreSQL serves them all. Progress goes to stderr.
@@ -302,6 +303,10 @@ def pathological() -> dict[str, dict[int, float]]:
         "links_goods": lambda n: (
             "红色 " + "财" * (n // 2) + " @b.com " + "a" * (n // 2 - 30) + " http://x 黑"
         ),
+        # English goods read by their noun phrase: article after article, words, an open bracket
+        "noun_phrases": lambda n: ("I ordered the " + "soft grey the " * (n // 14))[: n - 3] + " (x",
+        # Chinese goods by colour, size letter and measure word: 色, M, 包 in long runs
+        "colour_runs": lambda n: ("燕麦色M的两包" * (n // 7))[:n],
     }
     report: dict[str, dict[int, float]] = {}
     for name, make in makers.items():
@@ -429,7 +434,8 @@ def main() -> None:
         "--first-seed",
         type=int,
         default=0,
-        help="start the dev seeds here (more dev tickets to study, never the held-out ones)",
+        help="start the dev seeds here (more dev tickets to study, never the held-out ones); with"
+        " --held-out, start that many seeds into the held-out ones (100050: a set not run before)",
     )
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument(
@@ -446,7 +452,7 @@ def main() -> None:
         parser.error("--details writes each ticket's misses: not for the held-out seeds")
     if not args.held_out and args.first_seed + args.seeds > HELD_OUT_BASE:
         parser.error(f"dev seeds stop below {HELD_OUT_BASE}: those above are held out")
-    first = HELD_OUT_BASE if args.held_out else args.first_seed
+    first = HELD_OUT_BASE + args.first_seed if args.held_out else args.first_seed
     seeds = range(first, first + args.seeds)
     tasks = [
         Task(language, seed, budget, args.rounds, time_extraction=budget == args.budgets[0])

@@ -200,7 +200,7 @@ class Ticket:
 
 # -- matching -------------------------------------------------------------------------------------
 
-_SEPARATORS = " \t\n,,()():、;;"
+_SEPARATORS = " \t\n,，()（）:：、;；"  # ASCII and full-width: a prompt may show either
 _SEP = "[" + re.escape(_SEPARATORS) + "]"
 
 
