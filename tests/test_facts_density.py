@@ -259,3 +259,137 @@ def test_a_settled_request_ranks_above_the_floor_s_sentences() -> None:
 )
 def test_more_forms_of_plans_goods_and_dates(text: str, kind: str, expected: list[str]) -> None:
     assert _values(text, kind) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("差价三千六还没补给我", ["3600.00"]),
+        ("我充了六万一进去", ["61000.00"]),
+        ("补充一下,退款应该是八万四吧", ["84000.00"]),
+        ("押金两千一直没退", ["2000.00"]),  # 一直 is a word, not the figure's last digit
+        ("差价两千一,麻烦补一下", ["2100.00"]),
+        ("余额三千六百个积分", []),  # a measure word: points, not money
+    ],
+)
+def test_a_figure_after_a_word_that_names_a_sum_is_money(text: str, expected: list[str]) -> None:
+    assert [f"{m.value:.2f}" for m in money_in(text) if m.value is not None] == expected
+
+
+def test_a_difference_named_again_is_a_second_sum_but_a_budget_restated_replaces() -> None:
+    section = _section("差价RMB78还没补给我", "另外一单差价69块还没补给我")
+    assert "CNY 78.00" in section and "CNY 69.00" in section and "原为" not in section
+    assert "原为 CNY 5000.00" in _section("我们预算是5000元", "预算是6000元")
+
+
+def test_an_amount_correction_fixes_the_sum_it_retypes_not_one_named_in_between() -> None:
+    section = _section("上次多收了5158元", "运费收了RMB5277,还有,更正一下,刚才那个金额是5518块")
+    assert "CNY 5518.00(原为 CNY 5158.00)" in section and "CNY 5277.00," in section
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("官网上写着七天无理由退货", "promise_reported", ["官网上写着七天无理由退货"]),
+        (
+            "Plus your website says free returns within 30 days. By the way, it broke.",
+            "promise_reported",
+            ["Plus your website says free returns within 30 days."],
+        ),
+        ("wait 3 days. By the way, it broke", "address", []),  # "3 days … Way" is no street
+        ("Oh and I got the date wrong, it was 04/17", "status", []),  # receives nothing
+        ("收到的货是5L的空气炸锅,不是我要的", "request", []),  # what was wanted, not an ask
+        ("我要的是退款", "request", ["我要的是退款"]),
+    ],
+)
+def test_what_a_site_promised_and_words_that_only_look_like_facts(
+    text: str, kind: str, expected: list[str]
+) -> None:
+    assert _values(text, kind) == expected
+
+
+def test_short_of_room_sentences_drop_narrating_tails_and_dates_their_words_before_a_fact_goes() -> None:
+    facts = update_ledger(
+        (),
+        _turns(
+            "合同盖章后寄一份原件给我们,我们团队有好几个人在用",
+            "先别发货,等我确认",  # a tail that qualifies the ask stays
+            "我是上周二下的单",
+        ),
+        0,
+        mask=False,
+    )
+    whole = "".join(ledger.view(facts, summarized_upto=9).pieces)
+    assert "我们团队有好几个人在用" in whole and "2026-03-10(上周二)" in whole
+    full_size = len(whole)
+    tight = next(
+        v
+        for a in range(200, 0, -1)
+        if (v := ledger.view(facts, summarized_upto=9, allowance=a)).omitted == 0
+        and sum(len(p) for p in v.pieces) < full_size - 12
+    )
+    text = "".join(tight.pieces)
+    assert "合同盖章后寄一份原件给我们" in text and "好几个人" not in text
+    assert "先别发货,等我确认" in text and "2026-03-10" in text and "上周二" not in text
+
+
+def test_a_sentence_quoting_a_value_a_correction_replaced_marks_it_with_the_current_value() -> None:
+    section = _section(
+        "合同号是8R29RD3C",
+        "上次给我的合同号是8R29RD3C,不知道还能不能查到",
+        "合同号抄错了,正确的是8R29RD6C",
+        "请帮我查8R29RD6C,不是8R29RD3C",  # says both: nothing to mark
+    )
+    assert "合同号是8R29RD3C(已更正为 8R29RD6C),不知道还能不能查到" in section
+    assert "请帮我查8R29RD6C,不是8R29RD3C" in section and section.count("已更正为") == 1
+    english = _section(
+        "Order 3EL7TK2Z is missing", "can you check 3EL7TK2Z please", "sorry, it's 3EL7TK9Z", lang="en"
+    )
+    assert "can you check 3EL7TK2Z (corrected to 3EL7TK9Z) please" in english
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a colour by what it looks like, a pattern, a size letter against Chinese, a measure, a flavour
+        ("买的那条围巾是燕麦色的", ["买的那条围巾是燕麦色的"]),
+        ("收到的是格纹的睡衣", ["收到的是格纹的睡衣"]),
+        ("我要的是牛仔裤S的", ["我要的是牛仔裤S的"]),
+        ("那个移动电源20000mAh的一直充不进电", ["那个移动电源20000mAh的一直充不进电"]),
+        ("收到的是薄荷味的牙膏", ["收到的是薄荷味的牙膏"]),
+        # a service or cover with its term or billing; alone it is no plan
+        ("我们开通的网盘套餐(1T,月付)到期了", ["网盘套餐(1T,月付)"]),
+        ("当时加购了两年的上门安装服务", ["两年的上门安装服务"]),
+        ("售后服务太差了", []),
+        ("帮我把套餐降一档", []),
+        ("订单号2025TB6090那一笔", []),
+    ],
+)
+def test_chinese_goods_and_plans_beyond_a_word_list(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I'm returning the cordless drill with two batteries.",
+            ["I'm returning the cordless drill with two batteries."],
+        ),
+        ("the bamboo cutting board I received is warped", ["the bamboo cutting board I received is warped"]),
+        ("Is the walnut bookshelf back in stock?", ["Is the walnut bookshelf back in stock"]),
+        ("I bought a desk lamp (warm light) last week", ["I bought a desk lamp (warm light) last week"]),
+        ("we're on the yearly Studio membership", ["yearly Studio membership"]),
+        (
+            "I never got the papers for the two-year appliance protection plan",
+            ["two-year appliance protection plan"],
+        ),
+        # not goods: the things a ticket names that are not what was bought
+        ("I received the invoice yesterday", []),
+        ("The account is locked", []),
+        ("Sarah@example.com is our billing inbox!", []),
+        ("ship it to 9389 W 22nd Street", []),
+    ],
+)
+def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected

@@ -110,10 +110,19 @@ def _address_only(addr: str) -> str:
     return addr[: cut.start()] if cut else addr
 
 
+# After a number, words that count or measure: "3 days", "2 hours" start no street.
+_NOT_A_STREET = (
+    r"(?:hours?|days?|minutes?|mins?|weeks?|months?|years?|times?|items?|dollars?|bucks?|percent|units?)\b"
+)
+
+
 # A US-style street address: number, street and its type, then the apartment, and the city, state
 # and zip when all three stand ("1450 Oak Avenue, Apt 4D, Portland, OR 97205").
 _EN_ADDRESS = re.compile(
-    r"(?<![0-9A-Za-z-])[0-9]{1,6}(?:-[0-9]{1,4})?\s+(?:[NSEW]\.?\s+)?(?:[A-Za-z0-9'.]+\s+){0,3}?"
+    r"(?<![0-9A-Za-z-])[0-9]{1,6}(?:-[0-9]{1,4})?\s+(?!" + _NOT_A_STREET + r")(?:[NSEW]\.?\s+)?"
+    # a street's words; a dot only after an initial or a short abbreviation ("St. Marks", "Mt."), not
+    # at a sentence end: "within 3 days. By the way" holds no street
+    r"(?:(?:[A-Za-z0-9']+|[A-Za-z]{1,2}\.)\s+){0,3}?"
     r"(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|way|court|ct|place|pl|terrace|parkway"
     r"|pkwy|highway|hwy|circle|cir|square|sq)\b\.?"
     r"(?:,?\s*(?:apt|apartment|suite|ste|unit|floor|fl|room|rm)\.?\s*#?\s*[0-9A-Za-z-]{1,8}\b|,?\s*#\s*[0-9A-Za-z-]{1,8}\b)?"
@@ -126,7 +135,7 @@ _EN_ADDRESS = re.compile(
 # city, state and zip after it.
 _EN_UNTYPED_ADDRESS = re.compile(
     r"(?<![0-9A-Za-z-])[0-9]{1,6}(?:-[0-9]{1,4})?\s+"
-    r"(?!(?:hours?|days?|minutes?|mins?|weeks?|months?|years?|times?|items?|dollars?|bucks?|percent|units?)\b)"
+    r"(?!" + _NOT_A_STREET + ")"
     r"(?:[A-Za-z][A-Za-z'.]*\s+){0,2}?[A-Za-z][A-Za-z'.]*"
     r"(?:,?\s*(?:apt|apartment|suite|ste|unit|floor|fl|room|rm)\.?\s*#?\s*[0-9A-Za-z-]{1,8}\b|,?\s*#\s*[0-9A-Za-z-]{1,8}\b)?"
     r",\s*[A-Za-z]+(?:\s[A-Za-z]+)?,?\s+[A-Za-z]{2},?\s+[0-9]{5}(?:-[0-9]{4})?(?![0-9])",
@@ -258,23 +267,46 @@ def _english_people(text: str) -> Iterator[Hit]:
 
 
 # -- plans and products --------------------------------------------------------------------------
+# A plan's billing, term or seats: 月付, 按年付, 连续包年, 年卡, 两年, 10 人, 50 个账号.
+_PLAN_OPTION = (
+    r"(?:按|连续)?(?:包[月年季]|[月年季]付|[两三0-9]年付|[月年季]卡)"
+    r"|(?:[一两三四五]|[1-5](?![0-9]))年(?![0-9一二三四五六七八九十月])"
+    r"|(?:单人|多人|(?<![0-9一二两三四五六七八九十])[0-9一二两三四五六七八九十]++ ?"
+    r"(?:人|个账号|个邮箱|个席位))"
+    r"|(?<![0-9])[0-9]++ ?[GT]B?(?![A-Za-z])"
+)
 _PLAN = re.compile(
-    r"(?:按?(?P<pre>[月年季])付的|连续包(?P<card>[月年季])的|(?P<card2>[月年季])卡的|(?P<term>[一两三四五0-9]年)的"
-    r"|(?P<seats>单人|多人|[0-9一二两三四五六七八九十]+ ?人)的)?"
-    r"(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业)版"
-    r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度)会员)"
-    # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 季卡, 单人, 10 人的.
-    r"(?P<cycle>[((][^()()\n]{1,10}[))]"
-    r"|[,， ]?(?:要|是)?(?:按|连续)?(?:包[月年季]|[月年季]付|[两三0-9]年付|[月年季]卡)的?|[月年]度"
-    r"|[,， ]?(?:[一两三四五]|[1-5](?![0-9]))年(?![0-9一二三四五六七八九十月])"
-    r"|[,， ]?(?:要)?(?:单人|多人|[0-9一二两三四五六七八九十]+ ?人)(?:的|版)?)?"
+    r"(?:按?(?P<pre>[月年季])付的?|连续包(?P<card>[月年季])的?|(?P<card2>[月年季])卡的?|(?P<term>[一两三四五0-9]年)的?"
+    r"|(?P<seats>单人|多人|[0-9一二两三四五六七八九十]+ ?(?:人|个账号|个邮箱))的?)?"
+    r"(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业|家庭|教育|学生|入门|进阶)版"
+    r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度|PLUS|Plus|VIP|SVIP)\s?会员"
+    # a service or cover bought with its term or billing: "延保服务", "碎屏险", "企业邮箱", "云存储套餐"
+    r"|(?P<generic>(?:(?![的了是在把给我你他她它们买选加购开通续订])[\u4e00-\u9fff]){2,5}(?:套餐|服务|险|邮箱|宽带)))"
+    # Its option, however attached: 月付, (年付), ,连续包月的, 要两年付的, 季卡, 单人, 10 人的,
+    # 我们选的是按月付, 买的是一年的, (2T,年付), 年付 50 人.
+    r"(?P<cycle>[((][^()()\n]{1,12}[))]"
+    rf"|(?:[,， ]?(?:要|是|我们选的是|选的是|选的|当时买的是?|买的是?)?(?:{_PLAN_OPTION})(?:的|版)?){{1,2}}"
+    r"|[月年]度)?"
+)
+_EN_CYCLE = (
+    r"annual(?:ly)?|monthly|yearly|quarterly|month-to-month|family|single-user|(?:with\s+)?[0-9]+\s+seats"
+    r"|for\s+[0-9]+\s+(?:users|seats)"
+    r"|[0-9]+-(?:seat|user|year)(?:\s+term)?|[0-9]+-year\s+term"
 )
 _EN_PLAN = re.compile(
-    r"\b(?:(?P<pre>annual|monthly|yearly|quarterly|family)\s+)?(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional"
-    r"|Premium|Plus|Business|Team|Enterprise|Ultimate|Growth|Scale))\s+(?P<kind>plan|tier|membership|subscription|edition"
-    r"|package|account)\b(?:\s*[,(]?\s*(?:(?:paid|billed)\s+)?(?P<cycle>annual(?:ly)?|monthly|yearly|quarterly"
-    # its seats, term or who it is for: "Team plan, with 10 seats", "Enterprise tier, 3-year term"
-    r"|month-to-month|family|(?:with\s+)?[0-9]+\s+seats|[0-9]+-year\s+term)\b\)?)?",
+    rf"\b(?P<pre>(?:(?:{_EN_CYCLE})\s+){{0,2}})"
+    # a named tier, or any capitalised name before what it is: "Priority Support add-on", "Gold membership"
+    r"(?P<plan>(?-i:Free|Basic|Starter|Standard|Pro|Professional|Premium|Plus|Business|Team|Enterprise|Ultimate"
+    r"|Growth|Scale|(?!(?:The|My|Our|Your|This|That|These|Those|An?|Any|Each|Every|No|Which|What|Her|His|Their|Its"
+    r"|Same|Old|New|Whole|Entire|Main|Other|Another)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}))"
+    r"\s+(?P<kind>plan|tier|membership|subscription|edition"
+    r"|package|account|add-on|addon|bundle)\b"
+    rf"(?:\s*[,(]?\s*(?:(?:paid|billed|on)\s+)?(?P<cycle>{_EN_CYCLE})\b(?:\s+billing)?\)?)?",
+    re.IGNORECASE,
+)
+# Cover bought for a term, named in lower case: "the one-year accidental damage protection".
+_EN_COVER = re.compile(
+    r"\b(?:one|two|three|four|five|[0-9])-year\s+(?:[a-z-]+\s+){0,3}(?:protection(?:\s+plan)?|warranty|coverage|insurance)\b",
     re.IGNORECASE,
 )
 
@@ -307,19 +339,33 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
             yield Hit(p.start, p.end, p.text, re.sub(r"\s+", "", p.text).lower(), "")
 
 
+_PLAN_HINT = re.compile("版|会员|套餐|服务|险|邮箱|宽带")
+
+
 def _plan_family(text: str) -> Iterator[Hit]:
-    for m in _PLAN.finditer(text) if "版" in text or "会员" in text else ():
-        cycle = re.sub(r"[((连续包)),, 的要是按]", "", m.group("cycle") or "").replace("度", "付")
+    for m in _PLAN.finditer(text) if _PLAN_HINT.search(text) else ():
+        if m.group("generic") and not (
+            m.group("cycle")
+            or m.group("pre")
+            or m.group("card")
+            or m.group("card2")
+            or m.group("term")
+            or m.group("seats")
+        ):
+            continue  # "售后服务", "企业邮箱" alone: a service is a plan only with its term or billing
+        cycle = re.sub(r"[((连续包)),, 的要是按我们选当时买]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
         before = m.group("pre") or m.group("card") or m.group("card2")  # 年付的/连续包月的/年卡的 高级会员
         cycle = cycle or (before + "付" if before else m.group("term") or "")
         cycle = cycle or re.sub(r"\s", "", m.group("seats") or "")  # 单人的基础版: 基础版单人
         yield Hit(m.start(), m.end(), m.group(), m.group("plan") + cycle, "")
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
-        cycle = (m.group("pre") or m.group("cycle") or "").lower()
+        cycle = (" ".join((m.group("pre") or "").split()) or m.group("cycle") or "").lower()
         cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
         yield Hit(m.start(), m.end(), m.group(), key, "")
+    for m in _EN_COVER.finditer(text) if "-year" in text else ():
+        yield Hit(m.start(), m.end(), m.group(), m.group().lower(), "")
 
 
 # -- yes/no statuses ---------------------------------------------------------------------------
@@ -442,7 +488,8 @@ _EN_STATUS = re.compile(
     rf"\b{_EN_THING}\s+(?:(?P<neg>{_EN_NOT})\s+|(?:has\s+|have\s+|finally\s+|just\s+)*)(?P<verb>{_EN_ARRIVE})\b"
     rf"|\b(?:i|we)\s+(?:(?P<neg2>{_EN_NOT})\s+|(?:have\s+|'ve\s+|finally\s+|just\s+|already\s+)*)"
     rf"(?P<verb2>received|receive|gotten|got|get|removed|deleted|cancell?ed|reset|cleared|updated|disabled"
-    rf"|enabled|turned\s+off|turned\s+on)\s+(?:the|my|our|a|any|all|all\s+the)\s+(?P<obj>[a-z-]+)\b",
+    rf"|enabled|turned\s+off|turned\s+on)\s+(?:the|my|our|a|any|all|all\s+the)\s+(?P<obj>[a-z-]+)\b"
+    r"(?!\s+(?:wrong|mixed\s+up|backwards|confused)\b)",  # "I got the date wrong" receives nothing
     re.IGNORECASE,
 )
 _NOT_THINGS = frozenset(

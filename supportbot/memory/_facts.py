@@ -198,7 +198,22 @@ _SUBJECTS: Mapping[str, tuple[tuple[str, str], ...]] = {
 # Subjects a ticket holds many of ("扣了 ¥7" on one bill, "扣了 ¥14" on the next): a later value
 # replaces an earlier one only when written as a correction.
 _PLURAL_SUBJECTS = frozenset(
-    {"扣款", "会议", "回访", "地址", "发票地址", "address", "charge", "meeting", "renewal date"}
+    {
+        "扣款",
+        # a price difference, a refund, a compensation per order: "差价78还没补", later "差价69块还没补"
+        "差价",
+        "退款",
+        "补偿",
+        "会议",
+        "回访",
+        "地址",
+        "发票地址",
+        "address",
+        "charge",
+        "refund",
+        "meeting",
+        "renewal date",
+    }
 )
 _SUBJECT_PATTERNS = {
     kind: re.compile(
@@ -212,7 +227,7 @@ _SUBJECT_PATTERNS = {
 }
 _SUBJECT_WINDOW = 12  # characters before a value searched for the word naming its subject
 _CORRECTION = re.compile(
-    r"更正|纠正|说错|写错|搞错|打错|记错|抄错|输错|填错|不对|应该是|正确的是|改成|改为|改到|实际上是|其实是|准确地说"
+    r"更正|纠正|说错|写错|搞错|打错|记错|抄错|输错|填错|不对|应该是(?![^,，。！？!?；;\n]{0,16}?[吧吗])|正确的是|改成|改为|改到|实际上是|其实是|准确地说"
     r"|新地址|地址换"
     r"|\b(?:actually|i\s+meant|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
     r"|my\s+mistake|my\s+bad|typo|i\s+mistyped|wrong\s+(?:number|date|address|amount)|scratch\s+that"
@@ -241,10 +256,14 @@ _PROMISE = re.compile(
 )
 # A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
 _REPORTED_PROMISE = re.compile(
-    r"(?=[客你工专经同上之说答承保售销业群快配师商卖店平合签下买当电tyswipmc])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
+    r"(?=[客你工专经同上之说答承保售销业群快配师商卖店平合签下买当电官网页详宣广活tyswipmca])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
     r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的(?!事)|说好了"
     r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b"
     r"|\b(?:said|told\s+(?:me|us))\s+(?:that\s+)?(?:you|they|you\s+guys|someone|it)\s*(?:'d|would|will|'ll|were\s+going\s+to)\b"
+    # what the seller's own pages say: "your website says free returns within 30 days", "官网上写着包邮"
+    r"|\b(?:your|the)\s+(?:website|site|web\s?page|product\s+page|page|app|faq|ad|listing|policy|terms)"
+    r"\s+(?:clearly\s+)?(?:says|said|states|stated|promises|promised)\b"
+    r"|(?:官网|网站|页面|详情页|商品页|宣传页?|广告|活动页|活动规则|APP|app)上?(?:明明)?(?:写着|写的是?|写了|标着|标的是?|承诺)"
     r"|\b(?:i|we)\s+was\s+told\b|\b(?:i|we)\s+were\s+told\b|\bpromised\s+(?:me|us)\b"
     r"|\b(?:said|told\s+(?:me|us)|mentioned|confirmed)\b[^.!?;]{0,48}?\b(?:would|will|'d|'ll|was\s+included|is\s+included"
     r"|were\s+going\s+to|could|can)\b"
@@ -255,7 +274,7 @@ _REPORTED_PROMISE = re.compile(
 )
 _REQUEST = re.compile(
     r"(?=[希请麻能可帮给提我需要想把改换发寄抄再先千别不勿以下今pcwirhtesudmakbojn\s])(?:"
-    r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|我要|我需要|需要你们|要求"
+    r"希望|请|麻烦|能不能|能否|可不可以|可以(?:帮|给|把)|帮我|帮忙|给我|提醒我|我想|(?<!是)我要(?!的(?:[,，。！？!?；;\s]|$))|我需要|需要你们|要求"
     r"|\bplease\b|\b(?:could|can|would|will)\s+you\b|\bi(?:'d|\s+would)\s+like\b|\bi\s+(?:want|need)\b"
     r"|\bremind\s+me\b|\bhelp\s+me\b|\b(?:needs|need|has|have)\s+to\s+(?:be|go|show|appear)\s+(?:on|in|at|to|under)\b"
     # An imperative with no request word ("text me instead of calling", "send it to my office").
@@ -539,6 +558,24 @@ def _near_part(old: str, new: str) -> bool:
     return differing is not None and (differing * 2 <= len(old) or swapped)
 
 
+def _digits_of(key: str) -> str:
+    """An amount key's significant digits: "CNY 5158.00" → "5158", "USD 37.18" → "3718"."""
+    digits = re.sub(r"[^0-9]", "", key.removesuffix(".00"))
+    return digits
+
+
+def _mistyped(old: str, new: str) -> bool:
+    """Whether digits ``new`` fix ``old``: as long (three or more), one digit changed or two
+    neighbours swapped."""
+    if len(old) != len(new) or len(old) < 3 or old == new:
+        return False
+    differing = [k for k in range(len(old)) if old[k] != new[k]]
+    swapped = (
+        len(differing) == 2 and differing[1] == differing[0] + 1 and old[differing[0]] == new[differing[1]]
+    )
+    return len(differing) == 1 or (swapped and old[differing[1]] == new[differing[0]])
+
+
 def _retypes(old: str, new: str) -> bool:
     """Whether ``new`` is ``old`` typed again with one or two characters changed (or two swapped)."""
     differing = _differing(old, new)
@@ -632,6 +669,21 @@ class _Book:
                 return i
         return None
 
+    def _mistyped_sum(self, fact: Fact) -> int | None:
+        """The newest current amount (of the same subject, if both name one) that ``fact``'s
+        figure fixes: as many digits, at least three, one of them changed or two next to each
+        other swapped (5158 → 5518)."""
+        for i in sorted(self._current_positions(), reverse=True):
+            old = self._all[i]
+            if (
+                old.kind == "amount"
+                and old.turn <= fact.turn
+                and not (old.subject and fact.subject and old.subject != fact.subject)
+                and _mistyped(_digits_of(old.key), _digits_of(fact.key))
+            ):
+                return i
+        return None
+
     def replace(self, position: int, fact: Fact) -> None:
         """Append ``fact`` as the value that replaces the one at ``position``."""
         if (fact.kind, fact.key, fact.turn) in self._said:
@@ -658,6 +710,9 @@ class _Book:
             target = self._near((fact.kind,), fact.key, before=fact.turn + 1)
         if target is None and by_subject:
             target = self._by_subject.get((fact.kind, fact.subject))
+        if target is None and correction and fact.kind == "amount":
+            # "更正一下,刚才那个金额是5518块" fixes the 5158 said before, not a sum named in between.
+            target = self._mistyped_sum(fact)
         if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
             target = self._latest.get(fact.kind)
         if target is not None and self._all[target].key == fact.key:
@@ -1143,6 +1198,34 @@ def without_tail(kind: str, sentence: str, values: Sequence[str]) -> str:
         if any(v and v in clause for v in values) and _still_says(kind, sentence[: b.start()]):
             return sentence[: b.start()]
     return sentence
+
+
+def terse(kind: str, sentence: str) -> str:
+    """A pinned request or promise without the trailing clauses in which the customer narrates
+    (``_NARRATES``) that neither ask nor promise nor hold a figure, code or other hard token, while
+    what is left still asks or promises: "合同盖章后
+    寄一份原件给我们,我们团队有好几个人在用" → its first clause. What room allows when facts would
+    otherwise be left out: the sentence's ask and its values stay."""
+    while True:
+        breaks = list(_CLAUSE_BREAK.finditer(sentence))
+        if not breaks:
+            return sentence
+        last = breaks[-1]
+        tail, head = sentence[last.end() :], sentence[: last.start()]
+        if (
+            not _NARRATES.match(tail)
+            or _HARD_TOKEN.search(tail)
+            or _still_says(kind, tail)
+            or not _still_says(kind, head)
+        ):
+            return sentence
+        sentence = head
+
+
+# A clause in which the customer tells of themselves or appeals to the reader ("我们团队有好几个人
+# 在用", "你们能理解我的心情吧", "I was hoping it would just work"), not one that qualifies the ask
+# ("等我确认", "the one downtown").
+_NARRATES = re.compile(r"\s*(?:我|咱|你们|(?:i|i'm|i've|i'd|we|we're|we've|you|you're)\b)", re.IGNORECASE)
 
 
 def _still_says(kind: str, clauses: str) -> bool:

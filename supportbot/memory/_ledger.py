@@ -39,6 +39,7 @@ from ._facts import (
     conversation_currency,
     current_facts,
     normalize_sentence,
+    terse,
     without_tail,
 )
 from ._tokens import count_joined, count_tokens
@@ -73,7 +74,8 @@ class Unit:
     text: str
     note: str
     tier: int
-    short: str = ""  # the text without trailing clauses that other facts pin ("" when none)
+    short: str = ""  # the text shorter, for want of room: a sentence without the trailing clauses
+    # that other facts pin, a date by its ISO form alone ("" or the text: nothing to shorten)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +85,11 @@ class View:
     omitted: int  # facts left out for the allowance (replaced-value notes not counted)
 
 
-def display(fact: Fact, lang: str = "zh", currency: str | None = None) -> str:
+def display(fact: Fact, lang: str = "zh", currency: str | None = None, *, words: bool = True) -> str:
     """A fact's value as the prompt shows it (in a prompt of language ``lang``); an amount written
     without a currency ("3k") in the conversation's ``currency``, or as written beside its figure
-    when the conversation names none."""
+    when the conversation names none. ``words=False`` shows a resolved date by its ISO form alone,
+    without the words it was said in (what room allows when facts would be left out)."""
     if fact.kind == "status":
         # The customer's own words ("东西还没拆封"), which say more than the yes/no key; a key
         # without them (a ledger written before they were kept) reads as the key.
@@ -99,7 +102,7 @@ def display(fact: Fact, lang: str = "zh", currency: str | None = None) -> str:
             # resolved against the turn's day (下周五) or a date whose year was inferred (3/25)
             # keeps the words beside it, so the model sees what was said and what was worked out.
             said_all = _ABSOLUTE.fullmatch(fact.value) and _YEAR.search(fact.value)
-            text = fact.key if said_all else f"{fact.key}({fact.value})"
+            text = fact.key if said_all or not words else f"{fact.key}({fact.value})"
     elif fact.kind == "amount" and _BARE_FIGURE.match(fact.key):
         text = f"{currency} {fact.key}" if currency else f"{fact.key}({fact.value})"
     elif fact.kind == "error_code" and (status := _HTTP_KEY.fullmatch(fact.key)):
@@ -138,6 +141,7 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
     for _, f in current:
         if f.kind in _ENTITY_KINDS:
             pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
+    replaced = _replacements(facts, lang, currency)
     for i, fact in current:
         # An operator's correction is shown even while the turn it corrects is in the history.
         if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto and fact.role != OPERATOR:
@@ -168,11 +172,49 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
         elif note:  # never leave out the value that replaced one while older values are shown
             tier = _CORRECTION_TIER
         text = display(fact, lang, currency)
-        short = (
-            without_tail(fact.kind, text, pinned.get(fact.turn, ())) if fact.kind in _QUOTING_KINDS else ""
-        )
+        if fact.kind in SENTENCE_KINDS or fact.kind == "status":
+            text = _marked(text, replaced)
+        if fact.kind in _QUOTING_KINDS:
+            short = without_tail(fact.kind, text, pinned.get(fact.turn, ()))
+        elif fact.kind == "date":
+            short = display(fact, lang, currency, words=False)
+        else:
+            short = ""
         result.append(Unit(i, fact, text, note, tier, short if short != text else ""))
     return result
+
+
+# Values a sentence may quote after a correction replaced them ("上次给我的合同号是8R29RD3C,…" once
+# 8R29RD6C replaced it): marked where quoted, so no old value reads as current.
+_MARKED_KINDS = frozenset({"id", "error_code", "phone", "email", "amount"})
+
+
+def _replacements(facts: Sequence[Fact], lang: str, currency: str | None) -> list[tuple[str, str, str]]:
+    """``(old words, new words, mark)`` for each value of ``_MARKED_KINDS`` a correction replaced,
+    the mark naming the value current now."""
+    replaced_by = {f.supersedes: j for j, f in enumerate(facts) if f.supersedes is not None}
+    result = []
+    for i, old in enumerate(facts):
+        if old.kind not in _MARKED_KINDS or i not in replaced_by or not old.value:
+            continue
+        j = i
+        while j in replaced_by and replaced_by[j] > j:  # to the value no later fact replaced
+            j = replaced_by[j]
+        new = facts[j]
+        if new.key != old.key and new.value:  # not a restatement or a retraction
+            mark = prompt_words(lang)["facts.corrected_to"].format(value=display(new, lang, currency))
+            result.append((old.value, new.value, mark))
+    return result
+
+
+def _marked(text: str, replaced: Sequence[tuple[str, str, str]]) -> str:
+    """``text`` with each replaced value it quotes marked, unless it quotes the new value too (a
+    correction's own words: "是5518块,不是5158元")."""
+    for old, new, mark in replaced:
+        at = text.find(old)
+        if at >= 0 and new not in text and mark not in text:
+            text = text[: at + len(old)] + mark + text[at + len(old) :]
+    return text
 
 
 _CHAIN = 4  # replaced values a note names at most
@@ -235,11 +277,20 @@ def view(
     that only restate values other facts pin ("…,付款是人事那边的黎哥操作的"): whichever leaves
     fewer facts out is shown. Full sentences are kept whenever they leave out no more."""
     shown = units(facts, summarized_upto=summarized_upto, lang=lang)
-    full = _fitted(shown, allowance, lang)
-    if not full.omitted or not any(u.short for u in shown):
-        return full
-    compact = _fitted([replace(u, text=u.short or u.text) for u in shown], allowance, lang)
-    return compact if compact.omitted < full.omitted else full
+    best = _fitted(shown, allowance, lang)
+    if not best.omitted:
+        return best
+    compact = [replace(u, text=u.short or u.text) for u in shown]
+    # Then also without trailing clauses that hold nothing the section needs ("…,我们团队有好几个人在用").
+    tersest = [
+        replace(u, text=terse(u.fact.kind, u.text)) if u.fact.kind in _QUOTING_KINDS else u for u in compact
+    ]
+    for candidate in (compact, tersest):
+        if any(c.text != u.text for c, u in zip(candidate, shown, strict=True)):
+            fitted = _fitted(candidate, allowance, lang)
+            if fitted.omitted < best.omitted:
+                best = fitted
+    return best
 
 
 def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:

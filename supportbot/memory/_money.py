@@ -208,17 +208,36 @@ _PAID = re.compile(
     rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z])"
     # yuan and fen, as a bill prints them: "多出来一笔4787.84"
     r"|(?<![A-Za-z0-9.,])[0-9]++\.[0-9]{2}(?![0-9]))"
-    r"(?=\s*+(?:左右|上下)?(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗])|\s++[\u4e00-\u9fff])"
+    r"(?=\s*+(?:左右|上下)?(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗]|进去|过去)|\s++[\u4e00-\u9fff])"
 )
-_PAID_HINT = re.compile("付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是|预算|一笔").search
+# After a word that names a sum, a figure with no currency is that sum whatever follows it, unless a
+# measure word makes it a count: "差价三千六还没补给我", "押金两千一直没退" (not "余额三千六百个积分").
+_MONEY_NOUN = re.compile(
+    r"(?:差价|押金|定金|订金|尾款|余额|运费|服务费|手续费|违约金|保证金|年费|月费|会费|货款|房租|退款|赔偿款?|补偿款)"
+    r"(?:应该是|应该有|好像是|大概是|是|有|还有|一共|共|才|就|要|也就|大概)?\s*+"
+    rf"(?P<n>(?<![{CN_NUMERAL_CHARS}])[{CN_NUMERAL_CHARS}]*?[十拾百佰千仟万萬亿][{CN_NUMERAL_CHARS}]*+"
+    rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z])"
+    r"|(?<![A-Za-z0-9.,])[0-9]++\.[0-9]{2}(?![0-9]))"
+    r"(?![个件次人天台张位条份本只双套年月日号分积点度])"
+)
+_PAID_HINT = re.compile(
+    "付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是|预算|一笔|差价|押金|定金|订金|尾款|余额|运费|费|货款|房租|退款|赔偿|补偿款"
+).search
+
+
+# 一 that starts a word after a figure (一直, 一起, 一定, 一下, …) is not the figure's last digit.
+_YI_WORD_ENDS = frozenset("直起定样般下些点共会边再旦切")
 
 
 def _paid(text: str, found: list[Money]) -> Iterator[Money]:
-    for m in _PAID.finditer(text):
+    matches = sorted([*_PAID.finditer(text), *_MONEY_NOUN.finditer(text)], key=lambda m: m.start("n"))
+    for m in matches:
         start, end = m.span("n")
+        words = m.group("n")
+        if words.endswith("一") and text[end : end + 1] in _YI_WORD_ENDS:  # "押金两千一直没退": 两千
+            words, end = words[:-1], end - 1
         if any(f.start < end and start < f.end for f in found):
             continue
-        words = m.group("n")
         if words[-1] in "kKwW千万" and words[0].isdigit():
             number = words[:-1].strip().replace(",", "")
             value: Decimal | None = Decimal(number) * _multiplier(words[-1])

@@ -17,25 +17,47 @@ from typing import NamedTuple
 _ZH_COLOUR = (
     r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
     r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色"
+    # any colour named by what it looks like ("驼色", "豆沙色", "雾霾蓝"), a finish, a pattern
+    r"|[\u4e00-\u9fff]{1,3}(?<![颜特出角脸景声货成本原彩肤音变退褪橙红黄绿蓝紫黑白灰粉棕褐金银米咖杏])色(?!调|差|卡|彩|素)"
+    r"|(?:雾霾|天空|海军|克莱因|薄荷|牛油果|奶油|燕麦|焦糖|石墨|午夜|星光|远峰)[蓝绿黄白灰黑紫]"
+    r"|哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"
 )
 _ZH_SIZE = (
     r"(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
-    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦)(?![A-Za-z])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z]))|[加特超]?[大中小]号"
+    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z])"
+    # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
+    r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
+    # an age range, a connector, a sun-protection factor: "9个月-12岁", "Type-C转Lightning", "SPF50"
+    r"|[0-9]++\s?(?:个月|岁)?\s?[-~到至]\s?[0-9]++\s?岁"
+    r"|(?<![A-Za-z])(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI)(?:\s?转\s?(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI|VGA|DP))?"
+    r"|SPF\s?[0-9]++\+*"
+    r"|(?<![A-Za-z0-9#_.-])[0-9]++(?:\.[0-9]++)?+(?:\s?(?:mAh|mah|cm|mm|kg|KG|Hz)|[mgTWP])(?![A-Za-z0-9])"
+    r"|(?<![0-9一二两三四五六七八九十半.])[0-9一二两三四五六七八九十半]++(?:\.[0-9]++)?+\s?"
+    r"(?:公斤|斤|克|千克|米|厘米|毫米|匹|人位|座|门|层|抽|片|粒|包|卷|磅|盎司|件套|册))"
+    r"|[单双]人位|全[一二三四五六七八九十0-9]+册|精装|平装"
+    r"|[加特超]?[大中小]号"
 )
 # A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".
 _ZH_VARIANT = (
     r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此的扣])款(?!项)"
-    r"|[一二两三四五六七八九十0-9]+[支只个件双瓶盒片包套]装|[青红茶黑白银]轴"
+    r"|(?<![一二两三四五六七八九十0-9])[一二两三四五六七八九十0-9]++\s?[支只个件双瓶盒片包套袋罐听卷条枚]装|[青红茶黑白银]轴"
+    r"|(?:礼盒|散|袋|罐|盒|瓶|桶|家庭|旅行)装|[浅中深]{1,2}烘焙?"
+    # a model's suffix after its name ("蓝牙耳机 Pro")
+    r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])"
+    # a flavour or scent ("绿茶味"), a model's edition written in Latin letters ("OLED版", "Pro版")
+    r"|[\u4e00-\u9fff]{1,3}(?<![口趣气滋意人韵品异美])味(?![道儿精着])|[A-Za-z0-9]{2,8}\s?版"
     r"|[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"
 )
 _ZH_OPTION = re.compile(f"{_ZH_COLOUR}|{_ZH_SIZE}|{_ZH_VARIANT}")
-_ZH_HINT = re.compile(r"色|码|号|寸|升|[0-9][GLW]|ml|键|款|装|轴|版|[XSML]")
+_ZH_HINT = re.compile(
+    r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|[XSML]|[蓝绿黄白灰黑紫]|碎花|格纹|条纹|纯色|印花|波点|迷彩|半"
+)
 
 _EN_COLOUR = (
     r"(?:matte\s+|light\s+|dark\s+|pale\s+|deep\s+)?(?:black|white|grey|gray|silver|gold|rose\s+gold|red|blue|navy"
     r"|green|olive|khaki|beige|tan|brown|charcoal|cream|ivory|pink|purple|lilac|lavender|yellow|orange|teal"
     r"|turquoise|burgundy|maroon|coral|mint|sage|walnut|oak|maple|cherry|space\s+gr[ae]y|midnight|slate|sand"
-    r"|stone|camel|mustard|rust|indigo|denim)"
+    r"|stone|camel|mustard|rust|indigo|denim|graphite|espresso|natural|clear|transparent)"
 )
 # What the goods are made of or how they are built: "the hardshell carry-on", "in merino wool".
 _EN_MATERIAL = (
@@ -44,6 +66,7 @@ _EN_MATERIAL = (
 )
 _EN_SIZE = (
     r"(?-i:XXXL|XXL|XL|XS|S|M|L)|small|medium|large|x-large|extra\s+large|one\s+size|wide\s+fit"
+    r"|queen|king|twin|full|california\s+king|newborn"
     # a shoe size, not a time: "in 9", "size 10.5", not "in 30 days"
     r"|[0-9]{1,2}(?:\.5)?(?![0-9]|\s*(?:days?|hours?|minutes?|mins?|weeks?|months?|years?|business|working)\b)"
 )
@@ -72,6 +95,7 @@ _EN_HINT = re.compile(
 )
 _VARIANT_HINT = re.compile(r"version|edition|model", re.IGNORECASE)
 _has_digit = re.compile("[0-9]").search
+_has_latin = re.compile("[A-Za-z]").search
 
 _BREAK = re.compile(
     r"[,，。！？!?；;\n]+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
@@ -95,6 +119,260 @@ _MAX_CJK_CHARS = 40
 _CJK = re.compile("[\u4e00-\u9fff]")
 
 
+# English goods named with no option word the patterns above know: the noun phrase a purchase or
+# return verb takes ("I'm returning the induction rice cooker", "can I exchange the 55-quart
+# storage bins?"), or that an option in brackets follows ("the knife set (15-piece)"), up to a
+# word that cannot be part of it. Its head must not be one of the things a ticket names that are
+# not goods (the refund, the invoice, the order).
+# Words that end a noun phrase: prepositions, conjunctions, pronouns, auxiliaries, time words.
+_NOT_IN_A_NAME = (
+    "at",
+    "from",
+    "in",
+    "on",
+    "to",
+    "by",
+    "if",
+    "and",
+    "but",
+    "or",
+    "which",
+    "that",
+    "because",
+    "when",
+    "as",
+    "so",
+    "then",
+    "since",
+    "before",
+    "after",
+    "until",
+    "i",
+    "we",
+    "you",
+    "it",
+    "they",
+    "he",
+    "she",
+    "still",
+    "was",
+    "were",
+    "is",
+    "are",
+    "has",
+    "have",
+    "had",
+    "never",
+    "again",
+    "back",
+    "twice",
+    "already",
+    "now",
+    "yet",
+    "please",
+    "just",
+    "too",
+    "also",
+    "though",
+    "anymore",
+    "instead",
+    "last",
+    "yesterday",
+    "today",
+    "this",
+    "these",
+    "those",
+    "for",
+    "with",
+    "of",
+    "isn't",
+    "wasn't",
+    "doesn't",
+    "don't",
+    "didn't",
+    "hasn't",
+    "haven't",
+    "won't",
+    "can't",
+    "will",
+    "would",
+    "could",
+    "should",
+    "did",
+    "does",
+    "do",
+)
+_NP_WORD = rf"(?!(?:{'|'.join(_NOT_IN_A_NAME)})\b)[a-z0-9][a-z0-9'-]*"
+_NP_BODY = (
+    rf"(?:{_NP_WORD}\s+){{0,4}}{_NP_WORD}"
+    # an option phrase after the head: "with brown switches", "for iPhone 15", "in queen"
+    rf"(?:\s+(?:with|for|in|of)\s+(?:(?:a|an|the)\s+)?(?:[A-Za-z0-9][A-Za-z0-9'-]*\s+){{0,2}}[A-Za-z0-9][A-Za-z0-9'-]*)?"
+    # or after a comma, the option as "the … one": "the water bottle, the 24oz one"
+    r"(?:,\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*)?\s+(?:one|ones|version|model|edition)\b)?"
+)
+_EN_NP = (
+    r"(?:the|a|an|my|our|this|that|these|those|two|three|four|five|six|[0-9]+|a\s+pair\s+of|a\s+box\s+of"
+    rf"|a\s+bag\s+of|a\s+set\s+of|a\s+pack\s+of|a\s+case\s+of|two\s+pairs\s+of)\s+{_NP_BODY}"
+)
+_IN_BRACKETS = (
+    r"\s*\((?!\s*(?:in\s+case|if|i\b|just|fyi|not|sorry|again|lol|see|e\.g|i\.e|which|that|so\b|and\b"
+    r"|or\b|but|yes|no\b|ok|maybe|probably|hopefully|hope|thanks|please|btw|same|still))[^()\n]{1,32}\)"
+)
+_EN_GOODS = re.compile(
+    r"\b(?:ordered|bought|purchased|picked|received|returning|return|returned|exchange|exchanging|exchanged"
+    r"|sent\s+me|shipped\s+me|delivered|restock|swap|replace|refund\s+for)\s+"
+    rf"(?P<np>{_EN_NP})(?:{_IN_BRACKETS})?"
+    rf"|(?P<np2>{_EN_NP}){_IN_BRACKETS}"
+    # bought with no article: "I bought white wireless earbuds from you"
+    rf"|\b(?:ordered|bought|purchased|received|sent\s+me)\s+(?P<np3>(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
+    # what the goods did or are: "the firm mattress I received", "the cellular smartwatch was damaged too"
+    rf"|(?P<np4>\b(?:the|my|our)\s+(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD}(?:\s+(?:with|for|in|of)\s+(?:(?:a|an|the)\s+)?[a-z0-9][a-z0-9'-]*)?)"
+    r"(?=\s+(?:(?:i|we)\s+(?:received|ordered|bought|got|returned|picked)|(?:was|were|is|are)\s+(?:damaged|broken|defective"
+    r"|missing|a\s+disappointment|back\s+in\s+stock)|came\s+(?:in|with|broken|damaged)|arrived|broke|stopped\s+working"
+    r"|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:fit|match|work)|dropped\s+in\s+price|will\s+be\s+restocked"
+    r"|(?:still\s+)?(?:hasn't|haven't|has\s+not|have\s+not)\s+(?:shipped|arrived)|in\s+my\s+cart))"
+    # what is said of them: "my colleague recommended the robot vacuum", "a problem with the lipstick"
+    rf"|\b(?:recommended|problem\s+with|issue\s+with|exchange\s+for)\s+(?P<np5>(?:the|my|our)\s+{_NP_BODY})"
+    rf"(?:{_IN_BRACKETS})?(?=\s*[,.!?;(]|\s*$)"
+    rf"|\b(?:is|are)\s+(?P<np6>(?:the|my|our)\s+{_NP_BODY})(?=\s+back\s+in\s+stock)"
+    # the option as "the … one": "the air fryer, the dual-basket one"
+    rf"|(?P<np7>\b(?:the|a|an|my|our)\s+(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD}"
+    r",\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*)?\s+(?:one|ones|version|model|edition)\b)",
+    re.IGNORECASE,
+)
+_NOT_GOODS = frozenset(
+    (
+        "refund",
+        "refunds",
+        "invoice",
+        "invoices",
+        "receipt",
+        "email",
+        "emails",
+        "message",
+        "messages",
+        "call",
+        "calls",
+        "link",
+        "code",
+        "password",
+        "account",
+        "order",
+        "orders",
+        "item",
+        "items",
+        "package",
+        "packages",
+        "parcel",
+        "payment",
+        "payments",
+        "charge",
+        "charges",
+        "money",
+        "price",
+        "app",
+        "website",
+        "site",
+        "page",
+        "issue",
+        "problem",
+        "error",
+        "agent",
+        "guy",
+        "person",
+        "team",
+        "thing",
+        "things",
+        "stuff",
+        "one",
+        "ones",
+        "date",
+        "address",
+        "number",
+        "phone",
+        "card",
+        "bill",
+        "plan",
+        "subscription",
+        "ticket",
+        "case",
+        "form",
+        "trial",
+        "discount",
+        "coupon",
+        "update",
+        "version",
+        "replacement",
+        "delivery",
+        "shipping",
+        "label",
+        "tracking",
+        "status",
+        "time",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "year",
+        "years",
+        "paperwork",
+        "favor",
+        "favour",
+        "call-back",
+        "callback",
+        "reply",
+        "response",
+        "confirmation",
+        "feedback",
+        "fee",
+        "fees",
+        "credit",
+        "amount",
+        "wrong",
+        "right",
+        "rest",
+        "same",
+        "inbox",
+        "mailbox",
+        "line",
+        "contact",
+        "office",
+        "name",
+        "company",
+        "boss",
+        "manager",
+        "colleague",
+        "coworker",
+        "browser",
+        "laptop",
+        "computer",
+        "screenshot",
+    )
+)
+_EN_GOODS_HINT = re.compile(
+    r"\(|order|bought|purchas|picked|receiv|return|exchang|sent\s+me|shipped\s+me|deliver|restock|swap|replace"
+    r"|refund\s+for|damaged|broke|defective|missing|disappoint|stock|came|arrived|working|fit|match|price|shipped"
+    r"|cart|recommended|problem|issue|\bones?\b|version|model|edition",
+    re.IGNORECASE,
+)
+
+
+def _english_goods(text: str) -> Iterator[tuple[int, int]]:
+    for m in _EN_GOODS.finditer(text) if _EN_GOODS_HINT.search(text) else ():
+        group = next(g for g in ("np", "np2", "np3", "np4", "np5", "np6", "np7") if m.group(g))
+        start = m.start(group)
+        words = m.group(group).lower().split()
+        head = next((w for w in reversed(words) if w not in ("with", "for", "in", "of")), "")
+        core = words[
+            : next((k for k, w in enumerate(words) if w in ("with", "for", "in", "of") and k), len(words))
+        ]
+        if len(core) < 2 or core[-1].strip("'s") in _NOT_GOODS or head in _NOT_GOODS:
+            continue
+        yield start, m.end()  # with the option in brackets after it, if any
+
+
 class Product(NamedTuple):
     start: int
     end: int
@@ -103,8 +381,9 @@ class Product(NamedTuple):
 
 def products(text: str) -> Iterator[Product]:
     """The clauses of ``text`` that name goods with an option, in order, each once."""
-    spans = [m.span() for m in _options(text)]
-    if not spans:
+    own = list(_english_goods(text)) if _has_latin(text) else []
+    spans = [m.span() for m in _options(text) if not any(a <= m.start() < b for a, b in own)]
+    if not spans and not own:
         return
     cuts = [m.span() for m in _BREAK.finditer(text)]
     if "@" in text or "://" in text:
@@ -121,10 +400,14 @@ def products(text: str) -> Iterator[Product]:
             or (not _bare(text[begin:start]) and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1]))
         ):
             begin = breaks[i - 1][1]
-        named = _bare(text[begin:start] + text[stop:end])  # what the clause says besides the option
         limit = _MAX_CJK_CHARS if _CJK.search(text, begin, end) else _MAX_CHARS
-        if end - begin <= limit and len(named) >= 2:
+        # the length first: a run-on "clause" is not read again for every option in it
+        if end - begin <= limit and len(_bare(text[begin:start] + text[stop:end])) >= 2:
             found.append((begin, end))
+    for start, stop in own:  # a noun phrase is pinned with its clause, like an option, whatever it holds
+        first = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
+        last = next(k for k in range(1, len(breaks)) if breaks[k][0] >= stop) - 1
+        found.append((breaks[first][1], breaks[last + 1][0]))
     # One clause once, and a clause inside a wider one ("the navy rain jacket" of "…, size XS") not again.
     for begin, end in sorted(set(found)):
         if not any(a <= begin and end <= b and (a, b) != (begin, end) for a, b in found):
