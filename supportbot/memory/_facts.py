@@ -1042,7 +1042,13 @@ def _is_correction(text: str, start: int) -> bool:
         max(0, start - 3 * _SUBJECT_WINDOW) : start
     ]  # English words are long: "actually the date is the"
     end = _LAST_SENTENCE_END.search(window)
-    return any(not _hedged(window, m) for m in _CORRECTION.finditer(window, end.start() if end else 0))
+    # A space between Chinese characters ends a chat message's sentence too: "更正一下,…是31元
+    # 同事电脑上也是API-2736" corrects the amount, not the code after the space.
+    since = max([end.start() if end else 0, *(m.end() for m in _CJK_SPACE_BREAK.finditer(window))])
+    return any(not _hedged(window, m) for m in _CORRECTION.finditer(window, since))
+
+
+_CJK_SPACE_BREAK = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 
 
 # "说得不对请见谅", "可能有的说错了": a customer allowing for a mistake corrects nothing.

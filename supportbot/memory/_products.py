@@ -50,7 +50,9 @@ _ZH_VARIANT = (
 )
 _ZH_OPTION = re.compile(f"{_ZH_COLOUR}|{_ZH_SIZE}|{_ZH_VARIANT}")
 _ZH_HINT = re.compile(
-    r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|[XSML]|[蓝绿黄白灰黑紫]|碎花|格纹|条纹|纯色|印花|波点|迷彩|半"
+    r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|位|册|烘|[XSMLNUA]|Type|USB|Lightning|HDMI|Pro|Max|Mini|Ultra|Lite"
+    r"|SE|Air|[蓝绿黄白灰黑紫]|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
+    r"|[一二两三四五六七八九十](?:斤|克|米|匹|座|门|层|抽|片|粒|包|卷|磅)"
 )
 
 _EN_COLOUR = (
@@ -292,8 +294,6 @@ _NOT_GOODS = frozenset(
         "phone",
         "card",
         "bill",
-        "plan",
-        "subscription",
         "ticket",
         "case",
         "form",
@@ -363,7 +363,7 @@ def _english_goods(text: str) -> Iterator[tuple[int, int]]:
     for m in _EN_GOODS.finditer(text) if _EN_GOODS_HINT.search(text) else ():
         group = next(g for g in ("np", "np2", "np3", "np4", "np5", "np6", "np7") if m.group(g))
         start = m.start(group)
-        words = m.group(group).lower().split()
+        words = m.group(group).lower().split(",")[0].split()  # the goods, not ", the … one" after them
         head = next((w for w in reversed(words) if w not in ("with", "for", "in", "of")), "")
         core = words[
             : next((k for k, w in enumerate(words) if w in ("with", "for", "in", "of") and k), len(words))
