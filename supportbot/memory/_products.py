@@ -128,6 +128,16 @@ _CJK = re.compile("[\u4e00-\u9fff]")
 # not goods (the refund, the invoice, the order).
 # Words that end a noun phrase: prepositions, conjunctions, pronouns, auxiliaries, time words.
 _NOT_IN_A_NAME = (
+    "your",
+    "his",
+    "her",
+    "their",
+    "its",
+    "some",
+    "any",
+    "no",
+    "every",
+    "each",
     "at",
     "from",
     "in",
@@ -244,6 +254,12 @@ _EN_GOODS = re.compile(
 )
 _NOT_GOODS = frozenset(
     (
+        "question",
+        "questions",
+        "request",
+        "requests",
+        "patience",
+        "help",
         "refund",
         "refunds",
         "invoice",
