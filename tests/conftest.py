@@ -43,7 +43,7 @@ _counter = itertools.count()
 def _with_dbname(url: str, dbname: str) -> str:
     params = conninfo_to_dict(url)
     params["dbname"] = dbname
-    return make_conninfo(**params)
+    return make_conninfo("", **params)
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -72,7 +73,7 @@ def talk(bot: SupportBot, rec: Recorder, tag: str, stop: Path) -> None:
         message_id = f"{tag}-{n}"
         asks_refund = n % 3 == 2
         text = f"{tag} 第{n}条:申请退款 10 元" if asks_refund else f"{tag} 第{n}条追问 E3001"
-        result = rec.until_done("send", lambda t=text, m=message_id: bot.send(ticket, t, message_id=m))
+        result = rec.until_done("send", partial(bot.send, ticket, text, message_id=message_id))
         rec.write(sent=message_id, ticket=ticket, outcome=result.outcome)
         if result.outcome == "waiting_approval":
             decided = rec.until_done("approve", lambda: _approve(bot, ticket))
@@ -98,7 +99,7 @@ def main() -> int:
                 "connect",
                 lambda: SupportBot.open(
                     os.environ["SUPPORTBOT_DATABASE_URL"],
-                    llm=ScriptedLLM(triage=refund_if_asked, draft=cite_hits),  # type: ignore[arg-type]
+                    llm=ScriptedLLM(triage=refund_if_asked, draft=cite_hits),
                     settings=Settings.from_env(),
                     backend="demo",
                 ),

@@ -137,7 +137,16 @@ def seed_business(conn: psycopg.Connection) -> None:
 def rows(url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
     """The rows a query returns, on a connection of its own."""
     with psycopg.connect(url) as conn:
-        return conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+        return conn.execute(query, params).fetchall()
+
+
+def scalar(
+    conn: psycopg.Connection, query: str | sql.Composed, params: Sequence[object] | None = None
+) -> Any:
+    """The first column of the one row a query returns."""
+    row = conn.execute(query, params).fetchone()
+    assert row is not None, query
+    return row[0]
 
 
 # -- input hygiene: what a refused call must leave unchanged ---------------------------------------

@@ -36,7 +36,7 @@ class HostBackend:
     def __init__(self, url: str) -> None:
         self._pool = ConnectionPool(url, min_size=1, max_size=2, open=True, kwargs={"autocommit": True})
         with self._pool.connection() as conn:
-            conn.execute(HOST_SCHEMA)  # type: ignore[arg-type]
+            conn.execute(HOST_SCHEMA)
         self._rows = DemoBackend(self._pool, clock=demo_clock())
 
     # The Backend protocol's reads and the requests, served from the demo rows. Nothing optional

@@ -53,7 +53,9 @@ def completion(
 
 
 def stream(pieces: list[str], *, usage: tuple[int, int] | None = None, model: str = "test-model") -> Reply:
-    chunks = [{"model": model, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+    chunks: list[dict[str, object]] = [
+        {"model": model, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+    ]
     chunks += [{"model": model, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
     chunks.append({"model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     if usage is not None:  # what servers send for stream_options.include_usage: no choices, just usage
@@ -87,6 +89,7 @@ class ScriptedServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)
         return f"http://{host}:{port}/v1"
 
     def script(self, *replies: Reply) -> None:

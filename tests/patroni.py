@@ -244,8 +244,8 @@ def patroni_cluster(nodes: int = NODES) -> Iterator[Cluster]:
             cluster.wait_until_healthy()
             yield cluster
     except BaseException:
-        for log in sorted(workdir.glob("*.log")):
-            print(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}")
+        for log_file in sorted(workdir.glob("*.log")):
+            print(f"--- {log_file.name}\n{log_file.read_text(errors='replace')[-3000:]}")
         raise
     finally:
         _stop(processes)

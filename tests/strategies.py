@@ -249,7 +249,8 @@ FACT_FREE = (
 
 def chinese_numeral(n: int) -> str:
     """1 <= n < 10000 in Chinese numerals, the way a customer writes it (一千零五, 三千五百)."""
-    parts, zero = [], False
+    parts: list[str] = []
+    zero = False
     for value, unit in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
         digit = n // value % 10
         if digit:

@@ -60,7 +60,7 @@ def test_choices_are_typed_and_match_what_the_engine_writes(open_bot: OpenBot, d
 def test_open_ticket_takes_subject_and_body_by_keyword(open_bot: OpenBot) -> None:
     bot = open_bot()
     with pytest.raises(TypeError):
-        bot.open_ticket("wugang@example.com", "银行流水", "E3001 同步失败")  # type: ignore[misc]
+        bot.open_ticket("wugang@example.com", "银行流水", "E3001 同步失败")  # type: ignore[call-overload]
     result = bot.open_ticket("wugang@example.com", body="E3001 同步失败,怎么办")
     row = bot.ticket(result.ticket_id)
     assert (row.subject, row.body) == ("E3001 同步失败,怎么办", "E3001 同步失败,怎么办")  # subject from body
@@ -290,7 +290,8 @@ def test_the_async_bot_has_every_method_of_the_sync_bot_with_the_same_signature(
         method, twin = member, asynchronous[name]
         if isinstance(member, classmethod):
             assert isinstance(twin, classmethod)
-            method, twin = member.__func__, twin.__func__  # type: ignore[attr-defined]
+            method, twin = member.__func__, twin.__func__
+        assert callable(method) and callable(twin)
         if name == "open":
             assert unasync(_spelled(twin)) == _spelled(method).replace(
                 "-> SupportBot", "-> Opening[SupportBot]"

@@ -83,7 +83,7 @@ def test_the_database_refuses_an_approved_amount_above_the_request(demo_url: str
             "UPDATE demo.refunds SET amount = 50 WHERE id = 'R900001'",  # pending: as asked, always
         ):
             with pytest.raises(psycopg.errors.CheckViolation), conn.transaction():
-                conn.execute(change)  # type: ignore[arg-type]
+                conn.execute(change)
         conn.execute("UPDATE demo.refunds SET status = 'approved', amount = 60 WHERE id = 'R900001'")
 
 

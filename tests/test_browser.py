@@ -27,6 +27,7 @@ from supportbot.backend.demo._data import demo_clock
 from supportbot.console import open_console as open_configured_console
 from supportbot.console._app import create_app
 from supportbot.errors import ConfigError
+from supportbot.i18n import Language
 
 
 @dataclass
@@ -191,7 +192,7 @@ def test_times_are_shown_in_the_operator_s_own_time_zone(browser: Browser, serve
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_no_page_has_a_serious_accessibility_violation(
-    browser: Browser, demo_url: str, tmp_path: Path, lang: str
+    browser: Browser, demo_url: str, tmp_path: Path, lang: Language
 ) -> None:
     """axe-core on every page of the console, signed out and signed in, in both languages."""
     with open_console(demo_url, tmp_path, llm=RecordingModel()) as (console, bot):

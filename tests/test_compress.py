@@ -10,11 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import Budget, budgets, conversations
 
-from supportbot._state import Turn
+from supportbot._state import Fact, Turn
 from supportbot.errors import InvalidInput
 from supportbot.memory._compress import (
     SUMMARY_PROMPT,
     Compression,
+    Summarizer,
     _longest,
     compress,
     extractive_summarize,
@@ -151,9 +152,15 @@ def test_growing_conversation_stays_bounded(turns: tuple[Turn, ...], limits: Bud
     tokens(last keep_last turns)). Not simply <= budget: the last keep_last turns stay verbatim
     whatever their size, and the summary may take up to summary_cap next to them.
     """
-    summarize = {"short": Recorder(), "verbose": verbose, "extractive": extractive_summarize}[kind]
+    summarizers: dict[str, Summarizer] = {
+        "short": Recorder(),
+        "verbose": verbose,
+        "extractive": extractive_summarize,
+    }
+    summarize = summarizers[kind]
     turns = tuple(with_tokens(t) for t in turns)  # counted once, as the engine stores them
-    summary, upto, ledger = "", 0, ()
+    summary, upto = "", 0
+    ledger: tuple[Fact, ...] = ()
     for end in range(1, len(turns) + 1):
         seen = turns[:end]
         result = compress(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import psycopg
-from fakes import ScriptedLLM
+from fakes import ScriptedLLM, scalar
 
 from supportbot import SupportBot
 from supportbot.errors import ModelError
@@ -103,4 +103,4 @@ def test_a_message_that_cannot_fit_hands_off_with_the_reason(open_bot: OpenBot, 
     )
     assert state.turns[0].content == huge  # nothing of the customer's message is lost or cut
     with psycopg.connect(database_url) as conn:
-        assert conn.execute("SELECT count(*) FROM demo.escalations").fetchone()[0] == 1  # type: ignore[index]
+        assert scalar(conn, "SELECT count(*) FROM demo.escalations") == 1

@@ -56,6 +56,7 @@ def test_every_page_and_call_needs_sign_in(client: TestClient, setup: Setup) -> 
     for route in [*pages.router.routes, *api.router.routes]:
         if not isinstance(route, APIRoute):
             continue
+        assert route.methods is not None
         for method in route.methods:
             if (method, route.path) in open_routes:
                 continue

@@ -25,6 +25,7 @@ from supportbot import Settings
 from supportbot.backend.demo._data import demo_clock
 from supportbot.console._app import create_app
 from supportbot.console._users import Users, set_teams
+from supportbot.i18n import Language
 
 
 class Clock:
@@ -136,7 +137,7 @@ def test_teams_are_set_from_the_cli(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("lang", ["zh"])
 def test_an_operator_assigns_a_ticket_to_themself_and_sees_a_breach_in_the_browser(
-    browser: Browser, demo_url: str, tmp_path: Path, lang: str
+    browser: Browser, demo_url: str, tmp_path: Path, lang: Language
 ) -> None:
     clock = Clock()
     settings = Settings(database_url=demo_url, sla_first_response_minutes=5)

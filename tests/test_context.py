@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import conversations
 
+from supportbot import Settings
 from supportbot._records import Finding, Hit
-from supportbot._state import Review, SupportState, Ticket, Turn
+from supportbot._state import Review, Role, SupportState, Ticket, Turn
 from supportbot.i18n._prompts import SECTIONS, PromptSections, language_of, section_labels
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import PROMPT_LABEL_TOKENS, render_turns, text_tokens
@@ -28,7 +29,7 @@ ORDER = ["hits", "findings", "basics", "profile", "facts", "summary", "history",
 def _state(
     *, hits: int = 3, findings_lines: int = 5, body: str = "银行流水同步失败,提示 E3001"
 ) -> SupportState:
-    texts = [
+    texts: list[tuple[Role, str]] = [
         ("customer", "我的账单号是 INV-2026-0415,扣了 ¥128.00。"),
         ("agent", "已为您查询,请稍候。"),
         ("customer", "还有,希望到期前提醒我续费。"),
@@ -64,7 +65,9 @@ def _state(
 
 
 def _user(prompt: context.Prompt) -> str:
-    return prompt.messages[-1]["content"]
+    content = prompt.messages[-1]["content"]
+    assert isinstance(content, str)
+    return content
 
 
 def test_sections_come_in_the_seeds_order_with_the_latest_message_last() -> None:
@@ -137,21 +140,13 @@ def test_the_latest_message_is_never_cut_so_a_huge_one_does_not_fit() -> None:
 
 def test_review_prompt_carries_the_draft_and_classify_prompt_no_reference() -> None:
     state = _state()
-    review = context.review_prompt(
-        state.__class__(**{**_fields(state), "draft": "请重新授权 [KB-bank-001]。"})
-    )
+    review = context.review_prompt(dataclasses.replace(state, draft="请重新授权 [KB-bank-001]。"))
     assert "请重新授权 [KB-bank-001]。" in _user(review) and "draft" in review.usage
     classify = context.classify_prompt(state)
     assert "hits" not in classify.usage and context.LABELS["hits"] not in _user(classify)
 
 
-def _fields(state: SupportState) -> dict[str, object]:
-    return {name: getattr(state, name) for name in state.__dataclass_fields__}
-
-
-def _settings():  # type: ignore[no-untyped-def]
-    from supportbot import Settings
-
+def _settings() -> Settings:
     return Settings(context_window=3024)
 
 
@@ -160,14 +155,14 @@ def test_pinned_sentences_come_only_from_folded_turns_and_are_not_capped_by_coun
     shown = context.pinned_facts(state)
     assert {f.kind for f in shown} >= {"id", "amount"}
     assert not [f for f in shown if f.kind in SENTENCE_KINDS]
-    folded = state.__class__(**{**_fields(state), "summarized_upto": 4})
+    folded = dataclasses.replace(state, summarized_upto=4)
     sentences = [f for f in context.pinned_facts(folded) if f.kind in SENTENCE_KINDS]
     assert [f.kind for f in sentences] == ["request", "promise"]
 
 
 def test_a_tight_allowance_drops_sentences_before_exact_facts_and_says_how_many() -> None:
     folded = state = _state()
-    folded = state.__class__(**{**_fields(state), "summarized_upto": 4})
+    folded = dataclasses.replace(state, summarized_upto=4)
     everything = context.draft_prompt(folded, facts_allowance=10_000)
     assert context.FACTS_OMITTED not in everything.usage
     exact = [f for f in folded.facts if f.kind not in SENTENCE_KINDS]
@@ -297,19 +292,17 @@ def test_prompts_are_the_plain_prompts_byte_for_byte_and_count_for_count(
     for _ in range(3):
         seen = counted[: data.draw(st.integers(1, len(counted)))]
         upto = data.draw(st.integers(0, len(seen)))
-        state = state.__class__(
-            **{
-                **_fields(state),
-                "turns": seen,
-                "summarized_upto": upto,
-                "facts": update_ledger((), seen, 0),
-                "summary": data.draw(_TEXTS),
-                "profile": data.draw(_TEXTS),
-                "findings": data.draw(_TEXTS),
-                "draft": data.draw(_TEXTS),
-                "hits": state.hits[: data.draw(st.integers(0, 3))],
-                "review": data.draw(st.sampled_from([None, Review(passed=False, problems=["语气", "金额"])])),
-            }
+        state = dataclasses.replace(
+            state,
+            turns=seen,
+            summarized_upto=upto,
+            facts=update_ledger((), seen, 0),
+            summary=data.draw(_TEXTS),
+            profile=data.draw(_TEXTS),
+            findings=data.draw(_TEXTS),
+            draft=data.draw(_TEXTS),
+            hits=state.hits[: data.draw(st.integers(0, 3))],
+            review=data.draw(st.sampled_from([None, Review(passed=False, problems=["语气", "金额"])])),
         )
         trim = data.draw(st.sampled_from([*context.LADDER, *context.LAST_RUNGS]))
         builders = (context.classify_prompt, context.draft_prompt, context.review_prompt)

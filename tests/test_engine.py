@@ -10,7 +10,7 @@ from collections.abc import Callable
 import psycopg
 import pytest
 from conftest import bot_settings
-from fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked
+from fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked, scalar
 
 from supportbot import SupportBot
 from supportbot._state import Review
@@ -30,7 +30,7 @@ OpenBot = Callable[..., SupportBot]
 
 def _count(database_url: str, query: str, *params: object) -> int:
     with psycopg.connect(database_url) as conn:
-        return int(conn.execute(query, params).fetchone()[0])  # type: ignore[index]
+        return int(scalar(conn, query, params))
 
 
 def test_second_round_knows_the_first(open_bot: OpenBot) -> None:
@@ -165,11 +165,12 @@ def test_state_is_served_from_memory_only_while_it_is_the_latest(
     seen = one.state(ticket)
     assert seen.round == 2 and seen == two.state(ticket) and len(seen.turns) == 4
     with psycopg.connect(database_url) as conn:  # the row's latest step is the steps table's
-        assert conn.execute(
+        assert scalar(
+            conn,
             "SELECT last_seq = (SELECT max(seq) FROM supportbot.steps WHERE ticket_id = id)"
             " FROM supportbot.tickets WHERE id = %s",
             (ticket,),
-        ).fetchone()[0]
+        )
 
 
 def test_fork_copies_history_up_to_a_step_and_diverges(open_bot: OpenBot) -> None:
@@ -349,7 +350,7 @@ def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
 
 def _latest_ticket(database_url: str) -> str:
     with psycopg.connect(database_url) as conn:
-        return str(conn.execute("SELECT max(id) FROM supportbot.tickets").fetchone()[0])  # type: ignore[index]
+        return str(scalar(conn, "SELECT max(id) FROM supportbot.tickets"))
 
 
 @pytest.mark.parametrize(

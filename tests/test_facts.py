@@ -17,6 +17,8 @@ from supportbot.memory._ledger import render_facts
 from supportbot.memory._ledger import view as ledger_view
 from supportbot.memory._tokens import count_joined, count_tokens
 
+ROLES: list[Role] = ["customer", "agent"]
+
 
 def found(text: str, role: Role = "customer") -> set[tuple[str, str]]:
     return {(f.kind, f.key) for f in extract(Turn(role=role, content=text), 0)}
@@ -215,7 +217,7 @@ def test_render_groups_by_kind_with_labels() -> None:
     assert render_facts(()) == ""
 
 
-@given(st.sampled_from(["customer", "agent"]).flatmap(annotated_turns))
+@given(st.sampled_from(ROLES).flatmap(annotated_turns))
 def test_planted_facts_are_found(annotated: AnnotatedTurn) -> None:
     """Every fact planted by the strategy must come out with the key written next to it."""
     assert set(annotated.expected) <= found(annotated.turn.content, annotated.turn.role)

@@ -126,7 +126,7 @@ def test_with_a_real_small_model_the_pass_runs_in_the_round(
     settings = Settings(database_url=database_url, fact_assist=True)
     with SupportBot.open(
         database_url, llm=ScriptedLLM(), small_llm=small, settings=settings, backend="demo"
-    ) as bot:  # type: ignore[arg-type]
+    ) as bot:
         ticket = bot.open_ticket("wugang@example.com", subject="对接", body=TURNS[1].content).ticket_id
         state = bot.state(ticket)
     people = [(f.key, f.role, f.turn) for f in state.facts if f.kind == "person"]

@@ -100,8 +100,8 @@ def test_a_failover_loses_and_repeats_nothing(cluster: Cluster, tmp_path: Path) 
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
-    for proc, out in zip(procs, outputs, strict=True):
-        assert proc.returncode == 0, out.read_text(errors="replace")[-3000:]
+    for proc, output in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, output.read_text(errors="replace")[-3000:]
     assert new is not None and new.name != old.name, "Patroni did not promote a replica"
 
     lines = [read_log(log) for log in logs]

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 from both_bots import opened
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part
+from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part, scalar
 from psycopg import sql
 
 from supportbot import Settings, SupportBot
@@ -65,7 +65,7 @@ def _traces(url: str, needles: Sequence[str]) -> dict[str, int]:
             query = sql.SQL("SELECT count(*) FROM {} WHERE {}::text LIKE ANY(%s)").format(
                 sql.Identifier(schema, table), sql.Identifier(column)
             )
-            count = conn.execute(query, (patterns,)).fetchone()[0]  # type: ignore[index]
+            count = scalar(conn, query, (patterns,))
             if count:
                 found[f"{schema}.{table}.{column}"] = count
     return found
@@ -313,7 +313,7 @@ def test_keep_final_leaves_one_step_and_the_same_state(bot: SupportBot, demo_url
 
 def test_prune_rejects_bad_options(bot: SupportBot) -> None:
     with pytest.raises(InvalidInput, match="keep"):
-        bot.prune(closed_before=_later(), keep="everything")
+        bot.prune(closed_before=_later(), keep="everything")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="timezone"):
         bot.prune(closed_before=datetime.now())
 
@@ -370,7 +370,7 @@ def test_mask_pii_setting_reaches_the_refund_reason_and_the_ledger_keeps_the_num
     phone = "13912345678"
     llm = ScriptedLLM(triage=_route, draft=cite_hits)
     settings = Settings(database_url=demo_url, mask_pii=mask)
-    with SupportBot.open(demo_url, llm=llm, settings=settings, backend="demo") as bot:  # type: ignore[arg-type]
+    with SupportBot.open(demo_url, llm=llm, settings=settings, backend="demo") as bot:
         ticket = bot.open_ticket(
             "wugang@example.com", subject="退款", body=f"希望退款 100 元,请打 {phone} 联系我"
         ).ticket_id
@@ -378,7 +378,7 @@ def test_mask_pii_setting_reaches_the_refund_reason_and_the_ledger_keeps_the_num
     assert phone in state.turns[0].content  # raw turns keep what the customer wrote
     ledger = " ".join(f.value for f in state.facts)
     with psycopg.connect(demo_url) as conn:
-        reason = conn.execute("SELECT reason FROM demo.refunds WHERE ticket_id = %s", (ticket,)).fetchone()[0]
+        reason = scalar(conn, "SELECT reason FROM demo.refunds WHERE ticket_id = %s", (ticket,))
     # The ticket's own ledger shows the number to call back; the reason leaves the ticket.
     assert phone in ledger and "139****5678" not in ledger
     assert (phone in reason, "139****5678" in reason) == (not mask, mask)

@@ -18,7 +18,7 @@ from strategies import EN_FILLER, ZH_FILLER, conversations, fact_snippets
 
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot._records import PastTicket
-from supportbot._state import SupportState, Ticket, Turn
+from supportbot._state import Role, SupportState, Ticket, Turn
 from supportbot.backend.demo import load_demo_data
 from supportbot.backend.demo._data import demo_profile_inputs
 from supportbot.memory import _mask as mask
@@ -146,7 +146,7 @@ def turns_with_pii(draw: st.DrawFn) -> tuple[list[Turn], list[Pii]]:
     turns: list[Turn] = []
     planted: list[Pii] = []
     for index in range(draw(st.integers(1, 6))):
-        role = "customer" if index % 2 == 0 else "agent"
+        role: Role = "customer" if index % 2 == 0 else "agent"
         pieces = []
         for _ in range(draw(st.integers(1, 4))):
             choice = draw(st.integers(0, 2))
@@ -158,7 +158,7 @@ def turns_with_pii(draw: st.DrawFn) -> tuple[list[Turn], list[Pii]]:
                 pieces.append(draw(fact_snippets(role)).text)
             else:
                 pieces.append(draw(st.sampled_from(ZH_FILLER + EN_FILLER)))
-        turns.append(Turn(role=role, content="；".join(pieces), round=1 + index // 2))  # type: ignore[arg-type]
+        turns.append(Turn(role=role, content="；".join(pieces), round=1 + index // 2))
     return turns, planted
 
 

@@ -135,7 +135,7 @@ def _escalated(url: str) -> int:
 
 
 def _statuses(url: str) -> dict[str, str]:
-    return dict(rows(url, "SELECT id, status FROM supportbot.tickets"))  # type: ignore[arg-type]
+    return dict(rows(url, "SELECT id, status FROM supportbot.tickets"))
 
 
 def test_a_worker_waits_out_a_model_outage_and_answers_every_ticket_after(

@@ -295,7 +295,7 @@ def test_summary_prompt_gets_an_extractive_summary() -> None:
 
 
 def test_same_messages_same_completion_and_streaming_matches() -> None:
-    messages = [
+    messages: list[dict[str, object]] = [
         {"role": "system", "content": "draft"},
         {"role": "user", "content": "客户最新消息:E3001 怎么办", SECTIONS: ask("E3001 怎么办", ARTICLES)},
     ]

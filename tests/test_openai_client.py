@@ -103,7 +103,10 @@ def mock_client(handler: Callable[[httpx.Request], httpx.Response], **options: A
 
 
 def ok(content: str, **usage: int) -> httpx.Response:
-    body = {"model": "test-model", "choices": [{"message": {"role": "assistant", "content": content}}]}
+    body: dict[str, object] = {
+        "model": "test-model",
+        "choices": [{"message": {"role": "assistant", "content": content}}],
+    }
     if usage:
         body["usage"] = usage
     return httpx.Response(200, json=body)

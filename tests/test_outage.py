@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,7 @@ def test_callers_get_store_unavailable_then_success_and_nothing_is_lost(data_dir
     settings = _settings(data_dir)
     bot = SupportBot.open(settings=settings, llm=ScriptedLLM(draft=cite_hits), backend="demo")
     url = bot._store.pool.conninfo
+    assert isinstance(url, str)
     with psycopg.connect(url) as conn:
         seed_business(conn)
     callers = [
@@ -166,7 +167,7 @@ def test_every_database_error_reaching_a_caller_is_a_supportbot_error(data_dir: 
         os.kill(pid, signal.SIGQUIT)
         while not _gone(pid):
             time.sleep(0.05)
-        calls = [
+        calls: list[Callable[[], object]] = [
             bot.tickets,
             lambda: bot.open_ticket("wugang@example.com", body="你好"),
             lambda: bot.send("T000001", "你好"),

@@ -83,7 +83,7 @@ def test_a_bot_not_told_of_the_pooler_says_what_to_set(bouncer: str, database_ur
     url = _through(bouncer, database_url)
     with pytest.raises(StoreUnavailable, match="SUPPORTBOT_PREPARED_STATEMENTS=off") as raised:
         SupportBot.open(url, settings=Settings(database_url=url), backend="demo")
-    assert raised.value.reason == "connect"  # type: ignore[attr-defined]
+    assert raised.value.reason == "connect"
 
 
 def test_nothing_in_the_code_or_schema_needs_a_session() -> None:

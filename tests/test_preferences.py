@@ -93,7 +93,7 @@ def bot(demo_url: str) -> Iterator[SupportBot]:
 
     with SupportBot.open(
         demo_url,
-        llm=ScriptedLLM(draft=cite_hits),  # type: ignore[arg-type]
+        llm=ScriptedLLM(draft=cite_hits),
         settings=Settings(database_url=demo_url),
         backend="demo",
         clock=demo_clock(),

@@ -43,11 +43,12 @@ def run(url: str, action: str, *, lease: float = LEASE, **args: Any) -> subproce
 def ok(url: str, action: str, *, lease: float = LEASE, **args: Any) -> dict[str, Any]:
     proc = run(url, action, lease=lease, **args)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 def turns(url: str, ticket: str) -> list[tuple[str, str]]:
-    return rows(url, "SELECT role, content FROM supportbot.turns WHERE ticket_id = %s ORDER BY idx", ticket)  # type: ignore[return-value]
+    return rows(url, "SELECT role, content FROM supportbot.turns WHERE ticket_id = %s ORDER BY idx", ticket)
 
 
 def test_a_new_process_continues_the_ticket(db: str) -> None:

@@ -319,7 +319,7 @@ CUSTOMERS = st.builds(
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[Customer, list[Subscription], list[PastTicket]]:
     """A customer, subscriptions, and valid tickets of which at least one carries an error code."""
-    anchor = draw(tickets()).facts | {"error_codes": [draw(CODES)]}
+    anchor = {**draw(tickets()).facts, "error_codes": [draw(CODES)]}
     valid = draw(st.lists(tickets(), max_size=8))
     valid.append(PastTicket(id="", customer_id=SELF, subject="锚", resolved_on=draw(PAST), facts=anchor))
     return draw(CUSTOMERS), draw(subscriptions()), _numbered("T")(draw(st.permutations(valid)))

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg
 import pytest
-from fakes import TECH, ScriptedLLM, cite_hits, latest_part
+from fakes import TECH, ScriptedLLM, cite_hits, latest_part, scalar
 from psycopg_pool import ConnectionPool
 
 from supportbot import Settings, SupportBot
+from supportbot._records import Customer, PastTicket, Subscription
 from supportbot._state import Triage
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import UnknownCustomer
+from supportbot.memory._profile import fingerprint as real_fingerprint
 from supportbot.run import _profiles as profiles_module
 
 
@@ -64,7 +66,7 @@ def test_a_backend_without_the_one_read_gives_the_round_the_same_customer_and_pr
         for backend in ("demo", three):
             llm = ScriptedLLM(draft=cite_hits)
             settings = Settings(database_url=demo_url)
-            with SupportBot.open(demo_url, llm=llm, settings=settings, backend=backend) as bot:  # type: ignore[arg-type]
+            with SupportBot.open(demo_url, llm=llm, settings=settings, backend=backend) as bot:
                 ticket = bot.open_ticket("wugang@example.com", subject="同步", body=body).ticket_id
                 state = bot.state(ticket)
                 call = next(c for c in state.tool_log if c.step == "load_customer")
@@ -114,6 +116,7 @@ def test_profile_is_rebuilt_only_when_its_inputs_change(
 ) -> None:
     bot, llm = bot_and_llm
     profiles = bot._deps.profiles
+    assert profiles is not None
     ticket = bot.open_ticket("lina@example.com", subject="问题", body="API 调用报错怎么办").ticket_id
     first = bot.profile("lina@example.com")  # round 1's facts joined her history: rebuilt once here
     builds = profiles.builds
@@ -136,11 +139,19 @@ def test_records_equal_to_the_last_ones_are_not_fingerprinted_again(
     bot, _ = bot_and_llm
     first = bot.profile("lina@example.com")
     hashed: list[object] = []
-    real = profiles_module.fingerprint
-    monkeypatch.setattr(profiles_module, "fingerprint", lambda *a: hashed.append(a) or real(*a))
+
+    def fingerprint(
+        customer: Customer, subscriptions: Sequence[Subscription], resolved_tickets: Sequence[PastTicket]
+    ) -> str:
+        hashed.append((customer, subscriptions, resolved_tickets))
+        return real_fingerprint(customer, subscriptions, resolved_tickets)
+
+    monkeypatch.setattr(profiles_module, "fingerprint", fingerprint)
     assert bot.profile("lina@example.com") == first
     assert hashed == []  # the same records as last time: the profile in memory, no hash of them
-    bot._deps.profiles.clear()
+    profiles = bot._deps.profiles
+    assert profiles is not None
+    profiles.clear()
     assert bot.profile("lina@example.com") == first
     assert len(hashed) == 1  # nothing remembered: hashed, and found by its fingerprint
 
@@ -165,16 +176,14 @@ def test_a_closed_ticket_keeps_lasting_wishes_and_the_article_that_answered_it(d
         draft=cite_hits,
         triage=lambda prompt: invoice if "发票" in latest_part(prompt) else TECH,
     )
-    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo") as bot:  # type: ignore[arg-type]
+    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo") as bot:
         ticket = bot.open_ticket(
             "zhoujie@example.com", subject="银行同步", body="银行流水同步失败,提示 E3001,我想先看看怎么处理"
         )
         bot.send(ticket.ticket_id, "好的。另外发票抬头怎么改?希望以后授权到期前提醒我")
         first_reply = bot.state(ticket.ticket_id).turns[1].content
     with psycopg.connect(demo_url) as conn:
-        facts = conn.execute(
-            "SELECT facts FROM demo.past_tickets WHERE id = %s", (ticket.ticket_id,)
-        ).fetchone()[0]
+        facts = scalar(conn, "SELECT facts FROM demo.past_tickets WHERE id = %s", (ticket.ticket_id,))
     assert facts["requests"] == ["希望以后授权到期前提醒我"]  # "我想先看看" was handled in the ticket
     assert facts["category"] == "technical"  # the ticket's topic, not its last round's
     first_article = re.findall(r"\[(KB-[\w-]+)\]", first_reply)[0]

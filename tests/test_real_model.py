@@ -94,7 +94,7 @@ class RulesForJSON:
 
     def chat(self, messages: Sequence[Any], *, schema: Any = None, temperature: float = 0.0) -> Completion:
         model = self.rules if schema is not None else self.real
-        return model.chat(messages, schema=schema, temperature=temperature)  # type: ignore[no-any-return]
+        return model.chat(messages, schema=schema, temperature=temperature)
 
 
 def _round(
@@ -146,7 +146,7 @@ def _assert_reply_supported(bot: SupportBot, result: RoundResult, *, decision: b
 
 def _refunds(url: str, ticket: str) -> list[tuple[Decimal, str]]:
     with psycopg.connect(url) as conn:
-        return conn.execute(  # type: ignore[return-value]
+        return conn.execute(
             "SELECT amount, status FROM demo.refunds WHERE ticket_id = %s ORDER BY created_at", (ticket,)
         ).fetchall()
 
@@ -299,7 +299,7 @@ def test_a_worker_waits_out_the_server_going_down_and_answers_every_ticket_after
 
 def _count(url: str, query: str) -> int:
     with psycopg.connect(url) as conn:
-        row = conn.execute(query).fetchone()  # type: ignore[arg-type]
+        row = conn.execute(query).fetchone()
     assert row is not None
     return int(row[0])
 

@@ -39,9 +39,9 @@ def test_rewriting_stored_turns_is_rejected() -> None:
     with pytest.raises(AppendOnlyViolation, match="append-only"):
         reduce(s, {"turns": list(s.turns)})
     with pytest.raises(AppendOnlyViolation):
-        reduce(s, {"turns": "replace everything"})
+        reduce(s, {"turns": "replace everything"})  # type: ignore[typeddict-item]
     with pytest.raises(AppendOnlyViolation, match="ToolCall"):
-        reduce(s, {"tool_log": [Turn("agent", "not a tool call")]})
+        reduce(s, {"tool_log": [Turn("agent", "not a tool call")]})  # type: ignore[list-item]
 
 
 def test_tool_log_appends_cost_adds_rest_replaces() -> None:
@@ -54,7 +54,7 @@ def test_tool_log_appends_cost_adds_rest_replaces() -> None:
 
 def test_unknown_field_raises_and_says_what_to_do() -> None:
     with pytest.raises(UnknownStateField, match="declare it on SupportState"):
-        reduce(_state(), {"reveiw": None})
+        reduce(_state(), {"reveiw": None})  # type: ignore[typeddict-unknown-key]
 
 
 def test_reducer_does_not_mutate_its_input() -> None:

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from supportbot._records import RefundRequest
-from supportbot._state import Review, SupportState, Ticket, Turn
+from supportbot._state import Review, StateUpdate, SupportState, Ticket, Turn
 from supportbot.run._graph import START
 from supportbot.run._record import CHECKPOINT_AFTER, ROUTED_BY_STATE, record_step
 from supportbot.store._rows import Loaded
@@ -28,7 +28,7 @@ def test_a_step_that_adds_nothing_for_the_customer_need_not_commit_and_keeps_its
 
 def test_a_reply_or_the_rounds_end_commits_at_once_and_carries_only_the_new_turns() -> None:
     stored = Turn("customer", "在吗", idx=0)
-    reply = {"turns": [Turn("agent", "在的")], "outcome": "resolved"}
+    reply: StateUpdate = {"turns": [Turn("agent", "在的")], "outcome": "resolved"}
     after, write, must_commit = record_step(
         _loaded(turns=(stored,)), "finalize", reply, None, max_revisions=2
     )
@@ -39,7 +39,7 @@ def test_a_reply_or_the_rounds_end_commits_at_once_and_carries_only_the_new_turn
 
 def test_a_round_start_resets_the_round_and_writes_the_customer_messages_past_those_stored() -> None:
     loaded = _loaded(round=1, draft="上一轮的草稿", turns=(Turn("customer", "一", idx=0),))
-    update = {"round": 2, "handled_upto": 2, "turns": [Turn("customer", "二")]}
+    update: StateUpdate = {"round": 2, "handled_upto": 2, "turns": [Turn("customer", "二")]}
     after, write, must_commit = record_step(
         loaded, START, update, "load_customer", max_revisions=2, stored_turns=2
     )

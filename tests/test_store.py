@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from fakes import scalar
 
 from supportbot.errors import LeaseLost, ReplayMismatch, UnknownTicket
 from supportbot.run._deps import Effects
@@ -27,9 +28,8 @@ _INSERT = (
 
 
 def _has(conn: psycopg.Connection, ticket_id: str) -> bool:
-    return (
-        conn.execute("SELECT count(*) FROM supportbot.tickets WHERE id = %s", (ticket_id,)).fetchone()[0] == 1
-    )  # type: ignore[index]
+    count: int = scalar(conn, "SELECT count(*) FROM supportbot.tickets WHERE id = %s", (ticket_id,))
+    return count == 1
 
 
 def test_a_statement_psycopg_reports_as_the_pipeline_abort_is_raised_as_itself() -> None:
@@ -156,7 +156,7 @@ def test_records_of_a_worker_that_lost_the_lease_are_refused_and_the_lease_is_no
             assert conn.execute(
                 "SELECT lease_owner, last_seq FROM supportbot.tickets WHERE id = 'TXL'"
             ).fetchone() == ("B", 0)
-            assert conn.execute("SELECT count(*) FROM supportbot.steps").fetchone()[0] == 0  # type: ignore[index]
+            assert scalar(conn, "SELECT count(*) FROM supportbot.steps") == 0
             with store.transaction(conn) as tx:  # the owner's own records go in, and free the ticket
                 cur = steps_repo.record_steps(tx, "TXL", "B", [write], release=True)
             assert lease_repo.released(cur) == 0

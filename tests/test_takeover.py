@@ -146,7 +146,7 @@ def test_history_state_at_and_fork_across_takeover(open_bot: OpenBot) -> None:
     assert all(s.next_step is None for s in steps[-3:])
     at_takeover, at_reply, at_back = (s.seq for s in steps[-3:])
     assert bot.state_at(tid, at_takeover).human_agent == "王芳"
-    assert len(bot.state_at(tid, at_takeover).turns) == turn.idx  # type: ignore[operator]
+    assert len(bot.state_at(tid, at_takeover).turns) == turn.idx
     assert bot.state_at(tid, at_reply).turns[-1] == turn
     assert bot.state_at(tid, at_back).human_agent == ""
     fork = bot.fork(tid, at_reply)

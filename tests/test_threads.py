@@ -35,7 +35,7 @@ def bot(demo_url: str) -> Iterator[SupportBot]:
 
 def _conversation(bot: SupportBot, n: int) -> list[str]:
     first = bot.open_ticket(EMAILS[n % len(EMAILS)], subject="", body=MESSAGES[0])
-    outcomes = [first.outcome]
+    outcomes: list[str] = [first.outcome]
     for message in MESSAGES[1:]:
         outcomes.append(bot.send(first.ticket_id, message, message_id=f"{n}-{message[:4]}").outcome)
     return outcomes
@@ -194,11 +194,11 @@ def test_a_round_takes_the_pool_once_to_start_and_once_to_reply(open_bot: Any) -
         taken.append(threading.current_thread().name)
         return getconn(*args, **kwargs)
 
-    pool.getconn = counting  # type: ignore[method-assign]
+    pool.getconn = counting
     try:
         assert bot.send(ticket, "还是不行").outcome == "resolved"
     finally:
-        pool.getconn = getconn  # type: ignore[method-assign]
+        pool.getconn = getconn
     assert len(taken) == 3, taken  # the message, the round's start, the reply
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,7 @@ def test_missing_tokenizer_file_is_a_config_error(
 ) -> None:
     """A configured file that is not there must fail loudly, never quietly count with something else."""
     missing = tmp_path / "nope.tiktoken"
+    call: Callable[[], int]
     if via_env:
         monkeypatch.setenv(TOKENIZER_FILE_ENV, str(missing))
         call = lambda: count_tokens("hello")  # noqa: E731

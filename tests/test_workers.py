@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -17,7 +18,7 @@ from fakes import TECH, ScriptedLLM, refund_if_asked, rows
 
 from supportbot import SupportBot
 from supportbot._records import CustomerRecords
-from supportbot._state import Triage
+from supportbot._state import Triage, Turn
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import ConfigError, InvalidInput, ModelError, WaitTimeout
 from supportbot.memory._tokens import TOKENIZER_FILE_ENV
@@ -28,14 +29,14 @@ from supportbot.store import _history as steps_repo
 from supportbot.store import _queue as work_queue
 from supportbot.store import _store as store_module
 from supportbot.store import _tickets as repo
-from supportbot.store._rows import Claim
+from supportbot.store._rows import Claim, StepRow, TicketRow
 
 OpenBot = Callable[..., SupportBot]
 POISON = "毒药工单"
 
 
 def _queued(url: str) -> list[tuple[str]]:
-    return rows(url, "SELECT id FROM supportbot.tickets WHERE work_due IS NOT NULL ORDER BY id")  # type: ignore[return-value]
+    return rows(url, "SELECT id FROM supportbot.tickets WHERE work_due IS NOT NULL ORDER BY id")
 
 
 def _agent_turns(url: str, ticket: str) -> int:
@@ -198,11 +199,12 @@ def test_a_claim_brings_the_waiting_messages_so_the_round_reads_no_turns(
 
     reads: list[tuple[int, int | None]] = []
     real = repo.load_turns
-    monkeypatch.setattr(
-        repo,
-        "load_turns",
-        lambda c, t, start, stop=None: reads.append((start, stop)) or real(c, t, start, stop),
-    )
+
+    def load_turns(c: psycopg.Connection, t: str, start: int, stop: int | None = None) -> list[Turn]:
+        reads.append((start, stop))
+        return real(c, t, start, stop)
+
+    monkeypatch.setattr(repo, "load_turns", load_turns)
     assert worker.work(threads=1, until_idle=True).rounds == 1
     assert reads == []  # the claim brought both messages; the round read none back
     answered = worker.wait(opened.ticket_id, second, timeout=5)
@@ -220,9 +222,14 @@ def test_a_claimed_ticket_without_steps_starts_from_the_claimed_row(
 
     loads: list[str] = []
     real = steps_repo.read_state_rows
-    monkeypatch.setattr(
-        steps_repo, "read_state_rows", lambda c, t, at=None: loads.append(t) or real(c, t, at)
-    )
+
+    def read_state_rows(
+        c: psycopg.Connection, t: str, at: int | None = None
+    ) -> tuple[TicketRow, tuple[int, dict[str, Any]] | None, list[StepRow]]:
+        loads.append(t)
+        return real(c, t, at)
+
+    monkeypatch.setattr(steps_repo, "read_state_rows", read_state_rows)
     assert worker.work(threads=1, until_idle=True).rounds == 1
     assert loads == []  # its state is the ticket itself: nothing to read
     assert worker.wait(opened.ticket_id, opened, timeout=5).outcome == "resolved"
@@ -252,7 +259,8 @@ def test_a_worker_keeps_only_its_recent_tickets_and_reads_the_others_back(
     engine, store = worker._engine, worker._store
     assert 0 < len(engine._seen) <= 2
     assert all(0 < len(c) <= 2 for c in (store._turns, store._tools, store._facts))
-    assert len(worker._deps.profiles._memo) == 1
+    profiles = worker._deps.profiles
+    assert profiles is not None and len(profiles._memo) == 1
 
 
 def _reads_by_thread(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tuple[str, int]]:
@@ -316,9 +324,12 @@ def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(
     assert worker.lookahead == 32
     asked: list[int] = []
     real = work_queue.claim_cursor
-    monkeypatch.setattr(
-        work_queue, "claim_cursor", lambda tx, p, n, s, **kw: asked.append(n) or real(tx, p, n, s, **kw)
-    )
+
+    def claim_cursor(tx: psycopg.Connection, p: str, n: int, s: float, **kw: bool) -> psycopg.Cursor[Any]:
+        asked.append(n)
+        return real(tx, p, n, s, **kw)
+
+    monkeypatch.setattr(work_queue, "claim_cursor", claim_cursor)
     # 81 of 96 places taken (64 threads, 32 ahead): 15 free, under half the lookahead.
     worker.claims.active = {f"T{i}": f"o{i}" for i in range(81)}
     worker._tasks.put(None)  # a claimed ticket still waits for a thread: no claim yet

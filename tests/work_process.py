@@ -53,7 +53,7 @@ def main() -> int:
         llm=SlowLLM(args.get("delay", 0.0), args.get("calls")),
         settings=settings,
         backend="demo",
-    ) as bot:  # type: ignore[arg-type]
+    ) as bot:
         print("ready", flush=True)
         return worker(
             bot, argparse.Namespace(threads=args.get("threads", 4), stats=False, json=False, language="zh")

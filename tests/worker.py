@@ -71,7 +71,7 @@ class AsyncCrashingBackend(AsyncDemoBackend):
 async def _act_async(action: str, args: dict[str, Any], url: str, settings: Settings) -> Any:
     # The model answers on the loop (no thread): a "slow_draft" holds the loop as it holds a thread.
     model = AsyncModel(CrashingLLM(args.get("crash_at")), threaded=False)
-    async with AsyncSupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:  # type: ignore[arg-type]
+    async with AsyncSupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:
         backend = AsyncCrashingBackend(bot._store.pool)
         backend.crash_at = args.get("crash_at")
         bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})
@@ -95,6 +95,7 @@ def main() -> None:
     action, args = sys.argv[1], json.loads(sys.argv[2])
     url = os.environ["SUPPORTBOT_DATABASE_URL"]
     settings = Settings.from_env()
+    result: Any
     if os.environ.get("SUPPORTBOT_TEST_FRONT") == "async":
         started = time.monotonic()
         result = asyncio.run(_act_async(action, args, url, settings))
@@ -106,7 +107,6 @@ def main() -> None:
     backend = CrashingBackend(bot._store.pool)
     backend.crash_at = args.get("crash_at")
     bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})
-    result: Any
     started = time.monotonic()
     with bot:
         if action == "open":
