@@ -560,20 +560,21 @@ def _near_part(old: str, new: str) -> bool:
 
 def _digits_of(key: str) -> str:
     """An amount key's significant digits: "CNY 5158.00" → "5158", "USD 37.18" → "3718"."""
-    digits = re.sub(r"[^0-9]", "", key.removesuffix(".00"))
-    return digits
+    return re.sub(r"[^0-9]", "", key.removesuffix(".00"))
 
 
 def _mistyped(old: str, new: str) -> bool:
     """Whether digits ``new`` fix ``old``: as long (three or more), one digit changed or two
     neighbours swapped."""
-    if len(old) != len(new) or len(old) < 3 or old == new:
+    if len(old) != len(new) or len(old) < 3:
         return False
     differing = [k for k in range(len(old)) if old[k] != new[k]]
-    swapped = (
-        len(differing) == 2 and differing[1] == differing[0] + 1 and old[differing[0]] == new[differing[1]]
-    )
-    return len(differing) == 1 or (swapped and old[differing[1]] == new[differing[0]])
+    if len(differing) == 1:
+        return True
+    if len(differing) != 2:
+        return False
+    a, b = differing
+    return b == a + 1 and old[a] == new[b] and old[b] == new[a]
 
 
 def _retypes(old: str, new: str) -> bool:
@@ -1209,9 +1210,9 @@ def without_tail(kind: str, sentence: str, values: Sequence[str]) -> str:
 def terse(kind: str, sentence: str) -> str:
     """A pinned request or promise without the trailing clauses in which the customer narrates
     (``_NARRATES``) that neither ask nor promise nor hold a figure, code or other hard token, while
-    what is left still asks or promises: "合同盖章后
-    寄一份原件给我们,我们团队有好几个人在用" → its first clause. What room allows when facts would
-    otherwise be left out: the sentence's ask and its values stay."""
+    what is left still asks or promises: "合同盖章后寄一份原件给我们,我们团队有好几个人在用" → its
+    first clause. What room allows when facts would otherwise be left out: the ask and its values
+    stay."""
     while True:
         breaks = list(_CLAUSE_BREAK.finditer(sentence))
         if not breaks:

@@ -273,9 +273,11 @@ def view(
 ) -> View:
     """The facts section's body in ``lang``, held to ``allowance`` tokens (None: everything).
 
-    When the sentences as pinned leave facts out, they are tried without their trailing clauses
-    that only restate values other facts pin ("…,付款是人事那边的黎哥操作的"): whichever leaves
-    fewer facts out is shown. Full sentences are kept whenever they leave out no more."""
+    When the facts as shown leave some out, they are tried shorter: sentences without their trailing
+    clauses that only restate values other facts pin ("…,付款是人事那边的黎哥操作的") and dates by
+    their ISO form alone; then also without trailing clauses in which the customer only narrates
+    (``_facts.terse``). Whichever leaves fewest facts out is shown; the full text whenever the
+    shorter ones leave out no fewer."""
     shown = units(facts, summarized_upto=summarized_upto, lang=lang)
     best = _fitted(shown, allowance, lang)
     if not best.omitted:
