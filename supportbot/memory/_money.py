@@ -197,6 +197,13 @@ def money_in(text: str) -> list[Money]:
     return found
 
 
+# The figure itself: a Chinese numeral holding a unit, a number with a multiplier, or yuan and fen
+# as a bill prints them ("多出来一笔4787.84").
+_BARE_SUM = (
+    rf"(?P<n>(?<![{CN_NUMERAL_CHARS}])[{CN_NUMERAL_CHARS}]*?[十拾百佰千仟万萬亿][{CN_NUMERAL_CHARS}]*+"
+    rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z])"
+    r"|(?<![A-Za-z0-9.,])[0-9]++\.[0-9]{2}(?![0-9]))"
+)
 # A figure with no currency where only money can stand: after a verb of paying or charging or a
 # budget, ending its clause ("一共付了一万三", "多收了七千九", "报价单上写的是四万八", "充了 9k",
 # "预算也就六千四左右", "账单上多出来一笔4787.84"). Its currency is the conversation's (None here).
@@ -204,21 +211,16 @@ def money_in(text: str) -> list[Money]:
 _PAID = re.compile(
     r"(?:付了|交了|扣了我?|收了我?|充了|花了|退了我?|赔了我?|转了|(?:报价|价格|金额|费用|写的)是"
     r"|预算(?:是|有|也就|就|大概|大约|差不多|在)?|一笔)\s*+"
-    rf"(?P<n>(?<![{CN_NUMERAL_CHARS}])[{CN_NUMERAL_CHARS}]*?[十拾百佰千仟万萬亿][{CN_NUMERAL_CHARS}]*+"
-    rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z])"
-    # yuan and fen, as a bill prints them: "多出来一笔4787.84"
-    r"|(?<![A-Za-z0-9.,])[0-9]++\.[0-9]{2}(?![0-9]))"
-    r"(?=\s*+(?:左右|上下)?(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗]|进去|过去)|\s++[\u4e00-\u9fff])"
+    + _BARE_SUM
+    + r"(?=\s*+(?:左右|上下)?(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗]|进去|过去)|\s++[\u4e00-\u9fff])"
 )
 # After a word that names a sum, a figure with no currency is that sum whatever follows it, unless a
 # measure word makes it a count: "差价三千六还没补给我", "押金两千一直没退" (not "余额三千六百个积分").
 _MONEY_NOUN = re.compile(
     r"(?:差价|押金|定金|订金|尾款|余额|运费|服务费|手续费|违约金|保证金|年费|月费|会费|货款|房租|退款|赔偿款?|补偿款)"
     r"(?:应该是|应该有|好像是|大概是|是|有|还有|一共|共|才|就|要|也就|大概)?\s*+"
-    rf"(?P<n>(?<![{CN_NUMERAL_CHARS}])[{CN_NUMERAL_CHARS}]*?[十拾百佰千仟万萬亿][{CN_NUMERAL_CHARS}]*+"
-    rf"|(?<![A-Za-z0-9.]){_NUMBER}\s*+[kKwW千万](?![A-Za-z])"
-    r"|(?<![A-Za-z0-9.,])[0-9]++\.[0-9]{2}(?![0-9]))"
-    r"(?![个件次人天台张位条份本只双套年月日号分积点度])"
+    + _BARE_SUM
+    + r"(?![个件次人天台张位条份本只双套年月日号分积点度])"
 )
 _PAID_HINT = re.compile(
     "付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是|预算|一笔|差价|押金|定金|订金|尾款|余额|运费|费|货款|房租|退款|赔偿|补偿款"

@@ -238,7 +238,7 @@ _EN_GOODS = re.compile(
     # bought with no article: "I bought white wireless earbuds from you"
     rf"|\b(?:ordered|bought|purchased|received|sent\s+me)\s+(?P<np3>(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
     # what the goods did or are: "the firm mattress I received", "the cellular smartwatch was damaged too"
-    rf"|(?P<np4>\b(?:the|my|our)\s+(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD}(?:\s+(?:with|for|in|of)\s+(?:(?:a|an|the)\s+)?[a-z0-9][a-z0-9'-]*)?)"
+    rf"|(?P<np4>\b(?:the|my|our)\s+{_NP_BODY})"
     r"(?=\s+(?:(?:i|we)\s+(?:received|ordered|bought|got|returned|picked)|(?:was|were|is|are)\s+(?:damaged|broken|defective"
     r"|missing|a\s+disappointment|back\s+in\s+stock)|came\s+(?:in|with|broken|damaged)|arrived|broke|stopped\s+working"
     r"|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:fit|match|work)|dropped\s+in\s+price|will\s+be\s+restocked"
