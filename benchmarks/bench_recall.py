@@ -70,10 +70,10 @@ from recall_corpus import CATEGORIES, Fact, Ticket, appears, found, generate
 from supportbot import Completion, Settings, SupportBot
 from supportbot._state import SupportState, Turn
 from supportbot.backend.demo._data import KB_ARTICLES
-from supportbot.i18n._prompts import LABELS
+from supportbot.i18n._prompts import LABELS, system_prompts
 from supportbot.llm.offline import OfflineModel
 from supportbot.memory._mask import mask_text
-from supportbot.reply._context import DRAFT_PROMPT, FACTS_OMITTED
+from supportbot.reply._context import FACTS_OMITTED
 
 BUDGETS = (800, 1200, 2000)
 KEEP_LAST = 4
@@ -82,6 +82,7 @@ ROOM = 0.05  # omitted_with_room: facts left out while the conversation part is 
 EMAIL = "recall-bench@example.com"  # not a demo customer: no refund flow, no approval pauses
 CONVERSATION = ("facts", "summary", "history", "latest")
 MASKED = ("phone", "email")
+DRAFT_PROMPTS = frozenset(system_prompts("draft").values())  # a ticket's is in its language
 _BASICS = LABELS["basics"].split("{", 1)[0]
 # How the facts section marks a value a correction replaced: "升级费 CNY 1860.00(原为 CNY 1680.00)".
 _REPLACED_NOTE = re.compile(r"[((]原为[^))\n]*[))]")
@@ -126,7 +127,7 @@ class Model(OfflineModel):
         temperature: float = 0.0,
     ) -> Completion:
         completion = super().chat(messages, schema=schema, temperature=temperature)
-        if schema is None and messages[0]["content"] == DRAFT_PROMPT:
+        if schema is None and messages[0]["content"] in DRAFT_PROMPTS:
             self.last_draft = [dict(m) for m in messages]
             self.draft_round = self.round
             if self.replies.get(self.round):

@@ -22,10 +22,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakes import cite_hits, refund_if_asked
+from fakes import cite_hits, is_summary_request, refund_if_asked
 
 from supportbot._state import Review
-from supportbot.memory._compress import SUMMARY_PROMPT
 
 
 def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -36,7 +35,7 @@ def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     if form.get("type") == "json_schema":
         message = "response_format type must be one of 'text' or 'json_object', but got: json_schema"
         return 500, {"error": {"code": 500, "message": message, "type": "server_error"}}
-    if system == SUMMARY_PROMPT:
+    if messages and is_summary_request(messages):
         text = "客户反映的问题见下方事实清单。"
     elif '"title":"Triage"' in system:
         text = refund_if_asked(prompt).model_dump_json()

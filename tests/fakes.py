@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from supportbot._state import Review, Triage
 from supportbot.i18n._prompts import section_labels
 from supportbot.llm.base import Completion, Message, Usage
-from supportbot.memory._compress import SUMMARY_PROMPT
+from supportbot.memory._compress import SUMMARY_PROMPTS
 
 TECH = Triage(
     category="technical",
@@ -47,6 +47,11 @@ def latest_part(prompt: str) -> str:
     """The prompt from its latest-message label on: what a script looks at to choose its answer."""
     at = max(prompt.rfind(section_labels(lang)["latest"]) for lang in ("zh", "en"))
     return prompt[at:]
+
+
+def is_summary_request(messages: Sequence[Message]) -> bool:
+    """Whether ``messages`` ask for a summary: its instructions, in any ticket's language."""
+    return messages[0]["content"] in SUMMARY_PROMPTS.values()
 
 
 def refund_if_asked(prompt: str) -> Triage:
@@ -85,7 +90,7 @@ class ScriptedLLM:
             self.prompts.append([dict(m) for m in messages])
         prompt = messages[-1]["content"]
         parsed: Any
-        if messages[0]["content"] == SUMMARY_PROMPT:
+        if is_summary_request(messages):
             with self._lock:
                 self.summary_calls += 1
             text = self._summary(prompt)
@@ -102,7 +107,7 @@ class ScriptedLLM:
         )
 
     def user_prompts(self) -> list[str]:
-        return [p[-1]["content"] for p in self.prompts if p[0]["content"] != SUMMARY_PROMPT]
+        return [p[-1]["content"] for p in self.prompts if not is_summary_request(p)]
 
 
 def seed_business(conn: psycopg.Connection) -> None:

@@ -12,13 +12,12 @@ from typing import Any, TypeVar
 
 import psycopg
 import pytest
-from fakes import AsyncModel, ScriptedLLM, rows, seed_business
+from fakes import AsyncModel, ScriptedLLM, is_summary_request, rows, seed_business
 
 from supportbot import Settings
 from supportbot._aio import AsyncOpening
 from supportbot._bot_async import AsyncSupportBot
 from supportbot.llm.base import Completion, Message
-from supportbot.memory._compress import SUMMARY_PROMPT
 
 T = TypeVar("T")
 
@@ -124,7 +123,7 @@ class _Held:
         self.release = asyncio.Event()
 
     async def chat(self, messages: Sequence[Message], **kwargs: object) -> Completion:
-        if kwargs.get("schema") is None and messages[0]["content"] != SUMMARY_PROMPT:
+        if kwargs.get("schema") is None and not is_summary_request(messages):
             self.drafting.set()
             await self.release.wait()
         answered: Completion = self.inner.chat(messages, **kwargs)  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from supportbot._state import Fact, Turn
 from supportbot.errors import InvalidInput
 from supportbot.memory._compress import (
     SUMMARY_PROMPT,
+    SUMMARY_PROMPTS,
     Compression,
     Summarizer,
     _longest,
@@ -419,6 +420,15 @@ def test_summary_prompt_names_what_must_be_kept() -> None:
         assert must in SUMMARY_PROMPT
 
 
+def test_the_english_summary_prompt_names_what_must_be_kept_too() -> None:
+    for must in ("request", "reference number", "amount", "promise", "not solved"):
+        assert must in SUMMARY_PROMPTS["en"]
+    # It names the two parts of the request by the labels an English request shows.
+    user = summary_messages("", [Turn(role="customer", content="hi")], lang="en")[1]["content"]
+    for label in ("Summary so far", "New conversation"):
+        assert f'"{label}"' in SUMMARY_PROMPTS["en"] and f"{label}:" in user
+
+
 def test_summary_messages() -> None:
     turns = [
         Turn(role="customer", content="账单多扣了"),
@@ -430,6 +440,20 @@ def test_summary_messages() -> None:
     assert "客户:账单多扣了\n客服:我们会在 3 个工作日内退款" in user["content"]
     _, condense = summary_messages("旧纪要", [])
     assert "旧纪要" in condense["content"] and "新增对话" in condense["content"]
+
+
+def test_an_english_ticket_s_summary_request_is_worded_in_english() -> None:
+    turns = [
+        Turn(role="customer", content="I was charged twice"),
+        Turn(role="agent", content="We will refund you within 3 business days"),
+    ]
+    system, user = summary_messages("", turns, lang="en")
+    assert system == {"role": "system", "content": SUMMARY_PROMPTS["en"]}
+    assert "Summary so far:\n(none)" in user["content"]
+    assert "Customer:I was charged twice\nAgent:We will refund you within 3 business days" in user["content"]
+    _, condense = summary_messages("Old summary", [], lang="en")
+    assert "Old summary" in condense["content"] and "no new conversation" in condense["content"]
+    assert not re.search(r"[\u3400-\u9fff]", system["content"] + user["content"] + condense["content"])
 
 
 def test_extractive_summary_keeps_fact_sentences() -> None:

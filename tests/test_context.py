@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import conversations
@@ -12,7 +13,14 @@ from strategies import conversations
 from supportbot import Settings
 from supportbot._records import Finding, Hit
 from supportbot._state import Review, Role, SupportState, Ticket, Turn
-from supportbot.i18n._prompts import SECTIONS, PromptSections, language_of, section_labels
+from supportbot.i18n._prompts import (
+    SECTIONS,
+    PromptSections,
+    language_of,
+    section_labels,
+    system_prompt,
+    system_words,
+)
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import PROMPT_LABEL_TOKENS, render_turns, text_tokens
 from supportbot.memory._facts import SENTENCE_KINDS, update_ledger
@@ -146,6 +154,41 @@ def test_review_prompt_carries_the_draft_and_classify_prompt_no_reference() -> N
     assert "hits" not in classify.usage and context.LABELS["hits"] not in _user(classify)
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_prompt_s_instructions_are_in_the_ticket_s_language(lang: str) -> None:
+    """The instructions follow the section labels: an English ticket told in Chinese what to do
+    would be answered worse, and perhaps in Chinese."""
+    state = _state() if lang == "zh" else _english_state()
+    state = dataclasses.replace(state, draft="Please re-authorize [KB-bank-001].")
+    assert context.ticket_language(state) == lang
+    builders = {
+        "classify": context.classify_prompt,
+        "draft": context.draft_prompt,
+        "review": context.review_prompt,
+    }
+    for name, build in builders.items():
+        system, user = build(state).messages
+        assert system == {"role": "system", "content": system_prompt(name, lang)}
+        assert section_labels(lang)["latest"] in user["content"]
+    assert system_prompt("draft", "zh") == context.DRAFT_PROMPT  # the Chinese, under its old name
+
+
+def _english_state() -> SupportState:
+    """``_state()`` with every customer turn in English (the latest one holds the body)."""
+    state = _state(body="The bank sync still fails with error E3001.")
+    turns = tuple(
+        with_tokens(
+            dataclasses.replace(
+                turn, content=f"My bill INV-2026-0415 was charged twice ({turn.idx}).", tokens=None
+            )
+        )
+        if turn.role == "customer" and turn.idx != len(state.turns) - 1
+        else turn
+        for turn in state.turns
+    )
+    return dataclasses.replace(state, turns=turns)
+
+
 def _settings() -> Settings:
     return Settings(context_window=3024)
 
@@ -253,11 +296,12 @@ def _plain_prompts(state: SupportState, trim: context.Trim) -> list[context.Prom
         if reference
         else []
     )
+    instructions = system_words(_language(state))
     return [
-        _plain_prompt(context.CLASSIFY_PROMPT, [], state, trim, 900),
-        _plain_prompt(context.DRAFT_PROMPT, draft, state, trim, 900),
+        _plain_prompt(instructions["classify"], [], state, trim, 900),
+        _plain_prompt(instructions["draft"], draft, state, trim, 900),
         _plain_prompt(
-            context.REVIEW_PROMPT,
+            instructions["review"],
             [*evidence, ("draft", f"{section_labels(_language(state))['draft']}\n{state.draft}")],
             state,
             trim,

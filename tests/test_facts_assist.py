@@ -12,6 +12,7 @@ from openai_server import ScriptedServer, completion
 
 from supportbot import Settings, SupportBot
 from supportbot._state import Review, Turn
+from supportbot.i18n._prompts import system_prompt
 from supportbot.llm._openai import OpenAICompatible
 from supportbot.memory._assist import ProposedFact, ProposedFacts, accept, assist_messages
 from supportbot.memory._facts import update_ledger
@@ -100,6 +101,16 @@ def test_the_request_lists_the_new_turns_and_the_pinned_facts() -> None:
     assert "(0) amount: CNY 1680.00" in user["content"]
 
 
+def test_an_english_ticket_s_request_is_worded_in_english() -> None:
+    turns = [Turn("customer", "The upgrade fee is 1680 CNY"), Turn("customer", "Our contact there is Zhou")]
+    [system, user] = assist_messages(turns, 0, (), lang="en")
+    assert system == {"role": "system", "content": system_prompt("assist", "en")}
+    assert user["content"] == (
+        "New conversation:\n[0] customer: The upgrade fee is 1680 CNY"
+        "\n[1] customer: Our contact there is Zhou\n\nFacts already pinned:\n(none)"
+    )
+
+
 @pytest.fixture
 def server() -> Iterator[ScriptedServer]:
     with ScriptedServer() as s:
@@ -134,3 +145,22 @@ def test_with_a_real_small_model_the_pass_runs_in_the_round(
     asked = json.dumps(server.requests[0].body, ensure_ascii=False)
     assert "找出清单里还没有的事实" in asked
     assert state.round_spend.calls >= 3  # the pass is paid for like any model call
+
+
+def test_an_english_ticket_s_pass_is_asked_in_english(database_url: str, server: ScriptedServer) -> None:
+    with psycopg.connect(database_url) as conn:
+        seed_business(conn)
+    server.script(
+        completion(ProposedFacts().model_dump_json()),
+        completion(TECH.model_dump_json()),
+        completion(Review(passed=True).model_dump_json()),
+    )
+    small = OpenAICompatible(base_url=server.url, api_key="k", model="small", timeout=5.0, max_retries=0)
+    settings = Settings(database_url=database_url, fact_assist=True)
+    with SupportBot.open(
+        database_url, llm=ScriptedLLM(), small_llm=small, settings=settings, backend="demo"
+    ) as bot:
+        bot.open_ticket("wugang@example.com", subject="contact", body="Our contact person there is Zhou")
+    system, user = server.requests[0].body["messages"]
+    assert system["content"].startswith(system_prompt("assist", "en"))  # then the schema, as always
+    assert user["content"].startswith("New conversation:\n[0] customer: Our contact person there is Zhou")

@@ -60,3 +60,18 @@ def test_a_translator_fills_fields_in_its_language() -> None:
     assert i18n.translator("common", "zh").language == "zh"
     with pytest.raises(KeyError):
         i18n.translator("common", "en")("no.such.key")
+
+
+# What code reads back from a model's answer, or the model must copy as written: categories, JSON
+# field names, an article id, the forms of an amount and a date.
+_CONTRACT = re.compile(r"[A-Za-z_][\w/-]*|\d+[-.]\d+(?:[-.]\d+)*", re.ASCII)
+
+
+@pytest.mark.parametrize("key", sorted(i18n.catalog("system", "zh")))
+def test_a_model_s_instructions_name_the_same_contract_in_every_language(key: str) -> None:
+    """A system prompt is worded per language, but the triage categories, the JSON fields and the
+    forms a model must follow are the code's, so every language names them alike."""
+    named = set(_CONTRACT.findall(i18n.catalog("system", "zh")[key]))
+    for lang in i18n.LANGUAGES:
+        text = i18n.catalog("system", lang)[key]
+        assert [word for word in sorted(named) if word not in text] == [], f"system.{lang}.json {key!r}"

@@ -294,6 +294,18 @@ def test_summary_prompt_gets_an_extractive_summary() -> None:
     assert "INV-C0001-20251103" in condensed and len(condensed) <= len(summary)
 
 
+def test_an_english_summary_request_is_known_by_its_english_instructions() -> None:
+    turns = [
+        Turn("customer", "Hello. Bill INV-C0001-20251103 charged me 349 CNY twice, please fix it."),
+        Turn("agent", "Got it, we will reply within 3 business days."),
+    ]
+    model = OfflineModel()
+    summary = model.chat(summary_messages("", turns, lang="en")).text
+    assert summary.startswith("Customer:") and "INV-C0001-20251103" in summary
+    condensed = model.chat(summary_messages(summary, (), lang="en")).text
+    assert "INV-C0001-20251103" in condensed and len(condensed) <= len(summary)
+
+
 def test_same_messages_same_completion_and_streaming_matches() -> None:
     messages: list[dict[str, object]] = [
         {"role": "system", "content": "draft"},

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, refund_if_asked, rows
+from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, is_summary_request, refund_if_asked, rows
 
 from supportbot import SupportBot
 from supportbot.errors import (
@@ -23,7 +23,6 @@ from supportbot.errors import (
     TakeoverRefused,
     TicketBusy,
 )
-from supportbot.memory._compress import SUMMARY_PROMPT
 
 OpenBot = Callable[..., SupportBot]
 WORKER = Path(__file__).resolve().parent / "worker.py"
@@ -194,7 +193,7 @@ def test_profile_and_compression_include_the_human_reply(open_bot: OpenBot, data
         assert bot.send(tid, f"第 {n} 次补充:E3001 银行同步还是失败,麻烦再看看").outcome == "resolved"
     state = bot.state(tid)
     assert state.summarized_upto > turn.idx  # type: ignore[operator]
-    summary_inputs = [p[-1]["content"] for p in llm.prompts if p[0]["content"] == SUMMARY_PROMPT]
+    summary_inputs = [p[-1]["content"] for p in llm.prompts if is_summary_request(p)]
     assert any(PROMISE in p for p in summary_inputs)  # compression read the human's words
     assert any(f.kind == "promise" and f.turn == turn.idx for f in state.facts)  # pinned, not lossy
     (facts,) = rows(database_url, "SELECT facts FROM demo.past_tickets WHERE id = %s", tid)[0]

@@ -1,16 +1,21 @@
-"""What the system says of a ticket, to its customer and to the host, is in the ticket's language."""
+"""What the system says of a ticket, to its customer and to the host, and what it tells the model
+of it, is in the ticket's language."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import NamedTuple
 
 import pytest
 from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, rows
+from pydantic import BaseModel
 
-from supportbot import SupportBot, i18n
+from supportbot import Completion, OfflineModel, SupportBot, i18n
 from supportbot.errors import ModelError
+from supportbot.i18n._prompts import system_prompt, system_words
+from supportbot.llm.base import Message
 
 OpenBot = Callable[..., SupportBot]
 
@@ -21,15 +26,24 @@ class Ticket(NamedTuple):
     question: str  # answered from the help center
     human: str  # asks for a person
     refund: str  # asks for a refund of {amount} CNY
+    follow_up: str  # the question again, the {n}th time
 
 
-CHINESE = Ticket("zh", "求助", "银行流水同步失败,提示 E3001", "发票又开错了,转人工", "申请退款 {amount} 元")
+CHINESE = Ticket(
+    "zh",
+    "求助",
+    "银行流水同步失败,提示 E3001",
+    "发票又开错了,转人工",
+    "申请退款 {amount} 元",
+    "第 {n} 次重新授权了,银行流水还是同步失败,提示 E3001",
+)
 ENGLISH = Ticket(
     "en",
     "help",
     "The bank sync fails with error E3001, what should I do?",
     "My invoice is wrong again, I want to talk to a person",
     "I would like a refund of {amount} CNY please",
+    "I re-authorized it {n} times and the bank sync still fails with error E3001",
 )
 BOTH = pytest.mark.parametrize("ticket", [CHINESE, ENGLISH], ids=["zh", "en"])
 
@@ -115,6 +129,41 @@ def test_an_edited_approval_states_both_amounts_in_the_ticket_s_language(
         ticket, "refund.approved_edited", refund="R000001", approved="60.00", amount="100.00", currency="CNY"
     )
     assert done.reply.endswith(text + says(ticket, "refund.note", note="partial"))
+
+
+class RecordingModel:
+    """The offline model, keeping the messages of every request it answers."""
+
+    def __init__(self) -> None:
+        self.inner = OfflineModel()
+        self.requests: list[list[Message]] = []
+        self._lock = threading.Lock()
+
+    def chat(
+        self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
+    ) -> Completion:
+        with self._lock:
+            self.requests.append(list(messages))
+        return self.inner.chat(messages, schema=schema, temperature=temperature)
+
+
+@BOTH
+def test_the_model_is_instructed_in_the_ticket_s_language(open_bot: OpenBot, ticket: Ticket) -> None:
+    """Triage, draft, review and summary requests each carry their instructions in the language
+    their sections are labelled in: the ticket's, never the other one."""
+    model = RecordingModel()
+    bot = open_bot(model, history_budget=120, keep_last=2)  # a small budget: the history is folded
+    tid = bot.open_ticket("wugang@example.com", subject=ticket.subject, body=ticket.question).ticket_id
+    for n in range(2, 5):
+        bot.send(tid, ticket.follow_up.format(n=n))
+    assert bot.state(tid).summarized_upto > 0
+    systems = {str(request[0]["content"]) for request in model.requests}
+    assert systems == {
+        system_prompt(name, ticket.lang) for name in ("classify", "draft", "review", "summary")
+    }
+    summaries = [r for r in model.requests if r[0]["content"] == system_prompt("summary", ticket.lang)]
+    previous = system_words(ticket.lang)["summary.previous"]
+    assert all(str(r[1]["content"]).startswith(previous) for r in summaries)
 
 
 def test_the_ticket_s_sentences_are_in_both_catalogues_and_the_english_ones_are_english() -> None:

@@ -1,9 +1,14 @@
 """The words prompts are made of, and the language a customer writes in.
 
-The labels that head each section of a prompt, the speaker labels of a rendered conversation and
-the layout of a summary request live here, once: the context builder, the guardrails and
-compression write with them, and the test fakes find their way in a prompt with them. A label
-changed here changes everywhere at once.
+The labels that head each section of a prompt, the speaker labels of a rendered conversation, the
+instructions of every request to a model (its system prompt) and the layout of a summary request
+live here, once: the context builder, the guardrails and compression write with them, and the test
+fakes find their way in a prompt with them. A label changed here changes everywhere at once.
+
+Every text is in the ticket's language: a model told in Chinese what to do with an English ticket
+answers worse (and may answer in Chinese), so the instructions follow the labels. What recognises
+a prompt by its text (the prompt-leak guard, the offline model telling a summary request from a
+draft) takes every language's (:func:`system_prompts`).
 
 A prompt also carries the records its sections were rendered from (:class:`PromptSections`,
 :class:`SummarySections`, under the ``SECTIONS`` key of its user message): the offline model
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 
 from .._records import Finding, Hit
 from .._state import Role, Turn
-from . import Language, catalog
+from . import LANGUAGES, Language, catalog
 
 __all__ = [
     "EVIDENCE_LABEL",
@@ -42,6 +47,9 @@ __all__ = [
     "prompt_words",
     "section_labels",
     "speaker_labels",
+    "system_prompt",
+    "system_prompts",
+    "system_words",
 ]
 
 
@@ -85,10 +93,32 @@ ROLES_BY_LABEL: Mapping[str, Role] = {
     for role, text in speaker_labels(lang).items()
 }
 
-# The two parts of a summary request (memory.compress.summary_messages).
-SUMMARY_PREVIOUS_LABEL = "已有纪要:"
-SUMMARY_NEW_LABEL = "新增对话:"
-NO_SUMMARY = "(无)"
+
+# The instructions of each request and the fixed words of the summary and fact-assist requests
+# (the system catalogue, system.zh.json / system.en.json). Kept apart from the prompt catalogue:
+# these are whole paragraphs a model obeys, not labels, and they are edited on their own.
+def system_words(lang: str) -> Mapping[str, str]:
+    """The system catalogue of ``lang`` ("zh" or "en"; anything else: "zh")."""
+    return catalog("system", "en" if lang == "en" else "zh")
+
+
+def system_prompt(name: str, lang: str) -> str:
+    """The instructions of the ``name`` request in ``lang``: ``classify``, ``draft``, ``review``,
+    ``summary`` or ``assist``."""
+    return system_words(lang)[name]
+
+
+def system_prompts(name: str) -> Mapping[Language, str]:
+    """The instructions of the ``name`` request in every language, for what recognises a request
+    by its text: a ticket's language decides which one it is sent."""
+    return {lang: system_prompt(name, lang) for lang in LANGUAGES}
+
+
+# The two parts of a Chinese summary request (memory.compress.summary_messages; in a ticket's
+# language: system_words(lang)["summary.previous"], …).
+SUMMARY_PREVIOUS_LABEL = system_words("zh")["summary.previous"]
+SUMMARY_NEW_LABEL = system_words("zh")["summary.new"]
+NO_SUMMARY = system_words("zh")["none"]
 
 # The key of a prompt's user message under which its PromptSections travel (never sent by a client).
 SECTIONS = "sections"

@@ -19,7 +19,7 @@ from .._records import MODEL_ONLY, REFUND_OUTCOMES, Finding
 from .._state import Review, Triage, Turn
 from ..errors import ModelError
 from ..i18n._prompts import SECTIONS, PromptSections, SummarySections, is_english
-from ..memory._compress import SUMMARY_PROMPT, extractive_summarize
+from ..memory._compress import SUMMARY_PROMPTS, extractive_summarize
 from ..memory._tokens import MESSAGE_OVERHEAD, count_tokens
 from ..reply import _guardrails as guardrails
 from ..reply._findings import render_line
@@ -185,6 +185,9 @@ _ACTION = re.compile(r"请|点击|进入|可以在|可以使用|需要|建议|pl
 _WANTS_BILLS = re.compile(r"账单|扣|发票|invoice|charge|bill", re.IGNORECASE)
 
 MAX_ARTICLES = 3
+# A summary request is known by its instructions, in any language: a request from another caller
+# carries no records to tell it by.
+_SUMMARY_SYSTEMS = frozenset(prompt.strip() for prompt in SUMMARY_PROMPTS.values())
 
 
 class OfflineModel:
@@ -210,7 +213,7 @@ class OfflineModel:
             parsed = review(shown)
         elif schema is not None:
             raise ModelError(f"the offline model cannot produce {schema.__name__}; configure a real model")
-        elif system.strip() == SUMMARY_PROMPT.strip():
+        elif system.strip() in _SUMMARY_SYSTEMS:
             text = summarize(_summary_request(message))
             return Completion(text=text, usage=_usage(messages, text), model=self.model)
         else:

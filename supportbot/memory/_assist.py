@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._state import Fact, Turn
+from ..i18n._prompts import system_prompt, system_words
 from ._facts import FACT_KINDS, FactKind, current_facts
 from ._mask import mask_text
 
@@ -39,24 +40,21 @@ class ProposedFacts(BaseModel):
     facts: list[ProposedFact] = Field(default_factory=list)
 
 
-ASSIST_PROMPT = (
-    "你在为客服工单补全“钉住的事实”清单。下面给出新对话(每条带编号)和已经钉住的事实(每条带序号)。"
-    "找出清单里还没有的事实:单号、错误码、金额、日期、电话、邮箱、地址、相关人员及其角色、套餐、"
-    "是/否状态(如是否收到退款)、客服承诺、客户转述的承诺、客户的真实诉求(客套话不算)。"
-    "每条给出 kind、value(原文写法)、canonical(规范值:金额写成 CNY 3500.00,日期写成 2026-03-27,"
-    "单号和错误码大写)、source_turn(编号)、quote(从该条原文逐字复制、包含 value 的片段)、subject、"
-    "supersedes(若更正了清单中的某条,填它的序号)。没有把握就不要输出。只输出 JSON。"
-)
+# The Chinese instructions, for callers that compare against them; a ticket's request carries its
+# language's (assist_messages).
+ASSIST_PROMPT = system_prompt("assist", "zh")
 
 
-def assist_messages(turns: Sequence[Turn], start: int, ledger: Sequence[Fact]) -> list[dict[str, str]]:
-    """The request for facts in ``turns[start:]`` that ``ledger`` does not hold."""
+def assist_messages(
+    turns: Sequence[Turn], start: int, ledger: Sequence[Fact], *, lang: str = "zh"
+) -> list[dict[str, str]]:
+    """The request for facts in ``turns[start:]`` that ``ledger`` does not hold, worded in ``lang``
+    (the ticket's language)."""
+    words = system_words(lang)
     conversation = "\n".join(f"[{i}] {turns[i].role}: {turns[i].content}" for i in range(start, len(turns)))
-    pinned = "\n".join(f"({i}) {f.kind}: {f.key}" for i, f in current_facts(ledger)) or "(无)"
-    return [
-        {"role": "system", "content": ASSIST_PROMPT},
-        {"role": "user", "content": f"新对话:\n{conversation}\n\n已钉住的事实:\n{pinned}"},
-    ]
+    pinned = "\n".join(f"({i}) {f.kind}: {f.key}" for i, f in current_facts(ledger)) or words["none"]
+    request = f"{words['assist.turns']}\n{conversation}\n\n{words['assist.pinned']}\n{pinned}"
+    return [{"role": "system", "content": words["assist"]}, {"role": "user", "content": request}]
 
 
 def accept(

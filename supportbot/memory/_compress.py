@@ -27,15 +27,14 @@ from typing import Any
 from .._state import Fact, Turn
 from ..errors import InvalidInput
 from ..i18n._prompts import (
-    NO_SUMMARY,
     ROLES_BY_LABEL,
     SECTIONS,
-    SUMMARY_NEW_LABEL,
-    SUMMARY_PREVIOUS_LABEL,
     SummarySections,
     language_of,
     section_labels,
     speaker_labels,
+    system_prompts,
+    system_words,
 )
 from ._facts import (
     EXACT_KINDS,
@@ -58,17 +57,10 @@ Summarizer = Callable[[str, Sequence[Turn]], str]
 SummaryAsk = tuple[str, Sequence[Turn]]
 Folding = Generator[SummaryAsk, str, "Compression"]
 
-SUMMARY_PROMPT = """你在为客服团队整理一张工单的对话纪要。\
-接手的同事只会看到这份纪要和最近几条原始消息,所以纪要必须能独立读懂。
-请把"已有纪要"和"新增对话"合并成一份新的纪要,用简短的条目书写,不要寒暄,也不要解释你在做什么。
-下面四类信息一条都不能丢:
-1. 客户提出的每一项诉求和问题;
-2. 所有单号(订单号、账单号、发票号、工单号、退款单号)、错误码和金额,按原样抄写,数字一个都不要改;
-3. 客服已经给出的答复和作出的承诺,连同时限,例如"3 个工作日内回复";
-4. 还没有解决的问题,以及正在等谁做什么。
-拿不准的内容宁可省略,也不要猜。整份纪要不超过 300 字。"""
-
-_CONDENSE_ONLY = "没有新增对话。请只把上面的已有纪要压缩得更短,上面列出的四类信息仍然必须保留。"
+# A summary request's instructions in every language: how a model, or a test's fake, knows one.
+SUMMARY_PROMPTS = system_prompts("summary")
+# The Chinese ones, for callers that compare against them; a ticket's request carries its language's.
+SUMMARY_PROMPT = SUMMARY_PROMPTS["zh"]
 
 # Where a summary may be cut when it has to be hard-truncated: after a sentence end or newline.
 _CUT_AFTER = re.compile(r"[。！？!?；;\n]+|(?<=[.])\s+")
@@ -294,18 +286,23 @@ def render_turns(turns: Sequence[Turn], lang: str = "zh") -> str:
     return "\n".join(f"{speakers.get(turn.role, turn.role)}:{turn.content}" for turn in turns)
 
 
-def summary_messages(previous_summary: str, turns: Sequence[Turn]) -> list[dict[str, Any]]:
-    """Chat messages asking a model to merge ``turns`` into ``previous_summary``.
+def summary_messages(
+    previous_summary: str, turns: Sequence[Turn], *, lang: str = "zh"
+) -> list[dict[str, Any]]:
+    """Chat messages asking a model to merge ``turns`` into ``previous_summary``, worded in ``lang``
+    (the ticket's language: its instructions, the two parts' labels and the speakers').
 
     With no turns, the request is to condense the previous summary: that is the second pass
     :func:`compress` makes when a summary exceeds its cap. The user message carries the request
     as records too (``prompts.SummarySections``), for a model that reads structure.
     """
-    parts = [f"{SUMMARY_PREVIOUS_LABEL}\n{previous_summary.strip() or NO_SUMMARY}"]
-    parts.append(f"{SUMMARY_NEW_LABEL}\n{render_turns(turns)}" if turns else _CONDENSE_ONLY)
+    words = system_words(lang)
+    parts = [f"{words['summary.previous']}\n{previous_summary.strip() or words['none']}"]
+    new = f"{words['summary.new']}\n{render_turns(turns, lang)}" if turns else words["summary.condense"]
+    parts.append(new)
     request = SummarySections(previous=previous_summary.strip(), turns=tuple(turns) if turns else None)
     user = {"role": "user", "content": "\n\n".join(parts), SECTIONS: request}
-    return [{"role": "system", "content": SUMMARY_PROMPT}, user]
+    return [{"role": "system", "content": words["summary"]}, user]
 
 
 def extractive_summarize(

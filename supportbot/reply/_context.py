@@ -22,7 +22,14 @@ from .._records import Finding
 from .._state import Fact, SupportState, Turn
 from ..config import Settings
 from ..i18n import Language
-from ..i18n._prompts import EVIDENCE_LABEL, SECTIONS, PromptSections, language_of, section_labels
+from ..i18n._prompts import (
+    EVIDENCE_LABEL,
+    SECTIONS,
+    PromptSections,
+    language_of,
+    section_labels,
+    system_prompt,
+)
 from ..i18n._prompts import LABELS as LABELS  # the Chinese labels, for callers that read them
 from ..memory import _ledger as ledger
 from ..memory._compress import label_tokens, render_turns, shared_allowance, text_tokens
@@ -30,19 +37,11 @@ from ..memory._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_
 from ._caches import Caches, Section
 from ._findings import render_line
 
-CLASSIFY_PROMPT = (
-    "你是客服工单分诊助手。阅读工单,判断类别(billing/refund/invoice/account/technical/plan_change/api/other)、"
-    "是否需要查询客户账户数据、是否必须转人工(投诉升级、法律威胁、安全事件、明确要求人工),"
-    "用一句话复述客户诉求,并给出检索帮助中心用的查询词(保留错误码和产品名词)。只输出 JSON。"
-)
-DRAFT_PROMPT = (
-    "你是客服。根据帮助中心文章和账户查询结果回复客户最新的消息。引用文章时写出编号,如 [KB-bank-001];"
-    "不要承诺数据里没有依据的金额或时间;不要编造。语气礼貌、简洁。"
-)
-REVIEW_PROMPT = (
-    "你是客服质检。检查草稿:是否回答了客户最新的问题、引用是否来自给出的文章、有没有无依据的金额或承诺、"
-    "有没有其他客户的数据。只输出 JSON:passed 和 problems。"
-)
+# The Chinese instructions, for callers that compare against them. A ticket's prompt carries its
+# language's, as its section labels do: system_prompt(name, ticket_language(state)).
+CLASSIFY_PROMPT = system_prompt("classify", "zh")
+DRAFT_PROMPT = system_prompt("draft", "zh")
+REVIEW_PROMPT = system_prompt("review", "zh")
 
 # The most room a prompt leaves in the model's window for its answer (answer_room below).
 ANSWER_RESERVE = 1024
@@ -136,7 +135,7 @@ def classify_prompt(
     facts_allowance: int | None = None,
     caches: Caches | None = None,
 ) -> Prompt:
-    return _prompt(CLASSIFY_PROMPT, [], state, trim, budget, facts_allowance, caches)
+    return _prompt("classify", [], state, trim, budget, facts_allowance, caches)
 
 
 def draft_prompt(
@@ -155,7 +154,7 @@ def draft_prompt(
     if state.reviewer_note:
         sections.append(_section("reviewer", labels["reviewer"] + "\n" + state.reviewer_note))
         shown["reviewer_note"] = state.reviewer_note
-    return _prompt(DRAFT_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
+    return _prompt("draft", sections, state, trim, budget, facts_allowance, caches, shown)
 
 
 def review_prompt(
@@ -176,7 +175,7 @@ def review_prompt(
     sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
     sections.append(_section("draft", f"{section_labels(ticket_language(state))['draft']}\n", state.draft))
     shown["draft"] = state.draft
-    return _prompt(REVIEW_PROMPT, sections, state, trim, budget, facts_allowance, caches, shown)
+    return _prompt("review", sections, state, trim, budget, facts_allowance, caches, shown)
 
 
 def over_budget_message(prompt: Prompt, budget: int, settings: Settings) -> str:
@@ -377,7 +376,7 @@ def _kept_findings(found: tuple[Finding, ...], lines: int | None) -> tuple[Findi
 
 
 def _prompt(
-    system: str,
+    name: str,
     reference: list[Section],
     state: SupportState,
     trim: Trim,
@@ -386,8 +385,9 @@ def _prompt(
     caches: Caches | None,
     shown: dict[str, Any] | None = None,
 ) -> Prompt:
-    """The prompt's messages; the user message also carries the records its sections show
-    (``prompts.PromptSections``)."""
+    """The messages of the ``name`` prompt (its instructions in the ticket's language); the user
+    message also carries the records its sections show (``prompts.PromptSections``)."""
+    system = system_prompt(name, ticket_language(state))
     part, omitted = _ticket_part(state, _allowance(state, trim, facts_allowance), caches)
     sections = [*reference, *part]
     usage = {"system": count_tokens(system) + MESSAGE_OVERHEAD}

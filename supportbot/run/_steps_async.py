@@ -15,9 +15,11 @@ from .._records import ApprovalDecision, Customer, CustomerRecords, Finding, Ref
 from .._state import Fact, Outcome, Review, StateUpdate, SupportState, Triage, Turn, reduce
 from ..backend.base_async import AsyncListsPlans, AsyncReadsCustomerRecords
 from ..errors import BilledCall, ContextBudgetExceeded, ModelError, RespondRefused
+from ..i18n import LANGUAGES
+from ..i18n._prompts import system_prompt
 from ..llm.base import Completion
 from ..memory import _assist as assist
-from ..memory._compress import SUMMARY_PROMPT, Compression, Folding, folding, summary_messages
+from ..memory._compress import Compression, Folding, folding, summary_messages
 from ..memory._tokens import MESSAGE_OVERHEAD, count_edited, with_tokens
 from ..reply import _context as context
 from ..reply import _findings as findings
@@ -33,8 +35,11 @@ _Parsed = TypeVar("_Parsed", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 _CITATION = guardrails.CITATION
-# The instructions of a round's prompts, which a reply must never repeat to the customer.
-SYSTEM_PROMPTS = (context.CLASSIFY_PROMPT, context.DRAFT_PROMPT, context.REVIEW_PROMPT, SUMMARY_PROMPT)
+# The instructions of a round's prompts, which a reply must never repeat to the customer: in every
+# language, since a ticket's language may change between rounds and a model may be asked to switch.
+SYSTEM_PROMPTS = tuple(
+    system_prompt(name, lang) for lang in LANGUAGES for name in ("classify", "draft", "review", "summary")
+)
 
 
 async def load_customer(state: SupportState, deps: Deps) -> Update:
@@ -79,7 +84,8 @@ async def prepare_context(state: SupportState, deps: Deps) -> Update:
 
 async def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
     settings = deps.settings
-    summarizer = _Summarizer(deps)
+    lang = context.ticket_language(state)
+    summarizer = _Summarizer(deps, lang)
     window = settings.context_window if settings.trigger_fraction is not None else None
     plans = await deps.backend.list_plans() if isinstance(deps.backend, AsyncListsPlans) else ()
     fold = folding(
@@ -99,7 +105,7 @@ async def _fold(state: SupportState, deps: Deps, *, budget: int) -> Update:
         mask=False,
         facts_allowance=context.facts_allowance(settings),
         plans=plans,
-        lang=context.ticket_language(state),
+        lang=lang,
     )
     result = await _summarized(fold, summarizer)
     update: Update = {}
@@ -151,7 +157,7 @@ async def _assisted_facts(
     if isinstance(deps.small_llm, OfflineModel):
         return [], Spend()
     start = min(state.facts_upto, len(state.turns))
-    messages = assist.assist_messages(state.turns, start, ledger)
+    messages = assist.assist_messages(state.turns, start, ledger, lang=context.ticket_language(state))
     try:
         completion = await models.ask(deps, "facts", messages, schema=assist.ProposedFacts)
     except ModelError as exc:
@@ -165,15 +171,18 @@ async def _assisted_facts(
 
 
 class _Summarizer:
-    """The small model as compress()'s summarizer; adds up what it costs. The summary is the
-    ticket's own memory: contact details stay as given (the profile and the ticket record mask)."""
+    """The small model as compress()'s summarizer, asked in the ticket's language ``lang``; adds up
+    what it costs. The summary is the ticket's own memory: contact details stay as given (the
+    profile and the ticket record mask)."""
 
-    def __init__(self, deps: Deps) -> None:
+    def __init__(self, deps: Deps, lang: str) -> None:
         self._deps = deps
+        self._lang = lang
         self.spend = Spend()
 
     async def __call__(self, previous: str, turns: Sequence[Turn]) -> str:
-        completion = await models.ask(self._deps, "summary", summary_messages(previous, turns))
+        messages = summary_messages(previous, turns, lang=self._lang)
+        completion = await models.ask(self._deps, "summary", messages)
         self.spend += _spend_of(completion)
         return completion.text
 
