@@ -28,7 +28,6 @@ from supportbot.memory._tokens import count_tokens, turn_tokens, with_tokens
 from supportbot.reply import _context as context
 from supportbot.reply._caches import Caches
 from supportbot.reply._findings import render
-from supportbot.reply._guardrails import EVIDENCE_LABEL
 
 NOW = datetime(2026, 10, 15, tzinfo=UTC)
 ORDER = ["hits", "findings", "basics", "profile", "facts", "summary", "history", "latest"]
@@ -292,7 +291,14 @@ def _plain_prompts(state: SupportState, trim: context.Trim) -> list[context.Prom
         problems = "\n".join(f"- {p}" for p in state.review.problems)
         draft.append(("problems", section_labels(_language(state))["problems"] + "\n" + problems))
     evidence = (
-        [("evidence", EVIDENCE_LABEL + "\n" + "\n\n".join(text for _, text in reference))]
+        [
+            (
+                "evidence",
+                section_labels(_language(state))["evidence"]
+                + "\n"
+                + "\n\n".join(text for _, text in reference),
+            )
+        ]
         if reference
         else []
     )

@@ -174,3 +174,31 @@ def test_the_ticket_s_sentences_are_in_both_catalogues_and_the_english_ones_are_
         assert i18n.catalog(domain, "en").keys() == i18n.catalog(domain, "zh").keys()
     english = says(ENGLISH, "handoff.reply", ticket="T1")
     assert english.isascii() and not says(CHINESE, "handoff.reply", ticket="T1").isascii()
+
+
+@BOTH
+def test_what_is_wrong_with_a_draft_is_told_to_the_model_in_the_ticket_s_language(
+    open_bot: OpenBot, ticket: Ticket
+) -> None:
+    """A draft the rule checks refuse (no article cited, an amount nothing supports) is redrafted
+    from a list of its problems, and a draft is reviewed against the data it must agree with: both
+    are labelled and worded in the ticket's language, as the rest of the prompt is."""
+    drafts: list[str] = []
+
+    def draft(prompt: str) -> str:
+        drafts.append(prompt)
+        return "Refunds of 777 CNY are paid." if len(drafts) == 1 else cite_hits(prompt)
+
+    model = ScriptedLLM(draft=draft)
+    bot = open_bot(model)
+    bot.open_ticket("wugang@example.com", subject=ticket.subject, body=ticket.question)
+    assert len(drafts) == 2
+    words = i18n.catalog("prompt", ticket.lang)
+    told = [words["problem.no_citation"], words["problem.amount"].format(values="777")]
+    other = i18n.catalog("prompt", "en" if ticket.lang == "zh" else "zh")
+    assert all(problem in drafts[1] for problem in told)
+    assert other["problem.no_citation"] not in drafts[1]
+    reviews = [
+        p[-1]["content"] for p in model.prompts if p[0]["content"] == system_prompt("review", ticket.lang)
+    ]
+    assert reviews and all(words["section.evidence"] in review for review in reviews)

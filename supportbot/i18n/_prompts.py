@@ -42,8 +42,10 @@ __all__ = [
     "PromptSections",
     "SummarySections",
     "fact_labels",
+    "identifier_words",
     "is_english",
     "language_of",
+    "problem_words",
     "prompt_words",
     "section_labels",
     "speaker_labels",
@@ -70,6 +72,17 @@ def fact_labels(lang: str) -> Mapping[str, str]:
     return _prefixed(lang, "fact.")
 
 
+def problem_words(lang: str) -> Mapping[str, str]:
+    """What a draft check says is wrong with a draft, in ``lang``: ``empty``, ``no_citation``, …
+    (templates with ``{values}`` and the like), and ``list_separator``."""
+    return _prefixed(lang, "problem.")
+
+
+def identifier_words(lang: str) -> Mapping[str, str]:
+    """Identifier kind (``email``, ``invoice``, …) -> how a draft check names it, in ``lang``."""
+    return _prefixed(lang, "identifier.")
+
+
 def speaker_labels(lang: str) -> Mapping[str, str]:
     """``customer``/``agent`` -> who said a line of a rendered conversation, in ``lang``."""
     return _prefixed(lang, "speaker.")
@@ -82,8 +95,9 @@ def _prefixed(lang: str, prefix: str) -> Mapping[str, str]:
 
 
 LABELS: Mapping[str, str] = section_labels("zh")
-# Heads the section of a review prompt that holds the data a draft must agree with.
-EVIDENCE_LABEL = "核对用资料(金额、时限和单号须与此一致):"
+# Heads the section of a review prompt that holds the data a draft must agree with (Chinese, for
+# callers that read it; a ticket's prompt carries its language's, section_labels(lang)["evidence"]).
+EVIDENCE_LABEL = LABELS["evidence"]
 
 # Who said a line of a rendered conversation (memory.compress.render_turns), and back.
 SPEAKER_LABELS: Mapping[str, str] = speaker_labels("zh")
@@ -137,6 +151,7 @@ class PromptSections:
     draft: str | None = None  # the draft under review
     evidence: str | None = None  # a review prompt's text without the draft, when it has evidence
     reviewer_note: str | None = None  # a reviewer's note the reply answers from (SupportBot.respond)
+    language: Language = "zh"  # the ticket's, which the prompt's labels and instructions are in
 
 
 @dataclass(frozen=True, slots=True)

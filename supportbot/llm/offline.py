@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from .._records import MODEL_ONLY, REFUND_OUTCOMES, Finding
 from .._state import Review, Triage, Turn
 from ..errors import ModelError
-from ..i18n._prompts import SECTIONS, PromptSections, SummarySections, is_english
+from ..i18n._prompts import SECTIONS, PromptSections, SummarySections, is_english, problem_words
 from ..memory._compress import SUMMARY_PROMPTS, extractive_summarize
 from ..memory._tokens import MESSAGE_OVERHEAD, count_tokens
 from ..reply import _guardrails as guardrails
@@ -409,12 +409,13 @@ def review(shown: PromptSections) -> Review:
     (``PromptSections.evidence``); without it a right draft quoting an invoice would be refused.
     """
     if shown.draft is None:
-        return Review(passed=False, problems=["审核请求中没有草稿"])
+        return Review(passed=False, problems=[problem_words(shown.language)["no_draft"]])
     problems = guardrails.draft_problems(
         shown.draft.strip(),
         known_articles={h.id for h in shown.hits},
         evidence=shown.evidence or "",
         check_facts=shown.evidence is not None,
+        lang=shown.language,
     )
     return Review(passed=not problems, problems=problems)
 

@@ -22,15 +22,14 @@ from .._records import Finding
 from .._state import Fact, SupportState, Turn
 from ..config import Settings
 from ..i18n import Language
+from ..i18n._prompts import LABELS as LABELS  # the Chinese labels, for callers that read them
 from ..i18n._prompts import (
-    EVIDENCE_LABEL,
     SECTIONS,
     PromptSections,
     language_of,
     section_labels,
     system_prompt,
 )
-from ..i18n._prompts import LABELS as LABELS  # the Chinese labels, for callers that read them
 from ..memory import _ledger as ledger
 from ..memory._compress import label_tokens, render_turns, shared_allowance, text_tokens
 from ..memory._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, turn_tokens
@@ -172,8 +171,9 @@ def review_prompt(
     # In pieces, so the counts of the findings (the draft prompt's) and of the draft (wanted again
     # for the reply, see steps._reply) are reused.
     pieces = [piece for text in evidence for piece in ("\n\n", text)][1:]
-    sections = [_section("evidence", EVIDENCE_LABEL + "\n", *pieces)] if evidence else []
-    sections.append(_section("draft", f"{section_labels(ticket_language(state))['draft']}\n", state.draft))
+    labels = section_labels(ticket_language(state))
+    sections = [_section("evidence", labels["evidence"] + "\n", *pieces)] if evidence else []
+    sections.append(_section("draft", f"{labels['draft']}\n", state.draft))
     shown["draft"] = state.draft
     return _prompt("review", sections, state, trim, budget, facts_allowance, caches, shown)
 
@@ -401,7 +401,9 @@ def _prompt(
     body = "\n\n".join(text for _, text, _ in sections)
     latest = state.latest_customer_message
     records = PromptSections(
-        latest=latest.content if latest is not None else state.ticket.body, **(shown or {})
+        latest=latest.content if latest is not None else state.ticket.body,
+        language=ticket_language(state),
+        **(shown or {}),
     )
     if records.draft is not None and reference and reference[0][0] == "evidence":
         # What a draft must agree with: everything the prompt shows but the draft itself.

@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal, InvalidOperation
 
-from ..i18n._prompts import EVIDENCE_LABEL
+from ..i18n._prompts import EVIDENCE_LABEL, identifier_words, problem_words
 from ..memory._dates import dates
 from ..memory._money import money_in
 
@@ -114,13 +114,6 @@ _IDENTIFIERS = (
     ("refund_id", re.compile(r"R(?<![A-Za-z0-9-]R)[0-9]{6}(?![0-9])")),
     ("phone", re.compile(r"1(?<![0-9]1)[3-9][0-9]{9}(?![0-9])")),
 )
-_IDENTIFIER_WORDS = {
-    "email": "邮箱",
-    "customer_id": "客户编号",
-    "invoice": "账单号",
-    "refund_id": "退款单号",
-    "phone": "手机号",
-}
 # What a text states that the evidence does not hold, by kind: these, and the identifier kinds above.
 UnsupportedKind = str  # "amount", "duration", "date", "email", "customer_id", "invoice", "refund_id", "phone"
 
@@ -163,8 +156,10 @@ def draft_problems(
     max_chars: int = MAX_DRAFT_CHARS,
     scans: EvidenceScans | None = None,
     cite: bool = True,
+    lang: str = "zh",
 ) -> list[str]:
     """What is wrong with ``draft`` given the articles offered and the evidence; [] when nothing.
+    Said in ``lang``, the ticket's language: the problems go back to the model that redrafts.
 
     ``cite=False``: a reply that need not cite the articles (an answer to a reviewer's note),
     though any article it does cite must be one offered.
@@ -173,22 +168,23 @@ def draft_problems(
     evidence is known to be incomplete (it would reject drafts that are right). ``scans`` keeps
     what was found in the evidence for the next draft checked against it.
     """
-    problems: list[str] = []
+    says = problem_words(lang)
     if not draft.strip():
-        return ["草稿为空"]
+        return [says["empty"]]
+    problems: list[str] = []
     cited = set(CITATION.findall(draft))
     if unknown := sorted(cited - set(known_articles)):
-        problems.append(f"引用了不存在的文章:{', '.join(unknown)}")
+        problems.append(says["unknown_articles"].format(articles=", ".join(unknown)))
     if cite and known_articles and not cited:
-        problems.append("没有引用帮助中心文章")
+        problems.append(says["no_citation"])
     if claim := claims_approval(draft):
-        problems.append(f"草稿声称退款已批准或已执行(“{claim}”);退款只能由人工审批,结果由系统告知客户")
+        problems.append(says["approval_claim"].format(claim=claim))
     if guarantee := _GUARANTEE.search(draft):
-        problems.append(f"草稿作出了无依据的保证(“{guarantee.group()}”)")
+        problems.append(says["guarantee"].format(words=guarantee.group()))
     if check_facts:
-        problems += list(_unsupported(draft, evidence, scans or _UNCACHED))
+        problems += list(_unsupported(draft, evidence, scans or _UNCACHED, lang))
     if len(draft) > max_chars:
-        problems.append(f"草稿过长({len(draft)} 字,上限 {max_chars})")
+        problems.append(says["too_long"].format(chars=len(draft), limit=max_chars))
     return problems
 
 
@@ -312,17 +308,16 @@ def _prompt_letters(prompts: tuple[str, ...]) -> frozenset[str]:
     return frozenset(windows)
 
 
-def _unsupported(draft: str, evidence: str | Callable[[], str], scans: EvidenceScans) -> Iterator[str]:
+def _unsupported(
+    draft: str, evidence: str | Callable[[], str], scans: EvidenceScans, lang: str
+) -> Iterator[str]:
+    says = problem_words(lang)
     for kind, values in unsupported(draft, evidence, scans):
-        listed = "、".join(values)
-        if kind == "amount":
-            yield "金额在资料中没有依据:" + listed
-        elif kind == "duration":
-            yield "承诺了资料中没有依据的时限:" + listed
-        elif kind == "date":
-            yield "日期在资料中没有依据:" + listed
+        listed = says["list_separator"].join(values)
+        if kind in ("amount", "duration", "date"):
+            yield says[kind].format(values=listed)
         else:
-            yield f"草稿含有不属于本客户资料的{_IDENTIFIER_WORDS[kind]}:" + listed
+            yield says["identifier"].format(what=identifier_words(lang)[kind], values=listed)
 
 
 def unsupported(

@@ -351,6 +351,7 @@ def _rule_problems(state: SupportState, deps: Deps) -> list[str]:
         known_articles={h.id for h in state.hits},
         evidence=partial(_evidence, state),
         scans=deps.caches.evidence,
+        lang=context.ticket_language(state),
     )
 
 
@@ -413,6 +414,7 @@ def answer_note(state: SupportState, deps: Deps) -> Update:
         known_articles={h.id for h in state.hits},
         evidence=lambda: _evidence(state) + "\n" + state.reviewer_note,
         cite=False,
+        lang=context.ticket_language(state),
     )
     if problems:
         raise RespondRefused(
