@@ -393,3 +393,76 @@ def test_chinese_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
 )
 def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[str]) -> None:
     assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # options after a dash, to the clause's end; a remark after a dash is no option
+        (
+            "I'm returning the standing desk - white / 48-inch! thanks",
+            ["I'm returning the standing desk - white / 48-inch"],
+        ),
+        (
+            "My colleague recommended the protein powder - chocolate.",
+            ["My colleague recommended the protein powder - chocolate"],
+        ),
+        (
+            "I'm returning the duvet cover - king - would appreciate any help",
+            ["I'm returning the duvet cover - king"],
+        ),
+        ("I'm returning the standing desk - cheers", ["I'm returning the standing desk"]),
+        # where the goods are and how they came, a count of them, one word with its option in brackets
+        (
+            "my order also had a jar of fragrance-free moisturizer in it.",
+            ["my order also had a jar of fragrance-free moisturizer in it."],
+        ),
+        (
+            "what arrived were the yoga leggings (S), not what I ordered",
+            ["what arrived were the yoga leggings (S)"],
+        ),
+        ("I got grey slippers as a gift!", ["I got grey slippers as a gift"]),
+        ("I already sent the adjustable dumbbells back", ["I already sent the adjustable dumbbells back"]),
+        (
+            "There's a problem with the smartwatch (cellular), fyi",
+            ["There's a problem with the smartwatch (cellular)"],
+        ),
+        # a tier in brackets after goods is their option, not a plan of its own
+        (
+            "I picked the Kindle Paperwhite (Signature Edition) at checkout",
+            ["I picked the Kindle Paperwhite (Signature Edition) at checkout"],
+        ),
+        (
+            "I ordered the water bottle, the 24 oz stainless steel one",
+            ["I ordered the water bottle, the 24 oz stainless steel one"],
+        ),
+        # a plan's seats and a cover's term after a comma
+        ("We're on the Team plan, 10 users, since March.", ["Team plan, 10 users"]),
+        ("I bought accidental damage protection, for 1 year", ["accidental damage protection, for 1 year"]),
+        ("is my warranty, for 2 years, still valid?", []),
+        # not goods
+        ("I need a refund for the order (#A123) - thanks", []),
+        ("there's a problem with the order (the second one)", []),
+        ("I got the date wrong - sorry", []),
+        ("I got my money back, not the credit", []),
+    ],
+)
+def test_english_goods_with_options_after_a_dash_and_in_more_places(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a clause of Latin model words after Chinese goods names their option
+        ("结果你们发来的是钢化膜,选的iPhone 15 Pro。", ["结果你们发来的是钢化膜,选的iPhone 15 Pro"]),
+        (
+            "购物车里就一个手机壳,iPhone 15 Pro Max的,先跟你说一声",
+            ["购物车里就一个手机壳,iPhone 15 Pro Max的"],
+        ),
+        # after English it does not: the clause is its own
+        ("I like the phone case, iPhone 15 Pro Max", ["iPhone 15 Pro Max"]),
+    ],
+)
+def test_a_latin_model_after_chinese_goods_is_their_option(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected

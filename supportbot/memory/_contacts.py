@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from ._products import products
+from ._products import Product, products
 
 
 class Hit(NamedTuple):
@@ -290,7 +290,7 @@ _PLAN = re.compile(
 )
 _EN_CYCLE = (
     r"annual(?:ly)?|monthly|yearly|quarterly|month-to-month|family|single-user|(?:with\s+)?[0-9]+\s+seats"
-    r"|for\s+[0-9]+\s+(?:users|seats)"
+    r"|(?:for\s+)?[0-9]+\s+(?:users|seats)"
     r"|[0-9]+-(?:seat|user|year)(?:\s+term)?|[0-9]+-year\s+term"
 )
 _EN_PLAN = re.compile(
@@ -305,8 +305,16 @@ _EN_PLAN = re.compile(
     re.IGNORECASE,
 )
 # Cover bought for a term, named in lower case: "the one-year accidental damage protection".
+# Words before "protection"/"warranty" that do not name the cover ("is my warranty, for 2 years").
+_NOT_A_COVER_WORD = (
+    r"(?:is|are|was|were|my|our|your|the|a|an|this|that|i|we|you|and|with|bought|added|got|have|has|had|buy"
+    r"|add|get)"
+)
+_COVER = r"(?:protection(?:\s+plan)?|warranty|coverage|insurance)"
 _EN_COVER = re.compile(
-    r"\b(?:one|two|three|four|five|[0-9])-year\s+(?:[a-z-]+\s+){0,3}(?:protection(?:\s+plan)?|warranty|coverage|insurance)\b",
+    rf"\b(?:one|two|three|four|five|[0-9])-year\s+(?:[a-z-]+\s+){{0,3}}{_COVER}\b"
+    # or its term after it: "accidental damage protection, for 1 year"
+    rf"|\b(?:(?!{_NOT_A_COVER_WORD}\b)[a-z-]+\s+){{1,3}}{_COVER}\s*,?\s+for\s+(?:one|two|three|four|five|[0-9])\s+years?\b",
     re.IGNORECASE,
 )
 
@@ -330,13 +338,28 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
             ):
                 named.append((m.start(), m.end()))
                 yield Hit(m.start(), m.end(), m.group(), m.group(), "")
+    goods = list(products(text))
     for hit in family:
+        # A tier in the brackets after goods is their option ("the Kindle Paperwhite (Signature
+        # Edition)"): the goods are pinned, with it.
+        if _bracketed_in(hit, text, goods):
+            continue
         if not any(a < hit.end and hit.start < b for a, b in named):
             named.append((hit.start, hit.end))
             yield hit
-    for p in products(text):
+    for p in goods:
         if not any(a < p.end and p.start < b for a, b in named):
             yield Hit(p.start, p.end, p.text, re.sub(r"\s+", "", p.text).lower(), "")
+
+
+def _bracketed_in(hit: Hit, text: str, goods: Sequence[Product]) -> bool:
+    before, after = text[: hit.start].rstrip()[-1:], text[hit.end :].lstrip()[:1]
+    return (
+        bool(before and after)
+        and before in "(（"
+        and after in ")）"
+        and any(p.start < hit.start and hit.end < p.end for p in goods)
+    )
 
 
 _PLAN_HINT = re.compile("版|会员|套餐|服务|险|邮箱|宽带")
@@ -364,7 +387,7 @@ def _plan_family(text: str) -> Iterator[Hit]:
         cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
         yield Hit(m.start(), m.end(), m.group(), key, "")
-    for m in _EN_COVER.finditer(text) if "-year" in text else ():
+    for m in _EN_COVER.finditer(text) if "year" in text.lower() else ():
         yield Hit(m.start(), m.end(), m.group(), m.group().lower(), "")
 
 

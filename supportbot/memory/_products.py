@@ -220,11 +220,17 @@ _NP_BODY = (
     # an option phrase after the head: "with brown switches", "for iPhone 15", "in queen"
     rf"(?:\s+(?:with|for|in|of)\s+(?:(?:a|an|the)\s+)?(?:[A-Za-z0-9][A-Za-z0-9'-]*\s+){{0,2}}[A-Za-z0-9][A-Za-z0-9'-]*)?"
     # or after a comma, the option as "the … one": "the water bottle, the 24oz one"
-    r"(?:,\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*)?\s+(?:one|ones|version|model|edition)\b)?"
+    r"(?:,\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}\s+(?:one|ones|version|model|edition)\b)?"
 )
+# "a case of …", "two pairs of …": how many, before the goods
+_CONTAINERS = (
+    r"(?:a|one|two|three)\s+(?:pairs?|box(?:es)?|bags?|sets?|packs?|cases?|jars?|bottles?|tubes?|cans?|rolls?"
+    r"|cartons?)\s+of"
+)
+_CONTAINER = re.compile(rf"^{_CONTAINERS}\s+")
 _EN_NP = (
-    r"(?:the|a|an|my|our|this|that|these|those|two|three|four|five|six|[0-9]+|a\s+pair\s+of|a\s+box\s+of"
-    rf"|a\s+bag\s+of|a\s+set\s+of|a\s+pack\s+of|a\s+case\s+of|two\s+pairs\s+of)\s+{_NP_BODY}"
+    r"(?:the|a|an|my|our|this|that|these|those|two|three|four|five|six|[0-9]+"
+    rf"|{_CONTAINERS})\s+{_NP_BODY}"
 )
 _IN_BRACKETS = (
     r"\s*\((?!\s*(?:in\s+case|if|i\b|just|fyi|not|sorry|again|lol|see|e\.g|i\.e|which|that|so\b|and\b"
@@ -238,18 +244,23 @@ _EN_GOODS = re.compile(
     # bought with no article: "I bought white wireless earbuds from you"
     rf"|\b(?:ordered|bought|purchased|received|sent\s+me)\s+(?P<np3>(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
     # what the goods did or are: "the firm mattress I received", "the cellular smartwatch was damaged too"
-    rf"|(?P<np4>\b(?:the|my|our)\s+{_NP_BODY})"
+    rf"|(?P<np4>\b(?:the|my|our)\s+{_NP_BODY})(?:{_IN_BRACKETS})?"
     r"(?=\s+(?:(?:i|we)\s+(?:received|ordered|bought|got|returned|picked)|(?:was|were|is|are)\s+(?:damaged|broken|defective"
     r"|missing|a\s+disappointment|back\s+in\s+stock)|came\s+(?:in|with|broken|damaged)|arrived|broke|stopped\s+working"
     r"|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:fit|match|work)|dropped\s+in\s+price|will\s+be\s+restocked"
     r"|(?:still\s+)?(?:hasn't|haven't|has\s+not|have\s+not)\s+(?:shipped|arrived)|in\s+my\s+cart))"
     # what is said of them: "my colleague recommended the robot vacuum", "a problem with the lipstick"
     rf"|\b(?:recommended|problem\s+with|issue\s+with|exchange\s+for)\s+(?P<np5>(?:the|my|our)\s+{_NP_BODY})"
-    rf"(?:{_IN_BRACKETS})?(?=\s*[,.!?;(]|\s*$)"
+    rf"(?:{_IN_BRACKETS})?(?=\s*[,.!?;(]|\s*$|\s+[-–—]\s)"
+    # where they are and how they came: "my order also had a jar of … in it", "what arrived was the …",
+    # "I got … as a gift", "I already sent the … back"
+    rf"|\b(?:order\s+(?:also\s+)?had|what\s+(?:arrived|came|showed\s+up)\s+(?:was|were)|(?:i|we)\s+got|sent)\s+"
+    rf"(?P<np8>{_EN_NP}|(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
+    r"(?=\s+in\s+it\b|\s*,\s+not\b|\s+as\s+a\s+gift|\s+back\b)"
     rf"|\b(?:is|are)\s+(?P<np6>(?:the|my|our)\s+{_NP_BODY})(?=\s+back\s+in\s+stock)"
     # the option as "the … one": "the air fryer, the dual-basket one"
     rf"|(?P<np7>\b(?:the|a|an|my|our)\s+(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD}"
-    r",\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*)?\s+(?:one|ones|version|model|edition)\b)",
+    r",\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}\s+(?:one|ones|version|model|edition)\b)",
     re.IGNORECASE,
 )
 _NOT_GOODS = frozenset(
@@ -370,23 +381,47 @@ _NOT_GOODS = frozenset(
 _EN_GOODS_HINT = re.compile(
     r"\(|order|bought|purchas|picked|receiv|return|exchang|sent\s+me|shipped\s+me|deliver|restock|swap|replace"
     r"|refund\s+for|damaged|broke|defective|missing|disappoint|stock|came|arrived|working|fit|match|price|shipped"
-    r"|cart|recommended|problem|issue|\bones?\b|version|model|edition",
+    r"|cart|recommended|problem|issue|\bones?\b|version|model|edition|sent|gift",
     re.IGNORECASE,
 )
 
 
 def _english_goods(text: str) -> Iterator[tuple[int, int]]:
-    for m in _EN_GOODS.finditer(text) if _EN_GOODS_HINT.search(text) else ():
-        group = next(g for g in ("np", "np2", "np3", "np4", "np5", "np6", "np7") if m.group(g))
+    if not _EN_GOODS_HINT.search(text):
+        return
+    at = 0
+    # A phrase that is no goods is read again from its next character: "a problem with the
+    # moisturizer (fragrance-free)" is not goods as a whole, but holds them. A phrase is a few
+    # words long, so this stays linear.
+    while m := _EN_GOODS.search(text, at):
+        at = m.start() + 1
+        group = next(g for g in ("np", "np2", "np3", "np4", "np5", "np6", "np7", "np8") if m.group(g))
         start = m.start(group)
-        words = m.group(group).lower().split(",")[0].split()  # the goods, not ", the … one" after them
+        # the goods, not ", the … one" after them nor the "a case of" before them
+        words = _CONTAINER.sub("", m.group(group).lower().split(",")[0]).split()
         head = next((w for w in reversed(words) if w not in ("with", "for", "in", "of")), "")
         core = words[
             : next((k for k, w in enumerate(words) if w in ("with", "for", "in", "of") and k), len(words))
         ]
-        if len(core) < 2 or core[-1].strip("'s") in _NOT_GOODS or head in _NOT_GOODS:
+        # One word names goods only with its option in brackets ("the smartwatch (cellular)"), and
+        # never a thing every ticket has ("the order (#…)", "my account (the old one)").
+        bracketed = text[m.end() - 1] == ")"
+        if len(core) < (1 if bracketed else 2) or core[-1].strip("'s") in _NOT_GOODS or head in _NOT_GOODS:
             continue
+        at = m.end()
         yield start, m.end()  # with the option in brackets after it, if any
+
+
+# Options a dash puts after goods ("the standing desk - white / 48-inch, …"): up to four short
+# words or a slash, to a clause's end; not a remark a dash adds ("… - would appreciate any help",
+# "… - cheers"), which starts with a word no option is.
+_OPTION_WORD = r"[a-z0-9](?:[a-z0-9'-]|\.(?=[a-z0-9]))*"
+_DASH_OPTION = re.compile(
+    rf"\s+[-–—]\s+(?!(?:{'|'.join(_NOT_IN_A_NAME)}|i|i'm|we|you|it|my|our|this|that|just|so|thanks|thank|cheers"
+    r"|fyi|btw|sorry|please|hope|also|anyway|ugh|lol|ok|okay|no|yes|not|any|can|call|email|text|ship|send)\b)"
+    rf"{_OPTION_WORD}(?:\s+(?:/\s+)?{_OPTION_WORD}){{0,3}}(?=\s*(?:[,!?;(.]|$|\s[-–—]\s))",
+    re.IGNORECASE,
+)
 
 
 class Product(NamedTuple):
@@ -413,7 +448,10 @@ def products(text: str) -> Iterator[Product]:
         # product in the clause before it.
         if i > 0 and (
             len(_bare(text[begin:end])) <= _LONE
-            or (not _bare(text[begin:start]) and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1]))
+            or (
+                _names_the_one_before(text, breaks[i - 1][1], begin, start)
+                and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1])
+            )
         ):
             begin = breaks[i - 1][1]
         limit = _MAX_CJK_CHARS if _CJK.search(text, begin, end) else _MAX_CHARS
@@ -423,7 +461,10 @@ def products(text: str) -> Iterator[Product]:
     for start, stop in own:  # a noun phrase is pinned with its clause, like an option, whatever it holds
         first = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
         last = next(k for k in range(1, len(breaks)) if breaks[k][0] >= stop) - 1
-        found.append((breaks[first][1], breaks[last + 1][0]))
+        end = breaks[last + 1][0]
+        if option := _DASH_OPTION.match(text, end):  # "the duvet cover - king": its option after a dash
+            end = option.end()
+        found.append((breaks[first][1], end))
     # One clause once, and a clause inside a wider one ("the navy rain jacket" of "…, size XS") not again.
     for begin, end in sorted(set(found)):
         if not any(a <= begin and end <= b and (a, b) != (begin, end) for a, b in found):
@@ -443,6 +484,14 @@ def _options(text: str) -> Iterator[re.Match[str]]:
         yield from _EN_MEASURE.finditer(text)
 
 
+def _names_the_one_before(text: str, previous: int, begin: int, start: int) -> bool:
+    """Whether the clause from ``begin`` is an option of the product in the clause before it, from
+    ``previous``: nothing but particles before its option word, or, after Chinese, only Latin
+    model words ("钢化膜,选的iPhone 15 Pro": the model is the film's option)."""
+    before = _bare(text[begin:start])
+    return not before or (not _CJK.search(before) and bool(_CJK.search(text, previous, begin)))
+
+
 def _bare(clause: str) -> str:
     """The clause's words without spaces and the particles an option takes (要…的)."""
-    return re.sub(r"[\s的要是]", "", clause)
+    return re.sub(r"[\s的要是选]", "", clause)
