@@ -436,6 +436,10 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
             "I ordered the water bottle, the 24 oz stainless steel one",
             ["I ordered the water bottle, the 24 oz stainless steel one"],
         ),
+        (
+            "my colleague recommended the Kindle Paperwhite, the Signature Edition version",
+            ["my colleague recommended the Kindle Paperwhite, the Signature Edition version"],
+        ),
         # a plan's seats and a cover's term after a comma
         ("We're on the Team plan, 10 users, since March.", ["Team plan, 10 users"]),
         ("I bought accidental damage protection, for 1 year", ["accidental damage protection, for 1 year"]),
@@ -460,6 +464,10 @@ def test_english_goods_with_options_after_a_dash_and_in_more_places(text: str, e
             "购物车里就一个手机壳,iPhone 15 Pro Max的,先跟你说一声",
             ["购物车里就一个手机壳,iPhone 15 Pro Max的"],
         ),
+        # a plan's billing and seats both before it; a size letter at a sentence's end after the goods
+        ("我们现在用的是年付50 人的专业版 手机上和电脑上都试过。", ["年付50 人的专业版"]),
+        ("当时买的是纸尿裤NB。", ["当时买的是纸尿裤NB"]),
+        ("我叫 M。", []),
         # after English it does not: the clause is its own
         ("I like the phone case, iPhone 15 Pro Max", ["iPhone 15 Pro Max"]),
     ],

@@ -276,8 +276,9 @@ _PLAN_OPTION = (
     r"|(?<![0-9])[0-9]++ ?[GT]B?(?![A-Za-z])"
 )
 _PLAN = re.compile(
-    r"(?:按?(?P<pre>[月年季])付的?|连续包(?P<card>[月年季])的?|(?P<card2>[月年季])卡的?|(?P<term>[一两三四五0-9]年)的?"
-    r"|(?P<seats>单人|多人|[0-9一二两三四五六七八九十]+ ?(?:人|个账号|个邮箱))的?)?"
+    r"(?:\s?(?:按?(?P<pre>[月年季])付的?|连续包(?P<card>[月年季])的?|(?P<card2>[月年季])卡的?|(?P<term>[一两三四五0-9]年)的?"
+    # both, either way round: "年付 50 人的专业版"
+    r"|(?P<seats>单人|多人|[0-9一二两三四五六七八九十]+ ?(?:人|个账号|个邮箱))的?)){0,2}"
     r"(?P<plan>(?:基础|标准|专业|高级|企业|旗舰|团队|个人|免费|尊享|商业|家庭|教育|学生|入门|进阶)版"
     r"|(?:高级|超级|黄金|白金|钻石|普通|年度|月度|PLUS|Plus|VIP|SVIP)\s?会员"
     # a service or cover bought with its term or billing: "延保服务", "碎屏险", "企业邮箱", "云存储套餐"
@@ -340,9 +341,9 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
                 yield Hit(m.start(), m.end(), m.group(), m.group(), "")
     goods = list(products(text))
     for hit in family:
-        # A tier in the brackets after goods is their option ("the Kindle Paperwhite (Signature
-        # Edition)"): the goods are pinned, with it.
-        if _bracketed_in(hit, text, goods):
+        # A tier named as the option of goods ("the Kindle Paperwhite (Signature Edition)"): the
+        # goods are pinned, with it.
+        if _an_option_of(goods, hit, text):
             continue
         if not any(a < hit.end and hit.start < b for a, b in named):
             named.append((hit.start, hit.end))
@@ -352,14 +353,20 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
             yield Hit(p.start, p.end, p.text, re.sub(r"\s+", "", p.text).lower(), "")
 
 
-def _bracketed_in(hit: Hit, text: str, goods: Sequence[Product]) -> bool:
+def _an_option_of(goods: Sequence[Product], hit: Hit, text: str) -> bool:
+    """Whether a tier is the option of goods whose clause holds it: in brackets after them, or as
+    ", the … version" ("the Kindle Paperwhite, the Signature Edition version")."""
+    if not any(p.start < hit.start and hit.end <= p.end for p in goods):
+        return False
     before, after = text[: hit.start].rstrip()[-1:], text[hit.end :].lstrip()[:1]
-    return (
-        bool(before and after)
-        and before in "(（"
-        and after in ")）"
-        and any(p.start < hit.start and hit.end < p.end for p in goods)
+    bracketed = bool(before and after) and before in "(\uff08" and after in ")\uff09"
+    return bracketed or bool(
+        _THE_ONE_BEFORE.search(text, 0, hit.start) and _THE_ONE_AFTER.match(text, hit.end)
     )
+
+
+_THE_ONE_BEFORE = re.compile(r",\s*the\s+$", re.IGNORECASE)
+_THE_ONE_AFTER = re.compile(r"\s+(?:one|version|model)\b", re.IGNORECASE)
 
 
 _PLAN_HINT = re.compile("版|会员|套餐|服务|险|邮箱|宽带")
