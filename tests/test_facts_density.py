@@ -440,6 +440,16 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
             "my colleague recommended the Kindle Paperwhite, the Signature Edition version",
             ["my colleague recommended the Kindle Paperwhite, the Signature Edition version"],
         ),
+        # a measure after a comma; what holds goods is goods; a remark after them ends them too
+        ("I ordered the mixed nuts, the 2.5 lb ones.", ["I ordered the mixed nuts, the 2.5 lb ones"]),
+        ("I'm returning the knife set, 7 piece, it's dull", ["I'm returning the knife set, 7 piece"]),
+        ("I'm returning the knife set, call me at 555 1234", ["I'm returning the knife set"]),
+        ("I ordered the phone case, the Galaxy S24 one!", ["I ordered the phone case, the Galaxy S24 one"]),
+        ("I have a problem with the case", []),
+        (
+            "there's a problem with the robot vacuum with mop attachment if that matters",
+            ["there's a problem with the robot vacuum with mop attachment"],
+        ),
         # a plan's seats and a cover's term after a comma
         ("We're on the Team plan, 10 users, since March.", ["Team plan, 10 users"]),
         ("I bought accidental damage protection, for 1 year", ["accidental damage protection, for 1 year"]),

@@ -253,7 +253,7 @@ _EN_GOODS = re.compile(
     r"|(?:still\s+)?(?:hasn't|haven't|has\s+not|have\s+not)\s+(?:shipped|arrived)|in\s+my\s+cart))"
     # what is said of them: "my colleague recommended the robot vacuum", "a problem with the lipstick"
     rf"|\b(?:recommended|problem\s+with|issue\s+with|exchange\s+for)\s+(?P<np5>(?:the|my|our)\s+{_NP_BODY})"
-    rf"(?:{_IN_BRACKETS})?(?=\s*[,.!?;(]|\s*$|\s+[-–—]\s)"
+    rf"(?:{_IN_BRACKETS})?(?=\s*[,.!?;(]|\s*$|\s+[-–—]\s|\s+(?:if\s+that|just\s+so|fyi|btw|by\s+the\s+way)\b)"
     # where they are and how they came: "my order also had a jar of … in it", "what arrived was the …",
     # "I got … as a gift", "I already sent the … back"
     rf"|\b(?:order\s+(?:also\s+)?had|what\s+(?:arrived|came|showed\s+up)\s+(?:was|were)|(?:i|we)\s+got|sent)\s+"
@@ -388,6 +388,20 @@ _EN_GOODS_HINT = re.compile(
 )
 
 
+# What holds goods is goods: "phone case", "pillow cases" (a "case" alone is a support case).
+_HOLDER_WORDS = (
+    "phone pillow carrying laptop camera glasses guitar pencil watch tablet ipad iphone earbud earbuds"
+    " airpods storage travel protective charging battery"
+)
+_HOLDERS = frozenset(_HOLDER_WORDS.split())
+
+
+def _not_goods(word: str, before: list[str]) -> bool:
+    if word in ("case", "cases") and before and before[0] in _HOLDERS:
+        return False
+    return word in _NOT_GOODS
+
+
 def _english_goods(text: str) -> Iterator[tuple[int, int]]:
     if not _EN_GOODS_HINT.search(text):
         return
@@ -408,7 +422,11 @@ def _english_goods(text: str) -> Iterator[tuple[int, int]]:
         # One word names goods only with its option in brackets ("the smartwatch (cellular)"), and
         # never a thing every ticket has ("the order (#…)", "my account (the old one)").
         bracketed = text[m.end() - 1] == ")"
-        if len(core) < (1 if bracketed else 2) or core[-1].strip("'s") in _NOT_GOODS or head in _NOT_GOODS:
+        if (
+            len(core) < (1 if bracketed else 2)
+            or _not_goods(core[-1].strip("'s"), core[-2:-1])
+            or _not_goods(head, words[-2:-1])
+        ):
             continue
         at = m.end()
         yield start, m.end()  # with the option in brackets after it, if any
@@ -418,10 +436,20 @@ def _english_goods(text: str) -> Iterator[tuple[int, int]]:
 # words or a slash, to a clause's end; not a remark a dash adds ("… - would appreciate any help",
 # "… - cheers"), which starts with a word no option is.
 _OPTION_WORD = r"[a-z0-9](?:[a-z0-9'-]|\.(?=[a-z0-9]))*"
-_DASH_OPTION = re.compile(
-    rf"\s+[-–—]\s+(?!(?:{'|'.join(_NOT_IN_A_NAME)}|i|i'm|we|you|it|my|our|this|that|just|so|thanks|thank|cheers"
+_NOT_AN_OPTION = (
+    rf"(?!(?:{'|'.join(_NOT_IN_A_NAME)}|i|i'm|we|you|it|my|our|this|that|just|so|thanks|thank|cheers"
     r"|fyi|btw|sorry|please|hope|also|anyway|ugh|lol|ok|okay|no|yes|not|any|can|call|email|text|ship|send)\b)"
-    rf"{_OPTION_WORD}(?:\s+(?:/\s+)?{_OPTION_WORD}){{0,3}}(?=\s*(?:[,!?;(.]|$|\s[-–—]\s))",
+)
+_OPTION_ENDS = r"(?=\s*(?:[,!?;(.]|$|\s[-–—]\s))"
+_DASH_OPTION = re.compile(
+    rf"\s+[-–—]\s+{_NOT_AN_OPTION}{_OPTION_WORD}(?:\s+(?:/\s+)?{_OPTION_WORD}){{0,3}}{_OPTION_ENDS}",
+    re.IGNORECASE,
+)
+# Or a measure a comma puts after them ("the knife set, 7 piece", "the mixed nuts, the 2.5 lb ones"):
+# after a comma, only words that hold a figure, since most clauses after a comma are not options.
+_COMMA_OPTION = re.compile(
+    rf",\s+(?:the\s+)?{_NOT_AN_OPTION}(?=[^,.!?;]*[0-9])"
+    rf"{_OPTION_WORD}(?:\s+{_OPTION_WORD}){{0,2}}(?:\s+(?:ones?|size|version|pack))?{_OPTION_ENDS}",
     re.IGNORECASE,
 )
 
@@ -464,7 +492,8 @@ def products(text: str) -> Iterator[Product]:
         first = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
         last = next(k for k in range(1, len(breaks)) if breaks[k][0] >= stop) - 1
         end = breaks[last + 1][0]
-        if option := _DASH_OPTION.match(text, end):  # "the duvet cover - king": its option after a dash
+        # "the duvet cover - king", "the knife set, 7 piece": its option after a dash or comma
+        if option := _DASH_OPTION.match(text, end) or _COMMA_OPTION.match(text, end):
             end = option.end()
         found.append((breaks[first][1], end))
     # One clause once, and a clause inside a wider one ("the navy rain jacket" of "…, size XS") not again.
