@@ -484,3 +484,11 @@ def test_english_goods_with_options_after_a_dash_and_in_more_places(text: str, e
 )
 def test_a_latin_model_after_chinese_goods_is_their_option(text: str, expected: list[str]) -> None:
     assert _values(text, "plan") == expected
+
+
+def test_a_sentence_pinned_as_goods_and_as_a_request_is_shown_once() -> None:
+    facts = update_ledger((), _turns("我要退的是纯牛奶,24盒装的", "帮我把自动续费关了"), 0, mask=False)
+    kinds = sorted(f.kind for _, f in current_facts(facts) if "纯牛奶" in f.value)
+    assert kinds == ["plan", "request"]  # the ledger keeps both facts
+    section = ledger.render_facts(facts)
+    assert section.count("纯牛奶") == 1 and "帮我把自动续费关了" in section

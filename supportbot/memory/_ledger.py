@@ -150,6 +150,9 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
         # is shown once, inside it.
         if fact.kind == "detail" and _quoted_in(fact, current, summarized_upto):
             continue
+        # A sentence pinned both as goods and as a request ("我要退的是纯牛奶,24盒装的") is shown once.
+        if _shown_as_goods(fact, current):
+            continue
         note = ""
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
             old = facts[fact.supersedes]
@@ -239,6 +242,21 @@ def _quoted_in(detail: Fact, current: Sequence[tuple[int, Fact]], summarized_upt
     said = normalize_sentence(detail.value)
     return any(
         f.kind in _QUOTING_KINDS and f.turn == detail.turn and f.turn < summarized_upto and said in f.key
+        for _, f in current
+    )
+
+
+def _shown_as_goods(fact: Fact, current: Sequence[tuple[int, Fact]]) -> bool:
+    """Whether ``fact`` is a request whose sentence a goods clause of the same turn holds whole
+    (both are shown only once folded, so the goods are shown whenever the request would be)."""
+    if fact.kind != "request" or fact.supersedes is not None:
+        return False
+    said = normalize_sentence(fact.value)
+    return any(
+        f.kind == "plan"
+        and f.turn == fact.turn
+        and f.supersedes is None
+        and said in normalize_sentence(f.value)
         for _, f in current
     )
 
