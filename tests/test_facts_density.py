@@ -452,6 +452,10 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
         ),
         # a plan's seats and a cover's term after a comma
         ("We're on the Team plan, 10 users, since March.", ["Team plan, 10 users"]),
+        (
+            "We're on the Business plan (annual billing, 25 users) now.",
+            ["Business plan (annual billing, 25 users)"],
+        ),
         ("I bought accidental damage protection, for 1 year", ["accidental damage protection, for 1 year"]),
         ("is my warranty, for 2 years, still valid?", []),
         # not goods

@@ -302,7 +302,9 @@ _EN_PLAN = re.compile(
     r"|Same|Old|New|Whole|Entire|Main|Other|Another)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}))"
     r"\s+(?P<kind>plan|tier|membership|subscription|edition"
     r"|package|account|add-on|addon|bundle)\b"
-    rf"(?:\s*[,(]?\s*(?:(?:paid|billed|on)\s+)?(?P<cycle>{_EN_CYCLE})\b(?:\s+billing)?\)?)?",
+    rf"(?:\s*[,(]?\s*(?:(?:paid|billed|on)\s+)?(?P<cycle>{_EN_CYCLE})\b(?:\s+billing)?"
+    # and a second option with it: "(annual billing, 25 users)"
+    rf"(?:\s*,\s*(?:(?:paid|billed|on)\s+)?(?P<cycle2>{_EN_CYCLE})\b(?:\s+billing)?)?\)?)?",
     re.IGNORECASE,
 )
 # Cover bought for a term, named in lower case: "the one-year accidental damage protection".
@@ -392,6 +394,7 @@ def _plan_family(text: str) -> Iterator[Hit]:
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
         cycle = (" ".join((m.group("pre") or "").split()) or m.group("cycle") or "").lower()
         cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
+        cycle = ", ".join(c for c in (cycle, (m.group("cycle2") or "").lower()) if c)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
         yield Hit(m.start(), m.end(), m.group(), key, "")
     for m in _EN_COVER.finditer(text) if "year" in text.lower() else ():
