@@ -482,6 +482,13 @@ def test_english_goods_with_options_after_a_dash_and_in_more_places(text: str, e
         ("我们现在用的是年付50 人的专业版 手机上和电脑上都试过。", ["年付50 人的专业版"]),
         ("当时买的是纸尿裤NB。", ["当时买的是纸尿裤NB"]),
         ("我叫 M。", []),
+        # the model a thing is for, as the clause after it; alone it names what the customer uses
+        ("补充一下,我拍的是手机壳,iPhone 15,不知道有没有关系", ["我拍的是手机壳,iPhone 15"]),
+        ("我拍的是手机壳,要Mate60的。", ["我拍的是手机壳,要Mate60的"]),
+        ("Windows 11 上也不行", []),
+        ("App 闪退之前弹了个E7229。", []),
+        # a colour a shop writes without 色
+        ("还有,连帽卫衣 米白 XL码有质量问题,想换一个。", ["连帽卫衣 米白 XL码有质量问题"]),
         # after English it does not: the clause is its own
         ("I like the phone case, iPhone 15 Pro Max", ["iPhone 15 Pro Max"]),
     ],

@@ -20,6 +20,8 @@ _ZH_COLOUR = (
     # any colour named by what it looks like ("驼色", "豆沙色", "雾霾蓝"), a finish, a pattern
     r"|[\u4e00-\u9fff]{1,3}(?<![颜特出角脸景声货成本原彩肤音变退褪橙红黄绿蓝紫黑白灰粉棕褐金银米咖杏])色(?!调|差|卡|彩|素)"
     r"|(?:雾霾|天空|海军|克莱因|薄荷|牛油果|奶油|燕麦|焦糖|石墨|午夜|星光|远峰)[蓝绿黄白灰黑紫]"
+    # and the colour names a shop writes without 色 ("连帽卫衣 米白 XL码")
+    r"|(?:米白|米黄|藏青|酒红|墨绿|卡其|玫瑰金|象牙白|太空灰|香槟金)(?!色)"
     r"|哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"
 )
 _ZH_SIZE = (
@@ -51,9 +53,13 @@ _ZH_VARIANT = (
     r"|[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"
 )
 _ZH_OPTION = re.compile(f"{_ZH_COLOUR}|{_ZH_SIZE}|{_ZH_VARIANT}")
+# The model a thing is for, a brand word with its number ("手机壳,iPhone 15", "手机壳,要Mate60的"):
+# an option only as the clause after the goods, since alone it names what the customer uses
+# ("Windows 11 上也不行"). Not a code (E3001: no lower-case letter) nor a year (4 digits).
+_ZH_MODEL = re.compile(r"(?<![A-Za-z0-9])[a-z]?[A-Z][a-z]+\s?[A-Z]?[0-9]{1,3}(?![A-Za-z0-9])")
 _ZH_HINT = re.compile(
     r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|位|册|烘|[XSMLNUA]|Type|USB|Lightning|HDMI|Pro|Max|Mini|Ultra|Lite"
-    r"|SE|Air|[蓝绿黄白灰黑紫]|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
+    r"|SE|Air|[蓝绿黄白灰黑紫]|藏青|酒红|卡其|玫瑰金|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
     r"|[一二两三四五六七八九十](?:斤|克|米|匹|座|门|层|抽|片|粒|包|卷|磅)"
 )
 
@@ -463,7 +469,9 @@ class Product(NamedTuple):
 def products(text: str) -> Iterator[Product]:
     """The clauses of ``text`` that name goods with an option, in order, each once."""
     own = list(_english_goods(text)) if _has_latin(text) else []
-    spans = [m.span() for m in _options(text) if not any(a <= m.start() < b for a, b in own)]
+    spans = [
+        (m.span(), m.re is _ZH_MODEL) for m in _options(text) if not any(a <= m.start() < b for a, b in own)
+    ]
     if not spans and not own:
         return
     cuts = [m.span() for m in _BREAK.finditer(text)]
@@ -471,9 +479,11 @@ def products(text: str) -> Iterator[Product]:
         cuts = sorted({*cuts, *(m.span(1) for m in _LINK_THEN_CJK.finditer(text))})
     breaks = [(0, 0), *cuts, (len(text), len(text))]
     found: list[tuple[int, int]] = []
-    for start, stop in spans:
+    for (start, stop), model in spans:
         i = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
         begin, end = breaks[i][1], breaks[i + 1][0]
+        if model and not (i > 0 and _names_the_one_before(text, breaks[i - 1][1], begin, start)):
+            continue
         # "保温杯,粉色的(到现在还没发货)": an option alone, or first after a comma or space, names the
         # product in the clause before it.
         if i > 0 and (
@@ -507,6 +517,8 @@ def products(text: str) -> Iterator[Product]:
 def _options(text: str) -> Iterator[re.Match[str]]:
     if _ZH_HINT.search(text):
         yield from _ZH_OPTION.finditer(text)
+        if _CJK.search(text):
+            yield from _ZH_MODEL.finditer(text)
     if _EN_HINT.search(text):
         yield from _EN_OPTION.finditer(text)
     if _VARIANT_HINT.search(text):
