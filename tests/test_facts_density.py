@@ -486,6 +486,11 @@ def test_english_goods_with_options_after_a_dash_and_in_more_places(text: str, e
         ("补充一下,我拍的是手机壳,iPhone 15,不知道有没有关系", ["我拍的是手机壳,iPhone 15"]),
         ("我拍的是手机壳,要Mate60的。", ["我拍的是手机壳,要Mate60的"]),
         ("Windows 11 上也不行", []),
+        ("钢化膜,要小米14的", ["钢化膜,要小米14的"]),
+        ("我的手机是小米14,App 一直闪退", []),
+        # a capacity in 毫安; a plan's term paid for at once
+        ("还有,下单的时候选的充电宝,选的20000 毫安。", ["下单的时候选的充电宝,选的20000 毫安"]),
+        ("我们买的是两年付企业版,一直没问题", ["两年付企业版"]),
         ("App 闪退之前弹了个E7229。", []),
         # a colour a shop writes without 色
         ("还有,连帽卫衣 米白 XL码有质量问题,想换一个。", ["连帽卫衣 米白 XL码有质量问题"]),
@@ -503,3 +508,13 @@ def test_a_sentence_pinned_as_goods_and_as_a_request_is_shown_once() -> None:
     assert kinds == ["plan", "request"]  # the ledger keeps both facts
     section = ledger.render_facts(facts)
     assert section.count("纯牛奶") == 1 and "帮我把自动续费关了" in section
+
+
+def test_an_id_without_a_digit_retyped_in_a_correction_replaces_the_one_it_fixes() -> None:
+    facts = update_ledger(
+        (),
+        _turns("我查了一下交易流水号 pay_agsuxza,状态还是处理中", "我想起来了,是pay_aasuxza,不是pay_agsuxza"),
+        0,
+        mask=False,
+    )
+    assert [(f.key, f.supersedes) for _, f in current_facts(facts) if f.kind == "id"] == [("PAY_AASUXZA", 0)]

@@ -530,9 +530,10 @@ def _rewritten(fact: Fact, value: str, index: int, position: int) -> Fact:
     return Fact(fact.kind, value, key, index, fact.subject, "customer", position)
 
 
-# A token shaped like a system's code: letters, digits, dashes and underscores, with a digit.
+# A token shaped like a system's code: letters, digits, dashes and underscores, with a digit or an
+# underscore ("pay_aasuxza": a payment id need not hold a digit).
 _CODE_TOKEN = re.compile(
-    r"(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]*[0-9])[0-9A-Za-z][0-9A-Za-z_-]{3,38}[0-9A-Za-z](?![0-9A-Za-z_-])"
+    r"(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]*[0-9_])[0-9A-Za-z][0-9A-Za-z_-]{3,38}[0-9A-Za-z](?![0-9A-Za-z_-])"
 )
 _RETYPED_KINDS = ("id", "error_code")
 # A date said again in other words: its wordings joined (上个月24日、上星期二; last Tuesday; Nov 24),

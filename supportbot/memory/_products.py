@@ -26,7 +26,7 @@ _ZH_COLOUR = (
 )
 _ZH_SIZE = (
     r"(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
-    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z])"
+    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z])"
     # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
     # or at a sentence's end right after the goods ("纸尿裤NB。"; not "我叫 M。")
@@ -56,7 +56,9 @@ _ZH_OPTION = re.compile(f"{_ZH_COLOUR}|{_ZH_SIZE}|{_ZH_VARIANT}")
 # The model a thing is for, a brand word with its number ("手机壳,iPhone 15", "手机壳,要Mate60的"):
 # an option only as the clause after the goods, since alone it names what the customer uses
 # ("Windows 11 上也不行"). Not a code (E3001: no lower-case letter) nor a year (4 digits).
-_ZH_MODEL = re.compile(r"(?<![A-Za-z0-9])[a-z]?[A-Z][a-z]+\s?[A-Z]?[0-9]{1,3}(?![A-Za-z0-9])")
+_ZH_MODEL = re.compile(
+    r"(?:(?<![A-Za-z0-9])[a-z]?[A-Z][a-z]+|小米|红米|荣耀|华为|一加|魅族|真我)\s?[A-Z]?[0-9]{1,3}(?![A-Za-z0-9])"
+)
 _ZH_HINT = re.compile(
     r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|位|册|烘|[XSMLNUA]|Type|USB|Lightning|HDMI|Pro|Max|Mini|Ultra|Lite"
     r"|SE|Air|[蓝绿黄白灰黑紫]|藏青|酒红|卡其|玫瑰金|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
