@@ -15,7 +15,13 @@ BATCH = 500
 
 
 def due(
-    store: Store, *, steps_days: int, summaries_days: int, facts_days: int, audit_days: int, now: datetime
+    store: Store,
+    *,
+    steps_days: int,
+    summaries_days: int,
+    facts_days: int,
+    audit_days: int,
+    now: datetime,
 ) -> tuple[int, int, int, int]:
     """How many step logs, summaries, facts and audit rows those retentions would remove at ``now``."""
     with store.connection() as conn:
