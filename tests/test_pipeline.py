@@ -15,6 +15,7 @@ from fakes import REFUND, ScriptedLLM, cite_hits, rows
 
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot._state import Triage
+from supportbot.i18n._prompts import language_of, problem_words
 
 OpenBot = Callable[..., SupportBot]
 BANK_SYNC = "招商银行流水同步失败,提示 E3001"
@@ -241,7 +242,9 @@ def test_a_model_that_obeys_the_injection_cannot_approve(
 
     assert result.outcome == "escalated" and approved_refunds(demo_url) == 0
     state = bot.state(result.ticket_id)
-    assert "声称退款已批准" in state.handoff_reason
+    # said in the ticket's language (the injection is English)
+    claim = problem_words(language_of([INJECTIONS[0]]))["approval_claim"].split("{claim}")[0]
+    assert claim in state.handoff_reason
     assert all("approve" not in t.content.lower() or t.role == "customer" for t in state.turns)
     assert rows(demo_url, "SELECT count(*) FROM supportbot.approvals")[0][0] == 0
     statuses = {s for (s,) in rows(demo_url, "SELECT status FROM demo.refunds")}
