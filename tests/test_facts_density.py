@@ -457,7 +457,7 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
             ["Business plan (annual billing, 25 users)"],
         ),
         ("I bought accidental damage protection, for 1 year", ["accidental damage protection, for 1 year"]),
-        ("is my warranty, for 2 years, still valid?", []),
+        ("I never got the paperwork for the protection plan, 4-year.", ["protection plan, 4-year"]),
         # not goods
         ("I need a refund for the order (#A123) - thanks", []),
         ("there's a problem with the order (the second one)", []),
@@ -491,6 +491,11 @@ def test_english_goods_with_options_after_a_dash_and_in_more_places(text: str, e
         # a capacity in 毫安; a plan's term paid for at once
         ("还有,下单的时候选的充电宝,选的20000 毫安。", ["下单的时候选的充电宝,选的20000 毫安"]),
         ("我们买的是两年付企业版,一直没问题", ["两年付企业版"]),
+        # an order number in a clause counts as one word of it, not as its digits
+        (
+            "系统里售后单号显示的是3323-2572-4486 收到宽楦版的跑步鞋的时候外包装就是破的!",
+            ["系统里售后单号显示的是3323-2572-4486 收到宽楦版的跑步鞋的时候外包装就是破的"],
+        ),
         ("App 闪退之前弹了个E7229。", []),
         # a colour a shop writes without 色
         ("还有,连帽卫衣 米白 XL码有质量问题,想换一个。", ["连帽卫衣 米白 XL码有质量问题"]),

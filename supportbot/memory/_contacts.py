@@ -317,7 +317,8 @@ _COVER = r"(?:protection(?:\s+plan)?|warranty|coverage|insurance)"
 _EN_COVER = re.compile(
     rf"\b(?:one|two|three|four|five|[0-9])-year\s+(?:[a-z-]+\s+){{0,3}}{_COVER}\b"
     # or its term after it: "accidental damage protection, for 1 year"
-    rf"|\b(?:(?!{_NOT_A_COVER_WORD}\b)[a-z-]+\s+){{1,3}}{_COVER}\s*,?\s+for\s+(?:one|two|three|four|five|[0-9])\s+years?\b",
+    rf"|\b(?:(?!{_NOT_A_COVER_WORD}\b)[a-z-]+\s+){{0,3}}{_COVER}"
+    r"(?:\s*,?\s+for\s+(?:one|two|three|four|five|[0-9])\s+years?|\s*,\s*(?:one|two|three|four|five|[0-9])-year)\b",
     re.IGNORECASE,
 )
 

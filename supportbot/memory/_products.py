@@ -496,9 +496,8 @@ def products(text: str) -> Iterator[Product]:
             )
         ):
             begin = breaks[i - 1][1]
-        limit = _MAX_CJK_CHARS if _CJK.search(text, begin, end) else _MAX_CHARS
         # the length first: a run-on "clause" is not read again for every option in it
-        if end - begin <= limit and len(_bare(text[begin:start] + text[stop:end])) >= 2:
+        if _short(text, begin, end) and len(_bare(text[begin:start] + text[stop:end])) >= 2:
             found.append((begin, end))
     for start, stop in own:  # a noun phrase is pinned with its clause, like an option, whatever it holds
         first = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
@@ -527,6 +526,21 @@ def _options(text: str) -> Iterator[re.Match[str]]:
         yield from _EN_VARIANT.finditer(text)
     if _has_digit(text):
         yield from _EN_MEASURE.finditer(text)
+
+
+_WORD_OR_CJK = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
+
+
+def _short(text: str, begin: int, end: int) -> bool:
+    """Whether ``text[begin:end]`` is short enough to be one clause: ``_MAX_CHARS`` characters, or
+    with Chinese in it ``_MAX_CJK_CHARS`` Chinese characters and Latin or digit runs (an order
+    number in a Chinese clause counts as one word, not as its digits)."""
+    if not _CJK.search(text, begin, end):
+        return end - begin <= _MAX_CHARS
+    if end - begin <= _MAX_CJK_CHARS:
+        return True
+    # one pass, and only over a clause that could still be short enough
+    return end - begin <= 3 * _MAX_CJK_CHARS and len(_WORD_OR_CJK.findall(text, begin, end)) <= _MAX_CJK_CHARS
 
 
 def _names_the_one_before(text: str, previous: int, begin: int, start: int) -> bool:
