@@ -477,8 +477,10 @@ def products(text: str) -> Iterator[Product]:
     if not spans and not own:
         return
     cuts = [m.span() for m in _BREAK.finditer(text)]
+    links: set[tuple[int, int]] = set()  # an email or link ends its clause: nothing after names it
     if "@" in text or "://" in text:
-        cuts = sorted({*cuts, *(m.span(1) for m in _LINK_THEN_CJK.finditer(text))})
+        links = {m.span(1) for m in _LINK_THEN_CJK.finditer(text)}
+        cuts = sorted({*cuts, *links})
     breaks = [(0, 0), *cuts, (len(text), len(text))]
     found: list[tuple[int, int]] = []
     for (start, stop), model in spans:
@@ -488,11 +490,15 @@ def products(text: str) -> Iterator[Product]:
             continue
         # "保温杯,粉色的(到现在还没发货)": an option alone, or first after a comma or space, names the
         # product in the clause before it.
-        if i > 0 and (
-            len(_bare(text[begin:end])) <= _LONE
-            or (
-                _names_the_one_before(text, breaks[i - 1][1], begin, start)
-                and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1])
+        if (
+            i > 0
+            and breaks[i] not in links
+            and (
+                len(_bare(text[begin:end])) <= _LONE
+                or (
+                    _names_the_one_before(text, breaks[i - 1][1], begin, start)
+                    and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1])
+                )
             )
         ):
             begin = breaks[i - 1][1]
