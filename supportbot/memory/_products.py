@@ -10,20 +10,33 @@ pinned as written, with the clause before it when the option stands alone (``保
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+# The option patterns as their branches, each with the character every match of it holds ("" for
+# none). A branch that starts with a run of any Chinese characters ("驼色", "降噪款", "绿茶味") is
+# tried at every Chinese character of a text; where its character is missing it cannot match, so
+# the pattern a text is read with leaves it out (``_zh_option``), and finds the same options.
 _ZH_COLOUR = (
-    r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
-    r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色"
+    (
+        "色",
+        r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
+        r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色",
+    ),
     # any colour named by what it looks like ("驼色", "豆沙色", "雾霾蓝"), a finish, a pattern
-    r"|[\u4e00-\u9fff]{1,3}(?<![颜特出角脸景声货成本原彩肤音变退褪橙红黄绿蓝紫黑白灰粉棕褐金银米咖杏])色(?!调|差|卡|彩|素)"
-    r"|(?:雾霾|天空|海军|克莱因|薄荷|牛油果|奶油|燕麦|焦糖|石墨|午夜|星光|远峰)[蓝绿黄白灰黑紫]"
-    r"|哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"
+    (
+        "色",
+        r"[\u4e00-\u9fff]{1,3}(?<![颜特出角脸景声货成本原彩肤音变退褪橙红黄绿蓝紫黑白灰粉棕褐金银米咖杏])色(?!调|差|卡|彩|素)",
+    ),
+    ("", r"(?:雾霾|天空|海军|克莱因|薄荷|牛油果|奶油|燕麦|焦糖|石墨|午夜|星光|远峰)[蓝绿黄白灰黑紫]"),
+    ("", r"哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"),
 )
 _ZH_SIZE = (
-    r"(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
+    # Every size below starts with a digit, a capital or a Chinese numeral: the lookahead says so
+    # first, so the other characters of a text fail at once instead of in each alternative.
+    r"(?=[0-9A-Z一二两三四五六七八九十半])(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
     r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z])"
     # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
@@ -39,16 +52,36 @@ _ZH_SIZE = (
 )
 # A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".
 _ZH_VARIANT = (
-    r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此的扣])款(?!项)"
-    r"|(?<![一二两三四五六七八九十0-9])[一二两三四五六七八九十0-9]++\s?[支只个件双瓶盒片包套袋罐听卷条枚]装|[青红茶黑白银]轴"
-    r"|(?:礼盒|散|袋|罐|盒|瓶|桶|家庭|旅行)装|[浅中深]{1,2}烘焙?"
-    # a model's suffix after its name ("蓝牙耳机 Pro")
-    r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])"
+    (
+        "款",
+        r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此的扣])款(?!项)",
+    ),
+    (
+        "",
+        r"(?<![一二两三四五六七八九十0-9])[一二两三四五六七八九十0-9]++\s?[支只个件双瓶盒片包套袋罐听卷条枚]装|[青红茶黑白银]轴"
+        r"|(?:礼盒|散|袋|罐|盒|瓶|桶|家庭|旅行)装|[浅中深]{1,2}烘焙?"
+        # a model's suffix after its name ("蓝牙耳机 Pro")
+        r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])",
+    ),
     # a flavour or scent ("绿茶味"), a model's edition written in Latin letters ("OLED版", "Pro版")
-    r"|[\u4e00-\u9fff]{1,3}(?<![口趣气滋意人韵品异美])味(?![道儿精着])|[A-Za-z0-9]{2,8}\s?版"
-    r"|[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"
+    ("味", r"[\u4e00-\u9fff]{1,3}(?<![口趣气滋意人韵品异美])味(?![道儿精着])"),
+    ("版", r"[A-Za-z0-9]{2,8}\s?版"),
+    ("版", r"[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"),
 )
-_ZH_OPTION = re.compile(f"{_ZH_COLOUR}|{_ZH_SIZE}|{_ZH_VARIANT}")
+_ZH_OPTION_BRANCHES = (*_ZH_COLOUR, ("", _ZH_SIZE), *_ZH_VARIANT)
+_ZH_OPTION_MARKS = tuple(dict.fromkeys(mark for mark, _ in _ZH_OPTION_BRANCHES if mark))
+
+
+def _zh_option(text: str) -> re.Pattern[str]:
+    """The option pattern without the branches whose character ``text`` lacks."""
+    return _zh_option_of(tuple(mark for mark in _ZH_OPTION_MARKS if mark in text))
+
+
+@functools.cache  # one per set of characters present: 16 at most
+def _zh_option_of(marks: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(branch for mark, branch in _ZH_OPTION_BRANCHES if not mark or mark in marks))
+
+
 _ZH_HINT = re.compile(
     r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|位|册|烘|[XSMLNUA]|Type|USB|Lightning|HDMI|Pro|Max|Mini|Ultra|Lite"
     r"|SE|Air|[蓝绿黄白灰黑紫]|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
@@ -367,8 +400,10 @@ _NOT_GOODS = frozenset(
         "screenshot",
     )
 )
+# Every match of _EN_GOODS holds one of these words or a "(". The bracket is tested apart, at C
+# speed (a reply's links have one), where the words are tried at every character of a text.
 _EN_GOODS_HINT = re.compile(
-    r"\(|order|bought|purchas|picked|receiv|return|exchang|sent\s+me|shipped\s+me|deliver|restock|swap|replace"
+    r"order|bought|purchas|picked|receiv|return|exchang|sent\s+me|shipped\s+me|deliver|restock|swap|replace"
     r"|refund\s+for|damaged|broke|defective|missing|disappoint|stock|came|arrived|working|fit|match|price|shipped"
     r"|cart|recommended|problem|issue|\bones?\b|version|model|edition",
     re.IGNORECASE,
@@ -376,7 +411,7 @@ _EN_GOODS_HINT = re.compile(
 
 
 def _english_goods(text: str) -> Iterator[tuple[int, int]]:
-    for m in _EN_GOODS.finditer(text) if _EN_GOODS_HINT.search(text) else ():
+    for m in _EN_GOODS.finditer(text) if "(" in text or _EN_GOODS_HINT.search(text) else ():
         group = next(g for g in ("np", "np2", "np3", "np4", "np5", "np6", "np7") if m.group(g))
         start = m.start(group)
         words = m.group(group).lower().split(",")[0].split()  # the goods, not ", the … one" after them
@@ -434,7 +469,7 @@ def products(text: str) -> Iterator[Product]:
 
 def _options(text: str) -> Iterator[re.Match[str]]:
     if _ZH_HINT.search(text):
-        yield from _ZH_OPTION.finditer(text)
+        yield from _zh_option(text).finditer(text)
     if _EN_HINT.search(text):
         yield from _EN_OPTION.finditer(text)
     if _VARIANT_HINT.search(text):
