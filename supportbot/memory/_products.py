@@ -264,6 +264,10 @@ _IN_BRACKETS = (
     r"|or\b|but|yes|no\b|ok|maybe|probably|hopefully|hope|thanks|please|btw|same|still))[^()\n]{1,32}\)"
 )
 _EN_GOODS = re.compile(
+    # Every form starts with a letter or a digit (or a character that matches one regardless of
+    # case: the class is read with the pattern's IGNORECASE): the lookahead says so first, so the
+    # other characters of a text (Chinese ones) fail at once instead of in each form.
+    r"(?=[0-9A-Za-z])(?:"
     r"\b(?:ordered|bought|purchased|picked|received|returning|return|returned|exchange|exchanging|exchanged"
     r"|sent\s+me|shipped\s+me|delivered|restock|swap|replace|refund\s+for)\s+"
     rf"(?P<np>{_EN_NP})(?:{_IN_BRACKETS})?"
@@ -282,7 +286,7 @@ _EN_GOODS = re.compile(
     rf"|\b(?:is|are)\s+(?P<np6>(?:the|my|our)\s+{_NP_BODY})(?=\s+back\s+in\s+stock)"
     # the option as "the … one": "the air fryer, the dual-basket one"
     rf"|(?P<np7>\b(?:the|a|an|my|our)\s+(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD}"
-    r",\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*)?\s+(?:one|ones|version|model|edition)\b)",
+    r",\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*)?\s+(?:one|ones|version|model|edition)\b))",
     re.IGNORECASE,
 )
 _NOT_GOODS = frozenset(
