@@ -42,7 +42,7 @@ from ._facts import (
     terse,
     without_tail,
 )
-from ._tokens import count_joined, count_tokens
+from ._tokens import count_joined, counter
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
 _BARE_FIGURE = re.compile(r"[0-9]")  # an amount's key with no currency in front
@@ -344,11 +344,12 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
         return View(tuple(pieces), tuple(u.fact for u in shown), 0)
     # Highest rank first; within a rank, the newest first (older ones are likelier in the summary).
     ranked = sorted(shown, key=lambda u: (u.tier, -u.position))
-    costs = [(u.tier, u.position, False, count_tokens(u.text) + 1) for u in ranked]
-    costs += [(_NOTE_TIER, u.position, True, count_tokens(u.note)) for u in ranked if u.note]
+    count = counter()
+    costs = [(u.tier, u.position, False, count(u.text) + 1) for u in ranked]
+    costs += [(_NOTE_TIER, u.position, True, count(u.note)) for u in ranked if u.note]
     costs.sort(key=lambda c: (c[0], -c[1]))
     # Labels and line ends, and the omitted-count line, are paid for before any value.
-    spent = count_tokens(omitted_text.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
+    spent = count(omitted_text.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
     keep: set[int] = set()
     keep_notes: set[int] = set()
     kind_of = {u.position: u.fact.kind for u in shown}
@@ -404,8 +405,9 @@ def _fill(
     left = sorted((u for u in shown if u.position not in keep and kind_of[u.position] not in blocked),
                   key=lambda u: (u.tier, -u.position))  # fmt: skip
     used = exact()
+    count = counter()
     for unit in left:
-        if count_tokens(unit.text) + 1 > allowance - used:
+        if count(unit.text) + 1 > allowance - used:
             continue
         keep.add(unit.position)
         size = exact()
