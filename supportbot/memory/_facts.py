@@ -775,11 +775,13 @@ def repeats_pinned(text: str, pinned: Sequence[str]) -> bool:
     if whole in pinned:
         return True
     held = False
-    for clause in _CLAUSE_BREAK.split(text):
-        key = normalize_sentence(clause)
+    clauses = _CLAUSE_BREAK.split(text)
+    for clause in clauses:
+        key = whole if len(clauses) == 1 else normalize_sentence(clause)
         if len(key) >= 2 and any(key in p for p in pinned):
             held = True
-        elif key and (_without_filler(clause) or _HARD_TOKEN.search(clause)):
+        # A hard token first: one scan that stops at the first, where the filler takes several.
+        elif key and (_HARD_TOKEN.search(clause) or _without_filler(clause)):
             return False
     return held
 
