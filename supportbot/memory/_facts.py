@@ -83,9 +83,15 @@ _ERROR_CODE_AFTER_LABEL = re.compile(
 _PREFIXED_ID = re.compile(
     r"[A-Za-z](?<![A-Za-z0-9-][A-Za-z])[A-Za-z]{0,3}-?[0-9]{4,}+(?:-[0-9]++)*+(?![A-Za-z0-9])"
 )
+# First characters: a pattern tried at every character of a turn may start with a lookahead of
+# the characters its matches can start with (read with the pattern's own flags, so that case
+# folding admits what the pattern would). Any other character then fails at once, where it was
+# tried in each alternative; no match changes.
+#
 # Digit-first ids ("2026HT0311") and bare digit runs are ids only right after a word naming one;
 # otherwise they are phone numbers, quantities or timestamps.
 _ID_AFTER_LABEL = re.compile(
+    r"(?=[订账发工退单流合编客会交快运obitrc])"  # the labels' first characters
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
     r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
     r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|显示的是|显示为|写的是|是|为|is)?\s*[:：#]?\s*"
@@ -96,7 +102,7 @@ _ID_AFTER_LABEL = re.compile(
 # The id first, the word naming it after: "517483317439这个订单号一直没动静", "看下6QB2JCZ这单",
 # "case_xexbvtw的单子".
 _ID_BEFORE_LABEL = re.compile(
-    r"(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
+    r"(?=[0-9A-Za-z])(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
     r"|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,38}[0-9A-Za-z])"
     r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|单号|合同号|工单号|运单号|快递单号|流水号|发票号|账单号|这单|那单|的单子)"
 )
@@ -112,22 +118,22 @@ _HTTP_REASONS = (
     r"|service\s+unavailable|gateway\s+time-?out"
 )
 _HTTP_STATUS = re.compile(
-    r"(?:(?<![A-Za-z])(?:HTTP|http)(?:\s*(?:status|error))?\s*|状态码\s*)(?P<a>[1-5][0-9]{2})(?![0-9A-Za-z])"
-    rf"|(?<![0-9A-Za-z.])(?P<b>[45][0-9]{{2}})\s?(?P<reason>{_HTTP_REASONS})(?![A-Za-z])",
+    r"(?=[Hh状45])(?:(?:(?<![A-Za-z])(?:HTTP|http)(?:\s*(?:status|error))?\s*|状态码\s*)(?P<a>[1-5][0-9]{2})(?![0-9A-Za-z])"
+    rf"|(?<![0-9A-Za-z.])(?P<b>[45][0-9]{{2}})\s?(?P<reason>{_HTTP_REASONS})(?![A-Za-z]))",
     re.IGNORECASE,
 )
 # An error as a program names it: ERR_AUTH_13, ERROR-42, E_TIMEOUT.
 _ERROR_NAME = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:(?:ERR(?:OR)?|E)[_-][A-Z0-9]+(?:[_-][A-Z0-9]+)*+"
+    r"(?=[Ee])(?<![A-Za-z0-9_-])(?:(?:ERR(?:OR)?|E)[_-][A-Z0-9]+(?:[_-][A-Z0-9]+)*+"
     # as pasted in lower case ("err_sync_972"), with a digit: "error-prone" is a word
     r"|(?=[a-z_-]*[0-9])(?i:err(?:or)?)[_-][a-z0-9]+(?:[_-][a-z0-9]+)*+)(?![A-Za-z0-9_-])"
 )
 # An id as a system prints one: letters and digits mixed, at least two of each ("X3KWW4KP",
 # "2VFR4CD6", "zto_4jk2yxk"); or long digit groups joined by dashes ("441-9495181-0944424").
 _MIXED_ID = re.compile(
-    r"(?<![A-Za-z0-9_@.#-])(?=(?:[A-Za-z_-]*[0-9]){2})(?=(?:[0-9_-]*[A-Za-z]){2})"
+    r"(?=[0-9A-Za-z])(?:(?<![A-Za-z0-9_@.#-])(?=(?:[A-Za-z_-]*[0-9]){2})(?=(?:[0-9_-]*[A-Za-z]){2})"
     r"[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9](?![A-Za-z0-9_@-]|\.[A-Za-z0-9])"
-    r"|(?<![0-9A-Za-z-])[0-9]{3,}+(?:-[0-9]{3,}+){2,}+(?![0-9A-Za-z-])"
+    r"|(?<![0-9A-Za-z-])[0-9]{3,}+(?:-[0-9]{3,}+){2,}+(?![0-9A-Za-z-]))"
 )
 
 # -- subjects and corrections ---------------------------------------------------------------------
