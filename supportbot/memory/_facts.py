@@ -338,7 +338,7 @@ _SENTENCE_END = re.compile(
     r"|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff]))"
 )
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
-_SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
+_SPACE_NEXT_TO_CJK = re.compile(rf"(?=\s)(?:(?<=[{_CJK}])\s+|\s+(?=[{_CJK}]))")
 _TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…~～]+$")
 _has_digit = re.compile("[0-9]").search
 
@@ -947,6 +947,8 @@ _EN_NUMERAL_WORDS = (
     "|thousand|million|billion|dozen|half"
 )
 _HARD_TOKEN = re.compile(
+    # A digit, a Latin letter or an email's first character, a currency, a Chinese numeral
+    r"(?=[0-9A-Za-z._%+\-¥￥$€£元块美欧人零〇一二两三四五六七八九十壹贰叁肆伍陆柒捌玖拾百千万亿佰仟])(?:"
     r"[0-9]"
     # an email read once from its start: a long run of letters is not retried at each of them
     r"|(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)+"
@@ -956,7 +958,7 @@ _HARD_TOKEN = re.compile(
     rf"|\b(?:{_EN_NUMERAL_WORDS})\b"
     r"|[零〇一二两三四五六七八九十壹贰叁肆伍陆柒捌玖拾]?[百千万亿佰仟][零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]*"
     r"|(?!一[^零〇一二两三四五六七八九十百千万亿])[零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]++"
-    r"(?=[个台次张件天周月年元块号份位名点岁楼层室箱瓶盒套条笔单期台季度倍折]|小时|分钟|星期|礼拜)",
+    r"(?=[个台次张件天周月年元块号份位名点岁楼层室箱瓶盒套条笔单期台季度倍折]|小时|分钟|星期|礼拜))",
     re.IGNORECASE,
 )
 _TYPED_SPANS = frozenset(
@@ -1119,9 +1121,10 @@ _FILLER_CLAUSE = re.compile(
 )
 # Where a sentence divides into clauses: commas, a dash set off by spaces, and a space between two
 # CJK characters (a customer who types "一会儿回来 上次电话里说…" ends a clause with it).
-_CLAUSE_BREAK = re.compile(rf"\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])|\s+[-–—]\s+")
+_CLAUSE_BREAK = re.compile(rf"(?=[\s,，、])(?:\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])|\s+[-–—]\s+)")
 # An aside a customer tacks on with no comma: "… (in case it helps)", "… if that matters", "… fyi".
 _TRAILING_ASIDE = re.compile(
+    r"(?=[\s(（ifjlu])"  # a space, a bracket or an aside's first letter (first characters: see above)
     r"(?:\s*[(（]?\s*\b(?:if\s+(?:that|it)\s+(?:matters|helps)|in\s+case\s+(?:that|it)\s+(?:matters|helps)"
     r"|fyi|just\s+so\s+you\s+know|lol|ugh)\s*[)）]?)+[\s.!?…~]*$",
     re.IGNORECASE,
