@@ -166,6 +166,7 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     assert tokens._count.cache_info().currsize == 0 and bot._deps.caches.size() == 0
     assert facts._extract_text.cache_info().currsize == 0  # the summary lines scanned
     assert not context._BY_TURNS  # the turns behind the ticket languages worked out
+    assert not context._COUNTED  # and the turns counted for them
     assert not ledger._BY_LEDGER  # the facts behind the ledgers shown
     # Every row that did not mention him is still there, byte for byte; every row that did is gone.
     # The one row added: the audit log's record of the forgetting (free of the needles, as checked above).
