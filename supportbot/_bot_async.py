@@ -26,6 +26,7 @@ from .config import Settings
 from .errors import InvalidInput, UnknownCustomer, WaitTimeout
 from .llm.base import AsyncLLM
 from .memory import _facts as facts
+from .memory import _ledger as ledger
 from .memory import _tokens as tokens
 from .memory._profile import ENTRIES, Profile
 from .memory._tokens import turn_tokens, with_tokens
@@ -760,6 +761,7 @@ class AsyncSupportBot:
         self._deps.caches.clear()
         tokens.forget_cached()  # the token counter's memo of the texts it counted
         facts.forget_cached()  # the memo of scanned summary lines
+        ledger.forget_cached()  # the memo of ledgers shown, which holds their facts
         context.forget_cached()  # the memo of ticket languages, which holds their turns
         for ticket_id in tickets:
             self._engine.forget(ticket_id)

@@ -172,6 +172,19 @@ def test_a_prompt_s_instructions_are_in_the_ticket_s_language(lang: str) -> None
     assert system_prompt("draft", "zh") == context.DRAFT_PROMPT  # the Chinese, under its old name
 
 
+def test_a_ticket_s_language_is_counted_on_from_its_turns_but_never_from_other_turns() -> None:
+    """Each round's turns are counted on from the last count (a round adds a turn or two), which
+    is only right while the turns begin with the ones counted: another state of the ticket (a
+    fork, a test) is counted anew."""
+    chinese, english = _state(), _english_state()
+    assert context.ticket_language(chinese) == "zh"
+    said = Turn("customer", "Thanks, please also send the invoice to my office.", idx=5)
+    more = tuple(dataclasses.replace(said, idx=5 + i) for i in range(4))
+    assert context.ticket_language(dataclasses.replace(chinese, turns=(*chinese.turns, *more))) == "en"
+    assert context.ticket_language(english) == "en"  # the same ticket id, other turns from the first
+    assert context.ticket_language(dataclasses.replace(english, turns=chinese.turns)) == "zh"
+
+
 def _english_state() -> SupportState:
     """``_state()`` with every customer turn in English (the latest one holds the body)."""
     state = _state(body="The bank sync still fails with error E3001.")

@@ -26,6 +26,7 @@ from supportbot.errors import (
     UnknownTicket,
 )
 from supportbot.memory import _facts as facts
+from supportbot.memory import _ledger as ledger
 from supportbot.memory import _tokens as tokens
 from supportbot.reply import _context as context
 from supportbot.store import _lease as lease_repo
@@ -150,6 +151,7 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     lina_state = bot.state(made["lina@example.com"]["resolved"])
     assert bot._deps.caches.size() > 0, "the rounds above fill the bot's caches"
     assert context._BY_TURNS, "and the memo of ticket languages"
+    assert ledger._BY_LEDGER, "and the memo of ledgers shown"
 
     report = bot.forget_customer("WuGang@example.com", force=True)
 
@@ -164,6 +166,8 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     assert tokens._count.cache_info().currsize == 0 and bot._deps.caches.size() == 0
     assert facts._extract_text.cache_info().currsize == 0  # the summary lines scanned
     assert not context._BY_TURNS  # the turns behind the ticket languages worked out
+    assert not context._COUNTED  # and the turns counted for them
+    assert not ledger._BY_LEDGER  # the facts behind the ledgers shown
     # Every row that did not mention him is still there, byte for byte; every row that did is gone.
     # The one row added: the audit log's record of the forgetting (free of the needles, as checked above).
     after = _rows(demo_url)

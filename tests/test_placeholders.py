@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from fakes import ScriptedLLM
 
-from supportbot import OfflineModel, SupportBot
+from supportbot import OfflineModel, Settings, SupportBot
+from supportbot._state import SupportState, Ticket, Turn
 from supportbot.i18n._prompts import SECTIONS
+from supportbot.llm._placeholders import PlaceholderModel
 from supportbot.memory._mask import Placeholders
+from supportbot.run._deps import Deps, with_placeholders
 
 OpenBot = Callable[..., SupportBot]
 PHONE, EMAIL, US_PHONE = "13912345678", "zhang.san@qq.com", "(212) 555-0187"
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 BODY = f"银行流水同步失败,提示 E3001。请打 {PHONE} 或 {US_PHONE} 联系我,邮箱 {EMAIL}"
 
 
@@ -81,3 +87,24 @@ def test_with_placeholders_the_offline_model_reads_records_without_them(open_bot
     result = bot.open_ticket("wugang@example.com", subject="银行流水", body=BODY)
     assert result.reply and seen
     assert not any(PHONE in text or EMAIL in text for text in seen)
+
+
+def test_a_step_s_placeholders_follow_every_text_they_are_read_from() -> None:
+    """The table is kept for the steps that share the ticket's texts; a turn or a summary that
+    adds a value must make a new one, or that value would reach the model."""
+    model = OfflineModel()
+    # No step runs here: the business system is never called.
+    deps = Deps(llm=model, small_llm=model, backend=None, settings=Settings(), clock=lambda: NOW)  # type: ignore[arg-type]
+    ticket = Ticket("T1", "a@example.com", "银行流水", f"请打 {PHONE}", NOW)
+    state = SupportState(ticket=ticket, turns=(Turn("customer", f"请打 {PHONE}", idx=0),))
+
+    def table(state: SupportState) -> Placeholders:
+        llm = with_placeholders(deps, state).llm
+        assert isinstance(llm, PlaceholderModel)
+        return llm.placeholders
+
+    assert table(state) is table(state)  # built once for the steps that share the texts
+    later = replace(state, turns=(*state.turns, Turn("customer", f"邮箱 {EMAIL}", idx=1)))
+    assert table(later).hide(EMAIL) == "[EMAIL_2]"  # the customer's address is the first
+    assert table(replace(state, summary=f"客户的美国号码 {US_PHONE}")).hide(US_PHONE) == "[PHONE_2]"
+    assert table(state).hide(EMAIL) == EMAIL  # and the first state's table is still its own

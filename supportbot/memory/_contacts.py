@@ -221,11 +221,12 @@ _NOT_A_NAME = (
     r"(?-i:Btw|Also|Oh|Hi|Hey|So|Just|And|But|Anyway|Sorry|Thanks|Then|Now|Yes|No|Ok|Okay|Plus|Well)"
 )
 _EN_PERSON = re.compile(
+    r"(?=[A-Za-z])(?:"  # every form starts with a letter (first characters: see _facts)
     rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+{_EN_TITLE}(?P<name>{_EN_NAME})\b"
     rf"(?:\s+(?:from|in|at)\s+(?P<dept1>{_EN_DEPT})\b)?"
     rf"|\b{_EN_TITLE}(?!{_NOT_A_NAME}\b)(?P<name2>{_EN_NAME})\s*(?:,|\()?\s*(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
     rf"|\b{_EN_TITLE}(?P<name3>{_EN_NAME})\s+(?:from|in|at)\s+(?P<dept>{_EN_DEPT})\b"
-    rf"|(?<![A-Za-z])(?P<role4>(?-i:[a-z]+\s+)?(?:manager|accountant|bookkeeper|controller|lead))\s+{_EN_TITLE}(?P<name4>{_EN_NAME})\b",
+    rf"|(?<![A-Za-z])(?P<role4>(?-i:[a-z]+\s+)?(?:manager|accountant|bookkeeper|controller|lead))\s+{_EN_TITLE}(?P<name4>{_EN_NAME})\b)",
     re.IGNORECASE,
 )
 _NOT_EN_NAMES = frozenset(
@@ -494,7 +495,10 @@ _OBJECTS = {
 }
 _VERB_ALT = "|".join(sorted(_VERBS, key=len, reverse=True))
 _OBJ_ALT = "|".join(sorted(_OBJECTS, key=len, reverse=True))
+# A status starts with its negation, its 已 or its verb (first characters: see _facts).
+_STATUS_STARTS = "".join(sorted({"从", "还", "尚", "并", "没", "未", "已", *(verb[0] for verb in _VERBS)}))
 _STATUS = re.compile(
+    rf"(?=[{_STATUS_STARTS}])"
     rf"(?P<neg>从来没有|从来没|从没有|从没|还没有|还没|尚未|并未|没有|没|未)?+(?P<pos>已经|已)?+"
     rf"(?P<verb>{_VERB_ALT})(?P<le>了|过)?"
 )

@@ -83,9 +83,15 @@ _ERROR_CODE_AFTER_LABEL = re.compile(
 _PREFIXED_ID = re.compile(
     r"[A-Za-z](?<![A-Za-z0-9-][A-Za-z])[A-Za-z]{0,3}-?[0-9]{4,}+(?:-[0-9]++)*+(?![A-Za-z0-9])"
 )
+# First characters: a pattern tried at every character of a turn may start with a lookahead of
+# the characters its matches can start with (read with the pattern's own flags, so that case
+# folding admits what the pattern would). Any other character then fails at once, where it was
+# tried in each alternative; no match changes.
+#
 # Digit-first ids ("2026HT0311") and bare digit runs are ids only right after a word naming one;
 # otherwise they are phone numbers, quantities or timestamps.
 _ID_AFTER_LABEL = re.compile(
+    r"(?=[订账发工退单流合编客会交快运obitrc])"  # the labels' first characters
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
     r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
     r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|显示的是|显示为|写的是|是|为|is)?\s*[:：#]?\s*"
@@ -96,7 +102,7 @@ _ID_AFTER_LABEL = re.compile(
 # The id first, the word naming it after: "517483317439这个订单号一直没动静", "看下6QB2JCZ这单",
 # "case_xexbvtw的单子".
 _ID_BEFORE_LABEL = re.compile(
-    r"(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
+    r"(?=[0-9A-Za-z])(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
     r"|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,38}[0-9A-Za-z])"
     r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|单号|合同号|工单号|运单号|快递单号|流水号|发票号|账单号|这单|那单|的单子)"
 )
@@ -112,22 +118,22 @@ _HTTP_REASONS = (
     r"|service\s+unavailable|gateway\s+time-?out"
 )
 _HTTP_STATUS = re.compile(
-    r"(?:(?<![A-Za-z])(?:HTTP|http)(?:\s*(?:status|error))?\s*|状态码\s*)(?P<a>[1-5][0-9]{2})(?![0-9A-Za-z])"
-    rf"|(?<![0-9A-Za-z.])(?P<b>[45][0-9]{{2}})\s?(?P<reason>{_HTTP_REASONS})(?![A-Za-z])",
+    r"(?=[Hh状45])(?:(?:(?<![A-Za-z])(?:HTTP|http)(?:\s*(?:status|error))?\s*|状态码\s*)(?P<a>[1-5][0-9]{2})(?![0-9A-Za-z])"
+    rf"|(?<![0-9A-Za-z.])(?P<b>[45][0-9]{{2}})\s?(?P<reason>{_HTTP_REASONS})(?![A-Za-z]))",
     re.IGNORECASE,
 )
 # An error as a program names it: ERR_AUTH_13, ERROR-42, E_TIMEOUT.
 _ERROR_NAME = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:(?:ERR(?:OR)?|E)[_-][A-Z0-9]+(?:[_-][A-Z0-9]+)*+"
+    r"(?=[Ee])(?<![A-Za-z0-9_-])(?:(?:ERR(?:OR)?|E)[_-][A-Z0-9]+(?:[_-][A-Z0-9]+)*+"
     # as pasted in lower case ("err_sync_972"), with a digit: "error-prone" is a word
     r"|(?=[a-z_-]*[0-9])(?i:err(?:or)?)[_-][a-z0-9]+(?:[_-][a-z0-9]+)*+)(?![A-Za-z0-9_-])"
 )
 # An id as a system prints one: letters and digits mixed, at least two of each ("X3KWW4KP",
 # "2VFR4CD6", "zto_4jk2yxk"); or long digit groups joined by dashes ("441-9495181-0944424").
 _MIXED_ID = re.compile(
-    r"(?<![A-Za-z0-9_@.#-])(?=(?:[A-Za-z_-]*[0-9]){2})(?=(?:[0-9_-]*[A-Za-z]){2})"
+    r"(?=[0-9A-Za-z])(?:(?<![A-Za-z0-9_@.#-])(?=(?:[A-Za-z_-]*[0-9]){2})(?=(?:[0-9_-]*[A-Za-z]){2})"
     r"[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9](?![A-Za-z0-9_@-]|\.[A-Za-z0-9])"
-    r"|(?<![0-9A-Za-z-])[0-9]{3,}+(?:-[0-9]{3,}+){2,}+(?![0-9A-Za-z-])"
+    r"|(?<![0-9A-Za-z-])[0-9]{3,}+(?:-[0-9]{3,}+){2,}+(?![0-9A-Za-z-]))"
 )
 
 # -- subjects and corrections ---------------------------------------------------------------------
@@ -332,7 +338,7 @@ _SENTENCE_END = re.compile(
     r"|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff]))"
 )
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
-_SPACE_NEXT_TO_CJK = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
+_SPACE_NEXT_TO_CJK = re.compile(rf"(?=\s)(?:(?<=[{_CJK}])\s+|\s+(?=[{_CJK}]))")
 _TRAILING_PUNCT = re.compile(r"[\s。！？!?；;.,，、…~～]+$")
 _has_digit = re.compile("[0-9]").search
 
@@ -776,11 +782,13 @@ def repeats_pinned(text: str, pinned: Sequence[str]) -> bool:
     if whole in pinned:
         return True
     held = False
-    for clause in _CLAUSE_BREAK.split(text):
-        key = normalize_sentence(clause)
+    clauses = _CLAUSE_BREAK.split(text)
+    for clause in clauses:
+        key = whole if len(clauses) == 1 else normalize_sentence(clause)
         if len(key) >= 2 and any(key in p for p in pinned):
             held = True
-        elif key and (_without_filler(clause) or _HARD_TOKEN.search(clause)):
+        # A hard token first: one scan that stops at the first, where the filler takes several.
+        elif key and (_HARD_TOKEN.search(clause) or _without_filler(clause)):
             return False
     return held
 
@@ -940,6 +948,8 @@ _EN_NUMERAL_WORDS = (
     "|thousand|million|billion|dozen|half"
 )
 _HARD_TOKEN = re.compile(
+    # A digit, a Latin letter or an email's first character, a currency, a Chinese numeral
+    r"(?=[0-9A-Za-z._%+\-¥￥$€£元块美欧人零〇一二两三四五六七八九十壹贰叁肆伍陆柒捌玖拾百千万亿佰仟])(?:"
     r"[0-9]"
     # an email read once from its start: a long run of letters is not retried at each of them
     r"|(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)+"
@@ -949,7 +959,7 @@ _HARD_TOKEN = re.compile(
     rf"|\b(?:{_EN_NUMERAL_WORDS})\b"
     r"|[零〇一二两三四五六七八九十壹贰叁肆伍陆柒捌玖拾]?[百千万亿佰仟][零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]*"
     r"|(?!一[^零〇一二两三四五六七八九十百千万亿])[零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]++"
-    r"(?=[个台次张件天周月年元块号份位名点岁楼层室箱瓶盒套条笔单期台季度倍折]|小时|分钟|星期|礼拜)",
+    r"(?=[个台次张件天周月年元块号份位名点岁楼层室箱瓶盒套条笔单期台季度倍折]|小时|分钟|星期|礼拜))",
     re.IGNORECASE,
 )
 _TYPED_SPANS = frozenset(
@@ -1112,9 +1122,10 @@ _FILLER_CLAUSE = re.compile(
 )
 # Where a sentence divides into clauses: commas, a dash set off by spaces, and a space between two
 # CJK characters (a customer who types "一会儿回来 上次电话里说…" ends a clause with it).
-_CLAUSE_BREAK = re.compile(rf"\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])|\s+[-–—]\s+")
+_CLAUSE_BREAK = re.compile(rf"(?=[\s,，、])(?:\s*[,，、]\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])|\s+[-–—]\s+)")
 # An aside a customer tacks on with no comma: "… (in case it helps)", "… if that matters", "… fyi".
 _TRAILING_ASIDE = re.compile(
+    r"(?=[\s(（ifjlu])"  # a space, a bracket or an aside's first letter (first characters: see above)
     r"(?:\s*[(（]?\s*\b(?:if\s+(?:that|it)\s+(?:matters|helps)|in\s+case\s+(?:that|it)\s+(?:matters|helps)"
     r"|fyi|just\s+so\s+you\s+know|lol|ugh)\s*[)）]?)+[\s.!?…~]*$",
     re.IGNORECASE,

@@ -42,7 +42,7 @@ from ._facts import (
     terse,
     without_tail,
 )
-from ._tokens import count_joined, count_tokens
+from ._tokens import count_joined, counter
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
 _BARE_FIGURE = re.compile(r"[0-9]")  # an amount's key with no currency in front
@@ -130,6 +130,48 @@ def _reason(code: int) -> str:
 
 def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> list[Unit]:
     """The facts the prompt would show with no allowance, in ledger order."""
+    return [unit for unit, quoted in _every_unit(facts, lang) if _shown(unit.fact, quoted, summarized_upto)]
+
+
+def _shown(fact: Fact, quoted: bool, summarized_upto: int) -> bool:
+    """Whether a unit is shown once ``turns[:summarized_upto]`` are folded (``quoted``: a detail
+    that a request or promise of its own turn holds whole)."""
+    # An operator's correction is shown even while the turn it corrects is in the history.
+    if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto and fact.role != OPERATOR:
+        return False
+    # A customer's sentence that a pinned request or promise quotes whole ("…就行,我试了8次了")
+    # is shown once, inside it; the request is pinned once its turn is folded.
+    return not (quoted and fact.turn < summarized_upto)
+
+
+def _every_unit(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]:
+    """Every current fact as shown, with whether it is a quoted detail (see ``_shown``), whatever
+    the turns folded: remembered for the last ledgers, which each round shows twice (for
+    compression's count and in the prompt) and most rounds leave as they were."""
+    if type(facts) is not tuple:  # only a tuple cannot change behind the memo's back
+        return _units_of(facts, lang)
+    seen = _BY_LEDGER.get((id(facts), lang))
+    if seen is not None and seen[0] is facts:
+        return seen[1]
+    found = _units_of(facts, lang)
+    if len(_BY_LEDGER) >= _BY_LEDGER_SIZE:
+        _BY_LEDGER.clear()  # a bound, not an eviction order: a ticket's next round refills it
+    _BY_LEDGER[(id(facts), lang)] = (facts, found)  # the tuple is kept, so its id is not reused meanwhile
+    return found
+
+
+# The units of recent ledgers, by the ledger tuple's identity (a round's states share one tuple
+# until a fact is added; a correction adds one, so it makes a new tuple and is never missed).
+_BY_LEDGER: dict[tuple[int, str], tuple[tuple[Fact, ...], tuple[tuple[Unit, bool], ...]]] = {}
+_BY_LEDGER_SIZE = 256
+
+
+def forget_cached() -> None:
+    """Drop the memo of ledgers shown (customer words among them), after a customer is forgotten."""
+    _BY_LEDGER.clear()
+
+
+def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]:
     result = []
     current = current_facts(facts)
     currency = conversation_currency(facts)
@@ -143,16 +185,10 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
             pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
     replaced = _replacements(facts, lang, currency)
     for i, fact in current:
-        # An operator's correction is shown even while the turn it corrects is in the history.
-        if fact.kind in SENTENCE_KINDS and fact.turn >= summarized_upto and fact.role != OPERATOR:
-            continue
-        # A customer's sentence that a pinned request or promise quotes whole ("…就行,我试了8次了")
-        # is shown once, inside it.
-        if fact.kind == "detail" and _quoted_in(fact, current, summarized_upto):
-            continue
         # A sentence pinned both as goods and as a request ("我要退的是纯牛奶,24盒装的") is shown once.
         if _shown_as_goods(fact, current):
             continue
+        quoted = fact.kind == "detail" and _quoted(fact, current)
         note = ""
         if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
             old = facts[fact.supersedes]
@@ -167,7 +203,7 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
                 note = words["facts.replaced"].format(value=words["facts.value_separator"].join(earlier))
             if not fact.value:  # retracted by an operator: the old value, marked as wrong
                 text = prompt_words(lang)["facts.retracted"].format(value=display(old, lang, currency))
-                result.append(Unit(i, fact, text, "", _CORRECTION_TIER))
+                result.append((Unit(i, fact, text, "", _CORRECTION_TIER), quoted))
                 continue
         tier = _DETAIL_TIER if fact.kind == "detail" else _TIERS.get(fact.kind, _OTHER_TIER)
         if fact.kind in ("promise", "promise_reported", "request") and _satisfied(fact, settled):
@@ -183,8 +219,8 @@ def units(facts: Sequence[Fact], *, summarized_upto: int, lang: str = "zh") -> l
             short = display(fact, lang, currency, words=False)
         else:
             short = ""
-        result.append(Unit(i, fact, text, note, tier, short if short != text else ""))
-    return result
+        result.append((Unit(i, fact, text, note, tier, short if short != text else ""), quoted))
+    return tuple(result)
 
 
 # Values a sentence may quote after a correction replaced them ("上次给我的合同号是8R29RD3C,…" once
@@ -237,13 +273,10 @@ def _replaced(facts: Sequence[Fact], fact: Fact) -> list[Fact]:
     return chain
 
 
-def _quoted_in(detail: Fact, current: Sequence[tuple[int, Fact]], summarized_upto: int) -> bool:
-    """Whether a request or promise of the same turn, shown in the section, holds ``detail`` whole."""
+def _quoted(detail: Fact, current: Sequence[tuple[int, Fact]]) -> bool:
+    """Whether a request or promise of the same turn holds ``detail`` whole."""
     said = normalize_sentence(detail.value)
-    return any(
-        f.kind in _QUOTING_KINDS and f.turn == detail.turn and f.turn < summarized_upto and said in f.key
-        for _, f in current
-    )
+    return any(f.kind in _QUOTING_KINDS and f.turn == detail.turn and said in f.key for _, f in current)
 
 
 def _shown_as_goods(fact: Fact, current: Sequence[tuple[int, Fact]]) -> bool:
@@ -300,10 +333,10 @@ def view(
     best = _fitted(shown, allowance, lang)
     if not best.omitted:
         return best
-    compact = [replace(u, text=u.short or u.text) for u in shown]
+    compact = [_worded(u, u.short) if u.short else u for u in shown]
     # Then also without trailing clauses that hold nothing the section needs ("…,我们团队有好几个人在用").
     tersest = [
-        replace(u, text=terse(u.fact.kind, u.text)) if u.fact.kind in _QUOTING_KINDS else u for u in compact
+        _worded(u, terse(u.fact.kind, u.text)) if u.fact.kind in _QUOTING_KINDS else u for u in compact
     ]
     for candidate in (compact, tersest):
         if any(c.text != u.text for c, u in zip(candidate, shown, strict=True)):
@@ -311,6 +344,12 @@ def view(
             if fitted.omitted < best.omitted:
                 best = fitted
     return best
+
+
+def _worded(unit: Unit, text: str) -> Unit:
+    """``unit`` showing ``text``: the same unit when that is its text (most are, and a copy per
+    unit per view is what the view would otherwise spend its time on)."""
+    return unit if text == unit.text else replace(unit, text=text)
 
 
 def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
@@ -323,11 +362,12 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
         return View(tuple(pieces), tuple(u.fact for u in shown), 0)
     # Highest rank first; within a rank, the newest first (older ones are likelier in the summary).
     ranked = sorted(shown, key=lambda u: (u.tier, -u.position))
-    costs = [(u.tier, u.position, False, count_tokens(u.text) + 1) for u in ranked]
-    costs += [(_NOTE_TIER, u.position, True, count_tokens(u.note)) for u in ranked if u.note]
+    count = counter()
+    costs = [(u.tier, u.position, False, count(u.text) + 1) for u in ranked]
+    costs += [(_NOTE_TIER, u.position, True, count(u.note)) for u in ranked if u.note]
     costs.sort(key=lambda c: (c[0], -c[1]))
     # Labels and line ends, and the omitted-count line, are paid for before any value.
-    spent = count_tokens(omitted_text.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
+    spent = count(omitted_text.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
     keep: set[int] = set()
     keep_notes: set[int] = set()
     kind_of = {u.position: u.fact.kind for u in shown}
@@ -383,8 +423,9 @@ def _fill(
     left = sorted((u for u in shown if u.position not in keep and kind_of[u.position] not in blocked),
                   key=lambda u: (u.tier, -u.position))  # fmt: skip
     used = exact()
+    count = counter()
     for unit in left:
-        if count_tokens(unit.text) + 1 > allowance - used:
+        if count(unit.text) + 1 > allowance - used:
             continue
         keep.add(unit.position)
         size = exact()

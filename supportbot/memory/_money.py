@@ -152,7 +152,23 @@ _COUNTED = "年月天日周次个份件台张本套期号斤"
 _JIAO = rf"(?P<jiao>[1-9])(?![0-9.%{_COUNTED}])[毛角]?+"
 _CN_JIAO = rf"(?P<cjiao>[一二两三四五六七八九])(?![零〇一二两三四五六七八九十百千万亿{_COUNTED}])[毛角]?+"
 _MULT = r"(?P<mult>[kKwW千万](?![A-Za-z]))"
+# What an amount can start with: a currency before it, a digit, a Chinese numeral, an English
+# number word or its "a"/"an" (first characters: see _facts).
+_AMOUNT_STARTS = re.escape(
+    "".join(
+        sorted(
+            {
+                *(symbol[0] for symbol in _CURRENCY_BEFORE),
+                *"0123456789",
+                *CN_NUMERAL_CHARS,
+                "a",
+                *(word[0] for word in (*_EN_ONES, *_EN_TENS, *_EN_SCALES)),
+            }
+        )
+    )
+)
 _AMOUNT = re.compile(
+    rf"(?=[{_AMOUNT_STARTS}])"
     rf"(?:(?<![A-Za-z])(?P<pre>{_alternation(_CURRENCY_BEFORE)})\s*+(?P<n1>{_NUMBER})(?P<m1>[kKwW千万](?![A-Za-z]))?"
     rf"|(?<![A-Za-z0-9.])(?<![0-9],)(?P<n2>{_NUMBER})\s*+{_MULT}?\s*+"
     rf"(?:(?P<post>(?:{_alternation({k: v for k, v in _CURRENCY_AFTER.items() if k != '块'})})(?![A-Za-z]))"

@@ -10,22 +10,35 @@ pinned as written, with the clause before it when the option stands alone (``保
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+# The option patterns as their branches, each with the character every match of it holds ("" for
+# none). A branch that starts with a run of any Chinese characters ("驼色", "降噪款", "绿茶味") is
+# tried at every Chinese character of a text; where its character is missing it cannot match, so
+# the pattern a text is read with leaves it out (``_zh_option``), and finds the same options.
 _ZH_COLOUR = (
-    r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
-    r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色"
+    (
+        "色",
+        r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
+        r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色",
+    ),
     # any colour named by what it looks like ("驼色", "豆沙色", "雾霾蓝"), a finish, a pattern
-    r"|[\u4e00-\u9fff]{1,3}(?<![颜特出角脸景声货成本原彩肤音变退褪橙红黄绿蓝紫黑白灰粉棕褐金银米咖杏])色(?!调|差|卡|彩|素)"
-    r"|(?:雾霾|天空|海军|克莱因|薄荷|牛油果|奶油|燕麦|焦糖|石墨|午夜|星光|远峰)[蓝绿黄白灰黑紫]"
+    (
+        "色",
+        r"[\u4e00-\u9fff]{1,3}(?<![颜特出角脸景声货成本原彩肤音变退褪橙红黄绿蓝紫黑白灰粉棕褐金银米咖杏])色(?!调|差|卡|彩|素)",
+    ),
+    ("", r"(?:雾霾|天空|海军|克莱因|薄荷|牛油果|奶油|燕麦|焦糖|石墨|午夜|星光|远峰)[蓝绿黄白灰黑紫]"),
     # and the colour names a shop writes without 色 ("连帽卫衣 米白 XL码")
-    r"|(?:米白|米黄|藏青|酒红|墨绿|卡其|玫瑰金|象牙白|太空灰|香槟金)(?!色)"
-    r"|哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"
+    ("", r"(?:米白|米黄|藏青|酒红|墨绿|卡其|玫瑰金|象牙白|太空灰|香槟金)(?!色)"),
+    ("", r"哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"),
 )
 _ZH_SIZE = (
-    r"(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
+    # Every size below starts with a digit, a capital or a Chinese numeral: the lookahead says so
+    # first, so the other characters of a text fail at once instead of in each alternative.
+    r"(?=[0-9A-Z一二两三四五六七八九十半])(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
     r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z])"
     # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
@@ -43,22 +56,48 @@ _ZH_SIZE = (
 )
 # A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".
 _ZH_VARIANT = (
-    r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此的扣])款(?!项)"
-    r"|(?<![一二两三四五六七八九十0-9])[一二两三四五六七八九十0-9]++\s?[支只个件双瓶盒片包套袋罐听卷条枚]装|[青红茶黑白银]轴"
-    r"|(?:礼盒|散|袋|罐|盒|瓶|桶|家庭|旅行)装|[浅中深]{1,2}烘焙?"
-    # a model's suffix after its name ("蓝牙耳机 Pro")
-    r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])"
+    (
+        "款",
+        r"(?:[\u4e00-\u9fff]{1,4}|[A-Za-z]{1,8}\s?)(?<![付退贷欠汇尾首余借存罚赔货这那哪同每各此的扣])款(?!项)",
+    ),
+    (
+        "",
+        r"(?<![一二两三四五六七八九十0-9])[一二两三四五六七八九十0-9]++\s?[支只个件双瓶盒片包套袋罐听卷条枚]装|[青红茶黑白银]轴"
+        r"|(?:礼盒|散|袋|罐|盒|瓶|桶|家庭|旅行)装|[浅中深]{1,2}烘焙?"
+        # a model's suffix after its name ("蓝牙耳机 Pro")
+        r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])",
+    ),
     # a flavour or scent ("绿茶味"), a model's edition written in Latin letters ("OLED版", "Pro版")
-    r"|[\u4e00-\u9fff]{1,3}(?<![口趣气滋意人韵品异美])味(?![道儿精着])|[A-Za-z0-9]{2,8}\s?版"
-    r"|[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"
+    ("味", r"[\u4e00-\u9fff]{1,3}(?<![口趣气滋意人韵品异美])味(?![道儿精着])"),
+    ("版", r"[A-Za-z0-9]{2,8}\s?版"),
+    ("版", r"[\u4e00-\u9fff]{2,4}(?<![基础标准专业高级企业旗舰团队个人免费尊享商业升级新旧])版"),
 )
-_ZH_OPTION = re.compile(f"{_ZH_COLOUR}|{_ZH_SIZE}|{_ZH_VARIANT}")
+_ZH_OPTION_BRANCHES = (*_ZH_COLOUR, ("", _ZH_SIZE), *_ZH_VARIANT)
+# The characters whose branches go together: 款 (said of money too: 退款, 付款) apart from the
+# goods' 色, 味 and 版. Compiling the pattern takes tens of milliseconds, so only a few are made,
+# each when a text first needs it.
+_ZH_OPTION_GROUPS = ("款", "色味版")
+
+
+def _zh_option(text: str) -> re.Pattern[str]:
+    """The option pattern without the branches of the characters ``text`` lacks (by group)."""
+    return _zh_option_of(tuple(group for group in _ZH_OPTION_GROUPS if any(mark in text for mark in group)))
+
+
+@functools.cache  # one per set of groups present: four at most
+def _zh_option_of(groups: tuple[str, ...]) -> re.Pattern[str]:
+    present = "".join(groups)
+    return re.compile("|".join(branch for mark, branch in _ZH_OPTION_BRANCHES if not mark or mark in present))
+
+
 # The model a thing is for, a brand word with its number ("手机壳,iPhone 15", "手机壳,要Mate60的"):
 # an option only as the clause after the goods, since alone it names what the customer uses
 # ("Windows 11 上也不行"). Not a code (E3001: no lower-case letter) nor a year (4 digits).
 _ZH_MODEL = re.compile(
     r"(?:(?<![A-Za-z0-9])[a-z]?[A-Z][a-z]+|小米|红米|荣耀|华为|一加|魅族|真我)\s?[A-Z]?[0-9]{1,3}(?![A-Za-z0-9])"
 )
+
+
 _ZH_HINT = re.compile(
     r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|位|册|烘|[XSMLNUA]|Type|USB|Lightning|HDMI|Pro|Max|Mini|Ultra|Lite"
     r"|SE|Air|[蓝绿黄白灰黑紫]|藏青|酒红|卡其|玫瑰金|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
@@ -247,6 +286,10 @@ _IN_BRACKETS = (
     r"|or\b|but|yes|no\b|ok|maybe|probably|hopefully|hope|thanks|please|btw|same|still))[^()\n]{1,32}\)"
 )
 _EN_GOODS = re.compile(
+    # Every form starts with a letter or a digit (or a character that matches one regardless of
+    # case: the class is read with the pattern's IGNORECASE): the lookahead says so first, so the
+    # other characters of a text (Chinese ones) fail at once instead of in each form.
+    r"(?=[0-9A-Za-z])(?:"
     r"\b(?:ordered|bought|purchased|picked|received|returning|return|returned|exchange|exchanging|exchanged"
     r"|sent\s+me|shipped\s+me|delivered|restock|swap|replace|refund\s+for)\s+"
     rf"(?P<np>{_EN_NP})(?:{_IN_BRACKETS})?"
@@ -270,7 +313,7 @@ _EN_GOODS = re.compile(
     rf"|\b(?:is|are)\s+(?P<np6>(?:the|my|our)\s+{_NP_BODY})(?=\s+back\s+in\s+stock)"
     # the option as "the … one": "the air fryer, the dual-basket one"
     rf"|(?P<np7>\b(?:the|a|an|my|our)\s+(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD}"
-    r",\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}\s+(?:one|ones|version|model|edition)\b)",
+    r",\s+the\s+[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3}\s+(?:one|ones|version|model|edition)\b))",
     re.IGNORECASE,
 )
 _NOT_GOODS = frozenset(
@@ -388,8 +431,10 @@ _NOT_GOODS = frozenset(
         "screenshot",
     )
 )
+# Every match of _EN_GOODS holds one of these words or a "(". The bracket is tested apart, at C
+# speed (a reply's links have one), where the words are tried at every character of a text.
 _EN_GOODS_HINT = re.compile(
-    r"\(|order|bought|purchas|picked|receiv|return|exchang|sent\s+me|shipped\s+me|deliver|restock|swap|replace"
+    r"order|bought|purchas|picked|receiv|return|exchang|sent\s+me|shipped\s+me|deliver|restock|swap|replace"
     r"|refund\s+for|damaged|broke|defective|missing|disappoint|stock|came|arrived|working|fit|match|price|shipped"
     r"|cart|recommended|problem|issue|\bones?\b|version|model|edition|sent|gift",
     re.IGNORECASE,
@@ -411,7 +456,7 @@ def _not_goods(word: str, before: list[str]) -> bool:
 
 
 def _english_goods(text: str) -> Iterator[tuple[int, int]]:
-    if not _EN_GOODS_HINT.search(text):
+    if "(" not in text and not _EN_GOODS_HINT.search(text):
         return
     at = 0
     # A phrase that is no goods is read again from its next character: "a problem with the
@@ -523,7 +568,7 @@ def products(text: str) -> Iterator[Product]:
 
 def _options(text: str) -> Iterator[re.Match[str]]:
     if _ZH_HINT.search(text):
-        yield from _ZH_OPTION.finditer(text)
+        yield from _zh_option(text).finditer(text)
         if _CJK.search(text):
             yield from _ZH_MODEL.finditer(text)
     if _EN_HINT.search(text):

@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import os
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import tiktoken
@@ -66,6 +66,13 @@ def count_tokens(text: str, *, tokenizer_file: str | os.PathLike[str] | None = N
     text rather than rejected: the text is data, never control.
     """
     return _count(text, _source(tokenizer_file))
+
+
+def counter(*, tokenizer_file: str | os.PathLike[str] | None = None) -> Callable[[str], int]:
+    """:func:`count_tokens` with the tokenizer looked up once (the environment is read on every
+    lookup), for a caller that counts many texts in one go."""
+    path = _source(tokenizer_file)
+    return lambda text: _count(text, path)  # positional: the memo's key, as count_tokens passes it
 
 
 @functools.lru_cache(maxsize=1024)

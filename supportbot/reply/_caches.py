@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from ..memory._mask import Placeholders
 from ..memory._preferences import Stated
 from ._guardrails import EvidenceScans
 
@@ -55,6 +56,10 @@ def _recent_facts() -> Recent[tuple[Section | None, int]]:
     return Recent(4)
 
 
+def _recent_placeholders() -> Recent[Placeholders]:
+    return Recent(4)
+
+
 @dataclass(frozen=True, slots=True)
 class Caches:
     """One bot's caches of customer text (see the module docstring)."""
@@ -69,6 +74,9 @@ class Caches:
     wishes: dict[str, bool] = field(default_factory=dict)
     # run._ticket_record.ticket_facts: customer message → the contact preferences it states.
     stated: dict[str, tuple[Stated, ...]] = field(default_factory=dict)
+    # deps.with_placeholders: a ticket's placeholder table, the same for every step until a text
+    # it is built from changes (a new turn, summary or fact).
+    placeholders: Recent[Placeholders] = field(default_factory=_recent_placeholders)
 
     def clear(self) -> None:
         self.ticket_parts.clear()
@@ -76,6 +84,7 @@ class Caches:
         self.evidence.clear()
         self.wishes.clear()
         self.stated.clear()
+        self.placeholders.clear()
 
     def size(self) -> int:
         """How many entries the caches hold in all."""
@@ -85,4 +94,5 @@ class Caches:
             + self.evidence.size()
             + len(self.wishes)
             + len(self.stated)
+            + len(self.placeholders)
         )

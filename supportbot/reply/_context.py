@@ -26,7 +26,9 @@ from ..i18n._prompts import LABELS as LABELS  # the Chinese labels, for callers 
 from ..i18n._prompts import (
     SECTIONS,
     PromptSections,
+    is_english,
     language_of,
+    majority_language,
     section_labels,
     system_prompt,
 )
@@ -300,8 +302,8 @@ def ticket_language(state: SupportState) -> Language:
     seen = _BY_TURNS.get(id(turns))
     if seen is not None and seen[0] is turns:
         return seen[1]
-    said = tuple(turn.content for turn in turns if turn.role == "customer")
-    found = _language_of(said or (state.ticket.body,))
+    english, said = _english_turns(state)
+    found = majority_language(english, said) if said else language_of((state.ticket.body,))
     if len(_BY_TURNS) >= _BY_TURNS_SIZE:
         _BY_TURNS.clear()
     _BY_TURNS[id(turns)] = (turns, found)  # the tuple is kept, so its id is not reused meanwhile
@@ -312,25 +314,33 @@ _BY_TURNS: dict[int, tuple[tuple[Turn, ...], Language]] = {}
 _BY_TURNS_SIZE = 256
 
 
+def _english_turns(state: SupportState) -> tuple[int, int]:
+    """How many of the ticket's customer turns are English, and how many there are. Counted on
+    from the ticket's last count when its turns begin with the turns that count was made of
+    (a round adds a turn or two): a new turns tuple costs its new turns, not every turn again."""
+    turns = state.turns
+    start, english, said = 0, 0, 0
+    last = _COUNTED.get(state.ticket.id)
+    if last is not None and len(last[0]) <= len(turns) and turns[: len(last[0])] == last[0]:
+        start, english, said = len(last[0]), last[1], last[2]
+    for turn in turns[start:]:
+        if turn.role == "customer":
+            said += 1
+            english += is_english(turn.content)
+    if len(_COUNTED) >= _BY_TURNS_SIZE:
+        _COUNTED.clear()  # a bound, not an eviction order: a ticket's next round counts it again
+    _COUNTED[state.ticket.id] = (turns, english, said)
+    return english, said
+
+
+# Each ticket's last count of its English customer turns, with the turns it was made of.
+_COUNTED: dict[str, tuple[tuple[Turn, ...], int, int]] = {}
+
+
 def forget_cached() -> None:
-    """Drop the memo of tickets' turns (customer words among them), after a customer is forgotten."""
+    """Drop the memos of tickets' turns (customer words among them), after a customer is forgotten."""
     _BY_TURNS.clear()
-
-
-# A round asks for its ticket's language a dozen times, each over every customer turn. Keyed by
-# the texts' hash, so the memo holds no customer text (a 64-bit collision would take 2**32 keys).
-_LANGUAGES: dict[tuple[int, int], Language] = {}
-_LANGUAGES_SIZE = 4096
-
-
-def _language_of(texts: tuple[str, ...]) -> Language:
-    key = (len(texts), hash(texts))
-    found = _LANGUAGES.get(key)
-    if found is None:
-        if len(_LANGUAGES) >= _LANGUAGES_SIZE:
-            _LANGUAGES.clear()  # a bound, not an eviction order: a ticket's next call refills it
-        found = _LANGUAGES[key] = language_of(texts)
-    return found
+    _COUNTED.clear()
 
 
 def pinned_facts(state: SupportState, allowance: int | None = None) -> list[Fact]:

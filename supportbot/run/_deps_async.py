@@ -186,16 +186,7 @@ def with_placeholders(deps: Deps, state: SupportState) -> Deps:
     """``deps`` whose models see the ticket's personal data only as placeholders (see
     ``llm._placeholders``); the placeholders follow from the ticket's own texts, so they are the
     same in every step and round."""
-    texts = [
-        state.ticket.subject,
-        state.ticket.body,
-        state.ticket.customer_email,
-        *(turn.content for turn in state.turns),
-        state.profile,
-        state.summary,
-        *(fact.value for fact in state.facts),
-    ]
-    table = Placeholders(texts)
+    table = _placeholders(state, deps.caches)
     if not table:
         return deps
     return dataclasses.replace(
@@ -203,3 +194,25 @@ def with_placeholders(deps: Deps, state: SupportState) -> Deps:
         llm=AsyncPlaceholderModel(deps.llm, table),
         small_llm=AsyncPlaceholderModel(deps.small_llm, table),
     )
+
+
+def _placeholders(state: SupportState, caches: Caches) -> Placeholders:
+    """The ticket's placeholder table, read from every text of it: built once for the steps that
+    share those texts (a round's steps share the turns and the ledger until one adds to them), not
+    in every step. The key is what the table is read from; tuples that share their items compare
+    fast."""
+    key = (state.ticket, state.turns, state.profile, state.summary, state.facts)
+    table = caches.placeholders.get(key)
+    if table is None:
+        texts = [
+            state.ticket.subject,
+            state.ticket.body,
+            state.ticket.customer_email,
+            *(turn.content for turn in state.turns),
+            state.profile,
+            state.summary,
+            *(fact.value for fact in state.facts),
+        ]
+        table = Placeholders(texts)
+        caches.placeholders.put(key, table)
+    return table
