@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 
@@ -117,17 +118,14 @@ def server() -> Iterator[ScriptedServer]:
         yield s
 
 
-def test_with_a_real_small_model_the_pass_runs_in_the_round(
-    database_url: str, server: ScriptedServer
-) -> None:
+@contextlib.contextmanager
+def _assisted_bot(
+    database_url: str, server: ScriptedServer, proposals: ProposedFacts
+) -> Iterator[SupportBot]:
+    """A bot whose fact-assist pass asks the scripted server (which proposes ``proposals``, then
+    triages and passes the review); the demo business system seeded."""
     with psycopg.connect(database_url) as conn:
         seed_business(conn)
-    proposals = ProposedFacts(
-        facts=[
-            _proposal(source_turn=0, quote="负责对接的是小周"),
-            _proposal(source_turn=0, value="老吴", canonical="对接人:老吴", quote="对接人是老吴"),  # invented
-        ]
-    )
     server.script(
         completion(proposals.model_dump_json()),
         completion(TECH.model_dump_json()),
@@ -138,6 +136,19 @@ def test_with_a_real_small_model_the_pass_runs_in_the_round(
     with SupportBot.open(
         database_url, llm=ScriptedLLM(), small_llm=small, settings=settings, backend="demo"
     ) as bot:
+        yield bot
+
+
+def test_with_a_real_small_model_the_pass_runs_in_the_round(
+    database_url: str, server: ScriptedServer
+) -> None:
+    proposals = ProposedFacts(
+        facts=[
+            _proposal(source_turn=0, quote="负责对接的是小周"),
+            _proposal(source_turn=0, value="老吴", canonical="对接人:老吴", quote="对接人是老吴"),  # invented
+        ]
+    )
+    with _assisted_bot(database_url, server, proposals) as bot:
         ticket = bot.open_ticket("wugang@example.com", subject="对接", body=TURNS[1].content).ticket_id
         state = bot.state(ticket)
     people = [(f.key, f.role, f.turn) for f in state.facts if f.kind == "person"]
@@ -148,18 +159,7 @@ def test_with_a_real_small_model_the_pass_runs_in_the_round(
 
 
 def test_an_english_ticket_s_pass_is_asked_in_english(database_url: str, server: ScriptedServer) -> None:
-    with psycopg.connect(database_url) as conn:
-        seed_business(conn)
-    server.script(
-        completion(ProposedFacts().model_dump_json()),
-        completion(TECH.model_dump_json()),
-        completion(Review(passed=True).model_dump_json()),
-    )
-    small = OpenAICompatible(base_url=server.url, api_key="k", model="small", timeout=5.0, max_retries=0)
-    settings = Settings(database_url=database_url, fact_assist=True)
-    with SupportBot.open(
-        database_url, llm=ScriptedLLM(), small_llm=small, settings=settings, backend="demo"
-    ) as bot:
+    with _assisted_bot(database_url, server, ProposedFacts()) as bot:
         bot.open_ticket("wugang@example.com", subject="contact", body="Our contact person there is Zhou")
     system, user = server.requests[0].body["messages"]
     assert system["content"].startswith(system_prompt("assist", "en"))  # then the schema, as always
