@@ -365,11 +365,13 @@ def _an_option_of(goods: Sequence[Product], hit: Hit, text: str) -> bool:
     before, after = text[: hit.start].rstrip()[-1:], text[hit.end :].lstrip()[:1]
     bracketed = bool(before and after) and before in "(\uff08" and after in ")\uff09"
     return bracketed or bool(
-        _THE_ONE_BEFORE.search(text, 0, hit.start) and _THE_ONE_AFTER.match(text, hit.end)
+        _THE_ONE_BEFORE.search(text, max(0, hit.start - _THE_ONE_REACH), hit.start)
+        and _THE_ONE_AFTER.match(text, hit.end)
     )
 
 
 _THE_ONE_BEFORE = re.compile(r",\s*the\s+$", re.IGNORECASE)
+_THE_ONE_REACH = 16  # characters before a tier read for ", the ": not the whole text for every tier
 _THE_ONE_AFTER = re.compile(r"\s+(?:one|version|model)\b", re.IGNORECASE)
 
 
