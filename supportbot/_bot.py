@@ -13,8 +13,6 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Literal, overload
 
-import psycopg
-
 from . import _lifecycle as lifecycle
 from . import _open as opening
 from . import _validate as validate
@@ -50,6 +48,7 @@ from .store import _history as steps_repo
 from .store import _queue as work_queue
 from .store import _sla as sla_repo
 from .store import _tickets as repo
+from .store._handles import Tx
 from .store._rows import (
     AuditEntry,
     PendingApproval,
@@ -429,7 +428,7 @@ class SupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS, empty=False)
         source = validate.source(source)
 
-        def record(tx: psycopg.Connection, state: SupportState) -> None:
+        def record(tx: Tx, state: SupportState) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "note": note}
             if refund is not None:
@@ -464,7 +463,7 @@ class SupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
         source = validate.source(source)
 
-        def record(tx: psycopg.Connection, state: SupportState, decision: ApprovalDecision) -> None:
+        def record(tx: Tx, state: SupportState, decision: ApprovalDecision) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "approved": decision.approved}
             if refund is not None:
@@ -699,7 +698,7 @@ class SupportBot:
         """
         email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
 
-        def record(tx: psycopg.Connection, tickets: list[str]) -> None:
+        def record(tx: Tx, tickets: list[str]) -> None:
             audit.redact_customer(tx, email, tickets)
             # A digest, not the address: it can answer "was this address forgotten?", given the address.
             digest = hashlib.sha256(email.lower().encode()).hexdigest()

@@ -12,8 +12,6 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Literal, overload
 
-import psycopg
-
 from . import _lifecycle_async as lifecycle
 from . import _open_async as opening
 from . import _validate as validate
@@ -50,6 +48,7 @@ from .store import _history_async as steps_repo
 from .store import _queue_async as work_queue
 from .store import _sla_async as sla_repo
 from .store import _tickets_async as repo
+from .store._handles import AsyncTx
 from .store._rows import (
     AuditEntry,
     PendingApproval,
@@ -437,7 +436,7 @@ class AsyncSupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS, empty=False)
         source = validate.source(source)
 
-        async def record(tx: psycopg.AsyncConnection, state: SupportState) -> None:
+        async def record(tx: AsyncTx, state: SupportState) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "note": note}
             if refund is not None:
@@ -472,9 +471,7 @@ class AsyncSupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
         source = validate.source(source)
 
-        async def record(
-            tx: psycopg.AsyncConnection, state: SupportState, decision: ApprovalDecision
-        ) -> None:
+        async def record(tx: AsyncTx, state: SupportState, decision: ApprovalDecision) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "approved": decision.approved}
             if refund is not None:
@@ -711,7 +708,7 @@ class AsyncSupportBot:
         """
         email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
 
-        async def record(tx: psycopg.AsyncConnection, tickets: list[str]) -> None:
+        async def record(tx: AsyncTx, tickets: list[str]) -> None:
             await audit.redact_customer(tx, email, tickets)
             # A digest, not the address: it can answer "was this address forgotten?", given the address.
             digest = hashlib.sha256(email.lower().encode()).hexdigest()

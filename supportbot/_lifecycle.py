@@ -30,13 +30,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, get_args
 
-import psycopg
-
 from . import _validate as validate
 from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
 from .backend.base import Backend, ForgetsCustomers, ResetsData
 from .errors import CustomerBusy
 from .store import _lifecycle as lifecycle_repo
+from .store._handles import Tx
 from .store._prune import prune_closed
 from .store._rows import HeldTicket, PruneReport
 
@@ -59,7 +58,7 @@ def forget_customer(
     email: str,
     *,
     force: bool,
-    audit: Callable[[psycopg.Connection, list[str]], None] | None = None,
+    audit: Callable[[Tx, list[str]], None] | None = None,
 ) -> DeletionReport:
     """Delete every trace of the customer with ``email``, in one transaction.
 
@@ -132,7 +131,7 @@ def prune(
     )
 
 
-def pruned(conn: psycopg.Connection, ticket_id: str) -> Pruned | None:
+def pruned(conn: Tx, ticket_id: str) -> Pruned | None:
     """How much of the ticket's step history was pruned, or None if none was."""
     totals = lifecycle_repo.prune_totals(conn, ticket_id)
     if totals.kept_from is None or totals.pruned_at is None:

@@ -29,13 +29,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, get_args
 
-import psycopg
-
 from . import _validate as validate
 from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
 from .backend.base_async import AsyncBackend, AsyncForgetsCustomers, AsyncResetsData
 from .errors import CustomerBusy
 from .store import _lifecycle_async as lifecycle_repo
+from .store._handles import AsyncTx
 from .store._prune_async import prune_closed
 from .store._rows import HeldTicket, PruneReport
 
@@ -58,7 +57,7 @@ async def forget_customer(
     email: str,
     *,
     force: bool,
-    audit: Callable[[psycopg.AsyncConnection, list[str]], Awaitable[None]] | None = None,
+    audit: Callable[[AsyncTx, list[str]], Awaitable[None]] | None = None,
 ) -> DeletionReport:
     """Delete every trace of the customer with ``email``, in one transaction.
 
@@ -133,7 +132,7 @@ async def prune(
     )
 
 
-async def pruned(conn: psycopg.AsyncConnection, ticket_id: str) -> Pruned | None:
+async def pruned(conn: AsyncTx, ticket_id: str) -> Pruned | None:
     """How much of the ticket's step history was pruned, or None if none was."""
     totals = await lifecycle_repo.prune_totals(conn, ticket_id)
     if totals.kept_from is None or totals.pruned_at is None:

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-import psycopg
-
 from .config import Settings
-from .errors import StoreError
+from .store._connect import connected
+from .store._handles import Tx
 from .store._migrate import migrate as apply_migrations
 from .store._migrate import status as migrations_applied
 from .store._migrations import Migration
@@ -44,21 +43,11 @@ def migration_status(
     return _with_connection(database_url, settings, migrations_applied)
 
 
-def _with_connection(
-    database_url: str | None, settings: Settings | None, use: Callable[[psycopg.Connection], T]
-) -> T:
+def _with_connection(database_url: str | None, settings: Settings | None, use: Callable[[Tx], T]) -> T:
     url = resolve_database_url(database_url, settings or Settings.from_env())
-    try:
-        with psycopg.connect(url) as conn:
-            return use(conn)
-    except psycopg.OperationalError as exc:
-        raise StoreError(
-            f"cannot connect to PostgreSQL: {exc}. Check SUPPORTBOT_DATABASE_URL", reason="connect"
-        ) from exc
-    except psycopg.Error as exc:
-        raise StoreError(
-            f"migrating the database failed: {exc}; nothing of that migration was applied", reason="migrate"
-        ) from exc
+    failed = "migrating the database failed; nothing of that migration was applied"
+    with connected(url, failed=failed, reason="migrate") as conn:
+        return use(conn)
 
 
 def resolve_database_url(database_url: str | None, settings: Settings) -> str:

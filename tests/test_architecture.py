@@ -112,3 +112,30 @@ def test_the_core_never_imports_the_operator_interfaces() -> None:
         if imported.startswith(("supportbot.cli", "supportbot.console", "supportbot.http"))
     ]
     assert reached == []
+
+
+def _driver_imports(path: Path) -> list[int]:
+    """Lines importing psycopg or psycopg_pool (under TYPE_CHECKING too: a handle's type is the store's)."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if (
+            isinstance(node, ast.Import)
+            and any(a.name.split(".")[0].startswith("psycopg") for a in node.names)
+        )
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0].startswith("psycopg"))
+    ]
+
+
+def test_only_the_store_and_the_business_systems_import_the_driver() -> None:
+    # The business-system protocol takes psycopg's connection, so a host's writes can join the
+    # step's transaction, and the demo business system is such a host; everyone else holds the
+    # store's handles (store/_handles.py) and runs no statement.
+    gate = ("supportbot.store", "supportbot.backend")
+    outside = {
+        module: lines
+        for module, path in MODULES.items()
+        if not module.startswith(gate) and (lines := _driver_imports(path))
+    }
+    assert outside == {}
+    assert _driver_imports(MODULES["supportbot.store._handles"]), "the check finds a driver import"

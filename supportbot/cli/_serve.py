@@ -8,13 +8,13 @@ import argparse
 import dataclasses
 from collections.abc import Callable
 
-import psycopg
-
 from .._opening import migrate, resolve_database_url
 from ..config import Settings
 from ..errors import ConfigError, InvalidInput
 from ..i18n import Translate, translator
 from ..store import _api_keys as keys_repo
+from ..store._connect import connected
+from ..store._handles import Tx
 from ._text import emit_json
 
 SOURCE_NAME_CHARS = 200
@@ -38,15 +38,16 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     url = resolve_database_url(args.database_url, settings)
     if args.add_key or args.list_keys or args.revoke_key:
         migrate(url, settings=settings)  # the keys' table, on a database no bot opened yet
-        with psycopg.connect(url, autocommit=True) as conn:
+        failed = "the key command failed; no key was changed"
+        with connected(url, autocommit=True, failed=failed, reason="keys") as conn:
             return _keys(args, conn, tr)
-    with psycopg.connect(url) as conn:
+    with connected(url, failed="the keys could not be read", reason="keys") as conn:
         if not any(k.revoked_at is None for k in keys_repo.keys(conn)):
             print(tr("cli.needs_key"), flush=True)
     return _serve(args, settings)
 
 
-def _keys(args: argparse.Namespace, conn: psycopg.Connection, tr: Translate) -> int:
+def _keys(args: argparse.Namespace, conn: Tx, tr: Translate) -> int:
     from ..http._keys import customers_entries, make_key
 
     if args.add_key:

@@ -11,7 +11,6 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-import psycopg
 from pydantic_core import to_jsonable_python
 
 from .._records import CustomerRecords, ToolCall
@@ -23,6 +22,7 @@ from ..llm._placeholders import PlaceholderModel
 from ..llm.base import LLM
 from ..memory._mask import Placeholders
 from ..reply._caches import Caches
+from ..store._handles import Tx
 from ..store._rows import EffectRecord
 from ._profiles import Profiles
 
@@ -42,7 +42,7 @@ class Effects:
     backend gets the same key again and must treat it as a repeat.
     """
 
-    tx: psycopg.Connection
+    tx: Tx
     ticket_id: str
     round: int
     step: str
@@ -53,7 +53,7 @@ class Effects:
         """Whether an effect happened in this step (its record must then commit durably)."""
         return bool(self.records)
 
-    def run(self, kind: str, call: Callable[[str, psycopg.Connection], object]) -> object:
+    def run(self, kind: str, call: Callable[[str, Tx], object]) -> object:
         """Call ``call(key, tx)`` and record it under its key; return its JSON result."""
         key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
         result = to_jsonable_python(call(key, self.tx))

@@ -10,7 +10,6 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-import psycopg
 from pydantic_core import to_jsonable_python
 
 from .._records import CustomerRecords, ToolCall
@@ -22,6 +21,7 @@ from ..llm._placeholders_async import AsyncPlaceholderModel
 from ..llm.base import AsyncLLM
 from ..memory._mask import Placeholders
 from ..reply._caches import Caches
+from ..store._handles import AsyncTx
 from ..store._rows import EffectRecord
 from ._profiles_async import Profiles
 
@@ -41,7 +41,7 @@ class Effects:
     backend gets the same key again and must treat it as a repeat.
     """
 
-    tx: psycopg.AsyncConnection
+    tx: AsyncTx
     ticket_id: str
     round: int
     step: str
@@ -52,9 +52,7 @@ class Effects:
         """Whether an effect happened in this step (its record must then commit durably)."""
         return bool(self.records)
 
-    async def run(
-        self, kind: str, call: Callable[[str, psycopg.AsyncConnection], Awaitable[object]]
-    ) -> object:
+    async def run(self, kind: str, call: Callable[[str, AsyncTx], Awaitable[object]]) -> object:
         """Call ``call(key, tx)`` and record it under its key; return its JSON result."""
         key = f"{self.ticket_id}:{self.round}:{self.step}:{kind}"
         result = to_jsonable_python(await call(key, self.tx))

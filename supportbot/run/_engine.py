@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-import psycopg
-
 from .._records import ApprovalDecision, CustomerRecords
 from .._state import ENGINE_FIELDS, StateUpdate, SupportState
 from ..backend.base import ReadsEnginePool
@@ -30,6 +28,7 @@ from ..store import _history as steps_repo
 from ..store import _lease as lease_repo
 from ..store import _queue as work_queue
 from ..store import _tickets as repo
+from ..store._handles import Cursor, Tx
 from ..store._recent import RECENT_TICKETS, LastWritten
 from ..store._rows import Loaded, StepWrite, TicketRow
 from ..store._store import Store
@@ -77,7 +76,7 @@ class ActiveRound:
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
 
-    def release_read(self, cur: psycopg.Cursor) -> None:
+    def release_read(self, cur: Cursor) -> None:
         """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
         self.released = True
         self.stored_at_release = lease_repo.released(cur)
@@ -242,7 +241,7 @@ class Engine:
         ticket_id: str,
         decision: ApprovalDecision,
         *,
-        audit: Callable[[psycopg.Connection, SupportState, ApprovalDecision], None] | None = None,
+        audit: Callable[[Tx, SupportState, ApprovalDecision], None] | None = None,
     ) -> tuple[int, list[RoundResult]]:
         """Record the decision on the paused round and run on: (that round, the rounds' results).
 
@@ -304,7 +303,7 @@ class Engine:
         ticket_id: str,
         note: str,
         *,
-        audit: Callable[[psycopg.Connection, SupportState], None] | None = None,
+        audit: Callable[[Tx, SupportState], None] | None = None,
     ) -> list[RoundResult]:
         """A reviewer's note to the agent on the paused refund: the agent's answer to the customer is
         drafted and checked first (RespondRefused, nothing recorded, when it fails the checks), then
@@ -390,7 +389,7 @@ class Engine:
 
     def record_action(
         self,
-        tx: psycopg.Connection,
+        tx: Tx,
         loaded: Loaded,
         owner: str,
         step: str,
@@ -407,7 +406,7 @@ class Engine:
     def release(self, ticket_id: str, owner: str) -> None:
         self._release(ticket_id, owner)
 
-    def _decision_deps(self, tx: psycopg.Connection, loaded: Loaded) -> Deps:
+    def _decision_deps(self, tx: Tx, loaded: Loaded) -> Deps:
         round_ = loaded.state.round
         effects = Effects(tx, loaded.state.ticket.id, round_, DECISION)
         return dataclasses.replace(self.deps, round=round_, step=DECISION, effects=effects)
@@ -534,7 +533,7 @@ class Engine:
 
     @staticmethod
     def _flush(
-        tx: psycopg.Connection,
+        tx: Tx,
         pending: list[StepWrite],
         ticket_id: str,
         owner: str,
@@ -542,7 +541,7 @@ class Engine:
         effects: Effects | None = None,
         release: bool = False,
         after: Loaded | None = None,
-    ) -> psycopg.Cursor:
+    ) -> Cursor:
         """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing.
         The side effects the transaction ran (``effects``) are recorded by the same statement.
 

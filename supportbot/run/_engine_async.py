@@ -10,8 +10,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 
-import psycopg
-
 from .._records import ApprovalDecision, CustomerRecords
 from .._state import ENGINE_FIELDS, StateUpdate, SupportState
 from ..backend.base_async import AsyncReadsEnginePool
@@ -29,6 +27,7 @@ from ..store import _history_async as steps_repo
 from ..store import _lease_async as lease_repo
 from ..store import _queue_async as work_queue
 from ..store import _tickets_async as repo
+from ..store._handles import AsyncCursor, AsyncTx
 from ..store._recent import RECENT_TICKETS, LastWritten
 from ..store._rows import Loaded, StepWrite, TicketRow
 from ..store._store_async import AsyncStore
@@ -76,7 +75,7 @@ class ActiveRound:
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
 
-    async def release_read(self, cur: psycopg.AsyncCursor) -> None:
+    async def release_read(self, cur: AsyncCursor) -> None:
         """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
         self.released = True
         self.stored_at_release = await lease_repo.released(cur)
@@ -245,8 +244,7 @@ class AsyncEngine:
         ticket_id: str,
         decision: ApprovalDecision,
         *,
-        audit: Callable[[psycopg.AsyncConnection, SupportState, ApprovalDecision], Awaitable[None]]
-        | None = None,
+        audit: Callable[[AsyncTx, SupportState, ApprovalDecision], Awaitable[None]] | None = None,
     ) -> tuple[int, list[RoundResult]]:
         """Record the decision on the paused round and run on: (that round, the rounds' results).
 
@@ -312,7 +310,7 @@ class AsyncEngine:
         ticket_id: str,
         note: str,
         *,
-        audit: Callable[[psycopg.AsyncConnection, SupportState], Awaitable[None]] | None = None,
+        audit: Callable[[AsyncTx, SupportState], Awaitable[None]] | None = None,
     ) -> list[RoundResult]:
         """A reviewer's note to the agent on the paused refund: the agent's answer to the customer is
         drafted and checked first (RespondRefused, nothing recorded, when it fails the checks), then
@@ -398,7 +396,7 @@ class AsyncEngine:
 
     async def record_action(
         self,
-        tx: psycopg.AsyncConnection,
+        tx: AsyncTx,
         loaded: Loaded,
         owner: str,
         step: str,
@@ -415,7 +413,7 @@ class AsyncEngine:
     async def release(self, ticket_id: str, owner: str) -> None:
         await self._release(ticket_id, owner)
 
-    def _decision_deps(self, tx: psycopg.AsyncConnection, loaded: Loaded) -> Deps:
+    def _decision_deps(self, tx: AsyncTx, loaded: Loaded) -> Deps:
         round_ = loaded.state.round
         effects = Effects(tx, loaded.state.ticket.id, round_, DECISION)
         return dataclasses.replace(self.deps, round=round_, step=DECISION, effects=effects)
@@ -548,7 +546,7 @@ class AsyncEngine:
 
     @staticmethod
     async def _flush(
-        tx: psycopg.AsyncConnection,
+        tx: AsyncTx,
         pending: list[StepWrite],
         ticket_id: str,
         owner: str,
@@ -556,7 +554,7 @@ class AsyncEngine:
         effects: Effects | None = None,
         release: bool = False,
         after: Loaded | None = None,
-    ) -> psycopg.AsyncCursor:
+    ) -> AsyncCursor:
         """Write the queued records, fenced by the lease: a worker that lost the ticket writes nothing.
         The side effects the transaction ran (``effects``) are recorded by the same statement.
 

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import psycopg
-
 from .._state import StateUpdate, SupportState, Turn
 from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
 from ..store import _audit as audit
 from ..store import _tickets as repo
+from ..store._handles import Tx
 from ..store._rows import AuditAction, Loaded
 from ._engine import Engine
 from ._graph import HAND_BACK, HUMAN_REPLY, TAKEOVER
@@ -135,7 +134,7 @@ def _inside_round(ticket_id: str, loaded: Loaded) -> str:
 
 
 def _audit(
-    tx: psycopg.Connection,
+    tx: Tx,
     loaded: Loaded,
     agent: str,
     action: AuditAction,

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import psycopg
-
 from .._state import StateUpdate, SupportState, Turn
 from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
 from ..store import _audit_async as audit
 from ..store import _tickets_async as repo
+from ..store._handles import AsyncTx
 from ..store._rows import AuditAction, Loaded
 from ._engine_async import AsyncEngine
 from ._graph import HAND_BACK, HUMAN_REPLY, TAKEOVER
@@ -138,7 +137,7 @@ def _inside_round(ticket_id: str, loaded: Loaded) -> str:
 
 
 async def _audit(
-    tx: psycopg.AsyncConnection,
+    tx: AsyncTx,
     loaded: Loaded,
     agent: str,
     action: AuditAction,
