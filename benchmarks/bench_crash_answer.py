@@ -93,7 +93,7 @@ def main() -> None:
         topologies = [("embedded (direct socket)", url, args.lease, False)]
         try:
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-            from pgbouncer import pgbouncer
+            from support.pgbouncer import pgbouncer
 
             through = stack.enter_context(pgbouncer(url))
             from psycopg.conninfo import conninfo_to_dict, make_conninfo

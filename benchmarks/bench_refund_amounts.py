@@ -34,7 +34,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from common import fresh_database
-from money_forms import chinese, english
+from support.money_forms import chinese, english
 
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot.backend.demo import load_demo_data

@@ -2,7 +2,7 @@
 
     python benchmarks/failover.py [--kills 3] [--processes 4]
 
-Starts etcd and three PostgreSQL 15 nodes under Patroni on loopback (tests/patroni.py: Debian's
+Starts etcd and three PostgreSQL 15 nodes under Patroni on loopback (tests/support/patroni.py: Debian's
 patroni, etcd-server and postgresql-15, which scripts/install-test-deps installs), then runs
 ``--processes`` customer processes (tests/failover_process.py: messages, refunds, approvals,
 through a multi-host URL with target_session_attrs=read-write) and SIGKILLs the primary's
@@ -34,8 +34,8 @@ sys.path.insert(0, str(TESTS))
 
 import psycopg  # noqa: E402
 from failover_process import read_log  # noqa: E402
-from fakes import seed_business  # noqa: E402
-from patroni import patroni_cluster  # noqa: E402
+from support.fakes import seed_business  # noqa: E402
+from support.patroni import patroni_cluster  # noqa: E402
 
 from supportbot import Settings, SupportBot  # noqa: E402
 from supportbot.llm.offline import OfflineModel  # noqa: E402

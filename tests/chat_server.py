@@ -1,7 +1,7 @@
 """A tiny OpenAI-compatible chat-completions server, run as a process of its own:
 ``python tests/chat_server.py PORT``. It prints ``ready`` once it listens on 127.0.0.1:PORT.
 
-It answers as the scripted models of ``fakes.py`` do: a triage from the customer's latest message
+It answers as the scripted models of ``support/fakes.py`` do: a triage from the customer's latest message
 (a refund if it asks for one, else the bank-sync question), a passing review, a summary, and a
 draft that cites the articles its prompt offers. Like llama.cpp's server, it refuses OpenAI's
 ``json_schema`` response format with HTTP 500 and takes ``json_object`` (with or without
@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakes import cite_hits, is_summary_request, refund_if_asked
+from support.fakes import cite_hits, is_summary_request, refund_if_asked
 
 from supportbot._state import Review
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from both_bots import BOTH, Loop, open_view
-from fakes import ScriptedLLM, seed_business
 from hypothesis import HealthCheck, settings
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from support.both_bots import BOTH, Loop, open_view
+from support.fakes import ScriptedLLM, seed_business
 
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo import load_demo_data
@@ -169,7 +169,7 @@ def pooler(server_url: str) -> Iterator[Callable[[str], str]]:
     if not VIA_PGBOUNCER:
         yield lambda url: url
         return
-    from pgbouncer import pgbouncer
+    from support.pgbouncer import pgbouncer
 
     with pgbouncer(server_url) as through:
         address = conninfo_to_dict(through)

@@ -24,7 +24,7 @@ from typing import IO, Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakes import ScriptedLLM, cite_hits, refund_if_asked
+from support.fakes import ScriptedLLM, cite_hits, refund_if_asked
 
 from supportbot import Settings, SupportBot
 from supportbot.errors import ApprovalNotPending, StoreBusy, StoreUnavailable, TicketBusy

@@ -15,12 +15,11 @@ from typing import get_args
 
 import psycopg
 import pytest
-from fakes import REFUND, ScriptedLLM, rows
 from psycopg import sql
+from support.fakes import REFUND, ScriptedLLM, rows
 
 import supportbot
-from supportbot import Outcome, Settings, SupportBot, TicketRow, TicketStatus, migrate
-from supportbot._reports import KeepMode, ResetReport
+from supportbot import KeepMode, Outcome, ResetReport, Settings, SupportBot, TicketRow, TicketStatus, migrate
 from supportbot.errors import ConfigError, InvalidInput, StoreError, UnknownTicket
 from supportbot.store._migrations import available
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import psycopg
 import pytest
-from fakes import REFUND, ScriptedLLM, latest_part, rows
+from support.fakes import REFUND, ScriptedLLM, latest_part, rows
 
 from supportbot import OfflineModel, SupportBot
 from supportbot.errors import AmountRefused, ApprovalNotPending, RespondRefused, WrongType

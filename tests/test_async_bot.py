@@ -12,11 +12,10 @@ from typing import Any, TypeVar
 
 import psycopg
 import pytest
-from fakes import AsyncModel, ScriptedLLM, is_summary_request, rows, seed_business
+from support.fakes import AsyncModel, ScriptedLLM, is_summary_request, rows, seed_business
 
-from supportbot import Settings
+from supportbot import AsyncSupportBot, Settings
 from supportbot._aio import AsyncOpening
-from supportbot._bot_async import AsyncSupportBot
 from supportbot.llm.base import Completion, Message
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from fakes import HUMAN, REFUND, ScriptedLLM, rows
+from support.fakes import HUMAN, REFUND, ScriptedLLM, rows
 
 from supportbot import SupportBot
 from supportbot.errors import ApprovalNotPending, InvalidInput, NotTakenOver, WrongType

@@ -18,9 +18,17 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
-from browser_kit import LiveConsole, serious_violations, shot, sign_in_page, tab_to
-from console_kit import DEMO_EMAIL, PASSWORDS, Played, RecordingModel, make_users, open_console, play_demo
 from playwright.sync_api import Browser, expect
+from support.browser_kit import LiveConsole, serious_violations, shot, sign_in_page, tab_to
+from support.console_kit import (
+    DEMO_EMAIL,
+    PASSWORDS,
+    Played,
+    RecordingModel,
+    make_users,
+    open_console,
+    play_demo,
+)
 
 from supportbot import Settings, SupportBot
 from supportbot.backend.demo._data import demo_clock
@@ -112,7 +120,7 @@ def test_an_approval_clicked_in_the_console_reaches_the_configured_business_syst
 ) -> None:
     """The console acts on SUPPORTBOT_BACKEND's business system (here a host's own, not the demo
     backend), through the bot's pool: the decision reaches the host's code and its table."""
-    settings = Settings(database_url=demo_url, backend="host_backend:make")
+    settings = Settings(database_url=demo_url, backend="support.host_backend:make")
     console, bot = open_configured_console(settings, clock=demo_clock())
     try:
         assert type(bot.backend).__name__ == "HostBackend"

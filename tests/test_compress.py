@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import Budget, budgets, conversations
+from support.strategies import Budget, budgets, conversations
 
-from supportbot._state import Fact, Turn
+from supportbot import Fact, Turn
 from supportbot.errors import InvalidInput
 from supportbot.memory._compress import (
     SUMMARY_PROMPT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import psycopg
-from fakes import ScriptedLLM, scalar
+from support.fakes import ScriptedLLM, scalar
 
 from supportbot import SupportBot
 from supportbot.errors import ModelError

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from console_kit import (
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+from support.console_kit import (
     DEMO_EMAIL,
     HANDOFF_EMAIL,
     Played,
@@ -17,8 +19,6 @@ from console_kit import (
     play_demo,
     sign_in,
 )
-from fastapi.routing import APIRoute
-from fastapi.testclient import TestClient
 
 from supportbot import SupportBot, i18n
 from supportbot.console import _api as api

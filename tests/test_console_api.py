@@ -13,7 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from console_kit import (
+from fastapi.testclient import TestClient
+from support.console_kit import (
     DEMO_EMAIL,
     HANDOFF_EMAIL,
     PASSWORDS,
@@ -23,7 +24,6 @@ from console_kit import (
     open_console,
     play_demo,
 )
-from fastapi.testclient import TestClient
 
 from supportbot import SupportBot
 from supportbot.cli._main import main

@@ -14,8 +14,9 @@ import threading
 import time
 from pathlib import Path
 
-from browser_kit import LiveConsole, sign_in_page
-from console_kit import (
+from playwright.sync_api import Browser, expect
+from support.browser_kit import LiveConsole, sign_in_page
+from support.console_kit import (
     DEMO_EMAIL,
     HANDOFF_EMAIL,
     PASSWORDS,
@@ -24,7 +25,6 @@ from console_kit import (
     open_console,
     play_demo,
 )
-from playwright.sync_api import Browser, expect
 
 from supportbot.console._app import create_app
 from supportbot.console._live import InboxFeed, inbox_stream, mark

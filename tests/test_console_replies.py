@@ -7,9 +7,9 @@ import re
 from html import unescape
 from pathlib import Path
 
-from browser_kit import LiveConsole, shot, sign_in_page
-from console_kit import DEMO_EMAIL, client_for, csrf_of, make_users, open_console, sign_in
 from playwright.sync_api import Browser, expect
+from support.browser_kit import LiveConsole, shot, sign_in_page
+from support.console_kit import DEMO_EMAIL, client_for, csrf_of, make_users, open_console, sign_in
 
 from supportbot.console._app import create_app
 from supportbot.console._users import Users, set_teams

@@ -9,10 +9,18 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from browser_kit import LiveConsole, shot, sign_in_page
-from console_kit import DEMO_EMAIL, HANDOFF_EMAIL, client_for, make_users, open_console, play_demo, sign_in
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, expect
+from support.browser_kit import LiveConsole, shot, sign_in_page
+from support.console_kit import (
+    DEMO_EMAIL,
+    HANDOFF_EMAIL,
+    client_for,
+    make_users,
+    open_console,
+    play_demo,
+    sign_in,
+)
 
 from supportbot.console._app import create_app
 from supportbot.console._service import SEARCH_PAGE

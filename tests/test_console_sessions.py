@@ -7,8 +7,8 @@ import hashlib
 from pathlib import Path
 
 import psycopg
-from console_kit import PASSWORDS, client_for, csrf_of, make_users, open_console, sign_in
 from fastapi.testclient import TestClient
+from support.console_kit import PASSWORDS, client_for, csrf_of, make_users, open_console, sign_in
 
 from supportbot.console._app import create_app
 from supportbot.console._security import COOKIE, StoredSessions

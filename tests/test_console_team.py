@@ -9,8 +9,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from browser_kit import LiveConsole, shot, sign_in_page
-from console_kit import (
+from playwright.sync_api import Browser, expect
+from support.browser_kit import LiveConsole, shot, sign_in_page
+from support.console_kit import (
     PASSWORDS,
     client_for,
     csrf_of,
@@ -19,7 +20,6 @@ from console_kit import (
     play_demo,
     sign_in,
 )  # fmt: skip
-from playwright.sync_api import Browser, expect
 
 from supportbot import Settings
 from supportbot.backend.demo._data import demo_clock

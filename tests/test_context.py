@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import conversations
+from support.strategies import conversations
 
-from supportbot import Settings
-from supportbot._records import Finding, Hit
-from supportbot._state import Review, Role, SupportState, Ticket, Turn
+from supportbot import Hit, Settings, SupportState, Turn
+from supportbot._records import Finding
+from supportbot._state import Review, Role, Ticket
 from supportbot.i18n._prompts import (
     SECTIONS,
     PromptSections,

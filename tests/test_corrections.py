@@ -10,9 +10,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from browser_kit import LiveConsole, serious_violations, shot, sign_in_page, tab_to
-from console_kit import DEMO_EMAIL, RecordingModel, make_users, open_console, play_demo
 from playwright.sync_api import Browser, expect
+from support.browser_kit import LiveConsole, serious_violations, shot, sign_in_page, tab_to
+from support.console_kit import DEMO_EMAIL, RecordingModel, make_users, open_console, play_demo
 
 from supportbot.console._app import create_app
 from supportbot.errors import CorrectionRefused, InvalidInput

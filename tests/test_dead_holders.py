@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import VIA_PGBOUNCER
-from fakes import ScriptedLLM, rows
+from support.fakes import ScriptedLLM, rows
 
 from supportbot import SupportBot
 

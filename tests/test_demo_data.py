@@ -14,7 +14,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from supportbot._records import Customer, PastTicket, Subscription
+from supportbot import Customer, PastTicket, Subscription
 from supportbot.backend.demo import load_demo_data
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.backend.demo._data import (

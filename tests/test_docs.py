@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fakes import rows
+from support.fakes import rows
 
 from supportbot import SupportBot
 

@@ -25,8 +25,8 @@ from typing import Any
 import psutil
 import psycopg
 import pytest
-from fakes import ScriptedLLM, seed_business
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from support.fakes import ScriptedLLM, seed_business
 
 from supportbot import Settings, SupportBot
 from supportbot.store import _embedded as embedded

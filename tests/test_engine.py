@@ -10,7 +10,7 @@ from collections.abc import Callable
 import psycopg
 import pytest
 from conftest import bot_settings
-from fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked, scalar
+from support.fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked, scalar
 
 from supportbot import SupportBot
 from supportbot._state import Review

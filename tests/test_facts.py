@@ -7,9 +7,10 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import AnnotatedTurn, annotated_conversations, annotated_turns, conversations
+from support.strategies import AnnotatedTurn, annotated_conversations, annotated_turns, conversations
 
-from supportbot._state import Fact, Role, Turn
+from supportbot import Fact, Turn
+from supportbot._state import Role
 from supportbot.errors import InvalidInput
 from supportbot.memory import _facts as facts
 from supportbot.memory._facts import extract, update_ledger

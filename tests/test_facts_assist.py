@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from fakes import TECH, ScriptedLLM, seed_business
-from openai_server import ScriptedServer, completion
+from support.fakes import TECH, ScriptedLLM, seed_business
+from support.openai_server import ScriptedServer, completion
 
-from supportbot import Settings, SupportBot
-from supportbot._state import Review, Turn
+from supportbot import Settings, SupportBot, Turn
+from supportbot._state import Review
 from supportbot.i18n._prompts import system_prompt
 from supportbot.llm._openai import OpenAICompatible
 from supportbot.memory._assist import ProposedFact, ProposedFacts, accept, assist_messages

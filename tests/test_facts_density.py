@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from strategies import TURN_TIME
+from support.strategies import TURN_TIME
 
-from supportbot._state import Role, Turn
+from supportbot import Turn
+from supportbot._state import Role
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import truncate_to_tokens
 from supportbot.memory._facts import current_facts, extract, update_ledger

@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from strategies import FACT_FREE, TURN_TIME, Snippet, customer_forms, fact_free_text
+from support.strategies import FACT_FREE, TURN_TIME, Snippet, customer_forms, fact_free_text
 
-from supportbot._state import Fact, Role, Turn
+from supportbot import Fact, Turn
+from supportbot._state import Role
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._dates import canonical_date, dates
 from supportbot.memory._facts import current_facts, extract, is_request, update_ledger
@@ -343,7 +344,7 @@ def test_normalisation_is_idempotent(snippet: Snippet) -> None:
 @example(17_820_010)  # 一千七百八十二万零十
 def test_chinese_numerals_read_back_what_arabic_digits_say(n: int) -> None:
     """Every numeral the strategies write, up to 亿, parses to its value."""
-    from strategies import chinese_numeral
+    from support.strategies import chinese_numeral
 
     high, low = divmod(n, 10_000)
     text = (chinese_numeral(high) + "万" if high else "") + (
@@ -504,7 +505,8 @@ def test_a_short_summary_drops_what_the_ledger_pins_before_context() -> None:
 
 
 def test_the_resolved_ticket_record_keeps_only_current_values() -> None:
-    from supportbot._state import SupportState, Ticket
+    from supportbot import SupportState
+    from supportbot._state import Ticket
     from supportbot.run._ticket_record import ticket_facts
 
     turns = tuple(Turn("customer", m) for m in ("升级费是 1680 元", "说错了,升级费应该是 1860 元"))

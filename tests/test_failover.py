@@ -22,8 +22,8 @@ from typing import Any
 import psycopg
 import pytest
 from failover_process import read_log
-from fakes import ScriptedLLM, cite_hits, refund_if_asked, rows, seed_business
-from patroni import Cluster, patroni_cluster
+from support.fakes import ScriptedLLM, cite_hits, refund_if_asked, rows, seed_business
+from support.patroni import Cluster, patroni_cluster
 
 from supportbot import Settings, SupportBot
 

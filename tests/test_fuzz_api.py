@@ -24,10 +24,10 @@ import psycopg
 import psycopg_pool
 import psycopg_pool.base
 import pytest
-from both_bots import opened
-from fakes import row_counts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.both_bots import opened
+from support.fakes import row_counts
 
 from supportbot import Settings, SupportBot, SupportbotError
 from supportbot.backend.demo import load_demo_data

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from browser_kit import LiveConsole, serious_violations, shot
-from fakes import rows
 from playwright.sync_api import Browser, expect
+from support.browser_kit import LiveConsole, serious_violations, shot
+from support.fakes import rows
 from test_cli import ok, ok_json
 
 from supportbot import Settings

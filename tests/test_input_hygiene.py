@@ -17,10 +17,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import ScriptedLLM, cite_hits, refund_if_asked, row_counts
+from support.fakes import ScriptedLLM, cite_hits, refund_if_asked, row_counts
 
-from supportbot import SupportBot
-from supportbot._state import Turn
+from supportbot import SupportBot, Turn
 from supportbot.errors import (
     ApprovalNotPending,
     ForkRefused,

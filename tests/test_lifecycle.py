@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from both_bots import opened
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part, scalar
 from psycopg import sql
+from support.both_bots import opened
+from support.fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part, scalar
 
 from supportbot import Settings, SupportBot
 from supportbot._state import Triage

@@ -1,6 +1,6 @@
 """Masking personal data in everything derived from turns: formats, no false alarms, and properties.
 
-The PII strategies live here rather than in strategies.py because only these tests use them.
+The PII strategies live here rather than in support/strategies.py because only these tests use them.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import EN_FILLER, ZH_FILLER, conversations, fact_snippets
+from support.strategies import EN_FILLER, ZH_FILLER, conversations, fact_snippets
 
-from supportbot import OfflineModel, Settings, SupportBot
-from supportbot._records import PastTicket
-from supportbot._state import Role, SupportState, Ticket, Turn
+from supportbot import OfflineModel, PastTicket, Settings, SupportBot, SupportState, Turn
+from supportbot._state import Role, Ticket
 from supportbot.backend.demo import load_demo_data
 from supportbot.backend.demo._data import demo_profile_inputs
 from supportbot.memory import _mask as mask

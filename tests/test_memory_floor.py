@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supportbot._state import Turn
+from supportbot import Turn
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import (
     MIN_SUMMARY_TOKENS,

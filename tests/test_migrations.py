@@ -6,7 +6,7 @@ import dataclasses
 
 import psycopg
 import pytest
-from fakes import ScriptedLLM, scalar, seed_business
+from support.fakes import ScriptedLLM, scalar, seed_business
 
 from supportbot import Settings, SupportBot, SupportState
 from supportbot.store._migrate import migrate

@@ -15,8 +15,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import rows
-from openai_server import Reply, ScriptedServer, completion, error
+from support.fakes import rows
+from support.openai_server import Reply, ScriptedServer, completion, error
 
 from supportbot import Settings, SupportBot
 from supportbot._state import Review, Triage

@@ -23,13 +23,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import rows
+from support.fakes import rows
 
-from supportbot import Settings, SupportBot
+from supportbot import Settings, SupportBot, WorkerStats
 from supportbot.backend.demo import load_demo_data
 from supportbot.cli._worker import queue as cli_queue
 from supportbot.llm._openai import OpenAICompatible
-from supportbot.run._values import WorkerStats
 
 SERVER = Path(__file__).with_name("chat_server.py")
 QUESTIONS = [

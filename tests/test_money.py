@@ -18,15 +18,14 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import rows
 from hypothesis import given
 from hypothesis import strategies as st
+from support.fakes import rows
 
-from supportbot import OfflineModel, Settings, SupportBot
+from supportbot import OfflineModel, RoundResult, Settings, SupportBot
 from supportbot.backend.demo._data import INVOICES, PAST_TICKETS
 from supportbot.backend.demo._refund_policy import REFUND_WINDOW_DAYS, entitlement
 from supportbot.reply._findings import basis_text
-from supportbot.run._rounds import RoundResult
 
 SUNLI = "sunli@example.com"  # 专业版年付 3588.00, paid 2026-10-02: 13 of 365 days used on the demo day
 SUNLI_INVOICE = "INV-C0006-20261002"

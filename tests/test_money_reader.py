@@ -1,6 +1,6 @@
 """The one money reader (memory/_money.py): every form, both languages, and what it must refuse.
 
-The forms come from tests/money_forms.py, written without the reader's patterns; the sentences
+The forms come from tests/support/money_forms.py, written without the reader's patterns; the sentences
 around them from wide pools of filler. A failure prints the text that was misread.
 """
 
@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from money_forms import chinese, english, written
+from support.money_forms import chinese, english, written
 
 from supportbot.memory._money import amounts, money_in, parse_chinese, parse_english
 from supportbot.run._refunds import asked_amount

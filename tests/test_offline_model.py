@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot._records import Finding, Hit, RefundBasis
-from supportbot._state import Review, Triage, Turn
+from supportbot import Hit, Turn
+from supportbot._records import Finding, RefundBasis
+from supportbot._state import Review, Triage
 from supportbot.i18n._prompts import SECTIONS, PromptSections
 from supportbot.llm.offline import OfflineModel, compose_reply, triage
 from supportbot.memory._compress import summary_messages

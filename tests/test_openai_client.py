@@ -18,11 +18,11 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_server import Reply, ScriptedServer, completion, error, stream
 from pydantic import BaseModel
+from support.openai_server import Reply, ScriptedServer, completion, error, stream
 
-from supportbot._records import Hit
-from supportbot._state import SupportState, Ticket
+from supportbot import Hit, SupportState
+from supportbot._state import Ticket
 from supportbot.config import Settings
 from supportbot.errors import ConfigError, ModelError
 from supportbot.i18n._prompts import SECTIONS, PromptSections

@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import ScriptedLLM, cite_hits, rows, seed_business
+from support.fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import Settings, SupportBot
 from supportbot.errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError

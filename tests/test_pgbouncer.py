@@ -18,8 +18,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from conftest import _with_dbname
-from fakes import ScriptedLLM, cite_hits, refund_if_asked, rows, seed_business
-from pgbouncer import pgbouncer
+from support.fakes import ScriptedLLM, cite_hits, refund_if_asked, rows, seed_business
+from support.pgbouncer import pgbouncer
 
 from supportbot import Settings, SupportBot
 from supportbot.errors import StoreUnavailable

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fakes import REFUND, ScriptedLLM, cite_hits, rows
+from support.fakes import REFUND, ScriptedLLM, cite_hits, rows
 
 from supportbot import OfflineModel, Settings, SupportBot
 from supportbot._state import Triage

@@ -9,10 +9,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from fakes import ScriptedLLM
+from support.fakes import ScriptedLLM
 
-from supportbot import OfflineModel, Settings, SupportBot
-from supportbot._state import SupportState, Ticket, Turn
+from supportbot import OfflineModel, Settings, SupportBot, SupportState, Turn
+from supportbot._state import Ticket
 from supportbot.i18n._prompts import SECTIONS
 from supportbot.llm._placeholders import PlaceholderModel
 from supportbot.memory._mask import Placeholders

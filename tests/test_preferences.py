@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from datetime import date
 
 import pytest
-from fakes import ScriptedLLM, cite_hits
+from support.fakes import ScriptedLLM, cite_hits
 
-from supportbot import Settings, SupportBot
-from supportbot._records import Customer, PastTicket
+from supportbot import Customer, PastTicket, Settings, SupportBot
 from supportbot.memory._preferences import stated_preferences
 from supportbot.memory._profile import build_profile
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import VIA_PGBOUNCER
-from fakes import rows
+from support.fakes import rows
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 LEASE = 1.0

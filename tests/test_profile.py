@@ -1,6 +1,6 @@
 """The customer profile: examples for the stories it must tell, properties for the rules behind them.
 
-Pure: no database. Strategies live here because tests/strategies.py belongs to another module.
+Pure: no database. Strategies live here because tests/support/strategies.py belongs to another module.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot._records import Customer, PastTicket, Subscription
+from supportbot import Customer, PastTicket, Profile, Subscription
 from supportbot.backend.demo._data import DEMO_TODAY, demo_profile_inputs
 from supportbot.errors import InvalidInput
-from supportbot.memory._profile import Profile, build_profile, fingerprint
+from supportbot.memory._profile import build_profile, fingerprint
 
 TODAY = date(2026, 10, 15)
 SELF = "C-self"

@@ -8,11 +8,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import TECH, ScriptedLLM, cite_hits, latest_part, scalar
 from psycopg_pool import ConnectionPool
+from support.fakes import TECH, ScriptedLLM, cite_hits, latest_part, scalar
 
-from supportbot import Settings, SupportBot
-from supportbot._records import Customer, PastTicket, Subscription
+from supportbot import Customer, PastTicket, Settings, Subscription, SupportBot
 from supportbot._state import Triage
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import UnknownCustomer

@@ -1,6 +1,6 @@
 """A draft that repeats the system's own instructions never reaches the customer.
 
-The model here obeys the customer (tests/injections.py): asked for its system prompt, it drafts
+The model here obeys the customer (tests/support/injections.py): asked for its system prompt, it drafts
 it, verbatim, in part, spaced out, lightly reworded, reordered or wrapped in JSON. ``check`` must
 hand every such round off, with a reason that quotes nothing of the prompt; and drafts that quote
 the help center or the customer's own words must still pass. A translated prompt shares no words
@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 
 import pytest
-from fakes import rows
-from injections import ATTEMPTS, ObedientLLM, leaked
+from support.fakes import rows
+from support.injections import ATTEMPTS, ObedientLLM, leaked
 
 from supportbot import SupportBot
 from supportbot.backend.demo._data import KB_ARTICLES, KbArticle

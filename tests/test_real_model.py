@@ -1,5 +1,5 @@
 """supportbot against a real OpenAI-compatible server nobody here wrote: llama.cpp's server
-(llama-cpp-python) with SmolLM2-135M-Instruct on one CPU thread (tests/model_server.py).
+(llama-cpp-python) with SmolLM2-135M-Instruct on one CPU thread (tests/support/model_server.py).
 
 The model is far too small to answer well, so nothing here asserts what it says. What must hold
 whatever it says: every round ends (resolved, waiting for approval or handed off) within the
@@ -24,7 +24,7 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import bot_settings
-from model_server import MODEL, LlamaServer, ModelServer, model_server
+from support.model_server import MODEL, LlamaServer, ModelServer, model_server
 
 from supportbot import Completion, RoundResult, SupportBot
 from supportbot.backend.demo._data import demo_clock

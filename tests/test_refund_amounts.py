@@ -11,10 +11,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from money_forms import written
+from support.fakes import rows
+from support.money_forms import written
 
 from supportbot import Completion, OfflineModel, Settings, SupportBot
 

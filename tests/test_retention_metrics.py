@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from console_kit import DEMO_EMAIL, client_for, make_users, open_console, play_demo
 from prometheus_client.parser import text_string_to_metric_families
+from support.console_kit import DEMO_EMAIL, client_for, make_users, open_console, play_demo
 from test_console_team import Clock
 
 from supportbot import Settings

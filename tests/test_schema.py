@@ -8,8 +8,8 @@ from pathlib import Path
 
 import psycopg
 
+from supportbot import Fact, Turn
 from supportbot._records import ToolCall
-from supportbot._state import Fact, Turn
 from supportbot.store._rows import StepRow
 from supportbot.store._schema import dump_schema
 

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from openai_server import ScriptedServer, completion, error
 from psycopg import sql
+from support.openai_server import ScriptedServer, completion, error
 
 from supportbot import Settings, SupportBot
 from supportbot._redact import Redactor

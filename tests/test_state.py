@@ -3,6 +3,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from supportbot import SupportState, Turn
 from supportbot._records import Spend, ToolCall
 from supportbot._state import (
     ADDITIVE_FIELDS,
@@ -11,9 +12,7 @@ from supportbot._state import (
     ROUND_FIELDS,
     Review,
     StateUpdate,
-    SupportState,
     Ticket,
-    Turn,
     new_round,
     reduce,
     round_reset,

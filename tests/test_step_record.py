@@ -4,8 +4,8 @@ the write must commit at once."""
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from supportbot._records import RefundRequest
-from supportbot._state import Review, StateUpdate, SupportState, Ticket, Turn
+from supportbot import RefundRequest, SupportState, Turn
+from supportbot._state import Review, StateUpdate, Ticket
 from supportbot.run._graph import START
 from supportbot.run._record import CHECKPOINT_AFTER, ROUTED_BY_STATE, record_step
 from supportbot.store._rows import Loaded

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import scalar
+from support.fakes import scalar
 
 from supportbot.errors import LeaseLost, ReplayMismatch, UnknownTicket
 from supportbot.run._deps import Effects

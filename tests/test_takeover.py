@@ -13,7 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, is_summary_request, refund_if_asked, rows
+from support.fakes import (
+    HUMAN,
+    REFUND,
+    TECH,
+    ScriptedLLM,
+    cite_hits,
+    is_summary_request,
+    refund_if_asked,
+    rows,
+)
 
 from supportbot import SupportBot
 from supportbot.errors import (

@@ -11,8 +11,8 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import VIA_PGBOUNCER, bot_settings
-from fakes import ScriptedLLM, cite_hits, rows, seed_business
 from psycopg.conninfo import make_conninfo
+from support.fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import OfflineModel, SupportBot
 from supportbot.errors import StoreBusy

@@ -9,8 +9,8 @@ from decimal import Decimal
 from typing import NamedTuple
 
 import pytest
-from fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, rows
 from pydantic import BaseModel
+from support.fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, rows
 
 from supportbot import Completion, OfflineModel, SupportBot, i18n
 from supportbot.errors import ModelError

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot._state import Turn
+from supportbot import Turn
 from supportbot.errors import ConfigError
 from supportbot.i18n import error_text
 from supportbot.memory._tokens import (

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pytest
-from fakes import rows
+from support.fakes import rows
 
 from supportbot import Settings, SupportBot
 

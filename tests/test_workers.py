@@ -14,11 +14,11 @@ from typing import Any
 
 import psycopg
 import pytest
-from fakes import TECH, ScriptedLLM, refund_if_asked, rows
+from support.fakes import TECH, ScriptedLLM, refund_if_asked, rows
 
-from supportbot import SupportBot
+from supportbot import SupportBot, TicketRow, Turn
 from supportbot._records import CustomerRecords
-from supportbot._state import Triage, Turn
+from supportbot._state import Triage
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import ConfigError, InvalidInput, ModelError, WaitTimeout
 from supportbot.memory._tokens import TOKENIZER_FILE_ENV
@@ -29,7 +29,7 @@ from supportbot.store import _history as steps_repo
 from supportbot.store import _queue as work_queue
 from supportbot.store import _store as store_module
 from supportbot.store import _tickets as repo
-from supportbot.store._rows import Claim, StepRow, TicketRow
+from supportbot.store._rows import Claim, StepRow
 
 OpenBot = Callable[..., SupportBot]
 POISON = "毒药工单"

@@ -1,4 +1,4 @@
-"""submit, workers and wait through PgBouncer in transaction mode (tests/pgbouncer.py).
+"""submit, workers and wait through PgBouncer in transaction mode (tests/support/pgbouncer.py).
 
 Through the pooler LISTEN cannot work (the session is handed to other clients): without
 ``listen_url`` everything polls; with it, notifications come over that direct connection.
@@ -19,8 +19,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from conftest import _with_dbname
-from fakes import rows, seed_business
-from pgbouncer import pgbouncer
+from support.fakes import rows, seed_business
+from support.pgbouncer import pgbouncer
 
 from supportbot import Settings, SupportBot
 from supportbot.run import _waiting as waiting

@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakes import ScriptedLLM, cite_hits, refund_if_asked
+from support.fakes import ScriptedLLM, cite_hits, refund_if_asked
 
 from supportbot import Settings, SupportBot
 from supportbot.cli._worker import worker

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import asyncio
 
-from fakes import AsyncModel, ScriptedLLM, cite_hits, refund_if_asked
+from support.fakes import AsyncModel, ScriptedLLM, cite_hits, refund_if_asked
 
 from supportbot import AsyncSupportBot, Settings, SupportBot
 from supportbot.backend.demo import AsyncDemoBackend, DemoBackend

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import uvicorn
-from console_kit import PASSWORDS
 from playwright.sync_api import Page, expect
+
+from support.console_kit import PASSWORDS
 
 
 class LiveConsole:
@@ -52,7 +53,7 @@ def sign_in_page(page: Page, url: str, name: str) -> None:
 
 def axe_script() -> Path:
     """axe-core from the npm registry, installed by scripts/install-test-deps (never at test time)."""
-    found = Path(__file__).resolve().parents[1] / ".test-tools" / "node_modules" / "axe-core" / "axe.min.js"
+    found = Path(__file__).resolve().parents[2] / ".test-tools" / "node_modules" / "axe-core" / "axe.min.js"
     if not found.exists():
         raise RuntimeError(f"axe-core is not installed at {found}: run scripts/install-test-deps")
     return found

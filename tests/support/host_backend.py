@@ -1,4 +1,4 @@
-"""A host application's own business system, as ``SUPPORTBOT_BACKEND=host_backend:make`` names it.
+"""A host application's own business system, as ``SUPPORTBOT_BACKEND=support.host_backend:make`` names it.
 
 It is not the demo backend: it is a class of its own with its own connection pool (a host's
 business system is reached on its own terms), and it keeps every refund decision it is asked to

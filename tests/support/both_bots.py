@@ -16,10 +16,8 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from fakes import AsyncModel
-
-from supportbot import Settings, SupportBot
-from supportbot._bot_async import AsyncSupportBot
+from support.fakes import AsyncModel
+from supportbot import AsyncSupportBot, Settings, SupportBot
 
 T = TypeVar("T")
 

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 from hypothesis import strategies as st
 
-from supportbot._state import Role, Turn
+from supportbot import Turn
+from supportbot._state import Role
 
 
 class Snippet(NamedTuple):

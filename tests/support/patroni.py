@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from pgbouncer import free_port
+from support.pgbouncer import free_port
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 SCOPE = "supportbot-test"

@@ -16,9 +16,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from fakes import ScriptedLLM, latest_part
 from pydantic import BaseModel
 
+from support.fakes import ScriptedLLM, latest_part
 from supportbot.i18n._prompts import is_english
 from supportbot.llm.base import Completion, Message, Usage
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pgbouncer import free_port
+from support.pgbouncer import free_port
 
 MODEL = "smollm2-135m"
 _FIND_WEIGHTS = (
@@ -52,7 +52,7 @@ class ModelServer:
 
 def venv() -> Path:
     given = os.environ.get("SUPPORTBOT_TEST_MODEL_VENV")
-    path = Path(given) if given else Path(__file__).resolve().parents[1] / ".venv-model"
+    path = Path(given) if given else Path(__file__).resolve().parents[2] / ".venv-model"
     if not (path / "bin" / "python").exists():
         raise RuntimeError(f"llama.cpp's server is not installed in {path}: run scripts/install-test-deps")
     return path
