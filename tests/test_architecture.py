@@ -139,3 +139,36 @@ def test_only_the_store_and_the_business_systems_import_the_driver() -> None:
     }
     assert outside == {}
     assert _driver_imports(MODULES["supportbot.store._handles"]), "the check finds a driver import"
+
+
+def _private_attributes(*modules: str) -> set[str]:
+    """The private attributes (``self._name``) the classes in ``modules`` set or read."""
+    return {
+        node.attr
+        for module in modules
+        for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
+
+
+def test_tests_reach_bots_and_workers_through_their_public_seams() -> None:
+    # A test that needs the store, the dependencies or an engine builds the bot over them
+    # (tests/support/parts.py) instead of reading them back out of the bot.
+    private = _private_attributes(
+        "supportbot._bot", "supportbot._bot_async", "supportbot.run._worker", "supportbot.run._aio_worker"
+    )
+    assert {"_store", "_deps", "_engine", "_tasks"} <= private, "the scan finds the bots' own attributes"
+    tests = Path(__file__).resolve().parent
+    reached = [
+        f"{path.relative_to(tests)}:{node.lineno}: .{node.attr}"
+        for path in sorted(tests.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in private
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+    assert reached == []

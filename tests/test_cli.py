@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 import pytest
 
 from supportbot import SupportBot
@@ -63,8 +64,8 @@ class Story:
 @pytest.fixture
 def story(database_url: str) -> Story:
     with SupportBot.open(database_url, backend="demo") as bot:
-        with bot._store.transaction() as tx:
-            load_demo_data(tx)
+        with psycopg.connect(database_url) as conn:  # the demo's tables exist once the bot opened
+            load_demo_data(conn)
         first = bot.open_ticket("wugang@example.com", body="招商银行的流水又同步失败了,提示 E3001")
         paused = bot.send(first.ticket_id, "重新授权了还是不行,另外这个年付我想申请退款 200 元")
         assert paused.outcome == "waiting_approval"

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import get_args
 
+import psycopg
 import pytest
 from test_cli import COMMANDS
 
@@ -155,8 +156,8 @@ def test_usage_errors_are_in_one_language(
 def story(database_url: str) -> tuple[str, str, str]:
     """吴刚's ticket waiting for a refund approval, and 李娜's answered one."""
     with SupportBot.open(database_url, backend="demo") as bot:
-        with bot._store.transaction() as tx:
-            load_demo_data(tx)
+        with psycopg.connect(database_url) as conn:  # the demo's tables exist once the bot opened
+            load_demo_data(conn)
         first = bot.open_ticket("wugang@example.com", body="招商银行的流水又同步失败了,提示 E3001")
         bot.send(first.ticket_id, "重新授权了还是不行,另外这个年付我想申请退款 200 元")
         other = bot.open_ticket("lina@example.com", body="发票抬头写错了,能改吗")

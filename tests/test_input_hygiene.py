@@ -191,16 +191,15 @@ def test_approve_says_busy_apart_from_not_waiting(bot: SupportBot, database_url:
 
 
 @pytest.mark.sync_only  # reads the engine's own seams
-def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot) -> None:
+def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot, database_url: str) -> None:
     """A worker that stored the first message and took the lease with the second, then died before
     recording a step: both messages are the customer's words, and state() must show them."""
-    store = bot._store
     now = datetime.now(UTC)
-    with store.transaction() as tx:
+    with psycopg.connect(database_url) as tx:  # the dead worker's connection
         ticket = repo.create_ticket(tx, email="wugang@example.com", subject="x", body="E3001", now=now)
         repo.lock_turn_count(tx, ticket.id)
         repo.insert_turns(tx, ticket.id, [Turn("customer", "E3001", round=1, created_at=now, idx=0)])
-    with store.connection() as conn:
+    with psycopg.connect(database_url) as conn:
         repo.append_customer_message(
             conn, ticket.id, "还在吗", message_id=None, now=now, lease=("dead-worker", 600.0, False)
         )
@@ -209,7 +208,7 @@ def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot) -> No
 
     answered = bot.open_ticket("lina@example.com", subject="x", body="E3001").ticket_id
     bot.state(answered)  # this process now holds a copy of the state after the round
-    with store.connection() as conn:
+    with psycopg.connect(database_url) as conn:
         repo.append_customer_message(
             conn, answered, "又失败了", message_id=None, now=now, lease=("dead-worker", 600.0, False)
         )

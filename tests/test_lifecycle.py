@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import pytest
 from psycopg import sql
-from support.both_bots import opened
+from support.both_bots import opened_parts
 from support.fakes import HUMAN, REFUND, TECH, ScriptedLLM, cite_hits, latest_part, scalar
 
 from supportbot import Settings, SupportBot
@@ -29,6 +30,7 @@ from supportbot.memory import _facts as facts
 from supportbot.memory import _ledger as ledger
 from supportbot.memory import _tokens as tokens
 from supportbot.reply import _context as context
+from supportbot.reply._caches import Caches
 from supportbot.store import _lease as lease_repo
 
 SCHEMAS = ("supportbot", "demo")
@@ -44,10 +46,22 @@ def _route(prompt: str) -> Triage:
 
 
 @pytest.fixture
-def bot(demo_url: str, front: str) -> Iterator[SupportBot]:
+def parts(demo_url: str, front: str) -> Iterator[tuple[SupportBot, Any]]:
     llm = ScriptedLLM(triage=_route, draft=cite_hits)
-    with opened(front, demo_url, llm=llm, settings=Settings(database_url=demo_url)) as bot:
-        yield bot
+    with opened_parts(front, demo_url, llm=llm, settings=Settings(database_url=demo_url)) as made:
+        yield made
+
+
+@pytest.fixture
+def bot(parts: tuple[SupportBot, Any]) -> SupportBot:
+    return parts[0]
+
+
+@pytest.fixture
+def caches(parts: tuple[SupportBot, Any]) -> Caches:
+    """The bot's caches of customer text (its dependencies were built here, not read off the bot)."""
+    caches: Caches = parts[1].caches
+    return caches
 
 
 def _traces(url: str, needles: Sequence[str]) -> dict[str, int]:
@@ -142,14 +156,16 @@ def _tickets_in_every_state(bot: SupportBot, demo_url: str) -> dict[str, dict[st
     return made
 
 
-def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: SupportBot, demo_url: str) -> None:
+def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(
+    bot: SupportBot, caches: Caches, demo_url: str
+) -> None:
     made = _tickets_in_every_state(bot, demo_url)
     mine = sorted(made["wugang@example.com"].values())
     needles = [*WUGANG, *mine]
     before = _rows(demo_url)
     assert _traces(demo_url, WUGANG), "the scan must see him before, or its silence after means nothing"
     lina_state = bot.state(made["lina@example.com"]["resolved"])
-    assert bot._deps.caches.size() > 0, "the rounds above fill the bot's caches"
+    assert caches.size() > 0, "the rounds above fill the bot's caches"
     assert context._BY_TURNS, "and the memo of ticket languages"
     assert ledger._BY_LEDGER, "and the memo of ledgers shown"
 
@@ -163,7 +179,7 @@ def test_forget_leaves_no_trace_in_any_table_and_touches_no_one_else(bot: Suppor
     assert report.total == sum(report.rows.values())
     assert _traces(demo_url, needles) == {}
     # Nor in this process's memory: the texts kept for token counts and checks are dropped too.
-    assert tokens._count.cache_info().currsize == 0 and bot._deps.caches.size() == 0
+    assert tokens._count.cache_info().currsize == 0 and caches.size() == 0
     assert facts._extract_text.cache_info().currsize == 0  # the summary lines scanned
     assert not context._BY_TURNS  # the turns behind the ticket languages worked out
     assert not context._COUNTED  # and the turns counted for them

@@ -22,6 +22,7 @@ import pytest
 from support.fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import Settings, SupportBot
+from supportbot._opening import resolve_database_url
 from supportbot.errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError
 from supportbot.store._failures import translated
 
@@ -94,8 +95,7 @@ def _talk(bot: SupportBot, caller: Caller, stop: threading.Event) -> None:
 def test_callers_get_store_unavailable_then_success_and_nothing_is_lost(data_dir: Path) -> None:
     settings = _settings(data_dir)
     bot = SupportBot.open(settings=settings, llm=ScriptedLLM(draft=cite_hits), backend="demo")
-    url = bot._store.pool.conninfo
-    assert isinstance(url, str)
+    url = resolve_database_url(None, settings)  # the embedded server's, started by open()
     with psycopg.connect(url) as conn:
         seed_business(conn)
     callers = [

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 from support.fakes import TECH, ScriptedLLM, cite_hits, latest_part, scalar
+from support.parts import Parts, bot_over_store
 
 from supportbot import Customer, PastTicket, Settings, Subscription, SupportBot
 from supportbot._state import Triage
@@ -20,10 +21,16 @@ from supportbot.run import _profiles as profiles_module
 
 
 @pytest.fixture
-def bot_and_llm(demo_url: str) -> Iterator[tuple[SupportBot, ScriptedLLM]]:
+def parts(demo_url: str) -> Iterator[Parts]:
     llm = ScriptedLLM(draft=cite_hits)
-    with SupportBot.open(demo_url, llm=llm, settings=Settings(database_url=demo_url), backend="demo") as bot:
-        yield bot, llm
+    with bot_over_store(demo_url, llm=llm, settings=Settings(database_url=demo_url)) as made:
+        yield made
+
+
+@pytest.fixture
+def bot_and_llm(parts: Parts) -> tuple[SupportBot, ScriptedLLM]:
+    assert isinstance(parts.deps.llm, ScriptedLLM)
+    return parts.bot, parts.deps.llm
 
 
 def _profile_line(prompt: str) -> str:
@@ -111,10 +118,10 @@ def test_customer_without_history_gets_only_subscription_facts(
 
 
 def test_profile_is_rebuilt_only_when_its_inputs_change(
-    demo_url: str, bot_and_llm: tuple[SupportBot, ScriptedLLM]
+    demo_url: str, parts: Parts, bot_and_llm: tuple[SupportBot, ScriptedLLM]
 ) -> None:
     bot, llm = bot_and_llm
-    profiles = bot._deps.profiles
+    profiles = parts.deps.profiles
     assert profiles is not None
     ticket = bot.open_ticket("lina@example.com", subject="问题", body="API 调用报错怎么办").ticket_id
     first = bot.profile("lina@example.com")  # round 1's facts joined her history: rebuilt once here
@@ -133,7 +140,7 @@ def test_profile_is_rebuilt_only_when_its_inputs_change(
 
 
 def test_records_equal_to_the_last_ones_are_not_fingerprinted_again(
-    bot_and_llm: tuple[SupportBot, ScriptedLLM], monkeypatch: pytest.MonkeyPatch
+    parts: Parts, bot_and_llm: tuple[SupportBot, ScriptedLLM], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bot, _ = bot_and_llm
     first = bot.profile("lina@example.com")
@@ -148,7 +155,7 @@ def test_records_equal_to_the_last_ones_are_not_fingerprinted_again(
     monkeypatch.setattr(profiles_module, "fingerprint", fingerprint)
     assert bot.profile("lina@example.com") == first
     assert hashed == []  # the same records as last time: the profile in memory, no hash of them
-    profiles = bot._deps.profiles
+    profiles = parts.deps.profiles
     assert profiles is not None
     profiles.clear()
     assert bot.profile("lina@example.com") == first

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import bot_settings
 from support.fakes import (
     HUMAN,
     REFUND,
@@ -23,6 +24,7 @@ from support.fakes import (
     refund_if_asked,
     rows,
 )
+from support.parts import bot_over_store
 
 from supportbot import SupportBot
 from supportbot.errors import (
@@ -84,7 +86,7 @@ def test_reply_is_an_authored_agent_turn_and_counts_as_memory(open_bot: OpenBot,
     assert stored == [("王芳",)]
 
     bot.hand_back(tid, agent="王芳")
-    llm._triage = TECH  # answer, don't hand off again
+    llm.triage = TECH  # answer, don't hand off again
     result = bot.send(tid, "好的,那我等您电话")
     assert result.outcome == "resolved"
     assert any(PROMISE in p for p in llm.user_prompts()[-3:])
@@ -99,7 +101,7 @@ def test_hand_back_prompt_contains_the_human_reply(open_bot: OpenBot) -> None:
     assert bot.hand_back(tid, agent="王芳", note="客户很着急") is None  # nothing waited
     assert bot.ticket(tid).status == "open"
     assert bot.ticket(tid).human_agent is None
-    llm._triage = TECH
+    llm.triage = TECH
     before = len(llm.prompts)
     bot.send(tid, "财务什么时候处理?")
     new = [p[-1]["content"] for p in llm.prompts[before:]]
@@ -112,7 +114,7 @@ def test_hand_back_answers_messages_that_waited(open_bot: OpenBot) -> None:
     bot.reply_as_human(tid, "我来处理。", agent="王芳")
     waiting = bot.send(tid, "E3001 又出现了")
     assert waiting.outcome == "with_human"
-    llm._triage = TECH
+    llm.triage = TECH
     result = bot.hand_back(tid, agent="王芳")
     assert result is not None and result.outcome == "resolved" and result.reply
     assert result.handled_upto > waiting.handled_upto
@@ -197,7 +199,7 @@ def test_profile_and_compression_include_the_human_reply(open_bot: OpenBot, data
     bot.take_over(tid, agent="王芳")
     turn = bot.reply_as_human(tid, PROMISE, agent="王芳")
     bot.hand_back(tid, agent="王芳")
-    llm._triage = TECH
+    llm.triage = TECH
     for n in range(4):  # enough rounds for the human's turn to be folded into the summary
         assert bot.send(tid, f"第 {n} 次补充:E3001 银行同步还是失败,麻烦再看看").outcome == "resolved"
     state = bot.state(tid)
@@ -211,14 +213,14 @@ def test_profile_and_compression_include_the_human_reply(open_bot: OpenBot, data
     assert "已承诺" in profile.text and profile.promises
 
 
-@pytest.mark.sync_only  # reads the engine's own seams
+@pytest.mark.sync_only  # drives a second engine over the store it built
 def test_a_worker_never_picks_up_a_ticket_a_person_owns(open_bot: OpenBot, database_url: str) -> None:
     bot, llm, tid = _handed_off(open_bot)
     bot.take_over(tid, agent="王芳")
     # A customer message stored by another path (a queue, submit()) and a second process's engine.
-    other = open_bot(llm)
-    assert other.send(tid, "还在吗").outcome == "with_human"
-    assert other._engine.drive(tid) is None  # the lease statement refuses: no round, no model call
+    with bot_over_store(database_url, llm=llm, settings=bot_settings(database_url)) as other:
+        assert other.bot.send(tid, "还在吗").outcome == "with_human"
+        assert other.engine().drive(tid) is None  # the lease statement refuses: no round, no model call
     assert rows(database_url, "SELECT lease_owner, status FROM supportbot.tickets WHERE id = %s", tid) == [
         (None, "with_human")
     ]

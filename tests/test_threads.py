@@ -13,6 +13,7 @@ import pytest
 from conftest import VIA_PGBOUNCER, bot_settings
 from psycopg.conninfo import make_conninfo
 from support.fakes import ScriptedLLM, cite_hits, rows, seed_business
+from support.parts import bot_over_store
 
 from supportbot import OfflineModel, SupportBot
 from supportbot.errors import StoreBusy
@@ -63,16 +64,19 @@ def test_sixteen_threads_share_one_bot_at_default_settings(bot: SupportBot, demo
     assert looked_up == [(200,)]
 
 
-def test_a_thread_gets_its_own_connection_again_instead_of_waiting_for_a_second(bot: SupportBot) -> None:
-    store = bot._store
-    with store.connection() as held, store.pool.connection() as again, store.transaction() as tx:
+def test_a_thread_gets_its_own_connection_again_instead_of_waiting_for_a_second(demo_url: str) -> None:
+    with (
+        bot_over_store(demo_url, llm=OfflineModel(), settings=bot_settings(demo_url)) as (_, store, _),
+        store.connection() as held,
+        store.pool.connection() as again,
+        store.transaction() as tx,
+    ):
         assert held is again is tx
 
 
 def test_keep_shares_the_first_connection_taken_and_takes_none_unasked(demo_url: str) -> None:
     settings = bot_settings(demo_url, pool_max_size=1, pool_timeout=0.3)
-    with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings, backend="demo") as bot:
-        store = bot._store
+    with bot_over_store(demo_url, llm=OfflineModel(), settings=settings) as (_, store, _):
         taken = store.pool.get_stats().get("requests_num", 0)
         with store.keep_connection():
             pass
@@ -116,11 +120,11 @@ def test_a_pool_of_one_serves_many_threads(demo_url: str) -> None:
 
 def test_an_exhausted_pool_raises_store_busy_within_its_timeout(demo_url: str) -> None:
     settings = bot_settings(demo_url, pool_max_size=1, pool_timeout=0.3)
-    with SupportBot.open(demo_url, llm=OfflineModel(), settings=settings, backend="demo") as bot:
+    with bot_over_store(demo_url, llm=OfflineModel(), settings=settings) as (bot, store, _):
         taken, done = threading.Event(), threading.Event()
 
         def hold() -> None:
-            with bot._store.connection():
+            with store.connection():
                 taken.set()
                 done.wait(30)
 
@@ -179,26 +183,27 @@ def test_a_round_holds_no_connection_while_it_waits_on_the_model(database_url: s
     assert len(llm.peeks) >= 3 and set(llm.peeks) == {"free"}, llm.peeks
 
 
-def test_a_round_takes_the_pool_once_to_start_and_once_to_reply(open_bot: Any) -> None:
+def test_a_round_takes_the_pool_once_to_start_and_once_to_reply(
+    demo_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Up to the first model call a round reads only the database (the lease, new turns, and the
     demo backend's customer, subscriptions and past tickets): one checkout for all of it, then
     one for the reply's transaction. Every checkout is a wait in the pool's queue when many
     rounds share a small pool."""
-    bot = open_bot(ScriptedLLM(draft=cite_hits))
-    ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
-    pool = bot._store.pool
-    taken: list[str] = []
-    getconn = pool.getconn
+    parts = bot_over_store(demo_url, llm=ScriptedLLM(draft=cite_hits), settings=bot_settings(demo_url))
+    with parts as (bot, store, _):
+        ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
+        pool = store.pool
+        taken: list[str] = []
+        getconn = pool.getconn
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        taken.append(threading.current_thread().name)
-        return getconn(*args, **kwargs)
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            taken.append(threading.current_thread().name)
+            return getconn(*args, **kwargs)
 
-    pool.getconn = counting
-    try:
+        monkeypatch.setattr(pool, "getconn", counting)
         assert bot.send(ticket, "还是不行").outcome == "resolved"
-    finally:
-        pool.getconn = getconn
+        monkeypatch.undo()
     assert len(taken) == 3, taken  # the message, the round's start, the reply
 
 
@@ -207,10 +212,10 @@ def test_pooled_connections_start_with_the_limits_and_keep_the_urls_options(data
     (no statement per transaction), beside the options given in the URL. Behind PgBouncer, whose
     sessions pass from client to client, each transaction sets them (SET LOCAL) instead."""
     url = database_url if VIA_PGBOUNCER else make_conninfo(database_url, options="-c work_mem=7MB")
-    with SupportBot.open(url, settings=bot_settings(url, db_timeout=3.0), backend="demo") as bot:
-        with bot._store.transaction() as tx:
+    with bot_over_store(url, settings=bot_settings(url, db_timeout=3.0)) as (_, store, _):
+        with store.transaction() as tx:
             in_transaction = [tx.execute(f"SHOW {name}").fetchone() for name in _LIMITS]
-        with bot._store.connection() as conn:
+        with store.connection() as conn:
             in_session = [conn.execute(f"SHOW {name}").fetchone() for name in (*_LIMITS, "work_mem")]
     assert in_transaction == [("3s",), ("3s",)]
     if not VIA_PGBOUNCER:

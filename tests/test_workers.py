@@ -14,7 +14,9 @@ from typing import Any
 
 import psycopg
 import pytest
+from conftest import bot_settings
 from support.fakes import TECH, ScriptedLLM, refund_if_asked, rows
+from support.parts import bot_over_store
 
 from supportbot import SupportBot, TicketRow, Turn
 from supportbot._records import CustomerRecords
@@ -24,7 +26,7 @@ from supportbot.errors import ConfigError, InvalidInput, ModelError, WaitTimeout
 from supportbot.memory._tokens import TOKENIZER_FILE_ENV
 from supportbot.run import _engine as engine_module
 from supportbot.run import _profiles as profiles_module
-from supportbot.run._worker import Worker
+from supportbot.run._worker import Worker, claim_room
 from supportbot.store import _history as steps_repo
 from supportbot.store import _queue as work_queue
 from supportbot.store import _store as store_module
@@ -238,29 +240,33 @@ def test_a_claimed_ticket_without_steps_starts_from_the_claimed_row(
 
 
 def test_a_worker_keeps_only_its_recent_tickets_and_reads_the_others_back(
-    open_bot: OpenBot, monkeypatch: pytest.MonkeyPatch
+    open_bot: OpenBot, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for module in (engine_module, store_module):
         monkeypatch.setattr(module, "RECENT_TICKETS", 2)
     monkeypatch.setattr(profiles_module, "RECENT_CUSTOMERS", 1)
-    worker, web = open_bot(), open_bot()
+    web = open_bot()
     emails = ["wugang@example.com", "lina@example.com"] * 3
     opened = [
         web.open_ticket(e, body=f"E3001 同步失败,第 {n} 个工单", wait=False) for n, e in enumerate(emails)
     ]
-    assert worker.work(threads=2, until_idle=True).rounds == 6
-    more = [web.submit(o.ticket_id, "重新授权了,还是不行") for o in opened]
-    assert worker.work(threads=2, until_idle=True).rounds == 6
+    with bot_over_store(database_url, llm=ScriptedLLM(), settings=bot_settings(database_url)) as parts:
+        engine = parts.engine()  # the worker's: its memory is what this test bounds
 
-    for o, m in zip(opened, more, strict=True):  # evicted or not, each round continued its own ticket
-        answered = worker.wait(o.ticket_id, m, timeout=5)
-        assert answered.outcome == "resolved" and answered.handled_upto == m.idx + 1
-        assert worker.state(o.ticket_id) == web.state(o.ticket_id)
-    engine, store = worker._engine, worker._store
-    assert 0 < len(engine._seen) <= 2
-    assert all(0 < len(c) <= 2 for c in (store._turns, store._tools, store._facts))
-    profiles = worker._deps.profiles
-    assert profiles is not None and len(profiles._memo) == 1
+        def work() -> int:
+            worker = Worker(engine, parts.store, parts.deps.settings, threads=2, listen_url=None)
+            return worker.run(until_idle=True).rounds
+
+        assert work() == 6
+        more = [web.submit(o.ticket_id, "重新授权了,还是不行") for o in opened]
+        assert work() == 6
+        for o, m in zip(opened, more, strict=True):  # evicted or not, each round continued its own ticket
+            answered = parts.bot.wait(o.ticket_id, m, timeout=5)
+            assert answered.outcome == "resolved" and answered.handled_upto == m.idx + 1
+            assert parts.bot.state(o.ticket_id) == web.state(o.ticket_id)
+        assert 0 < engine.remembered() <= 2
+        assert all(0 < n <= 2 for n in parts.store.remembered().values())
+        assert parts.deps.profiles is not None and parts.deps.profiles.remembered() == 1
 
 
 def _reads_by_thread(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tuple[str, int]]:
@@ -314,31 +320,18 @@ def test_when_the_batch_read_fails_each_round_reads_its_own_customer(
     assert [bot.state(t).customer.name for t in tickets] == ["吴刚", "李娜"]  # type: ignore[union-attr]
 
 
-def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(
-    open_bot: OpenBot, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bot = open_bot()
-    for i in range(3):
-        bot.open_ticket("wugang@example.com", body=f"问题 {i}", wait=False)
-    worker = Worker(bot._engine, bot._store, bot._deps.settings, threads=64, listen_url=None)
-    assert worker.lookahead == 32
-    asked: list[int] = []
-    real = work_queue.claim_cursor
-
-    def claim_cursor(tx: psycopg.Connection, p: str, n: int, s: float, **kw: bool) -> psycopg.Cursor[Any]:
-        asked.append(n)
-        return real(tx, p, n, s, **kw)
-
-    monkeypatch.setattr(work_queue, "claim_cursor", claim_cursor)
+def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(database_url: str) -> None:
+    with bot_over_store(database_url, settings=bot_settings(database_url)) as parts:
+        worker = Worker(parts.engine(), parts.store, parts.deps.settings, threads=64, listen_url=None)
+        assert worker.lookahead == 32
     # 81 of 96 places taken (64 threads, 32 ahead): 15 free, under half the lookahead.
-    worker.claims.active = {f"T{i}": f"o{i}" for i in range(81)}
-    worker._tasks.put(None)  # a claimed ticket still waits for a thread: no claim yet
-    assert worker._claim() == 0 and asked == []
-    assert worker._tasks.get_nowait() is None
-    assert worker._claim() == 3 and asked == [15]  # none waits: a thread may be idle, claim at once
-    worker.claims.active = {f"T{i}": f"o{i}" for i in range(80)}
-    worker._tasks.put(None)
-    assert worker._claim() == 0 and asked == [15, 16]  # half the lookahead free: claim (none left)
+    assert (
+        claim_room(64, 32, 81, waiting=True) == 0
+    )  # a claimed ticket still waits for a thread: no claim yet
+    assert claim_room(64, 32, 81, waiting=False) == 15  # none waits: a thread may be idle, claim at once
+    assert claim_room(64, 32, 80, waiting=True) == 16  # half the lookahead free: claim
+    assert claim_room(64, 32, 96, waiting=False) == 0  # every place taken
+    assert claim_room(64, 32, 0, waiting=False) == 96  # an idle worker fills its threads and the lookahead
 
 
 def _poisoned(prompt: str) -> Triage:

@@ -14,17 +14,21 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import asyncio
 
 from support.fakes import AsyncModel, ScriptedLLM, cite_hits, refund_if_asked
+from support.parts import async_bot_over_store, bot_over_store
 
-from supportbot import AsyncSupportBot, Settings, SupportBot
+from supportbot import Settings
 from supportbot.backend.demo import AsyncDemoBackend, DemoBackend
+
+T = TypeVar("T")
 
 
 def _die() -> None:
@@ -71,10 +75,8 @@ class AsyncCrashingBackend(AsyncDemoBackend):
 async def _act_async(action: str, args: dict[str, Any], url: str, settings: Settings) -> Any:
     # The model answers on the loop (no thread): a "slow_draft" holds the loop as it holds a thread.
     model = AsyncModel(CrashingLLM(args.get("crash_at")), threaded=False)
-    async with AsyncSupportBot.open(url, llm=model, settings=settings, backend="demo") as bot:
-        backend = AsyncCrashingBackend(bot._store.pool)
-        backend.crash_at = args.get("crash_at")
-        bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})
+    crashing = _crashing(AsyncCrashingBackend, args.get("crash_at"))
+    async with async_bot_over_store(url, llm=model, settings=settings, business=crashing) as (bot, _, _):
         if action == "open":
             return await bot.open_ticket(args["email"], subject=args.get("subject", ""), body=args["body"])
         if action == "send":
@@ -103,12 +105,9 @@ def main() -> None:
         shown = _as_dict(result) if result is not None else None
         print(json.dumps({**shown, "elapsed": elapsed} if shown is not None else None, ensure_ascii=False))
         return
-    bot = SupportBot.open(url, llm=CrashingLLM(args.get("crash_at")), settings=settings, backend="demo")
-    backend = CrashingBackend(bot._store.pool)
-    backend.crash_at = args.get("crash_at")
-    bot._deps = bot._engine.deps = bot._deps.__class__(**{**_fields(bot._deps), "backend": backend})
-    started = time.monotonic()
-    with bot:
+    model, crashing = CrashingLLM(args.get("crash_at")), _crashing(CrashingBackend, args.get("crash_at"))
+    with bot_over_store(url, llm=model, settings=settings, business=crashing) as (bot, _, _):
+        started = time.monotonic()
         if action == "open":
             result = bot.open_ticket(args["email"], subject=args.get("subject", ""), body=args["body"])
         elif action == "send":
@@ -129,6 +128,17 @@ def main() -> None:
     print(
         json.dumps({**(shown or {}), "elapsed": elapsed} if shown is not None else None, ensure_ascii=False)
     )
+
+
+def _crashing(kind: Callable[[Any], T], crash_at: str | None) -> Callable[[Any], T]:
+    """The business system over the store's pool, dying where ``crash_at`` says."""
+
+    def make(pool: Any) -> T:
+        backend = kind(pool)
+        backend.crash_at = crash_at  # type: ignore[attr-defined]
+        return backend
+
+    return make
 
 
 def _fields(obj: Any) -> dict[str, Any]:

@@ -96,6 +96,10 @@ class Engine:
         # event streams. Looked up once per step; empty, it costs a dictionary miss.
         self._watchers: dict[str, list[Callable[[str], None]]] = {}
 
+    def remembered(self) -> int:
+        """How many tickets' last states this process keeps (at most RECENT_TICKETS)."""
+        return len(self._seen)
+
     @contextmanager
     def watching(self, ticket_id: str, on_step: Callable[[str], None]) -> Iterator[None]:
         """Within the block, ``on_step(step)`` is called as each step of the ticket's rounds in this

@@ -164,6 +164,10 @@ class Profiles:
         self._memo[customer_id] = (inputs, key, profile)
         return profile
 
+    def remembered(self) -> int:
+        """How many customers' profiles this process keeps (at most RECENT_CUSTOMERS)."""
+        return len(self._memo)
+
     def clear(self) -> None:
         """Drop this process's copies (after a customer is forgotten or the data is reset)."""
         self._memo.clear()

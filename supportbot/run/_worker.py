@@ -65,6 +65,19 @@ class _Task:
     records: CustomerRecords | None
 
 
+def claim_room(threads: int, lookahead: int, active: int, *, waiting: bool) -> int:
+    """How many tickets a claim takes with ``active`` claimed and not finished (0: none yet).
+
+    While claimed tickets still wait for a thread (``waiting``), none is idle: claim when half the
+    lookahead is free instead of once per finished round (a claim and the read of its customers
+    cost the same for one ticket as for sixteen).
+    """
+    free = threads + lookahead - active
+    if free <= 0 or (free < lookahead // 2 and waiting):
+        return 0
+    return free
+
+
 class Worker:
     """The thread worker: one dispatcher thread claims, ``threads`` threads drive (``Claims`` says
     what is done with each claim; the task worker, ``run/_aio_worker.py``, schedules the same)."""
@@ -156,16 +169,9 @@ class Worker:
                         return
 
     def _room(self) -> int:
-        """How many tickets a claim would take now (0: claim nothing yet); hold the claims' lock.
-
-        While claimed tickets still wait for a thread, none is idle: claim when half the
-        lookahead is free instead of once per finished round (a claim and the read of its
-        customers cost the same for one ticket as for sixteen).
-        """
-        free = self.threads + self.lookahead - len(self.claims.active)
-        if free <= 0 or (free < self.lookahead // 2 and not self._tasks.empty()):
-            return 0
-        return free
+        """How many tickets a claim would take now (0: claim nothing yet); hold the claims' lock."""
+        waiting = not self._tasks.empty()
+        return claim_room(self.threads, self.lookahead, len(self.claims.active), waiting=waiting)
 
     def _nudge(self) -> None:
         """Wake the dispatcher if a claim would take work now. Under load most rounds end, and

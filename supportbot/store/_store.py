@@ -115,6 +115,10 @@ class Store:
             raise translated(exc, db_timeout) from exc
         self.pool.open()
 
+    def remembered(self) -> dict[str, int]:
+        """How many tickets' turns, tool calls and facts this process keeps (each at most RECENT_TICKETS)."""
+        return {"turns": len(self._turns), "tool_calls": len(self._tools), "facts": len(self._facts)}
+
     def close(self) -> None:
         self.pool.close()
 

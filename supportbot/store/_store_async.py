@@ -114,6 +114,10 @@ class AsyncStore:
             raise translated(exc, db_timeout) from exc
         await self.pool.open()
 
+    def remembered(self) -> dict[str, int]:
+        """How many tickets' turns, tool calls and facts this process keeps (each at most RECENT_TICKETS)."""
+        return {"turns": len(self._turns), "tool_calls": len(self._tools), "facts": len(self._facts)}
+
     async def close(self) -> None:
         await self.pool.close()
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from support.fakes import AsyncModel
+from support.parts import async_bot_over_store, bot_over_store
 from supportbot import AsyncSupportBot, Settings, SupportBot
 
 T = TypeVar("T")
@@ -91,17 +92,28 @@ def async_model(llm: object) -> object:
 def opened(front: str, url: str, *, llm: object, settings: Settings) -> Iterator[SupportBot]:
     """A demo-backed bot of the ``front`` asked for, closed after the block (fixtures of the
     behaviour suites that open their own bot)."""
+    with opened_parts(front, url, llm=llm, settings=settings) as (bot, _):
+        yield bot
+
+
+@contextmanager
+def opened_parts(
+    front: str, url: str, *, llm: object, settings: Settings
+) -> Iterator[tuple[SupportBot, Any]]:
+    """``opened``, with the dependencies the bot was built over (``Deps``, sync or async), for a
+    test that checks what the process keeps (its caches) without reaching into the bot."""
     if front == "sync":
-        with SupportBot.open(url, llm=llm, settings=settings, backend="demo") as bot:  # type: ignore[arg-type]
-            yield bot
+        with bot_over_store(url, llm=llm, settings=settings) as (bot, _, deps):
+            yield bot, deps
         return
     loop = Loop()
     try:
-        view = open_view(loop, url, llm=llm, settings=settings)
+        parts = async_bot_over_store(url, llm=async_model(llm), settings=settings)
+        async_bot, _, async_deps = loop.run(parts.__aenter__())
         try:
-            yield view  # type: ignore[misc]
+            yield AsyncView(async_bot, loop), async_deps  # type: ignore[misc]
         finally:
-            view.close()
+            loop.run(parts.__aexit__(None, None, None))
     finally:
         loop.close()
 

@@ -77,7 +77,8 @@ class ScriptedLLM:
         summary: Callable[[str], str] | None = None,
         cost: float = 0.0,
     ) -> None:
-        self._triage, self._draft, self._review, self._cost = triage, draft, review, cost
+        self.triage = triage  # what it classifies; a test may change its mind mid-ticket
+        self._draft, self._review, self._cost = draft, review, cost
         self._summary = summary or (lambda prompt: "客户反映的问题见下方事实清单。")
         self.summary_calls = 0
         self.prompts: list[list[dict[str, str]]] = []
@@ -96,7 +97,7 @@ class ScriptedLLM:
             text = self._summary(prompt)
             return Completion(text=text, usage=Usage(len(prompt), len(text)), cost=self._cost)
         if schema is Triage:
-            parsed = self._triage(prompt) if callable(self._triage) else self._triage
+            parsed = self.triage(prompt) if callable(self.triage) else self.triage
         elif schema is Review:
             parsed = self._review(prompt) if self._review else Review(passed=True)
         else:
