@@ -21,9 +21,9 @@ from .config import Settings
 from .errors import SupportbotError
 
 if TYPE_CHECKING:
-    from ._bot import SupportBot
-    from ._bot_async import AsyncSupportBot
-    from ._opening import migrate
+    from ._front._bot import SupportBot
+    from ._front._bot_async import AsyncSupportBot
+    from ._front._opening import migrate
     from ._records import Customer, Hit, Invoice, PastTicket, RefundRequest, Subscription
     from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
     from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
@@ -61,7 +61,7 @@ _HOMES: dict[str, str] = {
     "AsyncBackend": ".backend.base_async",
     "AsyncForgetsCustomers": ".backend.base_async",
     "AsyncOfflineModel": ".llm.offline",
-    "AsyncSupportBot": "._bot_async",
+    "AsyncSupportBot": "._front._bot_async",
     "AuditAction": ".store._rows",
     "AuditEntry": ".store._rows",
     "Backend": ".backend.base",
@@ -91,14 +91,14 @@ _HOMES: dict[str, str] = {
     "StepRecord": ".store._rows",
     "Submitted": ".run._values",
     "Subscription": "._records",
-    "SupportBot": "._bot",
+    "SupportBot": "._front._bot",
     "SupportState": "._state",
     "TicketRow": ".store._rows",
     "TicketStatus": "._state",
     "Turn": "._state",
     "Usage": ".llm.base",
     "WorkerStats": ".run._values",
-    "migrate": "._opening",
+    "migrate": "._front._opening",
 }
 
 

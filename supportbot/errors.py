@@ -217,7 +217,7 @@ class BilledCall(Protocol):
 
 
 # -- input hygiene ------------------------------------------------------------------------------
-# Raised before anything is written (supportbot/_validate.py), so a caller can fix and retry.
+# Raised before anything is written (supportbot/_front/_validate.py), so a caller can fix and retry.
 
 
 class WrongType(InvalidInput, TypeError):

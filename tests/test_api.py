@@ -246,7 +246,7 @@ def test_importing_supportbot_loads_neither_the_engine_nor_the_demo_nor_the_offl
         "supportbot.config",
         "supportbot.errors",
     }
-    assert "supportbot._bot" in bot
+    assert "supportbot._front._bot" in bot
     optional = [
         m for m in bot if m.startswith(("supportbot.backend.demo", "supportbot.cli", "supportbot.console"))
     ]

@@ -29,11 +29,11 @@ FLOORS: dict[str, int] = {
     "supportbot.llm": 6,
     "supportbot.backend.demo": 6,
     "supportbot.run": 7,
-    "supportbot._validate": 8,
-    "supportbot._lifecycle": 9,
-    "supportbot._opening": 9,
-    "supportbot._open": 10,
-    "supportbot._bot": 11,
+    "supportbot._front._validate": 8,
+    "supportbot._front._lifecycle": 9,
+    "supportbot._front._opening": 9,
+    "supportbot._front._open": 10,
+    "supportbot._front._bot": 11,
     "supportbot": 12,
     "supportbot.console": 13,
     "supportbot.http": 13,
@@ -159,7 +159,10 @@ def test_tests_reach_bots_and_workers_through_their_public_seams() -> None:
     # A test that needs the store, the dependencies or an engine builds the bot over them
     # (tests/support/parts.py) instead of reading them back out of the bot.
     private = _private_attributes(
-        "supportbot._bot", "supportbot._bot_async", "supportbot.run._worker", "supportbot.run._aio_worker"
+        "supportbot._front._bot",
+        "supportbot._front._bot_async",
+        "supportbot.run._worker",
+        "supportbot.run._aio_worker",
     )
     assert {"_store", "_deps", "_engine", "_tasks"} <= private, "the scan finds the bots' own attributes"
     tests = Path(__file__).resolve().parent

@@ -19,7 +19,7 @@ import pytest
 from test_cli import COMMANDS
 
 from supportbot import SupportBot, TicketStatus, errors, i18n
-from supportbot._lifecycle import KEEP_MODES
+from supportbot._front._lifecycle import KEEP_MODES
 from supportbot.backend.demo import load_demo_data
 from supportbot.cli._main import main
 from supportbot.i18n import error_text

@@ -22,7 +22,7 @@ import pytest
 from support.fakes import ScriptedLLM, cite_hits, rows, seed_business
 
 from supportbot import Settings, SupportBot
-from supportbot._opening import resolve_database_url
+from supportbot._front._opening import resolve_database_url
 from supportbot.errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError
 from supportbot.store._failures import translated
 

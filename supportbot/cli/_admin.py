@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from .._bot import SupportBot
-from .._opening import migrate, migration_status
+from .._front._bot import SupportBot
+from .._front._opening import migrate, migration_status
 from ..config import Settings
 from ..i18n import Translate
 from ..run._values import RetentionPolicy

@@ -17,7 +17,7 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel
 
-from .._bot import SupportBot
+from .._front._bot import SupportBot
 from .._state import SupportState, Turn
 from ..config import Settings
 from ..errors import InvalidInput

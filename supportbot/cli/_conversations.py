@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._bot import SupportBot
+from .._front._bot import SupportBot
 from ..i18n import Translate, label
 from ..run._rounds import RoundResult
 from . import _takeover as cli_takeover

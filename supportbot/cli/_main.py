@@ -24,8 +24,8 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, get_args
 
-from .._bot import SupportBot
-from .._lifecycle import KEEP_MODES
+from .._front._bot import SupportBot
+from .._front._lifecycle import KEEP_MODES
 from .._state import TicketStatus
 from ..config import Settings
 from ..errors import (

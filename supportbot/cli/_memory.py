@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from .._bot import SupportBot
+from .._front._bot import SupportBot
 from .._state import SupportState
 from ..i18n import Translate, label
 from ..memory._facts import FACT_LABELS_EN, FACT_LABELS_ZH

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 from collections.abc import Callable
 
-from .._opening import migrate, resolve_database_url
+from .._front._opening import migrate, resolve_database_url
 from ..config import Settings
 from ..errors import ConfigError, InvalidInput
 from ..i18n import Translate, translator

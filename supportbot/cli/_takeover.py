@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from .._bot import SupportBot
+from .._front._bot import SupportBot
 from ..i18n import Translate
 from ._text import cli_words, emit_json, pad, when
 

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-from .._bot import SupportBot
+from .._front._bot import SupportBot
 from ..config import Settings
 from ..i18n import Translate, label, translator
 from ..run._metrics_server import MetricsServer

@@ -24,7 +24,7 @@ from .. import i18n
 from ..config import Settings
 
 if TYPE_CHECKING:
-    from .._bot import SupportBot
+    from .._front._bot import SupportBot
     from ._service import Console
 
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         add_user(path, args.add_user, args.role, _new_password(tr))
         print(tr("cli.user_added", name=args.add_user.strip(), role=args.role, path=str(path)))
         # A new password or role ends the operator's sessions in every console on the database.
-        from .._opening import resolve_database_url
+        from .._front._opening import resolve_database_url
         from ..store._console import end_operator_sessions
 
         url = resolve_database_url(args.database_url, settings)
@@ -118,8 +118,8 @@ def open_console(
     """The console's service over a bot on the configured business system (``backend``, else
     SUPPORTBOT_BACKEND; with neither, the ConfigError SupportBot.open() raises), sharing the bot's
     connection pool for its own rows. The caller closes the bot."""
-    from .._bot import SupportBot
-    from .._open import store_and_deps
+    from .._front._bot import SupportBot
+    from .._front._open import store_and_deps
     from ._service import Console
 
     store, deps = store_and_deps(

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
-from .. import _validate as validate
+from .._front import _validate as validate
 from .._state import TicketStatus
 from ..errors import AmountRefused, InvalidInput
 from ._security import COOKIE, CSRF_HEADER, Forbidden, approver, check_csrf

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from .. import _validate as validate
 from .. import i18n
+from .._front import _validate as validate
 from ..errors import InvalidInput, WrongType
 from ._live import InboxFeed, inbox_stream, mark
 from ._security import COOKIE, CSRF_FIELD, Forbidden, NeedSignIn, approver, check_csrf

@@ -19,8 +19,8 @@ from typing import Any, Literal, get_args
 
 from pydantic_core import to_jsonable_python
 
-from .. import _validate as validate
-from .._bot import SupportBot
+from .._front import _validate as validate
+from .._front._bot import SupportBot
 from .._records import RefundBasis
 from .._reports import DeletionReport
 from .._state import Fact, SupportState, TicketStatus, Turn

@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import i18n
-from .._bot_async import AsyncSupportBot
+from .._front._bot_async import AsyncSupportBot
 from ..config import Settings
 from ..errors import (
     IdempotencyConflict,

@@ -16,7 +16,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from .. import _validate as validate
+from .._front import _validate as validate
 from ..errors import InvalidInput
 
 PREFIX = "sbk_"

@@ -1,6 +1,6 @@
 """Pruning closed tickets' step records (what ``SupportBot.prune`` and the retention sweep do),
 below both: the checks of the caller's arguments are the caller's. How a state is rebuilt, and so
-what may go, is in supportbot/_lifecycle.py's docstring."""
+what may go, is in supportbot/_front/_lifecycle.py's docstring."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from supportbot import AsyncSupportBot, Settings, SupportBot
-from supportbot._open import store_and_deps
-from supportbot._open_async import store_and_deps as async_store_and_deps
+from supportbot._front._open import store_and_deps
+from supportbot._front._open_async import store_and_deps as async_store_and_deps
 from supportbot.run._deps import Deps
 from supportbot.run._deps_async import Deps as AsyncDeps
 from supportbot.run._engine import Engine

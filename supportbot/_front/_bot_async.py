@@ -1,10 +1,9 @@
-# Generated from _bot_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """SupportBot: the public entry point. Opens tickets, takes messages and approvals, shows memory."""
 
 from __future__ import annotations
 
+import asyncio  # sync: import threading
 import hashlib
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -13,43 +12,41 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Literal, overload
 
-from . import _lifecycle as lifecycle
-from . import _open as opening
-from . import _validate as validate
-from ._records import ApprovalDecision
-from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
-from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
-from .backend.base import Backend
-from .config import Settings
-from .errors import InvalidInput, UnknownCustomer, WaitTimeout
-from .llm.base import LLM
-from .memory import _facts as facts
-from .memory import _ledger as ledger
-from .memory import _tokens as tokens
-from .memory._profile import ENTRIES, Profile
-from .memory._tokens import turn_tokens, with_tokens
-from .reply import _context as context
-from .run import _corrections as corrections
-from .run import _forks as forks
-from .run import _metrics as metrics
-from .run import _results as round_results
-from .run import _retention as retention
-from .run import _sla as sla
-from .run import _takeover as takeover
-from .run import _waiting as waiting
-from .run._deps import Deps
-from .run._engine import Engine
-from .run._rounds import RoundResult
-from .run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted, WorkerStats
-from .run._waiting import Answers
-from .run._worker import Worker
-from .store import _audit as audit
-from .store import _history as steps_repo
-from .store import _queue as work_queue
-from .store import _sla as sla_repo
-from .store import _tickets as repo
-from .store._handles import Tx
-from .store._rows import (
+from .._aio import AsyncOpening  # sync: -
+from .._records import ApprovalDecision
+from .._reports import DeletionReport, KeepMode, Pruned, ResetReport
+from .._state import Fact, Outcome, SupportState, TicketStatus, Turn
+from ..backend.base_async import AsyncBackend
+from ..config import Settings
+from ..errors import InvalidInput, UnknownCustomer, WaitTimeout
+from ..llm.base import AsyncLLM
+from ..memory import _facts as facts
+from ..memory import _ledger as ledger
+from ..memory import _tokens as tokens
+from ..memory._profile import ENTRIES, Profile
+from ..memory._tokens import turn_tokens, with_tokens
+from ..reply import _context as context
+from ..run import _corrections_async as corrections
+from ..run import _forks_async as forks
+from ..run import _metrics_async as metrics
+from ..run import _results_async as round_results
+from ..run import _retention_async as retention
+from ..run import _sla_async as sla
+from ..run import _takeover_async as takeover
+from ..run import _waiting as waiting
+from ..run._aio_waiting import AsyncAnswers  # sync: from ..run._waiting import Answers
+from ..run._aio_worker import AsyncWorker  # sync: from ..run._worker import Worker
+from ..run._deps_async import Deps
+from ..run._engine_async import AsyncEngine
+from ..run._rounds import RoundResult
+from ..run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted, WorkerStats
+from ..store import _audit_async as audit
+from ..store import _history_async as steps_repo
+from ..store import _queue_async as work_queue
+from ..store import _sla_async as sla_repo
+from ..store import _tickets_async as repo
+from ..store._handles import AsyncTx
+from ..store._rows import (
     AuditEntry,
     PendingApproval,
     PruneReport,
@@ -58,14 +55,17 @@ from .store._rows import (
     StepRecord,
     TicketRow,
 )
-from .store._store import Store
+from ..store._store_async import AsyncStore
+from . import _lifecycle_async as lifecycle
+from . import _open_async as opening
+from . import _validate as validate
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class SupportBot:
+class AsyncSupportBot:
     """A support agent's memory and state engine over one PostgreSQL database.
 
     One instance is safe to share between threads (``AsyncSupportBot``: between the tasks of its
@@ -74,12 +74,12 @@ class SupportBot:
     database, never while it waits on a model.
     """
 
-    def __init__(self, store: Store, deps: Deps) -> None:
+    def __init__(self, store: AsyncStore, deps: Deps) -> None:
         self._store = store
         self._deps = deps
-        self._engine = Engine(store, deps)
-        self._answers = Answers(waiting.listen_url(deps.settings, store.url), store.connect_kwargs)
-        self._worker: Worker | None = None
+        self._engine = AsyncEngine(store, deps)
+        self._answers = AsyncAnswers(waiting.listen_url(deps.settings, store.url), store.connect_kwargs)
+        self._worker: AsyncWorker | None = None
         self._own_models: tuple[object, ...] = ()
 
     @classmethod
@@ -87,12 +87,12 @@ class SupportBot:
         cls,
         database_url: str | None = None,
         *,
-        llm: LLM | None = None,
-        small_llm: LLM | None = None,
-        backend: Backend | str | None = None,
+        llm: AsyncLLM | None = None,
+        small_llm: AsyncLLM | None = None,
+        backend: AsyncBackend | str | None = None,
         settings: Settings | None = None,
         clock: Callable[[], datetime] = _utcnow,
-    ) -> SupportBot:
+    ) -> AsyncOpening[AsyncSupportBot]:  # sync: ) -> SupportBot:
         """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate.
         ``AsyncSupportBot.open()`` is awaited (``await AsyncSupportBot.open(...)``) or entered
         (``async with AsyncSupportBot.open(...) as bot``, closed at the end of the block).
@@ -104,19 +104,19 @@ class SupportBot:
         ``SUPPORTBOT_BACKEND`` names one; with neither, ConfigError.
         """
         opened = cls._open(database_url, llm, small_llm, backend, settings, clock)
-        return opened
+        return AsyncOpening(opened)  # sync: return opened
 
     @classmethod
-    def _open(
+    async def _open(
         cls,
         database_url: str | None,
-        llm: LLM | None,
-        small_llm: LLM | None,
-        backend: Backend | str | None,
+        llm: AsyncLLM | None,
+        small_llm: AsyncLLM | None,
+        backend: AsyncBackend | str | None,
         settings: Settings | None,
         clock: Callable[[], datetime],
-    ) -> SupportBot:
-        store, deps = opening.store_and_deps(
+    ) -> AsyncSupportBot:
+        store, deps = await opening.store_and_deps(
             database_url,
             llm=llm,
             small_llm=small_llm,
@@ -131,24 +131,24 @@ class SupportBot:
         )
         return bot
 
-    def close(self) -> None:
-        self._answers.close()
-        self._store.close()
+    async def close(self) -> None:
+        await self._answers.close()
+        await self._store.close()
         for model in self._own_models:
             close = getattr(model, "close", None)
             if callable(close):
-                close()  # the HTTP client's connections to the model server
+                await close()  # the HTTP client's connections to the model server
 
-    def __enter__(self) -> SupportBot:
+    async def __aenter__(self) -> AsyncSupportBot:
         return self
 
-    def __exit__(
+    async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        await self.close()
 
     @property
-    def backend(self) -> Backend:
+    def backend(self) -> AsyncBackend:
         """The business system this bot reads and acts on."""
         return self._deps.backend
 
@@ -159,15 +159,17 @@ class SupportBot:
     # -- conversations ---------------------------------------------------------------------
 
     @overload
-    def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult: ...
+    async def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult: ...
     @overload
-    def open_ticket(
+    async def open_ticket(
         self, email: str, *, subject: str = "", body: str, wait: Literal[True]
     ) -> RoundResult: ...
     @overload
-    def open_ticket(self, email: str, *, subject: str = "", body: str, wait: Literal[False]) -> Submitted: ...
+    async def open_ticket(
+        self, email: str, *, subject: str = "", body: str, wait: Literal[False]
+    ) -> Submitted: ...
 
-    def open_ticket(
+    async def open_ticket(
         self, email: str, *, subject: str = "", body: str, wait: bool = True
     ) -> RoundResult | Submitted:
         """Create a ticket whose first customer message is ``body``, and run its first round.
@@ -184,20 +186,20 @@ class SupportBot:
         now = self._deps.clock()
         owner = self._engine.new_owner() if wait else None
         lease = (owner, self._deps.settings.lease_seconds, self._store.tracks_holders) if owner else None
-        with self._store.transaction() as tx:
+        async with self._store.transaction() as tx:
             # Queued either way: should this process die before the round ends, a worker runs it.
-            ticket = repo.create_ticket(
+            ticket = await repo.create_ticket(
                 tx, email=email, subject=subject, body=body, now=now, due=True, lease=lease
             )
-            repo.lock_turn_count(tx, ticket.id)
+            await repo.lock_turn_count(tx, ticket.id)
             first = with_tokens(Turn("customer", body, round=1, created_at=now, idx=0))
-            repo.insert_turns(tx, ticket.id, [first])
+            await repo.insert_turns(tx, ticket.id, [first])
         if owner is None:
             return Submitted(ticket_id=ticket.id, idx=0)
         self._store.remember_turn(ticket.id, first)
-        return round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=(0, 1))
+        return await round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=(0, 1))
 
-    def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
+    async def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
         """Add a customer message and run the round that answers it.
 
         The message is committed before any work starts. With ``message_id``, sending the same
@@ -215,33 +217,35 @@ class SupportBot:
         owner = self._engine.new_owner()
         # Storing the message also takes the ticket if it is free (or its holder is gone): the round
         # needs no lease statement.
-        turn, _, taken = self._store_message(ticket_id, message, message_id, owner=owner)
+        turn, _, taken = await self._store_message(ticket_id, message, message_id, owner=owner)
         assert turn.idx is not None
-        if taken is None and self._owned_by(ticket_id):
-            return round_results.with_human(self._store, ticket_id, turn.idx)
-        result = round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
+        if taken is None and await self._owned_by(ticket_id):
+            return await round_results.with_human(self._store, ticket_id, turn.idx)
+        result = await round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
         if result.outcome != "queued":
             return result
         # A live round of another process holds the ticket: it answers this message before it
         # lets go (Engine.drive looks again after releasing). Wait for that answer, taking the
         # ticket over should its holder die meanwhile, up to send_wait_seconds.
-        return self._answer_when_free(ticket_id, turn.idx, self._deps.settings.send_wait_seconds) or result
+        return (
+            await self._answer_when_free(ticket_id, turn.idx, self._deps.settings.send_wait_seconds) or result
+        )
 
     # -- without waiting: submit, wait, workers ----------------------------------------------
 
-    def submit(self, ticket_id: str, message: str, *, message_id: str | None = None) -> Submitted:
+    async def submit(self, ticket_id: str, message: str, *, message_id: str | None = None) -> Submitted:
         """Store a customer message for the workers to answer, and return at once.
 
         The message is committed before this returns, as with ``send``; the same ``message_id``
         again stores nothing (``stored`` False). ``wait()`` returns the round that answers it.
         """
-        turn, stored, _ = self._store_message(ticket_id, message, message_id, owner=None)
+        turn, stored, _ = await self._store_message(ticket_id, message, message_id, owner=None)
         assert turn.idx is not None
         return Submitted(
             ticket_id=validate.ticket_id(ticket_id), idx=turn.idx, message_id=message_id, stored=stored
         )
 
-    def wait(self, ticket_id: str, submitted: Submitted | int, *, timeout: float = 60.0) -> RoundResult:
+    async def wait(self, ticket_id: str, submitted: Submitted | int, *, timeout: float = 60.0) -> RoundResult:
         """The result of the round that answers ``submitted`` (or of round number ``submitted``),
         once it ended or paused for approval; WaitTimeout after ``timeout`` seconds.
 
@@ -267,41 +271,41 @@ class SupportBot:
         # rely on runs the round itself.
         unclaimed_after = time.monotonic() + sweep
 
-        def check() -> RoundResult | None:
-            if time.monotonic() >= unclaimed_after and not self._workers_alive():
-                for result in self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
+        async def check() -> RoundResult | None:
+            if time.monotonic() >= unclaimed_after and not await self._workers_alive():
+                for result in await self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
                     if (idx is not None and result.handled_upto > idx) or result.round == round_:
                         return result
-            return round_results.finished(self._store, ticket_id, idx, round_)
+            return await round_results.finished(self._store, ticket_id, idx, round_)
 
-        return self._answers.wait(ticket_id, check, timeout)
+        return await self._answers.wait(ticket_id, check, timeout)
 
-    def _workers_alive(self) -> bool:
+    async def _workers_alive(self) -> bool:
         alive = max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
-        with self._store.connection() as conn:
-            return work_queue.live_workers(conn, alive_within=alive) > 0
+        async with self._store.connection() as conn:
+            return await work_queue.live_workers(conn, alive_within=alive) > 0
 
-    def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
+    async def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
         """The round that answers turn ``idx`` once the live round holding the ticket lets go, or
         this caller's own round should the holder die or let go first; None after ``timeout`` s,
         or at once when the ticket waits for a refund decision (its messages are answered after)."""
 
-        def check() -> RoundResult | None:
-            for result in self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
+        async def check() -> RoundResult | None:
+            for result in await self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
                 if result.handled_upto > idx:
                     return result
-            done = round_results.finished(self._store, ticket_id, idx, None)
-            if done is None and (self.ticket(ticket_id)).status == "waiting_approval":
+            done = await round_results.finished(self._store, ticket_id, idx, None)
+            if done is None and (await self.ticket(ticket_id)).status == "waiting_approval":
                 return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
             return done
 
         try:
-            return self._answers.wait(ticket_id, check, timeout)
+            return await self._answers.wait(ticket_id, check, timeout)
         except WaitTimeout:
             return None
 
-    def work(
-        self, *, threads: int | None = None, stop: threading.Event | None = None, until_idle: bool = False
+    async def work(
+        self, *, threads: int | None = None, stop: asyncio.Event | None = None, until_idle: bool = False
     ) -> WorkerStats:
         """Answer queued tickets in this thread until ``stop`` is set (or, with ``until_idle``,
         until nothing is left to claim); ``threads`` rounds at a time (default
@@ -310,7 +314,7 @@ class SupportBot:
         """
         settings = self._deps.settings
         count = validate.count("threads", threads if threads is not None else settings.worker_threads)
-        worker = Worker(
+        worker = AsyncWorker(
             self._engine,
             self._store,
             settings,
@@ -320,7 +324,7 @@ class SupportBot:
         )
         self._worker = worker
         try:
-            return worker.run(until_idle=until_idle)
+            return await worker.run(until_idle=until_idle)
         finally:
             self._worker = None
 
@@ -329,33 +333,35 @@ class SupportBot:
         if self._worker is not None:
             self._worker.stop()
 
-    def stats(self) -> QueueStats:
+    async def stats(self) -> QueueStats:
         """The work queue (depth, oldest wait, retries, hand-offs) and the running workers' counters."""
-        with self._store.connection() as conn:
-            return work_queue.stats(conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds))
+        async with self._store.connection() as conn:
+            return await work_queue.stats(
+                conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
+            )
 
-    def metrics(self) -> str:
+    async def metrics(self) -> str:
         """Prometheus metrics in the text format (run/_metrics.py): the queue, approvals waiting,
         tickets with people, the live workers' counters and the last hour's rounds, context usage
         and model spend, read from the database; while this bot works, its worker's counters."""
         worker = self._worker
         stats = worker.stats() if worker is not None else None
-        return metrics.exposition(self._store, self._deps.settings, self._deps.clock(), worker=stats)
+        return await metrics.exposition(self._store, self._deps.settings, self._deps.clock(), worker=stats)
 
-    def queue(self, *, limit: int = 100) -> list[QueueEntry]:
+    async def queue(self, *, limit: int = 100) -> list[QueueEntry]:
         """The queued tickets, the longest-waiting first, then those handed to a human after failing."""
         limit = validate.count("limit", limit)
-        with self._store.connection() as conn:
-            return work_queue.entries(conn, limit=limit)
+        async with self._store.connection() as conn:
+            return await work_queue.entries(conn, limit=limit)
 
-    def _store_message(
+    async def _store_message(
         self, ticket_id: str, message: str, message_id: str | None, *, owner: str | None
     ) -> tuple[Turn, bool, tuple[int, int] | None]:
         ticket_id = validate.ticket_id(ticket_id)
         message = self._check_message(message)
         if message_id is not None:
             validate.text("message_id", message_id, limit=validate.MESSAGE_ID_CHARS, empty=False)
-        return self._store.append_message(
+        return await self._store.append_message(
             ticket_id,
             message,
             message_id=message_id,
@@ -364,18 +370,18 @@ class SupportBot:
             lease=(owner, self._deps.settings.lease_seconds) if owner is not None else None,
         )
 
-    def resume(self, ticket_id: str) -> RoundResult | None:
+    async def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
         ticket_id = validate.ticket_id(ticket_id)
-        with self._store.connection() as conn:
-            repo.get_ticket(conn, ticket_id)
-        results = self._engine.drive(ticket_id)
+        async with self._store.connection() as conn:
+            await repo.get_ticket(conn, ticket_id)
+        results = await self._engine.drive(ticket_id)
         if results is None:
-            outcome: Outcome = "with_human" if self._owned_by(ticket_id) else "queued"
+            outcome: Outcome = "with_human" if await self._owned_by(ticket_id) else "queued"
             return RoundResult(ticket_id=ticket_id, round=0, outcome=outcome)
         return results[-1] if results else None
 
-    def approve(
+    async def approve(
         self,
         ticket_id: str,
         *,
@@ -402,19 +408,21 @@ class SupportBot:
                 stacklevel=2,
             )
             if not approved:
-                return self.reject(ticket_id, approver=approver, note=note, source=source)
+                return await self.reject(ticket_id, approver=approver, note=note, source=source)
         edited = validate.amount("amount", amount) if amount is not None else None
-        return self._decide(
+        return await self._decide(
             ticket_id, approved=True, approver=approver, note=note, amount=edited, source=source
         )
 
-    def reject(self, ticket_id: str, *, approver: str, note: str = "", source: str = "api") -> RoundResult:
+    async def reject(
+        self, ticket_id: str, *, approver: str, note: str = "", source: str = "api"
+    ) -> RoundResult:
         """Reject the pending refund as ``approver`` (``note`` is told to the customer); finish the round."""
-        return self._decide(
+        return await self._decide(
             ticket_id, approved=False, approver=approver, note=note, amount=None, source=source
         )
 
-    def respond(self, ticket_id: str, note: str, *, by: str, source: str = "api") -> RoundResult:
+    async def respond(self, ticket_id: str, note: str, *, by: str, source: str = "api") -> RoundResult:
         """Send ``note`` to the agent on the pending refund without deciding it, as reviewer ``by``:
         the agent answers the customer from it (asks for the invoice number, say) and the refund
         still waits (``outcome == "waiting_approval"``, ``reply`` the answer sent).
@@ -428,12 +436,12 @@ class SupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS, empty=False)
         source = validate.source(source)
 
-        def record(tx: Tx, state: SupportState) -> None:
+        async def record(tx: AsyncTx, state: SupportState) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "note": note}
             if refund is not None:
                 detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
-            audit.record(
+            await audit.record(
                 tx,
                 actor=by,
                 action="respond",
@@ -443,11 +451,11 @@ class SupportBot:
                 detail=detail,
             )
 
-        results = self._engine.respond(ticket_id, note, audit=record)
+        results = await self._engine.respond(ticket_id, note, audit=record)
         paused = [r for r in results if r.outcome == "waiting_approval"]
         return paused[0] if paused else results[-1]
 
-    def _decide(
+    async def _decide(
         self,
         ticket_id: str,
         *,
@@ -463,7 +471,7 @@ class SupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
         source = validate.source(source)
 
-        def record(tx: Tx, state: SupportState, decision: ApprovalDecision) -> None:
+        async def record(tx: AsyncTx, state: SupportState, decision: ApprovalDecision) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "approved": decision.approved}
             if refund is not None:
@@ -472,7 +480,7 @@ class SupportBot:
                 detail["approved_amount"] = str(decision.amount)
             if decision.note:
                 detail["note"] = decision.note
-            audit.record(
+            await audit.record(
                 tx,
                 actor=approver,
                 action="approve" if decision.approved else "reject",
@@ -483,68 +491,70 @@ class SupportBot:
             )
 
         decision = ApprovalDecision(approved=approved, approver=approver, note=note, amount=amount)
-        paused_round, results = self._engine.decide(ticket_id, decision, audit=record)
+        paused_round, results = await self._engine.decide(ticket_id, decision, audit=record)
         for result in results:
             if result.round == paused_round:
                 return result
-        return round_results.of_round(self._store, ticket_id, paused_round)
+        return await round_results.of_round(self._store, ticket_id, paused_round)
 
-    def profile(self, email: str) -> Profile:
+    async def profile(self, email: str) -> Profile:
         """The customer's current profile (rebuilt only if their records changed)."""
         email = validate.email(email)
-        customer = self._deps.backend.get_customer(email)
+        customer = await self._deps.backend.get_customer(email)
         if customer is None:
             raise UnknownCustomer(
                 f"no customer with email {email!r} in the business system", step="profile", email=email
             )
         profiles = self._deps.profiles
         assert profiles is not None  # opening gives every bot its profiles
-        return profiles.for_customer(customer)
+        return await profiles.for_customer(customer)
 
-    def service_clocks(self) -> list[ServiceClock]:
+    async def service_clocks(self) -> list[ServiceClock]:
         """The running service-level clocks of tickets waiting on a person (a refund decision, a
         hand-off, a customer message on a ticket a person owns), the soonest due first; a clock
         with ``breached`` is past its target (Settings.sla_*_minutes)."""
-        with self._store.connection() as conn:
-            rows = sla_repo.waiting(conn)
+        async with self._store.connection() as conn:
+            rows = await sla_repo.waiting(conn)
         return sla.clocks(rows, self._deps.settings, self._deps.clock())
 
-    def pending_approvals(self) -> list[PendingApproval]:
-        with self._store.connection() as conn:
-            return repo.pending_approvals(conn)
+    async def pending_approvals(self) -> list[PendingApproval]:
+        async with self._store.connection() as conn:
+            return await repo.pending_approvals(conn)
 
     # -- memory ----------------------------------------------------------------------------
 
-    def state(self, ticket_id: str) -> SupportState:
+    async def state(self, ticket_id: str) -> SupportState:
         """The ticket's latest state, with every stored turn (also those no round has taken up yet)."""
-        return (self._engine.latest(validate.ticket_id(ticket_id))).state
+        return (await self._engine.latest(validate.ticket_id(ticket_id))).state
 
-    def state_at(self, ticket_id: str, seq: int) -> SupportState:
+    async def state_at(self, ticket_id: str, seq: int) -> SupportState:
         """The state right after step ``seq`` (numbered from 1, as ``history`` lists them)."""
         ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
-        with self._store.connection() as conn:
-            return (self._store.load(conn, ticket_id, at=seq)).state
+        async with self._store.connection() as conn:
+            return (await self._store.load(conn, ticket_id, at=seq)).state
 
-    def history(self, ticket_id: str) -> list[StepRecord]:
+    async def history(self, ticket_id: str) -> list[StepRecord]:
         ticket_id = validate.ticket_id(ticket_id)
-        with self._store.connection() as conn:
-            repo.get_ticket(conn, ticket_id)
-            return steps_repo.history(conn, ticket_id)
+        async with self._store.connection() as conn:
+            await repo.get_ticket(conn, ticket_id)
+            return await steps_repo.history(conn, ticket_id)
 
-    def ticket(self, ticket_id: str) -> TicketRow:
+    async def ticket(self, ticket_id: str) -> TicketRow:
         """The ticket's row: customer, subject, status, turn count, when it was created and updated."""
         ticket_id = validate.ticket_id(ticket_id)
-        with self._store.connection() as conn:
-            return repo.get_ticket(conn, ticket_id)
+        async with self._store.connection() as conn:
+            return await repo.get_ticket(conn, ticket_id)
 
-    def tickets(self, *, email: str | None = None, status: TicketStatus | None = None) -> list[TicketRow]:
+    async def tickets(
+        self, *, email: str | None = None, status: TicketStatus | None = None
+    ) -> list[TicketRow]:
         email = validate.optional_text("email", email, limit=validate.EMAIL_CHARS)
         if status is not None:
             status = validate.choice("status", status, validate.STATUSES)
-        with self._store.connection() as conn:
-            return repo.list_tickets(conn, email=email, status=status)
+        async with self._store.connection() as conn:
+            return await repo.list_tickets(conn, email=email, status=status)
 
-    def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
+    async def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
         """A new ticket whose history is this one's up to step ``seq``; returns its id.
 
         The fork's status is the one the ticket had right after that step: ``in_progress`` from
@@ -555,11 +565,11 @@ class SupportBot:
         """
         ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
         actor, source = validate.actor(actor), validate.source(source)
-        return forks.fork(self._store, ticket_id, seq, actor=actor, source=source)
+        return await forks.fork(self._store, ticket_id, seq, actor=actor, source=source)
 
     # -- human takeover and the audit log (run/_takeover.py, store/_audit.py) ---------------------------
 
-    def take_over(self, ticket_id: str, *, agent: str, source: str = "api") -> SupportState:
+    async def take_over(self, ticket_id: str, *, agent: str, source: str = "api") -> SupportState:
         """Make ``agent`` the ticket's owner: the bot answers nothing until they hand it back.
 
         Returns the ticket's state with every stored turn. Raises TicketBusy while a round runs
@@ -568,9 +578,9 @@ class SupportBot:
         """
         ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
         source = validate.source(source)
-        return takeover.take_over(self._engine, ticket_id, agent=agent, source=source)
+        return await takeover.take_over(self._engine, ticket_id, agent=agent, source=source)
 
-    def reply_as_human(self, ticket_id: str, text: str, *, agent: str, source: str = "api") -> Turn:
+    async def reply_as_human(self, ticket_id: str, text: str, *, agent: str, source: str = "api") -> Turn:
         """Store ``agent``'s reply to the customer (an agent turn, ``author=agent``); returns the turn.
 
         Raises NotTakenOver unless ``agent`` owns the ticket (take_over() first).
@@ -578,9 +588,9 @@ class SupportBot:
         ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
         source = validate.source(source)
         text = self._check_message(text)
-        return takeover.reply_as_human(self._engine, ticket_id, text, agent=agent, source=source)
+        return await takeover.reply_as_human(self._engine, ticket_id, text, agent=agent, source=source)
 
-    def hand_back(
+    async def hand_back(
         self, ticket_id: str, *, agent: str, note: str = "", source: str = "api"
     ) -> RoundResult | None:
         """Give the ticket back to the bot; if customer messages wait unanswered, a round answers them
@@ -591,9 +601,9 @@ class SupportBot:
         ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
         source = validate.source(source)
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
-        return takeover.hand_back(self._engine, ticket_id, agent=agent, note=note, source=source)
+        return await takeover.hand_back(self._engine, ticket_id, agent=agent, note=note, source=source)
 
-    def audit(
+    async def audit(
         self, ticket_id: str | None = None, *, since: datetime | None = None, limit: int = 1000
     ) -> list[AuditEntry]:
         """Audit rows, oldest first: the ticket's, or all; from ``since`` on; the latest ``limit``."""
@@ -602,18 +612,18 @@ class SupportBot:
         if since is not None:
             since = validate.moment("since", since)
         limit = validate.count("limit", limit, limit=validate.INT32_MAX)
-        with self._store.connection() as conn:
-            return audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
+        async with self._store.connection() as conn:
+            return await audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
 
-    def _owned_by(self, ticket_id: str) -> str | None:
-        with self._store.connection() as conn:
-            return repo.human_agent(conn, ticket_id)
+    async def _owned_by(self, ticket_id: str) -> str | None:
+        async with self._store.connection() as conn:
+            return await repo.human_agent(conn, ticket_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     # -- correcting memory (run/_corrections.py) ------------------------------------------------
 
-    def correct_fact(
+    async def correct_fact(
         self,
         ticket_id: str,
         position: int,
@@ -640,11 +650,11 @@ class SupportBot:
         if value is not None:
             value = validate.text("value", value, limit=validate.NOTE_CHARS, empty=False).strip()
         reason = validate.text("reason", reason, limit=validate.NOTE_CHARS, empty=False).strip()
-        return corrections.correct_fact(
+        return await corrections.correct_fact(
             self._engine, ticket_id, position, value=value, reason=reason, actor=actor, source=source
         )
 
-    def correct_profile(
+    async def correct_profile(
         self,
         email: str,
         entry: str,
@@ -667,12 +677,12 @@ class SupportBot:
         if value is not None:
             value = validate.text("value", value, limit=validate.NOTE_CHARS, empty=False).strip()
         reason = validate.text("reason", reason, limit=validate.NOTE_CHARS, empty=False).strip()
-        customer = self._deps.backend.get_customer(email)
+        customer = await self._deps.backend.get_customer(email)
         if customer is None:
             raise UnknownCustomer(f"no customer with email {email!r} in the business system", email=email)
         profiles = self._deps.profiles
         assert profiles is not None
-        return corrections.correct_profile(
+        return await corrections.correct_profile(
             self._store,
             profiles,
             customer,
@@ -684,7 +694,7 @@ class SupportBot:
             source=source,
         )
 
-    def forget_customer(
+    async def forget_customer(
         self, email: str, *, force: bool = False, actor: str | None = None, source: str = "api"
     ) -> DeletionReport:
         """Delete the customer's tickets, memory, profile and business rows in one transaction.
@@ -698,43 +708,45 @@ class SupportBot:
         """
         email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
 
-        def record(tx: Tx, tickets: list[str]) -> None:
-            audit.redact_customer(tx, email, tickets)
+        async def record(tx: AsyncTx, tickets: list[str]) -> None:
+            await audit.redact_customer(tx, email, tickets)
             # A digest, not the address: it can answer "was this address forgotten?", given the address.
             digest = hashlib.sha256(email.lower().encode()).hexdigest()
             detail = {"customer_sha256": digest, "tickets": len(tickets)}
-            audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
+            await audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
 
-        report = lifecycle.forget_customer(self._store, self._deps.backend, email, force=force, audit=record)
+        report = await lifecycle.forget_customer(
+            self._store, self._deps.backend, email, force=force, audit=record
+        )
         self._drop_cached(report.tickets)
         return report
 
-    def prune(self, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
+    async def prune(self, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
         """Drop step records and checkpoints closed tickets no longer need; state() is unchanged."""
-        return lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
+        return await lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
 
-    def retention(self, *, apply: bool = False) -> RetentionReport:
+    async def retention(self, *, apply: bool = False) -> RetentionReport:
         """What the retention policy (Settings.retention_*_days) would remove now from resolved,
         quiet tickets and the audit log; ``apply=True`` removes it (workers do so every
         retention_sweep_seconds). Open tickets and pending approvals are never touched."""
         policy, now = RetentionPolicy.of(self._deps.settings), self._deps.clock()
         if validate.flag("apply", apply):
-            report = retention.apply(self._store, policy, now)
+            report = await retention.apply(self._store, policy, now)
             for ticket_id in report.tickets:
                 self._engine.forget(ticket_id)
             return report
-        return retention.due(self._store, policy, now)
+        return await retention.due(self._store, policy, now)
 
-    def pruned(self, ticket_id: str) -> Pruned | None:
+    async def pruned(self, ticket_id: str) -> Pruned | None:
         """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""
         ticket_id = validate.ticket_id(ticket_id)
-        with self._store.connection() as conn:
-            repo.get_ticket(conn, ticket_id)
-            return lifecycle.pruned(conn, ticket_id)
+        async with self._store.connection() as conn:
+            await repo.get_ticket(conn, ticket_id)
+            return await lifecycle.pruned(conn, ticket_id)
 
-    def reset(self) -> ResetReport:
+    async def reset(self) -> ResetReport:
         """Empty every engine table and the demo data in one transaction; ticket numbers go on."""
-        report = lifecycle.reset(self._store, self._deps.backend)
+        report = await lifecycle.reset(self._store, self._deps.backend)
         self._drop_cached(report.tickets)
         return report
 

@@ -1,9 +1,10 @@
+# Generated from _bot_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """SupportBot: the public entry point. Opens tickets, takes messages and approvals, shows memory."""
 
 from __future__ import annotations
 
-import asyncio  # sync: import threading
 import hashlib
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -12,44 +13,40 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Literal, overload
 
-from . import _lifecycle_async as lifecycle
-from . import _open_async as opening
-from . import _validate as validate
-from ._aio import AsyncOpening  # sync: -
-from ._records import ApprovalDecision
-from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
-from ._state import Fact, Outcome, SupportState, TicketStatus, Turn
-from .backend.base_async import AsyncBackend
-from .config import Settings
-from .errors import InvalidInput, UnknownCustomer, WaitTimeout
-from .llm.base import AsyncLLM
-from .memory import _facts as facts
-from .memory import _ledger as ledger
-from .memory import _tokens as tokens
-from .memory._profile import ENTRIES, Profile
-from .memory._tokens import turn_tokens, with_tokens
-from .reply import _context as context
-from .run import _corrections_async as corrections
-from .run import _forks_async as forks
-from .run import _metrics_async as metrics
-from .run import _results_async as round_results
-from .run import _retention_async as retention
-from .run import _sla_async as sla
-from .run import _takeover_async as takeover
-from .run import _waiting as waiting
-from .run._aio_waiting import AsyncAnswers  # sync: from .run._waiting import Answers
-from .run._aio_worker import AsyncWorker  # sync: from .run._worker import Worker
-from .run._deps_async import Deps
-from .run._engine_async import AsyncEngine
-from .run._rounds import RoundResult
-from .run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted, WorkerStats
-from .store import _audit_async as audit
-from .store import _history_async as steps_repo
-from .store import _queue_async as work_queue
-from .store import _sla_async as sla_repo
-from .store import _tickets_async as repo
-from .store._handles import AsyncTx
-from .store._rows import (
+from .._records import ApprovalDecision
+from .._reports import DeletionReport, KeepMode, Pruned, ResetReport
+from .._state import Fact, Outcome, SupportState, TicketStatus, Turn
+from ..backend.base import Backend
+from ..config import Settings
+from ..errors import InvalidInput, UnknownCustomer, WaitTimeout
+from ..llm.base import LLM
+from ..memory import _facts as facts
+from ..memory import _ledger as ledger
+from ..memory import _tokens as tokens
+from ..memory._profile import ENTRIES, Profile
+from ..memory._tokens import turn_tokens, with_tokens
+from ..reply import _context as context
+from ..run import _corrections as corrections
+from ..run import _forks as forks
+from ..run import _metrics as metrics
+from ..run import _results as round_results
+from ..run import _retention as retention
+from ..run import _sla as sla
+from ..run import _takeover as takeover
+from ..run import _waiting as waiting
+from ..run._deps import Deps
+from ..run._engine import Engine
+from ..run._rounds import RoundResult
+from ..run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted, WorkerStats
+from ..run._waiting import Answers
+from ..run._worker import Worker
+from ..store import _audit as audit
+from ..store import _history as steps_repo
+from ..store import _queue as work_queue
+from ..store import _sla as sla_repo
+from ..store import _tickets as repo
+from ..store._handles import Tx
+from ..store._rows import (
     AuditEntry,
     PendingApproval,
     PruneReport,
@@ -58,14 +55,17 @@ from .store._rows import (
     StepRecord,
     TicketRow,
 )
-from .store._store_async import AsyncStore
+from ..store._store import Store
+from . import _lifecycle as lifecycle
+from . import _open as opening
+from . import _validate as validate
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class AsyncSupportBot:
+class SupportBot:
     """A support agent's memory and state engine over one PostgreSQL database.
 
     One instance is safe to share between threads (``AsyncSupportBot``: between the tasks of its
@@ -74,12 +74,12 @@ class AsyncSupportBot:
     database, never while it waits on a model.
     """
 
-    def __init__(self, store: AsyncStore, deps: Deps) -> None:
+    def __init__(self, store: Store, deps: Deps) -> None:
         self._store = store
         self._deps = deps
-        self._engine = AsyncEngine(store, deps)
-        self._answers = AsyncAnswers(waiting.listen_url(deps.settings, store.url), store.connect_kwargs)
-        self._worker: AsyncWorker | None = None
+        self._engine = Engine(store, deps)
+        self._answers = Answers(waiting.listen_url(deps.settings, store.url), store.connect_kwargs)
+        self._worker: Worker | None = None
         self._own_models: tuple[object, ...] = ()
 
     @classmethod
@@ -87,12 +87,12 @@ class AsyncSupportBot:
         cls,
         database_url: str | None = None,
         *,
-        llm: AsyncLLM | None = None,
-        small_llm: AsyncLLM | None = None,
-        backend: AsyncBackend | str | None = None,
+        llm: LLM | None = None,
+        small_llm: LLM | None = None,
+        backend: Backend | str | None = None,
         settings: Settings | None = None,
         clock: Callable[[], datetime] = _utcnow,
-    ) -> AsyncOpening[AsyncSupportBot]:  # sync: ) -> SupportBot:
+    ) -> SupportBot:
         """Connect (starting the embedded PostgreSQL when no URL is configured) and migrate.
         ``AsyncSupportBot.open()`` is awaited (``await AsyncSupportBot.open(...)``) or entered
         (``async with AsyncSupportBot.open(...) as bot``, closed at the end of the block).
@@ -104,19 +104,19 @@ class AsyncSupportBot:
         ``SUPPORTBOT_BACKEND`` names one; with neither, ConfigError.
         """
         opened = cls._open(database_url, llm, small_llm, backend, settings, clock)
-        return AsyncOpening(opened)  # sync: return opened
+        return opened
 
     @classmethod
-    async def _open(
+    def _open(
         cls,
         database_url: str | None,
-        llm: AsyncLLM | None,
-        small_llm: AsyncLLM | None,
-        backend: AsyncBackend | str | None,
+        llm: LLM | None,
+        small_llm: LLM | None,
+        backend: Backend | str | None,
         settings: Settings | None,
         clock: Callable[[], datetime],
-    ) -> AsyncSupportBot:
-        store, deps = await opening.store_and_deps(
+    ) -> SupportBot:
+        store, deps = opening.store_and_deps(
             database_url,
             llm=llm,
             small_llm=small_llm,
@@ -131,24 +131,24 @@ class AsyncSupportBot:
         )
         return bot
 
-    async def close(self) -> None:
-        await self._answers.close()
-        await self._store.close()
+    def close(self) -> None:
+        self._answers.close()
+        self._store.close()
         for model in self._own_models:
             close = getattr(model, "close", None)
             if callable(close):
-                await close()  # the HTTP client's connections to the model server
+                close()  # the HTTP client's connections to the model server
 
-    async def __aenter__(self) -> AsyncSupportBot:
+    def __enter__(self) -> SupportBot:
         return self
 
-    async def __aexit__(
+    def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.close()
+        self.close()
 
     @property
-    def backend(self) -> AsyncBackend:
+    def backend(self) -> Backend:
         """The business system this bot reads and acts on."""
         return self._deps.backend
 
@@ -159,17 +159,15 @@ class AsyncSupportBot:
     # -- conversations ---------------------------------------------------------------------
 
     @overload
-    async def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult: ...
+    def open_ticket(self, email: str, *, subject: str = "", body: str) -> RoundResult: ...
     @overload
-    async def open_ticket(
+    def open_ticket(
         self, email: str, *, subject: str = "", body: str, wait: Literal[True]
     ) -> RoundResult: ...
     @overload
-    async def open_ticket(
-        self, email: str, *, subject: str = "", body: str, wait: Literal[False]
-    ) -> Submitted: ...
+    def open_ticket(self, email: str, *, subject: str = "", body: str, wait: Literal[False]) -> Submitted: ...
 
-    async def open_ticket(
+    def open_ticket(
         self, email: str, *, subject: str = "", body: str, wait: bool = True
     ) -> RoundResult | Submitted:
         """Create a ticket whose first customer message is ``body``, and run its first round.
@@ -186,20 +184,20 @@ class AsyncSupportBot:
         now = self._deps.clock()
         owner = self._engine.new_owner() if wait else None
         lease = (owner, self._deps.settings.lease_seconds, self._store.tracks_holders) if owner else None
-        async with self._store.transaction() as tx:
+        with self._store.transaction() as tx:
             # Queued either way: should this process die before the round ends, a worker runs it.
-            ticket = await repo.create_ticket(
+            ticket = repo.create_ticket(
                 tx, email=email, subject=subject, body=body, now=now, due=True, lease=lease
             )
-            await repo.lock_turn_count(tx, ticket.id)
+            repo.lock_turn_count(tx, ticket.id)
             first = with_tokens(Turn("customer", body, round=1, created_at=now, idx=0))
-            await repo.insert_turns(tx, ticket.id, [first])
+            repo.insert_turns(tx, ticket.id, [first])
         if owner is None:
             return Submitted(ticket_id=ticket.id, idx=0)
         self._store.remember_turn(ticket.id, first)
-        return await round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=(0, 1))
+        return round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=(0, 1))
 
-    async def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
+    def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
         """Add a customer message and run the round that answers it.
 
         The message is committed before any work starts. With ``message_id``, sending the same
@@ -217,35 +215,33 @@ class AsyncSupportBot:
         owner = self._engine.new_owner()
         # Storing the message also takes the ticket if it is free (or its holder is gone): the round
         # needs no lease statement.
-        turn, _, taken = await self._store_message(ticket_id, message, message_id, owner=owner)
+        turn, _, taken = self._store_message(ticket_id, message, message_id, owner=owner)
         assert turn.idx is not None
-        if taken is None and await self._owned_by(ticket_id):
-            return await round_results.with_human(self._store, ticket_id, turn.idx)
-        result = await round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
+        if taken is None and self._owned_by(ticket_id):
+            return round_results.with_human(self._store, ticket_id, turn.idx)
+        result = round_results.answer(self._engine, ticket_id, turn.idx, owner=owner, taken=taken)
         if result.outcome != "queued":
             return result
         # A live round of another process holds the ticket: it answers this message before it
         # lets go (Engine.drive looks again after releasing). Wait for that answer, taking the
         # ticket over should its holder die meanwhile, up to send_wait_seconds.
-        return (
-            await self._answer_when_free(ticket_id, turn.idx, self._deps.settings.send_wait_seconds) or result
-        )
+        return self._answer_when_free(ticket_id, turn.idx, self._deps.settings.send_wait_seconds) or result
 
     # -- without waiting: submit, wait, workers ----------------------------------------------
 
-    async def submit(self, ticket_id: str, message: str, *, message_id: str | None = None) -> Submitted:
+    def submit(self, ticket_id: str, message: str, *, message_id: str | None = None) -> Submitted:
         """Store a customer message for the workers to answer, and return at once.
 
         The message is committed before this returns, as with ``send``; the same ``message_id``
         again stores nothing (``stored`` False). ``wait()`` returns the round that answers it.
         """
-        turn, stored, _ = await self._store_message(ticket_id, message, message_id, owner=None)
+        turn, stored, _ = self._store_message(ticket_id, message, message_id, owner=None)
         assert turn.idx is not None
         return Submitted(
             ticket_id=validate.ticket_id(ticket_id), idx=turn.idx, message_id=message_id, stored=stored
         )
 
-    async def wait(self, ticket_id: str, submitted: Submitted | int, *, timeout: float = 60.0) -> RoundResult:
+    def wait(self, ticket_id: str, submitted: Submitted | int, *, timeout: float = 60.0) -> RoundResult:
         """The result of the round that answers ``submitted`` (or of round number ``submitted``),
         once it ended or paused for approval; WaitTimeout after ``timeout`` seconds.
 
@@ -271,41 +267,41 @@ class AsyncSupportBot:
         # rely on runs the round itself.
         unclaimed_after = time.monotonic() + sweep
 
-        async def check() -> RoundResult | None:
-            if time.monotonic() >= unclaimed_after and not await self._workers_alive():
-                for result in await self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
+        def check() -> RoundResult | None:
+            if time.monotonic() >= unclaimed_after and not self._workers_alive():
+                for result in self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
                     if (idx is not None and result.handled_upto > idx) or result.round == round_:
                         return result
-            return await round_results.finished(self._store, ticket_id, idx, round_)
+            return round_results.finished(self._store, ticket_id, idx, round_)
 
-        return await self._answers.wait(ticket_id, check, timeout)
+        return self._answers.wait(ticket_id, check, timeout)
 
-    async def _workers_alive(self) -> bool:
+    def _workers_alive(self) -> bool:
         alive = max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
-        async with self._store.connection() as conn:
-            return await work_queue.live_workers(conn, alive_within=alive) > 0
+        with self._store.connection() as conn:
+            return work_queue.live_workers(conn, alive_within=alive) > 0
 
-    async def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
+    def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
         """The round that answers turn ``idx`` once the live round holding the ticket lets go, or
         this caller's own round should the holder die or let go first; None after ``timeout`` s,
         or at once when the ticket waits for a refund decision (its messages are answered after)."""
 
-        async def check() -> RoundResult | None:
-            for result in await self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
+        def check() -> RoundResult | None:
+            for result in self._engine.drive(ticket_id) or []:  # takes the ticket if it is free
                 if result.handled_upto > idx:
                     return result
-            done = await round_results.finished(self._store, ticket_id, idx, None)
-            if done is None and (await self.ticket(ticket_id)).status == "waiting_approval":
+            done = round_results.finished(self._store, ticket_id, idx, None)
+            if done is None and (self.ticket(ticket_id)).status == "waiting_approval":
                 return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
             return done
 
         try:
-            return await self._answers.wait(ticket_id, check, timeout)
+            return self._answers.wait(ticket_id, check, timeout)
         except WaitTimeout:
             return None
 
-    async def work(
-        self, *, threads: int | None = None, stop: asyncio.Event | None = None, until_idle: bool = False
+    def work(
+        self, *, threads: int | None = None, stop: threading.Event | None = None, until_idle: bool = False
     ) -> WorkerStats:
         """Answer queued tickets in this thread until ``stop`` is set (or, with ``until_idle``,
         until nothing is left to claim); ``threads`` rounds at a time (default
@@ -314,7 +310,7 @@ class AsyncSupportBot:
         """
         settings = self._deps.settings
         count = validate.count("threads", threads if threads is not None else settings.worker_threads)
-        worker = AsyncWorker(
+        worker = Worker(
             self._engine,
             self._store,
             settings,
@@ -324,7 +320,7 @@ class AsyncSupportBot:
         )
         self._worker = worker
         try:
-            return await worker.run(until_idle=until_idle)
+            return worker.run(until_idle=until_idle)
         finally:
             self._worker = None
 
@@ -333,35 +329,33 @@ class AsyncSupportBot:
         if self._worker is not None:
             self._worker.stop()
 
-    async def stats(self) -> QueueStats:
+    def stats(self) -> QueueStats:
         """The work queue (depth, oldest wait, retries, hand-offs) and the running workers' counters."""
-        async with self._store.connection() as conn:
-            return await work_queue.stats(
-                conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
-            )
+        with self._store.connection() as conn:
+            return work_queue.stats(conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds))
 
-    async def metrics(self) -> str:
+    def metrics(self) -> str:
         """Prometheus metrics in the text format (run/_metrics.py): the queue, approvals waiting,
         tickets with people, the live workers' counters and the last hour's rounds, context usage
         and model spend, read from the database; while this bot works, its worker's counters."""
         worker = self._worker
         stats = worker.stats() if worker is not None else None
-        return await metrics.exposition(self._store, self._deps.settings, self._deps.clock(), worker=stats)
+        return metrics.exposition(self._store, self._deps.settings, self._deps.clock(), worker=stats)
 
-    async def queue(self, *, limit: int = 100) -> list[QueueEntry]:
+    def queue(self, *, limit: int = 100) -> list[QueueEntry]:
         """The queued tickets, the longest-waiting first, then those handed to a human after failing."""
         limit = validate.count("limit", limit)
-        async with self._store.connection() as conn:
-            return await work_queue.entries(conn, limit=limit)
+        with self._store.connection() as conn:
+            return work_queue.entries(conn, limit=limit)
 
-    async def _store_message(
+    def _store_message(
         self, ticket_id: str, message: str, message_id: str | None, *, owner: str | None
     ) -> tuple[Turn, bool, tuple[int, int] | None]:
         ticket_id = validate.ticket_id(ticket_id)
         message = self._check_message(message)
         if message_id is not None:
             validate.text("message_id", message_id, limit=validate.MESSAGE_ID_CHARS, empty=False)
-        return await self._store.append_message(
+        return self._store.append_message(
             ticket_id,
             message,
             message_id=message_id,
@@ -370,18 +364,18 @@ class AsyncSupportBot:
             lease=(owner, self._deps.settings.lease_seconds) if owner is not None else None,
         )
 
-    async def resume(self, ticket_id: str) -> RoundResult | None:
+    def resume(self, ticket_id: str) -> RoundResult | None:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
         ticket_id = validate.ticket_id(ticket_id)
-        async with self._store.connection() as conn:
-            await repo.get_ticket(conn, ticket_id)
-        results = await self._engine.drive(ticket_id)
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
+        results = self._engine.drive(ticket_id)
         if results is None:
-            outcome: Outcome = "with_human" if await self._owned_by(ticket_id) else "queued"
+            outcome: Outcome = "with_human" if self._owned_by(ticket_id) else "queued"
             return RoundResult(ticket_id=ticket_id, round=0, outcome=outcome)
         return results[-1] if results else None
 
-    async def approve(
+    def approve(
         self,
         ticket_id: str,
         *,
@@ -408,21 +402,19 @@ class AsyncSupportBot:
                 stacklevel=2,
             )
             if not approved:
-                return await self.reject(ticket_id, approver=approver, note=note, source=source)
+                return self.reject(ticket_id, approver=approver, note=note, source=source)
         edited = validate.amount("amount", amount) if amount is not None else None
-        return await self._decide(
+        return self._decide(
             ticket_id, approved=True, approver=approver, note=note, amount=edited, source=source
         )
 
-    async def reject(
-        self, ticket_id: str, *, approver: str, note: str = "", source: str = "api"
-    ) -> RoundResult:
+    def reject(self, ticket_id: str, *, approver: str, note: str = "", source: str = "api") -> RoundResult:
         """Reject the pending refund as ``approver`` (``note`` is told to the customer); finish the round."""
-        return await self._decide(
+        return self._decide(
             ticket_id, approved=False, approver=approver, note=note, amount=None, source=source
         )
 
-    async def respond(self, ticket_id: str, note: str, *, by: str, source: str = "api") -> RoundResult:
+    def respond(self, ticket_id: str, note: str, *, by: str, source: str = "api") -> RoundResult:
         """Send ``note`` to the agent on the pending refund without deciding it, as reviewer ``by``:
         the agent answers the customer from it (asks for the invoice number, say) and the refund
         still waits (``outcome == "waiting_approval"``, ``reply`` the answer sent).
@@ -436,12 +428,12 @@ class AsyncSupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS, empty=False)
         source = validate.source(source)
 
-        async def record(tx: AsyncTx, state: SupportState) -> None:
+        def record(tx: Tx, state: SupportState) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "note": note}
             if refund is not None:
                 detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
-            await audit.record(
+            audit.record(
                 tx,
                 actor=by,
                 action="respond",
@@ -451,11 +443,11 @@ class AsyncSupportBot:
                 detail=detail,
             )
 
-        results = await self._engine.respond(ticket_id, note, audit=record)
+        results = self._engine.respond(ticket_id, note, audit=record)
         paused = [r for r in results if r.outcome == "waiting_approval"]
         return paused[0] if paused else results[-1]
 
-    async def _decide(
+    def _decide(
         self,
         ticket_id: str,
         *,
@@ -471,7 +463,7 @@ class AsyncSupportBot:
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
         source = validate.source(source)
 
-        async def record(tx: AsyncTx, state: SupportState, decision: ApprovalDecision) -> None:
+        def record(tx: Tx, state: SupportState, decision: ApprovalDecision) -> None:
             refund = state.refund_request
             detail: dict[str, object] = {"round": state.round, "approved": decision.approved}
             if refund is not None:
@@ -480,7 +472,7 @@ class AsyncSupportBot:
                 detail["approved_amount"] = str(decision.amount)
             if decision.note:
                 detail["note"] = decision.note
-            await audit.record(
+            audit.record(
                 tx,
                 actor=approver,
                 action="approve" if decision.approved else "reject",
@@ -491,70 +483,68 @@ class AsyncSupportBot:
             )
 
         decision = ApprovalDecision(approved=approved, approver=approver, note=note, amount=amount)
-        paused_round, results = await self._engine.decide(ticket_id, decision, audit=record)
+        paused_round, results = self._engine.decide(ticket_id, decision, audit=record)
         for result in results:
             if result.round == paused_round:
                 return result
-        return await round_results.of_round(self._store, ticket_id, paused_round)
+        return round_results.of_round(self._store, ticket_id, paused_round)
 
-    async def profile(self, email: str) -> Profile:
+    def profile(self, email: str) -> Profile:
         """The customer's current profile (rebuilt only if their records changed)."""
         email = validate.email(email)
-        customer = await self._deps.backend.get_customer(email)
+        customer = self._deps.backend.get_customer(email)
         if customer is None:
             raise UnknownCustomer(
                 f"no customer with email {email!r} in the business system", step="profile", email=email
             )
         profiles = self._deps.profiles
         assert profiles is not None  # opening gives every bot its profiles
-        return await profiles.for_customer(customer)
+        return profiles.for_customer(customer)
 
-    async def service_clocks(self) -> list[ServiceClock]:
+    def service_clocks(self) -> list[ServiceClock]:
         """The running service-level clocks of tickets waiting on a person (a refund decision, a
         hand-off, a customer message on a ticket a person owns), the soonest due first; a clock
         with ``breached`` is past its target (Settings.sla_*_minutes)."""
-        async with self._store.connection() as conn:
-            rows = await sla_repo.waiting(conn)
+        with self._store.connection() as conn:
+            rows = sla_repo.waiting(conn)
         return sla.clocks(rows, self._deps.settings, self._deps.clock())
 
-    async def pending_approvals(self) -> list[PendingApproval]:
-        async with self._store.connection() as conn:
-            return await repo.pending_approvals(conn)
+    def pending_approvals(self) -> list[PendingApproval]:
+        with self._store.connection() as conn:
+            return repo.pending_approvals(conn)
 
     # -- memory ----------------------------------------------------------------------------
 
-    async def state(self, ticket_id: str) -> SupportState:
+    def state(self, ticket_id: str) -> SupportState:
         """The ticket's latest state, with every stored turn (also those no round has taken up yet)."""
-        return (await self._engine.latest(validate.ticket_id(ticket_id))).state
+        return (self._engine.latest(validate.ticket_id(ticket_id))).state
 
-    async def state_at(self, ticket_id: str, seq: int) -> SupportState:
+    def state_at(self, ticket_id: str, seq: int) -> SupportState:
         """The state right after step ``seq`` (numbered from 1, as ``history`` lists them)."""
         ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
-        async with self._store.connection() as conn:
-            return (await self._store.load(conn, ticket_id, at=seq)).state
+        with self._store.connection() as conn:
+            return (self._store.load(conn, ticket_id, at=seq)).state
 
-    async def history(self, ticket_id: str) -> list[StepRecord]:
+    def history(self, ticket_id: str) -> list[StepRecord]:
         ticket_id = validate.ticket_id(ticket_id)
-        async with self._store.connection() as conn:
-            await repo.get_ticket(conn, ticket_id)
-            return await steps_repo.history(conn, ticket_id)
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
+            return steps_repo.history(conn, ticket_id)
 
-    async def ticket(self, ticket_id: str) -> TicketRow:
+    def ticket(self, ticket_id: str) -> TicketRow:
         """The ticket's row: customer, subject, status, turn count, when it was created and updated."""
         ticket_id = validate.ticket_id(ticket_id)
-        async with self._store.connection() as conn:
-            return await repo.get_ticket(conn, ticket_id)
+        with self._store.connection() as conn:
+            return repo.get_ticket(conn, ticket_id)
 
-    async def tickets(
-        self, *, email: str | None = None, status: TicketStatus | None = None
-    ) -> list[TicketRow]:
+    def tickets(self, *, email: str | None = None, status: TicketStatus | None = None) -> list[TicketRow]:
         email = validate.optional_text("email", email, limit=validate.EMAIL_CHARS)
         if status is not None:
             status = validate.choice("status", status, validate.STATUSES)
-        async with self._store.connection() as conn:
-            return await repo.list_tickets(conn, email=email, status=status)
+        with self._store.connection() as conn:
+            return repo.list_tickets(conn, email=email, status=status)
 
-    async def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
+    def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
         """A new ticket whose history is this one's up to step ``seq``; returns its id.
 
         The fork's status is the one the ticket had right after that step: ``in_progress`` from
@@ -565,11 +555,11 @@ class AsyncSupportBot:
         """
         ticket_id, seq = validate.ticket_id(ticket_id), validate.step_number(seq)
         actor, source = validate.actor(actor), validate.source(source)
-        return await forks.fork(self._store, ticket_id, seq, actor=actor, source=source)
+        return forks.fork(self._store, ticket_id, seq, actor=actor, source=source)
 
     # -- human takeover and the audit log (run/_takeover.py, store/_audit.py) ---------------------------
 
-    async def take_over(self, ticket_id: str, *, agent: str, source: str = "api") -> SupportState:
+    def take_over(self, ticket_id: str, *, agent: str, source: str = "api") -> SupportState:
         """Make ``agent`` the ticket's owner: the bot answers nothing until they hand it back.
 
         Returns the ticket's state with every stored turn. Raises TicketBusy while a round runs
@@ -578,9 +568,9 @@ class AsyncSupportBot:
         """
         ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
         source = validate.source(source)
-        return await takeover.take_over(self._engine, ticket_id, agent=agent, source=source)
+        return takeover.take_over(self._engine, ticket_id, agent=agent, source=source)
 
-    async def reply_as_human(self, ticket_id: str, text: str, *, agent: str, source: str = "api") -> Turn:
+    def reply_as_human(self, ticket_id: str, text: str, *, agent: str, source: str = "api") -> Turn:
         """Store ``agent``'s reply to the customer (an agent turn, ``author=agent``); returns the turn.
 
         Raises NotTakenOver unless ``agent`` owns the ticket (take_over() first).
@@ -588,9 +578,9 @@ class AsyncSupportBot:
         ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
         source = validate.source(source)
         text = self._check_message(text)
-        return await takeover.reply_as_human(self._engine, ticket_id, text, agent=agent, source=source)
+        return takeover.reply_as_human(self._engine, ticket_id, text, agent=agent, source=source)
 
-    async def hand_back(
+    def hand_back(
         self, ticket_id: str, *, agent: str, note: str = "", source: str = "api"
     ) -> RoundResult | None:
         """Give the ticket back to the bot; if customer messages wait unanswered, a round answers them
@@ -601,9 +591,9 @@ class AsyncSupportBot:
         ticket_id, agent = validate.ticket_id(ticket_id), validate.agent(agent)
         source = validate.source(source)
         note = validate.text("note", note, limit=validate.NOTE_CHARS)
-        return await takeover.hand_back(self._engine, ticket_id, agent=agent, note=note, source=source)
+        return takeover.hand_back(self._engine, ticket_id, agent=agent, note=note, source=source)
 
-    async def audit(
+    def audit(
         self, ticket_id: str | None = None, *, since: datetime | None = None, limit: int = 1000
     ) -> list[AuditEntry]:
         """Audit rows, oldest first: the ticket's, or all; from ``since`` on; the latest ``limit``."""
@@ -612,18 +602,18 @@ class AsyncSupportBot:
         if since is not None:
             since = validate.moment("since", since)
         limit = validate.count("limit", limit, limit=validate.INT32_MAX)
-        async with self._store.connection() as conn:
-            return await audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
+        with self._store.connection() as conn:
+            return audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
 
-    async def _owned_by(self, ticket_id: str) -> str | None:
-        async with self._store.connection() as conn:
-            return await repo.human_agent(conn, ticket_id)
+    def _owned_by(self, ticket_id: str) -> str | None:
+        with self._store.connection() as conn:
+            return repo.human_agent(conn, ticket_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     # -- correcting memory (run/_corrections.py) ------------------------------------------------
 
-    async def correct_fact(
+    def correct_fact(
         self,
         ticket_id: str,
         position: int,
@@ -650,11 +640,11 @@ class AsyncSupportBot:
         if value is not None:
             value = validate.text("value", value, limit=validate.NOTE_CHARS, empty=False).strip()
         reason = validate.text("reason", reason, limit=validate.NOTE_CHARS, empty=False).strip()
-        return await corrections.correct_fact(
+        return corrections.correct_fact(
             self._engine, ticket_id, position, value=value, reason=reason, actor=actor, source=source
         )
 
-    async def correct_profile(
+    def correct_profile(
         self,
         email: str,
         entry: str,
@@ -677,12 +667,12 @@ class AsyncSupportBot:
         if value is not None:
             value = validate.text("value", value, limit=validate.NOTE_CHARS, empty=False).strip()
         reason = validate.text("reason", reason, limit=validate.NOTE_CHARS, empty=False).strip()
-        customer = await self._deps.backend.get_customer(email)
+        customer = self._deps.backend.get_customer(email)
         if customer is None:
             raise UnknownCustomer(f"no customer with email {email!r} in the business system", email=email)
         profiles = self._deps.profiles
         assert profiles is not None
-        return await corrections.correct_profile(
+        return corrections.correct_profile(
             self._store,
             profiles,
             customer,
@@ -694,7 +684,7 @@ class AsyncSupportBot:
             source=source,
         )
 
-    async def forget_customer(
+    def forget_customer(
         self, email: str, *, force: bool = False, actor: str | None = None, source: str = "api"
     ) -> DeletionReport:
         """Delete the customer's tickets, memory, profile and business rows in one transaction.
@@ -708,45 +698,43 @@ class AsyncSupportBot:
         """
         email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
 
-        async def record(tx: AsyncTx, tickets: list[str]) -> None:
-            await audit.redact_customer(tx, email, tickets)
+        def record(tx: Tx, tickets: list[str]) -> None:
+            audit.redact_customer(tx, email, tickets)
             # A digest, not the address: it can answer "was this address forgotten?", given the address.
             digest = hashlib.sha256(email.lower().encode()).hexdigest()
             detail = {"customer_sha256": digest, "tickets": len(tickets)}
-            await audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
+            audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
 
-        report = await lifecycle.forget_customer(
-            self._store, self._deps.backend, email, force=force, audit=record
-        )
+        report = lifecycle.forget_customer(self._store, self._deps.backend, email, force=force, audit=record)
         self._drop_cached(report.tickets)
         return report
 
-    async def prune(self, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
+    def prune(self, *, closed_before: datetime, keep: KeepMode = "last") -> PruneReport:
         """Drop step records and checkpoints closed tickets no longer need; state() is unchanged."""
-        return await lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
+        return lifecycle.prune(self._store, closed_before=closed_before, keep=keep)
 
-    async def retention(self, *, apply: bool = False) -> RetentionReport:
+    def retention(self, *, apply: bool = False) -> RetentionReport:
         """What the retention policy (Settings.retention_*_days) would remove now from resolved,
         quiet tickets and the audit log; ``apply=True`` removes it (workers do so every
         retention_sweep_seconds). Open tickets and pending approvals are never touched."""
         policy, now = RetentionPolicy.of(self._deps.settings), self._deps.clock()
         if validate.flag("apply", apply):
-            report = await retention.apply(self._store, policy, now)
+            report = retention.apply(self._store, policy, now)
             for ticket_id in report.tickets:
                 self._engine.forget(ticket_id)
             return report
-        return await retention.due(self._store, policy, now)
+        return retention.due(self._store, policy, now)
 
-    async def pruned(self, ticket_id: str) -> Pruned | None:
+    def pruned(self, ticket_id: str) -> Pruned | None:
         """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""
         ticket_id = validate.ticket_id(ticket_id)
-        async with self._store.connection() as conn:
-            await repo.get_ticket(conn, ticket_id)
-            return await lifecycle.pruned(conn, ticket_id)
+        with self._store.connection() as conn:
+            repo.get_ticket(conn, ticket_id)
+            return lifecycle.pruned(conn, ticket_id)
 
-    async def reset(self) -> ResetReport:
+    def reset(self) -> ResetReport:
         """Empty every engine table and the demo data in one transaction; ticket numbers go on."""
-        report = await lifecycle.reset(self._store, self._deps.backend)
+        report = lifecycle.reset(self._store, self._deps.backend)
         self._drop_cached(report.tickets)
         return report
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from .config import Settings
-from .store._connect import connected
-from .store._handles import Tx
-from .store._migrate import migrate as apply_migrations
-from .store._migrate import status as migrations_applied
-from .store._migrations import Migration
+from ..config import Settings
+from ..store._connect import connected
+from ..store._handles import Tx
+from ..store._migrate import migrate as apply_migrations
+from ..store._migrate import status as migrations_applied
+from ..store._migrations import Migration
 
 T = TypeVar("T")
 
@@ -55,7 +55,7 @@ def resolve_database_url(database_url: str | None, settings: Settings) -> str:
     the embedded PostgreSQL's (starting it)."""
     url = database_url or settings.database_url
     if url is None:
-        from .store._embedded import embedded_url
+        from ..store._embedded import embedded_url
 
         url = embedded_url(settings.data_dir)
     return url

@@ -1,3 +1,4 @@
+# Generated from _lifecycle_async.py by scripts/async_to_sync.py: edit that file and run the script.
 """Data lifecycle: forget a customer, prune closed tickets' step records, reset for a reseed.
 
 Where memory of a customer lives, so that forgetting misses nothing:
@@ -25,21 +26,21 @@ what the customer and the agent said is kept until ``forget_customer``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, get_args
 
+from .._reports import DeletionReport, KeepMode, Pruned, ResetReport
+from ..backend.base import Backend, ForgetsCustomers, ResetsData
+from ..errors import CustomerBusy
+from ..store import _lifecycle as lifecycle_repo
+from ..store._handles import Tx
+from ..store._prune import prune_closed
+from ..store._rows import HeldTicket, PruneReport
 from . import _validate as validate
-from ._reports import DeletionReport, KeepMode, Pruned, ResetReport
-from .backend.base_async import AsyncBackend, AsyncForgetsCustomers, AsyncResetsData
-from .errors import CustomerBusy
-from .store import _lifecycle_async as lifecycle_repo
-from .store._handles import AsyncTx
-from .store._prune_async import prune_closed
-from .store._rows import HeldTicket, PruneReport
 
 if TYPE_CHECKING:
-    from .store._store_async import AsyncStore
+    from ..store._store import Store
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +52,13 @@ SCHEMA = lifecycle_repo.SCHEMA
 # -- forget ------------------------------------------------------------------------------------
 
 
-async def forget_customer(
-    store: AsyncStore,
-    backend: AsyncBackend,
+def forget_customer(
+    store: Store,
+    backend: Backend,
     email: str,
     *,
     force: bool,
-    audit: Callable[[AsyncTx, list[str]], Awaitable[None]] | None = None,
+    audit: Callable[[Tx, list[str]], None] | None = None,
 ) -> DeletionReport:
     """Delete every trace of the customer with ``email``, in one transaction.
 
@@ -66,29 +67,27 @@ async def forget_customer(
     worker fails its next lease check, and the approval, which no one can decide any more.
     """
     email, force = validate.email(email), validate.flag("force", force)
-    known = await backend.get_customer(email)
-    async with store.transaction() as tx:
-        held = await lifecycle_repo.lock_customer_tickets(tx, email)
+    known = backend.get_customer(email)
+    with store.transaction() as tx:
+        held = lifecycle_repo.lock_customer_tickets(tx, email)
         busy = [t for t in held if t.leased_until is not None or t.awaiting_approval]
         if busy and not force:
             raise CustomerBusy(_busy_message(email, busy), tickets=tuple(t.id for t in busy))
         if busy:
             log.warning("forgetting %s cancels %s", email, ", ".join(t.id for t in busy))
         ids = [t.id for t in held]
-        customer_ids = sorted(
-            ({known.id} if known else set()) | await lifecycle_repo.customer_ids_seen(tx, ids)
-        )
-        rows = await lifecycle_repo.delete_tickets(tx, ids)
-        rows[f"{SCHEMA}.customer_profiles"] = await lifecycle_repo.delete_profiles(tx, customer_ids)
-        corrected = await lifecycle_repo.delete_profile_corrections(tx, customer_ids)
+        customer_ids = sorted(({known.id} if known else set()) | lifecycle_repo.customer_ids_seen(tx, ids))
+        rows = lifecycle_repo.delete_tickets(tx, ids)
+        rows[f"{SCHEMA}.customer_profiles"] = lifecycle_repo.delete_profiles(tx, customer_ids)
+        corrected = lifecycle_repo.delete_profile_corrections(tx, customer_ids)
         if corrected:
             rows[f"{SCHEMA}.profile_corrections"] = corrected
-        if isinstance(backend, AsyncForgetsCustomers):
-            rows.update(await backend.forget_customer(email, ticket_ids=ids, tx=tx))
+        if isinstance(backend, ForgetsCustomers):
+            rows.update(backend.forget_customer(email, ticket_ids=ids, tx=tx))
         else:
             log.warning("the backend has no forget_customer hook: %s stays in the business system", email)
         if audit is not None and any(rows.values()):  # its row, in the deleting transaction
-            await audit(tx, ids)
+            audit(tx, ids)
     return DeletionReport(email=email, tickets=ids, rows=rows)
 
 
@@ -108,8 +107,8 @@ def _busy_message(email: str, busy: Sequence[HeldTicket]) -> str:
 # -- prune -------------------------------------------------------------------------------------
 
 
-async def prune(
-    store: AsyncStore,
+def prune(
+    store: Store,
     *,
     closed_before: datetime,
     keep: KeepMode = "last",
@@ -127,14 +126,14 @@ async def prune(
     """
     closed_before = validate.moment("closed_before", closed_before)
     keep = validate.choice("keep", keep, KEEP_MODES)
-    return await prune_closed(
+    return prune_closed(
         store, closed_before=closed_before, final=keep == "final", statuses=statuses, limit=limit
     )
 
 
-async def pruned(conn: AsyncTx, ticket_id: str) -> Pruned | None:
+def pruned(conn: Tx, ticket_id: str) -> Pruned | None:
     """How much of the ticket's step history was pruned, or None if none was."""
-    totals = await lifecycle_repo.prune_totals(conn, ticket_id)
+    totals = lifecycle_repo.prune_totals(conn, ticket_id)
     if totals.kept_from is None or totals.pruned_at is None:
         return None
     return Pruned(
@@ -150,15 +149,15 @@ async def pruned(conn: AsyncTx, ticket_id: str) -> Pruned | None:
 # -- reset -------------------------------------------------------------------------------------
 
 
-async def reset(store: AsyncStore, backend: AsyncBackend) -> ResetReport:
+def reset(store: Store, backend: Backend) -> ResetReport:
     """Empty every engine table (and the demo data) in one transaction.
 
     The ticket-number sequence is *not* reset: a ticket id is never handed out twice, so a
     snapshot that somehow survived could never be read as part of a new ticket (seed 000's
     T000153, where a reseed restarted numbering and a new ticket continued an old conversation).
     """
-    async with store.transaction() as tx:
-        ticket_ids, rows = await lifecycle_repo.truncate_engine_tables(tx)
-        if isinstance(backend, AsyncResetsData):
-            rows.update(await backend.reset_data(tx=tx))
+    with store.transaction() as tx:
+        ticket_ids, rows = lifecycle_repo.truncate_engine_tables(tx)
+        if isinstance(backend, ResetsData):
+            rows.update(backend.reset_data(tx=tx))
     return ResetReport(tickets=ticket_ids, rows=rows)

@@ -9,15 +9,15 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
+from ..backend.base import Backend
+from ..config import Settings
+from ..errors import ConfigError
+from ..llm._factory import models_from_settings
+from ..llm.base import LLM
+from ..run._deps import Deps
+from ..run._profiles import Profiles
+from ..store._store import Store
 from ._opening import resolve_database_url
-from .backend.base import Backend
-from .config import Settings
-from .errors import ConfigError
-from .llm._factory import models_from_settings
-from .llm.base import LLM
-from .run._deps import Deps
-from .run._profiles import Profiles
-from .store._store import Store
 
 
 def store_and_deps(
@@ -44,7 +44,7 @@ def store_and_deps(
         small_llm = small_llm or default_small
     # The demo business system lives in the bot's database: it needs the store's pool.
     if chosen == "demo":
-        from .backend.demo import DemoBackend  # loaded only when asked for: the core never needs it
+        from ..backend.demo import DemoBackend  # loaded only when asked for: the core never needs it
 
         business: Backend = DemoBackend(store.pool, clock=clock)
     else:

@@ -20,9 +20,9 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import TypeVar, get_args
 
-from ._records import CENT
-from ._state import TicketStatus
-from .errors import (
+from .._records import CENT
+from .._state import TicketStatus
+from ..errors import (
     AmountRefused,
     EmptyMessage,
     InvalidChoice,
@@ -35,7 +35,7 @@ from .errors import (
     TextTooLong,
     WrongType,
 )
-from .store._audit import SOURCE_CHARS
+from ..store._audit import SOURCE_CHARS
 
 C = TypeVar("C", bound=str)
 INT32_MAX = 2**31 - 1

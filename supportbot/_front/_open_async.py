@@ -8,15 +8,15 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
+from ..backend.base_async import AsyncBackend
+from ..config import Settings
+from ..errors import ConfigError
+from ..llm._factory_async import models_from_settings
+from ..llm.base import AsyncLLM
+from ..run._deps_async import Deps
+from ..run._profiles_async import Profiles
+from ..store._store_async import AsyncStore
 from ._opening import resolve_database_url
-from .backend.base_async import AsyncBackend
-from .config import Settings
-from .errors import ConfigError
-from .llm._factory_async import models_from_settings
-from .llm.base import AsyncLLM
-from .run._deps_async import Deps
-from .run._profiles_async import Profiles
-from .store._store_async import AsyncStore
 
 
 async def store_and_deps(
@@ -44,7 +44,7 @@ async def store_and_deps(
         small_llm = small_llm or default_small
     # The demo business system lives in the bot's database: it needs the store's pool.
     if chosen == "demo":
-        from .backend.demo import AsyncDemoBackend  # loaded only when asked for: the core never needs it
+        from ..backend.demo import AsyncDemoBackend  # loaded only when asked for: the core never needs it
 
         business: AsyncBackend = AsyncDemoBackend(store.pool, clock=clock)
     else:
