@@ -4,6 +4,7 @@ customer, status and the days they were opened, paginated; never a forgotten cus
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from support.browser_kit import LiveConsole, shot, sign_in_page
 from support.console_kit import (
     DEMO_EMAIL,
     HANDOFF_EMAIL,
+    Played,
     client_for,
     make_users,
     open_console,
@@ -22,6 +24,7 @@ from support.console_kit import (
     sign_in,
 )
 
+from supportbot import SupportBot
 from supportbot.console._app import create_app
 from supportbot.console._service import SEARCH_PAGE
 
@@ -30,8 +33,13 @@ def _found(page: str) -> list[str]:
     return re.findall(r'<td><a href="/tickets/(T\d+)">', page)
 
 
+Searching = tuple[
+    TestClient, SupportBot, Played, str
+]  # signed in, the bot, the demo played, an English ticket
+
+
 @pytest.fixture
-def searching(demo_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+def searching(demo_url: str, tmp_path: Path) -> Iterator[Searching]:
     with open_console(demo_url, tmp_path) as (console, bot):
         played = play_demo(bot)
         english = bot.open_ticket(
@@ -42,7 +50,7 @@ def searching(demo_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
         yield client, bot, played, english.ticket_id
 
 
-def test_text_of_any_turn_finds_its_ticket_in_chinese_and_english(searching) -> None:  # type: ignore[no-untyped-def]
+def test_text_of_any_turn_finds_its_ticket_in_chinese_and_english(searching: Searching) -> None:
     client, _bot, played, english = searching
     later_turn = client.get("/search", params={"q": "还是不行"}).text  # the refund ticket's second message
     assert _found(later_turn) == [played.refund_ticket]
@@ -58,7 +66,7 @@ def test_text_of_any_turn_finds_its_ticket_in_chinese_and_english(searching) -> 
     assert _found(nothing) == [] and 'id="no-results"' in nothing
 
 
-def test_filters_by_customer_status_and_days_opened(searching) -> None:  # type: ignore[no-untyped-def]
+def test_filters_by_customer_status_and_days_opened(searching: Searching) -> None:
     client, bot, played, english = searching
     assert _found(client.get("/search", params={"customer": "SUNLI"}).text) == [played.handoff_ticket]
     waiting = client.get("/search", params={"status": "waiting_approval"}).text
@@ -88,7 +96,7 @@ def test_results_come_a_page_at_a_time(demo_url: str, tmp_path: Path) -> None:
         assert client.get("/search", params={"q": "抬头", "page": "abc"}).status_code == 200  # page 1
 
 
-def test_a_forgotten_customer_s_tickets_are_never_found(searching) -> None:  # type: ignore[no-untyped-def]
+def test_a_forgotten_customer_s_tickets_are_never_found(searching: Searching) -> None:
     client, bot, played, _english = searching
     assert _found(client.get("/search", params={"q": "人工"}).text) == [played.handoff_ticket]
     bot.forget_customer(HANDOFF_EMAIL)

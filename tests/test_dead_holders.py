@@ -15,13 +15,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from conftest import VIA_PGBOUNCER
+from pydantic import BaseModel
 from support.fakes import ScriptedLLM, rows
 
 from supportbot import SupportBot
+from supportbot.llm.base import Completion, Message
 
 OpenBot = Callable[..., SupportBot]
 WORKER = Path(__file__).resolve().parent / "worker.py"
@@ -35,7 +37,13 @@ class SlowDraft(ScriptedLLM):
         self.seconds = seconds
         self.started = threading.Event()
 
-    def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
         if schema is None:
             self.started.set()
             time.sleep(self.seconds)

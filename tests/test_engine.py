@@ -5,14 +5,15 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import psycopg
 import pytest
 from conftest import bot_settings
-from support.fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, refund_if_asked, scalar
+from pydantic import BaseModel
+from support.fakes import HUMAN, REFUND, ScriptedLLM, cite_hits, present, refund_if_asked, scalar
 
-from supportbot import SupportBot
+from supportbot import RoundResult, Submitted, SupportBot
 from supportbot._state import Review
 from supportbot.errors import (
     ApprovalNotPending,
@@ -24,6 +25,7 @@ from supportbot.errors import (
     UnknownStep,
     UnknownTicket,
 )
+from supportbot.llm.base import Completion, Message
 
 OpenBot = Callable[..., SupportBot]
 
@@ -77,8 +79,14 @@ def test_history_and_time_travel_rebuild_every_step_exactly(open_bot: OpenBot) -
     seen: list[object] = []
 
     class Watching(ScriptedLLM):
-        def chat(self, messages, **kw):  # type: ignore[no-untyped-def]
-            return super().chat(messages, **kw)
+        def chat(
+            self,
+            messages: Sequence[Message],
+            *,
+            schema: type[BaseModel] | None = None,
+            temperature: float = 0.0,
+        ) -> Completion:
+            return super().chat(messages, schema=schema, temperature=temperature)
 
     bot = open_bot(Watching())
     ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败").ticket_id
@@ -194,7 +202,7 @@ def test_refund_waits_for_approval_and_is_applied_once(open_bot: OpenBot, databa
     paused = bot.open_ticket("wugang@example.com", subject="退款", body="年付不想用了,申请退款 100 元")
     assert paused.outcome == "waiting_approval" and paused.reply == ""
     assert [p.ticket_id for p in bot.pending_approvals()] == [paused.ticket_id]
-    assert bot.state(paused.ticket_id).refund_request.status == "pending"  # type: ignore[union-attr]
+    assert present(bot.state(paused.ticket_id).refund_request).status == "pending"
 
     done = bot.approve(paused.ticket_id, approver="王经理", note="符合政策")
     assert done.outcome == "resolved" and "审批通过" in done.reply
@@ -221,7 +229,7 @@ def test_message_during_approval_is_queued_then_answered(open_bot: OpenBot) -> N
     state = bot.state(ticket)
     assert state.round == 2
     assert [t.role for t in state.turns] == ["customer", "customer", "agent", "agent"]
-    assert state.latest_customer_message.content == "请问多久能审批?"  # type: ignore[union-attr]
+    assert present(state.latest_customer_message).content == "请问多久能审批?"
 
 
 def test_needs_human_hands_off_with_a_record(open_bot: OpenBot, database_url: str) -> None:
@@ -236,7 +244,13 @@ def test_needs_human_hands_off_with_a_record(open_bot: OpenBot, database_url: st
 
 def test_model_fault_hands_off_and_keeps_the_message(open_bot: OpenBot) -> None:
     class Broken(ScriptedLLM):
-        def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+        def chat(
+            self,
+            messages: Sequence[Message],
+            *,
+            schema: type[BaseModel] | None = None,
+            temperature: float = 0.0,
+        ) -> Completion:
             if schema is None:
                 raise ModelError("upstream returned 503 three times")
             return super().chat(messages, schema=schema)
@@ -279,7 +293,7 @@ def test_the_same_message_id_sent_twice_at_once_is_stored_once(open_bot: OpenBot
     then violates the id's unique key, and it reads the first's turn in a new transaction."""
     bot = open_bot()
     ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001").ticket_id
-    submitted: list[object] = []
+    submitted: list[Submitted] = []
     with psycopg.connect(database_url) as other:
         other.execute("SELECT 1 FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket,))
         copies = [
@@ -293,8 +307,8 @@ def test_the_same_message_id_sent_twice_at_once_is_stored_once(open_bot: OpenBot
         _until_waiting_on_locks(database_url, 2)
     for copy in copies:
         copy.join(timeout=30)
-    assert sorted(s.stored for s in submitted) == [False, True]  # type: ignore[attr-defined]
-    assert len({s.idx for s in submitted}) == 1  # type: ignore[attr-defined]
+    assert sorted(s.stored for s in submitted) == [False, True]
+    assert len({s.idx for s in submitted}) == 1
     assert [t.content for t in bot.state(ticket).turns].count("还是不行") == 1
 
 
@@ -319,7 +333,7 @@ def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
     other = SupportBot.open(
         database_url, settings=bot_settings(database_url, send_wait_seconds=0.2), backend="demo"
     )
-    sent: list[object] = []
+    sent: list[RoundResult] = []
 
     def draft(prompt: str) -> str:
         if not sent:  # the customer writes again while the first reply is being drafted
@@ -329,7 +343,13 @@ def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
     ticket_ref: list[str] = []
 
     class Slow(ScriptedLLM):
-        def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+        def chat(
+            self,
+            messages: Sequence[Message],
+            *,
+            schema: type[BaseModel] | None = None,
+            temperature: float = 0.0,
+        ) -> Completion:
             if not ticket_ref:
                 ticket_ref.append(_latest_ticket(database_url))
             return super().chat(messages, schema=schema)
@@ -337,11 +357,11 @@ def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
     bot = open_bot(Slow(draft=draft))
     first = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败")
     other.close()
-    assert sent[0].outcome == "queued"  # type: ignore[attr-defined]
+    assert sent[0].outcome == "queued"
     state = bot.state(first.ticket_id)
     assert state.round == 2
     assert [t.role for t in state.turns] == ["customer", "customer", "agent", "agent"]
-    assert state.latest_customer_message.content == "补充一下:是招商银行"  # type: ignore[union-attr]
+    assert present(state.latest_customer_message).content == "补充一下:是招商银行"
     assert (
         _count(database_url, "SELECT count(*) FROM supportbot.turns WHERE ticket_id = %s", first.ticket_id)
         == 4
@@ -398,7 +418,13 @@ def test_max_message_length_is_configurable(open_bot: OpenBot) -> None:
 
 
 class _SlowDrafts(ScriptedLLM):
-    def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
         if schema is None:
             time.sleep(0.4)
         return super().chat(messages, schema=schema, temperature=temperature)

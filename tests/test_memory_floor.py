@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supportbot import Turn
+from supportbot import Fact, Turn
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import (
     MIN_SUMMARY_TOKENS,
@@ -152,7 +152,7 @@ def test_a_correction_is_never_left_out_while_its_kind_is_shown(turns: list[Turn
         assert not [f for f in shown if f.kind == kind], f"a {kind} shown while its correction was left out"
 
 
-def _current(facts: tuple) -> list:  # type: ignore[type-arg]
+def _current(facts: tuple[Fact, ...]) -> list[tuple[int, Fact]]:
     superseded = {f.supersedes for f in facts if f.supersedes is not None}
     return [(i, f) for i, f in enumerate(facts) if i not in superseded]
 

@@ -26,7 +26,7 @@ from support.fakes import (
 )
 from support.parts import bot_over_store
 
-from supportbot import SupportBot
+from supportbot import RoundResult, SupportBot
 from supportbot.errors import (
     ApprovalNotPending,
     InvalidInput,
@@ -59,7 +59,8 @@ def test_take_over_marks_the_row_and_the_bot_answers_nothing(open_bot: OpenBot) 
     result = bot.send(tid, "有人吗?我的账单不对")
     assert result.outcome == "with_human"
     assert result.reply == ""
-    assert bot.resume(tid).outcome == "with_human"  # type: ignore[union-attr]
+    resumed = bot.resume(tid)
+    assert resumed is not None and resumed.outcome == "with_human"
     assert len(llm.prompts) == calls  # no model call: no round ran
     turns = bot.state(tid).turns
     assert turns[-1].content == "有人吗?我的账单不对"  # shown to the person
@@ -76,9 +77,10 @@ def test_reply_is_an_authored_agent_turn_and_counts_as_memory(open_bot: OpenBot,
     turn = bot.reply_as_human(tid, PROMISE, agent="王芳")
     assert (turn.role, turn.author, turn.content) == ("agent", "王芳", PROMISE)
     state = bot.state(tid)
-    assert state.turns[turn.idx] == turn  # type: ignore[index]
-    assert state.turns[turn.idx - 1].content == "账单 INV-9001 多扣了钱"  # type: ignore[operator]
-    assert state.handled_upto == turn.idx + 1  # type: ignore[operator]
+    assert turn.idx is not None  # a stored turn has its place
+    assert state.turns[turn.idx] == turn
+    assert state.turns[turn.idx - 1].content == "账单 INV-9001 多扣了钱"
+    assert state.handled_upto == turn.idx + 1
     assert state.reply != PROMISE and state.reply  # the bot's round reply is still its own
     stored = rows(
         database_url, "SELECT author FROM supportbot.turns WHERE ticket_id = %s AND idx = %s", tid, turn.idx
@@ -177,7 +179,7 @@ def test_take_over_while_a_round_runs_is_refused_then_succeeds(open_bot: OpenBot
         return "您好,请重新授权 [KB-bank-001]。"
 
     bot = open_bot(ScriptedLLM(draft=slow_draft))
-    results: list[object] = []
+    results: list[RoundResult] = []
     worker = threading.Thread(target=lambda: results.append(bot.open_ticket(EMAIL, body="E3001 同步失败")))
     worker.start()
     assert started.wait(10)
@@ -188,7 +190,7 @@ def test_take_over_while_a_round_runs_is_refused_then_succeeds(open_bot: OpenBot
     assert bot.ticket(tid).human_agent is None  # nothing recorded
     go.set()
     worker.join(10)
-    assert results and results[0].outcome == "resolved"  # type: ignore[attr-defined]
+    assert results and results[0].outcome == "resolved"
     assert bot.take_over(tid, agent="王芳").human_agent == "王芳"
 
 
@@ -203,7 +205,7 @@ def test_profile_and_compression_include_the_human_reply(open_bot: OpenBot, data
     for n in range(4):  # enough rounds for the human's turn to be folded into the summary
         assert bot.send(tid, f"第 {n} 次补充:E3001 银行同步还是失败,麻烦再看看").outcome == "resolved"
     state = bot.state(tid)
-    assert state.summarized_upto > turn.idx  # type: ignore[operator]
+    assert turn.idx is not None and state.summarized_upto > turn.idx
     summary_inputs = [p[-1]["content"] for p in llm.prompts if is_summary_request(p)]
     assert any(PROMISE in p for p in summary_inputs)  # compression read the human's words
     assert any(f.kind == "promise" and f.turn == turn.idx for f in state.facts)  # pinned, not lossy
@@ -242,7 +244,8 @@ def test_a_round_a_crashed_worker_left_is_finished_before_a_takeover(
     time.sleep(1.2)  # the dead worker's lease runs out
     with pytest.raises(TakeoverRefused, match="resume"):
         bot.take_over(tid, agent="王芳")
-    assert bot.resume(tid).outcome == "waiting_approval"  # type: ignore[union-attr]
+    resumed = bot.resume(tid)
+    assert resumed is not None and resumed.outcome == "waiting_approval"
     with pytest.raises(TakeoverRefused, match="approve"):
         bot.take_over(tid, agent="王芳")
     bot.reject(tid, approver="经理", note="不符合政策")

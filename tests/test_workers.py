@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from conftest import bot_settings
-from support.fakes import TECH, ScriptedLLM, refund_if_asked, rows
+from pydantic import BaseModel
+from support.fakes import TECH, ScriptedLLM, present, refund_if_asked, rows
 from support.parts import bot_over_store
 
 from supportbot import SupportBot, TicketRow, Turn
@@ -23,6 +24,7 @@ from supportbot._records import CustomerRecords
 from supportbot._state import Triage
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import ConfigError, InvalidInput, ModelError, WaitTimeout
+from supportbot.llm.base import Completion, Message
 from supportbot.memory._tokens import TOKENIZER_FILE_ENV
 from supportbot.run import _engine as engine_module
 from supportbot.run import _profiles as profiles_module
@@ -317,7 +319,7 @@ def test_when_the_batch_read_fails_each_round_reads_its_own_customer(
     assert stats.rounds == 2 and stats.failures == 0
     assert sorted(n for _, n in calls) == [1, 1, 2]  # the failed batch, then one read per round
     assert sum(name.startswith("supportbot-worker") for name, _ in calls) == 2
-    assert [bot.state(t).customer.name for t in tickets] == ["吴刚", "李娜"]  # type: ignore[union-attr]
+    assert [present(bot.state(t).customer).name for t in tickets] == ["吴刚", "李娜"]
 
 
 def test_while_claimed_tickets_wait_for_a_thread_claims_come_in_batches(database_url: str) -> None:
@@ -400,7 +402,13 @@ def test_a_model_that_fails_hands_the_ticket_over_at_once_without_retries(
     open_bot: OpenBot, database_url: str
 ) -> None:
     class Down(ScriptedLLM):
-        def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+        def chat(
+            self,
+            messages: Sequence[Message],
+            *,
+            schema: type[BaseModel] | None = None,
+            temperature: float = 0.0,
+        ) -> Completion:
             if schema is None:  # the draft
                 raise ModelError("upstream returned 503 three times")
             return super().chat(messages, schema=schema)

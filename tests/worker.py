@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,11 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import asyncio
 
+from pydantic import BaseModel
 from support.fakes import AsyncModel, ScriptedLLM, cite_hits, refund_if_asked
 from support.parts import async_bot_over_store, bot_over_store
 
 from supportbot import Settings
 from supportbot.backend.demo import AsyncDemoBackend, DemoBackend
+from supportbot.llm.base import Completion, Message
 
 T = TypeVar("T")
 
@@ -41,7 +43,13 @@ class CrashingLLM(ScriptedLLM):
         super().__init__(triage=refund_if_asked, draft=cite_hits)
         self.crash_at = crash_at
 
-    def chat(self, messages, *, schema=None, temperature=0.0):  # type: ignore[no-untyped-def]
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+    ) -> Completion:
         if self.crash_at == "draft" and schema is None:
             _die()
         if self.crash_at == "slow_draft" and schema is None:

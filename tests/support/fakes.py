@@ -6,7 +6,7 @@ import asyncio
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -41,6 +41,9 @@ HUMAN = Triage(
     summary="要求人工",
     search_query="人工",
 )
+
+
+T = TypeVar("T")
 
 
 def latest_part(prompt: str) -> str:
@@ -196,3 +199,9 @@ class AsyncModel:
 
     def __getattr__(self, name: str) -> Any:  # prompts, summary_calls, user_prompts()
         return getattr(self.inner, name)
+
+
+def present(value: T | None) -> T:
+    """``value``, failing the test where it is None (a field a ticket in this state must have)."""
+    assert value is not None
+    return value
