@@ -523,3 +523,52 @@ def test_an_id_without_a_digit_retyped_in_a_correction_replaces_the_one_it_fixes
         mask=False,
     )
     assert [(f.key, f.supersedes) for _, f in current_facts(facts) if f.kind == "id"] == [("PAY_AASUXZA", 0)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a tea's picking before or after the tea
+        ("收到的货是明前龙井,不是我要的", ["收到的货是明前龙井"]),
+        ("我买的那罐龙井是明前的。", ["我买的那罐龙井是明前的"]),
+        ("想退掉龙井,选的明前,不知道有没有关系。", ["想退掉龙井,选的明前"]),
+        ("雨前龙井还有货吗?", ["雨前龙井还有货吗"]),
+        # a time before something is no picking
+        ("清明前能到吗?", []),
+        ("下雨前能送到吗", []),
+        ("明明前几天那个客服说 15 天内退款", []),
+        # a Latin model word after its product's name, or before it with 的
+        ("退回去的那台Switch OLED到现在还没退款", ["退回去的那台Switch OLED到现在还没退款"]),
+        ("这一单的OLED的Switch少发了,唉", ["这一单的OLED的Switch少发了"]),
+        ("我的Apple ID登不上了", []),
+        ("用的是Google API接口", []),
+    ],
+)
+def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
+    text: str, expected: list[str]
+) -> None:
+    assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # options a space sets apart are one phrase with their goods
+        ("收到的货是机械键盘 白色 茶轴,不是我要的", ["收到的货是机械键盘 白色 茶轴"]),
+        ("我要退的是机械键盘,要白色 茶轴的。", ["我要退的是机械键盘,要白色 茶轴的"]),
+        (
+            "退回去的那件连帽卫衣 米白色 XL码到现在还没退款。",
+            ["退回去的那件连帽卫衣 米白色 XL码到现在还没退款"],
+        ),
+        # clear, said of goods; a size letter alone after them
+        ("之前买过手机壳,透明iPhone 14的,这个应该有用。", ["之前买过手机壳,透明iPhone 14的"]),
+        ("你们收费透明吗", []),
+        ("我拍的是骑行头盔,L!", ["我拍的是骑行头盔,L"]),
+        ("我叫 M。", []),
+        # a plan's billing inside the words before it that are no plan's name
+        ("想从年付企业邮箱升级到更高一档~", ["年付企业邮箱"]),
+        ("售后服务太差了", []),
+    ],
+)
+def test_chinese_goods_with_options_written_apart(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected

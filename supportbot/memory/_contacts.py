@@ -379,7 +379,9 @@ _PLAN_HINT = re.compile("版|会员|套餐|服务|险|邮箱|宽带")
 
 
 def _plan_family(text: str) -> Iterator[Hit]:
-    for m in _PLAN.finditer(text) if _PLAN_HINT.search(text) else ():
+    hinted, at = bool(_PLAN_HINT.search(text)), 0
+    while hinted and (m := _PLAN.search(text, at)):
+        at = m.end()
         if m.group("generic") and not (
             m.group("cycle")
             or m.group("pre")
@@ -388,7 +390,10 @@ def _plan_family(text: str) -> Iterator[Hit]:
             or m.group("term")
             or m.group("seats")
         ):
-            continue  # "售后服务", "企业邮箱" alone: a service is a plan only with its term or billing
+            # "售后服务", "企业邮箱" alone: a service is a plan only with its term or billing, which
+            # may stand inside the words read as its name ("从年付企业邮箱": 年付企业邮箱)
+            at = m.start() + 1
+            continue
         cycle = re.sub(r"[((连续包)),, 的要是按我们选当时买]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
         before = m.group("pre") or m.group("card") or m.group("card2")  # 年付的/连续包月的/年卡的 高级会员

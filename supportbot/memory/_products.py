@@ -10,6 +10,7 @@ pinned as written, with the clause before it when the option stands alone (``保
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from typing import NamedTuple
 _ZH_COLOUR = (
     (
         "色",
-        r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
+        r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|米白|米黄|烟灰|"
         r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色",
     ),
     # any colour named by what it looks like ("驼色", "豆沙色", "雾霾蓝"), a finish, a pattern
@@ -34,6 +35,8 @@ _ZH_COLOUR = (
     # and the colour names a shop writes without 色 ("连帽卫衣 米白 XL码")
     ("", r"(?:米白|米黄|藏青|酒红|墨绿|卡其|玫瑰金|象牙白|太空灰|香槟金)(?!色)"),
     ("", r"哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"),
+    # clear, said of goods only ("透明iPhone 14的", "透明款"), not of a process ("收费透明吗")
+    ("", r"透明(?=\s?[A-Za-z]|款|壳|膜)"),
 )
 _ZH_SIZE = (
     # Every size below starts with a digit, a capital or a Chinese numeral: the lookahead says so
@@ -44,6 +47,8 @@ _ZH_SIZE = (
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
     # or at a sentence's end right after the goods ("纸尿裤NB。"; not "我叫 M。")
     r"|(?<=[\u4e00-\u9fff])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[。！!？?；;])"
+    # or as the clause after them ("骑行头盔,L!")
+    r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL)(?=[。！!？?；;])"
     # an age range, a connector, a sun-protection factor: "9个月-12岁", "Type-C转Lightning", "SPF50"
     r"|[0-9]++\s?(?:个月|岁)?\s?[-~到至]\s?[0-9]++\s?岁"
     r"|(?<![A-Za-z])(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI)(?:\s?转\s?(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI|VGA|DP))?"
@@ -53,6 +58,10 @@ _ZH_SIZE = (
     r"(?:公斤|斤|克|千克|米|厘米|毫米|匹|人位|座|门|层|抽|片|粒|包|卷|磅|盎司|件套|册))"
     r"|[单双]人位|全[一二三四五六七八九十0-9]+册|精装|平装"
     r"|[加特超]?[大中小]号"
+)
+_MODEL_WORD = (
+    r"(?!(?:API|SDK|URL|PDF|SMS|FAQ|VIP|APP|CEO|CPU|DNS|SSL|VPN|ERP|CRM|OTP|PIN|ATM|SQL|SMTP|IMAP|HTTP|HTTPS)"
+    r"(?![A-Za-z0-9]))[A-Z]{3,5}(?![A-Za-z0-9])"
 )
 # A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".
 _ZH_VARIANT = (
@@ -64,6 +73,12 @@ _ZH_VARIANT = (
         "",
         r"(?<![一二两三四五六七八九十0-9])[一二两三四五六七八九十0-9]++\s?[支只个件双瓶盒片包套袋罐听卷条枚]装|[青红茶黑白银]轴"
         r"|(?:礼盒|散|袋|罐|盒|瓶|桶|家庭|旅行)装|[浅中深]{1,2}烘焙?"
+        # a tea's picking ("明前龙井", "龙井是明前的"), not a time before something ("清明前", "下雨前",
+        # "明明前几天")
+        r"|(?<![清下说证声表透发明])[明雨]前(?![几一两三四五六七八九十0-9天日月年周])|头采"
+        # a Latin model word after its product's name, or before it with 的 ("Switch OLED", "OLED的Switch");
+        # not what software names a part of itself ("Google API", "Outlook SMTP")
+        rf"|(?<=[\u4e00-\u9fff])\s?[A-Z][a-z]{{2,}}\s?{_MODEL_WORD}|(?<![A-Za-z]){_MODEL_WORD}的[A-Z][a-z]{{2,}}"
         # a model's suffix after its name ("蓝牙耳机 Pro")
         r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])",
     ),
@@ -101,7 +116,7 @@ _ZH_MODEL = re.compile(
 _ZH_HINT = re.compile(
     r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|位|册|烘|[XSMLNUA]|Type|USB|Lightning|HDMI|Pro|Max|Mini|Ultra|Lite"
     r"|SE|Air|[蓝绿黄白灰黑紫]|藏青|酒红|卡其|玫瑰金|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
-    r"|[一二两三四五六七八九十](?:斤|克|米|匹|座|门|层|抽|片|粒|包|卷|磅)"
+    r"|[一二两三四五六七八九十](?:斤|克|米|匹|座|门|层|抽|片|粒|包|卷|磅)|[明雨]前|头采|[A-Z]{3}|透明"
 )
 
 _EN_COLOUR = (
@@ -529,7 +544,7 @@ def products(text: str) -> Iterator[Product]:
     breaks = [(0, 0), *cuts, (len(text), len(text))]
     found: list[tuple[int, int]] = []
     for (start, stop), model in spans:
-        i = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
+        i = _clause_of(breaks, start)
         begin, end = breaks[i][1], breaks[i + 1][0]
         if model and not (i > 0 and _names_the_one_before(text, breaks[i - 1][1], begin, start)):
             continue
@@ -551,19 +566,39 @@ def products(text: str) -> Iterator[Product]:
         if _short(text, begin, end) and len(_bare(text[begin:start] + text[stop:end])) >= 2:
             found.append((begin, end))
     for start, stop in own:  # a noun phrase is pinned with its clause, like an option, whatever it holds
-        first = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
-        last = next(k for k in range(1, len(breaks)) if breaks[k][0] >= stop) - 1
+        first, last = _clause_of(breaks, start), _clause_of(breaks, stop)
         end = breaks[last + 1][0]
         # "the duvet cover - king", "the knife set, 7 piece": its option after a dash or comma
         if option := _DASH_OPTION.match(text, end) or _COMMA_OPTION.match(text, end):
             end = option.end()
         found.append((breaks[first][1], end))
-    # One clause once, and a clause inside a wider one ("the navy rain jacket" of "…, size XS") not again.
+    for begin, end in _joined(text, found):
+        clause = text[begin:end].strip()
+        at = text.index(clause, begin)
+        yield Product(at, at + len(clause), clause)
+
+
+def _clause_of(breaks: list[tuple[int, int]], at: int) -> int:
+    """The index of the break that opens the clause holding ``at``: found by bisection, since a
+    text may hold as many options as breaks."""
+    return bisect.bisect_left(breaks, at, lo=1, key=lambda b: b[0]) - 1
+
+
+def _joined(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """One clause once, a clause inside a wider one ("the navy rain jacket" of "…, size XS") not
+    again, and spans that share a clause as one ("机械键盘 白色" and "白色 茶轴": the goods with both
+    options), while the whole stays short enough to be one."""
+    joined: list[tuple[int, int]] = []
     for begin, end in sorted(set(found)):
-        if not any(a <= begin and end <= b and (a, b) != (begin, end) for a, b in found):
-            clause = text[begin:end].strip()
-            at = text.index(clause, begin)
-            yield Product(at, at + len(clause), clause)
+        if joined and begin < joined[-1][1]:
+            first, last = joined[-1]
+            if end <= last:
+                continue
+            if _short(text, first, end):
+                joined[-1] = (first, end)
+                continue
+        joined.append((begin, end))
+    return joined
 
 
 def _options(text: str) -> Iterator[re.Match[str]]:
