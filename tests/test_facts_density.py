@@ -572,3 +572,29 @@ def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
 )
 def test_chinese_goods_with_options_written_apart(text: str, expected: list[str]) -> None:
     assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a plan named in lower case, with the options after it
+        (
+            "I'd like to cancel the cloud storage plan, 2TB tier, annual billing",
+            ["cloud storage plan, 2TB tier, annual billing"],
+        ),
+        ("we're on the cloud storage plan, with 2TB if that matters!", ["cloud storage plan, with 2TB"]),
+        ("We were charged twice for the cloud storage plan, with 200GB.", ["cloud storage plan, with 200GB"]),
+        ("we're on a payment plan, monthly", ["payment plan, monthly"]),
+        # without an option it is any plan
+        ("I have a plan, 2 steps", []),
+        ("the same plan, monthly please", []),
+        # an edition before the goods it is of
+        (
+            "the Signature Edition Kindle Paperwhite was a disappointment",
+            ["Signature Edition Kindle Paperwhite"],
+        ),
+        ("the Signature Edition I ordered is broken", ["Signature Edition"]),
+    ],
+)
+def test_english_plans_in_lower_case_and_an_edition_before_its_goods(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected

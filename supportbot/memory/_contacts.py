@@ -303,11 +303,28 @@ _EN_PLAN = re.compile(
     r"|Same|Old|New|Whole|Entire|Main|Other|Another)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}))"
     r"\s+(?P<kind>plan|tier|membership|subscription|edition"
     r"|package|account|add-on|addon|bundle)\b"
+    # an edition before the goods it is of: "the Signature Edition Kindle Paperwhite"
+    r"(?:(?<=edition)\s+(?P<goods>(?-i:(?!I\b|I')[A-Z][A-Za-z0-9-]*(?:\s+[A-Z0-9][A-Za-z0-9-]*){0,2})))?"
     rf"(?:\s*[,(]?\s*(?:(?:paid|billed|on)\s+)?(?P<cycle>{_EN_CYCLE})\b(?:\s+billing)?"
     # and a second option with it: "(annual billing, 25 users)"
     rf"(?:\s*,\s*(?:(?:paid|billed|on)\s+)?(?P<cycle2>{_EN_CYCLE})\b(?:\s+billing)?)?\)?)?",
     re.IGNORECASE,
 )
+# A plan named in lower case is told from any other "plan" by the options after it, which it must
+# have: "the cloud storage plan, 2TB tier, annual billing", "the cloud storage plan, with 200GB".
+_EN_PLAN_OPTION = (
+    r"(?:with\s+)?(?:[0-9]+(?:\.[0-9]+)?\s?(?:GB|TB|MB|G|T)\b(?:\s+(?:tier|storage))?"
+    rf"|(?:(?:paid|billed|on)\s+)?(?:{_EN_CYCLE})\b(?:\s+billing)?)"
+)
+_EN_LOWER_PLAN = re.compile(
+    r"\b(?:the|our|my|a|an)\s+"
+    r"(?P<name>(?-i:(?!(?:same|old|new|current|previous|other|whole|entire|next|right|wrong|cheapest|cheaper)\b)"
+    r"[a-z][a-z-]*)(?:\s+(?-i:[a-z][a-z-]*)){0,2})"
+    r"\s+(?P<kind>plan|subscription|membership|package)\b"
+    rf"(?P<options>(?:\s*,\s*{_EN_PLAN_OPTION}){{1,2}})",
+    re.IGNORECASE,
+)
+_EN_PLAN_WORD = re.compile(r"plan|subscription|membership|package", re.IGNORECASE)
 # Cover bought for a term, named in lower case: "the one-year accidental damage protection".
 # Words before "protection"/"warranty" that do not name the cover ("is my warranty, for 2 years").
 _NOT_A_COVER_WORD = (
@@ -405,7 +422,13 @@ def _plan_family(text: str) -> Iterator[Hit]:
         cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
         cycle = ", ".join(c for c in (cycle, (m.group("cycle2") or "").lower()) if c)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
+        if m.group("goods"):
+            key = f"{key} {m.group('goods')}"
         yield Hit(m.start(), m.end(), m.group(), key, "")
+    for m in _EN_LOWER_PLAN.finditer(text) if _EN_PLAN_WORD.search(text) else ():
+        start = m.start("name")
+        said = text[start : m.end()]
+        yield Hit(start, m.end(), said, " ".join(said.lower().replace(",", " ").split()), "")
     for m in _EN_COVER.finditer(text) if "year" in text.lower() else ():
         yield Hit(m.start(), m.end(), m.group(), m.group().lower(), "")
 
