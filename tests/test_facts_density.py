@@ -598,3 +598,47 @@ def test_chinese_goods_with_options_written_apart(text: str, expected: list[str]
 )
 def test_english_plans_in_lower_case_and_an_edition_before_its_goods(text: str, expected: list[str]) -> None:
     assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an option after a comma with no figure, in its narrow shapes
+        ("I ordered the nonstick pan, lid, if you could look into it", ["I ordered the nonstick pan, lid"]),
+        ("I ordered the nonstick pan, a lid", ["I ordered the nonstick pan, a lid"]),
+        (
+            "I ordered the mechanical keyboard, brown switches. oops",
+            ["I ordered the mechanical keyboard, brown switches"],
+        ),
+        ("I ordered the hoodie, navy", ["I ordered the hoodie, navy"]),
+        # a remark after a comma is none
+        ("I ordered the pan, thanks", ["I ordered the pan"]),
+        ("I ordered the pan, honestly", ["I ordered the pan"]),
+        ("I ordered the pan, a week ago", ["I ordered the pan"]),
+        ("I'm returning the knife set, guys", ["I'm returning the knife set"]),
+        # a figure grouped in thousands; a remark after a dash's options
+        (
+            "I'm returning the power bank, the 20,000mAh one!",
+            ["I'm returning the power bank, the 20,000mAh one"],
+        ),
+        ("I'm returning the power bank, 10,000mAh, fyi.", ["I'm returning the power bank, 10,000mAh"]),
+        (
+            "there's a problem with the hiking boots - brown / 10 if that matters!",
+            ["there's a problem with the hiking boots - brown / 10"],
+        ),
+        # one word with its option in brackets; a tub of the goods
+        (
+            "I received moisturizer (fragrance-free) yesterday, fyi",
+            ["I received moisturizer (fragrance-free) yesterday"],
+        ),
+        ("I received yesterday, fyi", []),
+        (
+            "I got a tub of protein powder in chocolate as a gift.",
+            ["I got a tub of protein powder in chocolate as a gift."],
+        ),
+    ],
+)
+def test_english_goods_with_an_option_after_a_comma_and_figures_in_thousands(
+    text: str, expected: list[str]
+) -> None:
+    assert _values(text, "plan") == expected

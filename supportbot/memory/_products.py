@@ -163,8 +163,9 @@ _VARIANT_HINT = re.compile(r"version|edition|model", re.IGNORECASE)
 _has_digit = re.compile("[0-9]").search
 _has_latin = re.compile("[A-Za-z]").search
 
+# A comma between digits that groups thousands ("20,000mAh") ends no clause.
 _BREAK = re.compile(
-    r"[,，。！？!?；;\n]+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
+    r"(?:(?<![0-9]),|,(?![0-9]{3}(?![0-9]))|[，。！？!?；;\n])+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
 )
 # An email or a link ends its clause where a space and Chinese follow ("邮箱是a@b.com 黑色羽绒服 L码…"):
 # a space between Latin and CJK is no break elsewhere ("Pro 款").
@@ -289,7 +290,7 @@ _NP_BODY = (
 # "a case of …", "two pairs of …": how many, before the goods
 _CONTAINERS = (
     r"(?:a|one|two|three)\s+(?:pairs?|box(?:es)?|bags?|sets?|packs?|cases?|jars?|bottles?|tubes?|cans?|rolls?"
-    r"|cartons?)\s+of"
+    r"|cartons?|tubs?|tins?|pouch(?:es)?|packets?|jugs?)\s+of"
 )
 _CONTAINER = re.compile(rf"^{_CONTAINERS}\s+")
 _EN_NP = (
@@ -310,7 +311,8 @@ _EN_GOODS = re.compile(
     rf"(?P<np>{_EN_NP})(?:{_IN_BRACKETS})?"
     rf"|(?P<np2>{_EN_NP}){_IN_BRACKETS}"
     # bought with no article: "I bought white wireless earbuds from you"
-    rf"|\b(?:ordered|bought|purchased|received|sent\s+me)\s+(?P<np3>(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
+    # (one word only with its option in brackets: "I received moisturizer (fragrance-free)")
+    rf"|\b(?:ordered|bought|purchased|received|sent\s+me)\s+(?P<np3>(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
     # what the goods did or are: "the firm mattress I received", "the cellular smartwatch was damaged too"
     rf"|(?P<np4>\b(?:the|my|our)\s+{_NP_BODY})(?:{_IN_BRACKETS})?"
     r"(?=\s+(?:(?:i|we)\s+(?:received|ordered|bought|got|returned|picked)|(?:was|were|is|are)\s+(?:damaged|broken|defective"
@@ -503,12 +505,13 @@ def _english_goods(text: str) -> Iterator[tuple[int, int]]:
 # Options a dash puts after goods ("the standing desk - white / 48-inch, …"): up to four short
 # words or a slash, to a clause's end; not a remark a dash adds ("… - would appreciate any help",
 # "… - cheers"), which starts with a word no option is.
-_OPTION_WORD = r"[a-z0-9](?:[a-z0-9'-]|\.(?=[a-z0-9]))*"
+_OPTION_WORD = r"[a-z0-9](?:[a-z0-9'-]|\.(?=[a-z0-9])|(?<=[0-9]),(?=[0-9]{3}(?![0-9])))*"
 _NOT_AN_OPTION = (
     rf"(?!(?:{'|'.join(_NOT_IN_A_NAME)}|i|i'm|we|you|it|my|our|this|that|just|so|thanks|thank|cheers"
     r"|fyi|btw|sorry|please|hope|also|anyway|ugh|lol|ok|okay|no|yes|not|any|can|call|email|text|ship|send)\b)"
 )
-_OPTION_ENDS = r"(?=\s*(?:[,!?;(.]|$|\s[-–—]\s))"
+# an option ends its clause, or a remark follows it ("- brown / 10 if that matters")
+_OPTION_ENDS = r"(?=\s*(?:[,!?;(.]|$|\s[-–—]\s)|\s+(?:if\s+that\s+(?:matters|helps)|fyi|btw|just\s+so)\b)"
 _DASH_OPTION = re.compile(
     rf"\s+[-–—]\s+{_NOT_AN_OPTION}{_OPTION_WORD}(?:\s+(?:/\s+)?{_OPTION_WORD}){{0,3}}{_OPTION_ENDS}",
     re.IGNORECASE,
@@ -518,6 +521,20 @@ _DASH_OPTION = re.compile(
 _COMMA_OPTION = re.compile(
     rf",\s+(?:the\s+)?{_NOT_AN_OPTION}(?=[^,.!?;]*[0-9])"
     rf"{_OPTION_WORD}(?:\s+{_OPTION_WORD}){{0,2}}(?:\s+(?:ones?|size|version|pack))?{_OPTION_ENDS}",
+    re.IGNORECASE,
+)
+
+
+# Or, with no figure, only the narrow shapes of an option: a colour or material with what it is of
+# ("the mechanical keyboard, brown switches"), or one lower-case word, with its article or "with"
+# ("the nonstick pan, a lid"), that is no remark (", thanks", ", honestly").
+_NOT_A_WORD_OPTION = (
+    r"(?!(?:guys|folks|everyone|team|hello|hey|hi|thx|pls|plz|asap|though|anyway|anyways|right|sure|again"
+    r"|yesterday|today|tomorrow|ago|etc|lol|haha|cheers|thanks|please|sorry|ugh|oops)\b)"
+)
+_COMMA_WORD_OPTION = re.compile(
+    rf",\s+(?:with\s+)?(?:(?:{_EN_COLOUR}|{_EN_MATERIAL})(?:\s+(?-i:[a-z]+))?"
+    rf"|(?:an?\s+)?{_NOT_AN_OPTION}{_NOT_A_WORD_OPTION}(?-i:[a-z]{{3,}})(?<!ly)){_OPTION_ENDS}",
     re.IGNORECASE,
 )
 
@@ -569,7 +586,11 @@ def products(text: str) -> Iterator[Product]:
         first, last = _clause_of(breaks, start), _clause_of(breaks, stop)
         end = breaks[last + 1][0]
         # "the duvet cover - king", "the knife set, 7 piece": its option after a dash or comma
-        if option := _DASH_OPTION.match(text, end) or _COMMA_OPTION.match(text, end):
+        if option := (
+            _DASH_OPTION.match(text, end)
+            or _COMMA_OPTION.match(text, end)
+            or _COMMA_WORD_OPTION.match(text, end)
+        ):
             end = option.end()
         found.append((breaks[first][1], end))
     for begin, end in _joined(text, found):
