@@ -540,6 +540,12 @@ def test_an_id_without_a_digit_retyped_in_a_correction_replaces_the_one_it_fixes
         # a Latin model word after its product's name, or before it with 的
         ("退回去的那台Switch OLED到现在还没退款", ["退回去的那台Switch OLED到现在还没退款"]),
         ("这一单的OLED的Switch少发了,唉", ["这一单的OLED的Switch少发了"]),
+        ("下单的时候选的OLED Switch,我想起来了", ["下单的时候选的OLED Switch"]),
+        ("我买的那台Switch是OLED的!", ["我买的那台Switch是OLED的"]),
+        ("The OLED Screen on my laptop broke", []),
+        # or as the clause after the goods, with 的; alone it is no option
+        ("下单的时候选的Switch,要OLED的!", ["下单的时候选的Switch,要OLED的"]),
+        ("我是IBM的员工", []),
         ("我的Apple ID登不上了", []),
         ("用的是Google API接口", []),
     ],
@@ -632,6 +638,10 @@ def test_english_plans_in_lower_case_and_an_edition_before_its_goods(text: str, 
             ["I received moisturizer (fragrance-free) yesterday"],
         ),
         ("I received yesterday, fyi", []),
+        (
+            "my order also had protein powder in chocolate in it.",
+            ["my order also had protein powder in chocolate in it."],
+        ),
         (
             "I got a tub of protein powder in chocolate as a gift.",
             ["I got a tub of protein powder in chocolate as a gift."],

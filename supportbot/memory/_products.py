@@ -60,7 +60,7 @@ _ZH_SIZE = (
     r"|[加特超]?[大中小]号"
 )
 _MODEL_WORD = (
-    r"(?!(?:API|SDK|URL|PDF|SMS|FAQ|VIP|APP|CEO|CPU|DNS|SSL|VPN|ERP|CRM|OTP|PIN|ATM|SQL|SMTP|IMAP|HTTP|HTTPS)"
+    r"(?!(?:API|SDK|URL|PDF|SMS|FAQ|VIP|APP|CEO|CPU|DNS|SSL|VPN|ERP|CRM|OTP|PIN|ATM|SQL|SMTP|IMAP|HTTP|HTTPS|ASAP)"
     r"(?![A-Za-z0-9]))[A-Z]{3,5}(?![A-Za-z0-9])"
 )
 # A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".
@@ -76,9 +76,10 @@ _ZH_VARIANT = (
         # a tea's picking ("明前龙井", "龙井是明前的"), not a time before something ("清明前", "下雨前",
         # "明明前几天")
         r"|(?<![清下说证声表透发明])[明雨]前(?![几一两三四五六七八九十0-9天日月年周])|头采"
-        # a Latin model word after its product's name, or before it with 的 ("Switch OLED", "OLED的Switch");
-        # not what software names a part of itself ("Google API", "Outlook SMTP")
-        rf"|(?<=[\u4e00-\u9fff])\s?[A-Z][a-z]{{2,}}\s?{_MODEL_WORD}|(?<![A-Za-z]){_MODEL_WORD}的[A-Z][a-z]{{2,}}"
+        # a Latin model word after its product's name or before it, in Chinese ("Switch OLED",
+        # "Switch是OLED的", "OLED 的Switch"); not what software names a part of itself ("Google API")
+        rf"|(?<=[\u4e00-\u9fff])\s?[A-Z][a-z]{{2,}}\s?是?\s?{_MODEL_WORD}"
+        rf"|(?<=[\u4e00-\u9fff])\s?{_MODEL_WORD}\s?的?\s?[A-Z][a-z]{{2,}}"
         # a model's suffix after its name ("蓝牙耳机 Pro")
         r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])",
     ),
@@ -110,6 +111,8 @@ def _zh_option_of(groups: tuple[str, ...]) -> re.Pattern[str]:
 # ("Windows 11 上也不行"). Not a code (E3001: no lower-case letter) nor a year (4 digits).
 _ZH_MODEL = re.compile(
     r"(?:(?<![A-Za-z0-9])[a-z]?[A-Z][a-z]+|小米|红米|荣耀|华为|一加|魅族|真我)\s?[A-Z]?[0-9]{1,3}(?![A-Za-z0-9])"
+    # or a model word with 的 ("Switch,要OLED的")
+    rf"|(?<![A-Za-z]){_MODEL_WORD}(?=\s?的)"
 )
 
 
@@ -325,7 +328,7 @@ _EN_GOODS = re.compile(
     # where they are and how they came: "my order also had a jar of … in it", "what arrived was the …",
     # "I got … as a gift", "I already sent the … back"
     rf"|\b(?:order\s+(?:also\s+)?had|what\s+(?:arrived|came|showed\s+up)\s+(?:was|were)|(?:i|we)\s+got|sent)\s+"
-    rf"(?P<np8>{_EN_NP}|(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
+    rf"(?P<np8>{_EN_NP}|{_NP_BODY})(?:{_IN_BRACKETS})?"
     r"(?=\s+in\s+it\b|\s*,\s+not\b|\s+as\s+a\s+gift|\s+back\b)"
     rf"|\b(?:is|are)\s+(?P<np6>(?:the|my|our)\s+{_NP_BODY})(?=\s+back\s+in\s+stock)"
     # the option as "the … one": "the air fryer, the dual-basket one"
