@@ -114,6 +114,7 @@ def test_a_street_named_without_its_type_is_an_address_with_city_state_and_zip(
         ("my wallet came in leather", ["my wallet came in leather"]),
         ("The style of the reply was rude", []),
         ("the colour is off on my screen", []),
+        ("feel free to loop in Green from HR", []),
     ],
 )
 def test_goods_named_with_their_material(text: str, expected: list[str]) -> None:
@@ -574,6 +575,11 @@ def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
         # a plan's billing inside the words before it that are no plan's name
         ("想从年付企业邮箱升级到更高一档~", ["年付企业邮箱"]),
         ("售后服务太差了", []),
+        # a size or model's letters inside an id are no option
+        ("收到的是5L的空气炸锅", ["收到的是5L的空气炸锅"]),
+        ("截图里能看到订单号68L6BC5V", []),
+        ("XS67Z4YDJ这个快递单号一直没动静", []),
+        ("上次给我的交易流水号是LWZCB23SE", []),
     ],
 )
 def test_chinese_goods_with_options_written_apart(text: str, expected: list[str]) -> None:

@@ -41,8 +41,8 @@ _ZH_COLOUR = (
 _ZH_SIZE = (
     # Every size below starts with a digit, a capital or a Chinese numeral: the lookahead says so
     # first, so the other characters of a text fail at once instead of in each alternative.
-    r"(?=[0-9A-Z一二两三四五六七八九十半])(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
-    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z])"
+    r"(?=[0-9A-Z一二两三四五六七八九十半])(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z0-9])|[0-9]{3}/[0-9]{2,3}[AB]?"
+    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z0-9])"
     # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
     # or at a sentence's end right after the goods ("纸尿裤NB。"; not "我叫 M。")
@@ -81,7 +81,8 @@ _ZH_VARIANT = (
         rf"|(?<=[\u4e00-\u9fff])\s?[A-Z][a-z]{{2,}}\s?是?\s?{_MODEL_WORD}"
         rf"|(?<=[\u4e00-\u9fff])\s?{_MODEL_WORD}\s?的?\s?[A-Z][a-z]{{2,}}"
         # a model's suffix after its name ("蓝牙耳机 Pro")
-        r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])",
+        # (not the letters of an id: "订单号68L6BC5V", "流水号LWZCB23SE")
+        r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|Air)(?![A-Za-z])|(?<![A-Za-z0-9])SE(?![A-Za-z0-9])",
     ),
     # a flavour or scent ("绿茶味"), a model's edition written in Latin letters ("OLED版", "Pro版")
     ("味", r"[\u4e00-\u9fff]{1,3}(?<![口趣气滋意人韵品异美])味(?![道儿精着])"),
@@ -140,7 +141,8 @@ _EN_SIZE = (
     r"|[0-9]{1,2}(?:\.5)?(?![0-9]|\s*(?:days?|hours?|minutes?|mins?|weeks?|months?|years?|business|working)\b)"
 )
 _EN_OPTION = re.compile(
-    rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE}|{_EN_MATERIAL})\b"
+    # (not a person a customer loops in: "loop in Green from HR")
+    rf"\b(?<!loop\s)(?<!looped\s)in\s+(?:{_EN_COLOUR}|{_EN_SIZE}|{_EN_MATERIAL})\b"
     # an option after its label: "size 10", "colour: navy", "material leather"
     rf"|\b(?:size|colou?r|material|finish|style)\s*:?\s+(?:{_EN_SIZE}|{_EN_COLOUR}|{_EN_MATERIAL})(?![0-9A-Za-z])"
     rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|{_EN_MATERIAL}|(?-i:XXXL|XXL|XL|XS|S|M|L)"
