@@ -11,6 +11,7 @@ with ``mask=True`` the text is masked before it is scanned, and the ledger pins 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterator, Sequence
@@ -351,14 +352,14 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
     """Plan names: the backend's catalogue's (exact names), and the ``X版`` / ``Pro plan`` families
     where no catalogue name stands."""
     family = list(_plan_family(text))
-    named: list[tuple[int, int]] = []
+    named = _Taken()
     if catalogue:
         for m in _catalogue_pattern(tuple(catalogue)).finditer(text):
             # A family match that holds the name and says more ("年付的企业版") keeps the billing cycle.
             if not any(
                 h.start <= m.start() and m.end() <= h.end and h.end - h.start > len(m.group()) for h in family
             ):
-                named.append((m.start(), m.end()))
+                named.add(m.start(), m.end())
                 yield Hit(m.start(), m.end(), m.group(), m.group(), "")
     goods = list(products(text))
     for hit in family:
@@ -366,20 +367,42 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
         # goods are pinned, with it.
         if _an_option_of(goods, hit, text):
             continue
-        if not any(a < hit.end and hit.start < b for a, b in named):
-            named.append((hit.start, hit.end))
+        if not named.overlaps(hit.start, hit.end):
+            named.add(hit.start, hit.end)
             yield hit
     for p in goods:
-        if not any(a < p.end and p.start < b for a, b in named):
+        if not named.overlaps(p.start, p.end):
             yield Hit(p.start, p.end, p.text, re.sub(r"\s+", "", p.text).lower(), "")
+
+
+class _Taken:
+    """Spans that do not overlap, in order: whether a range overlaps one is a binary search, so a
+    long text naming many plans costs n log n, not n squared."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        # Of the spans that start before ``end``, the last one ends last (none overlap).
+        i = bisect.bisect_left(self._spans, (end,))
+        return i > 0 and self._spans[i - 1][1] > start
+
+    def add(self, start: int, end: int) -> None:
+        bisect.insort(self._spans, (start, end))
 
 
 def _an_option_of(goods: Sequence[Product], hit: Hit, text: str) -> bool:
     """Whether a tier is the option of goods whose clause holds it: in brackets after them, or as
     ", the … version" ("the Kindle Paperwhite, the Signature Edition version")."""
-    if not any(p.start < hit.start and hit.end <= p.end for p in goods):
+    # Goods come in order, each ending where or after the one before it ends: of those that start
+    # before the tier, the last holds it if any does.
+    i = bisect.bisect_left(goods, hit.start, key=lambda p: p.start) - 1
+    if i < 0 or goods[i].end < hit.end:
         return False
-    before, after = text[: hit.start].rstrip()[-1:], text[hit.end :].lstrip()[:1]
+    # the characters either side, read from a few around the tier, not the text's ends
+    reach = _THE_ONE_REACH
+    before = text[max(0, hit.start - reach) : hit.start].rstrip()[-1:]
+    after = text[hit.end : hit.end + reach].lstrip()[:1]
     bracketed = bool(before and after) and before in "(\uff08" and after in ")\uff09"
     return bracketed or bool(
         _THE_ONE_BEFORE.search(text, max(0, hit.start - _THE_ONE_REACH), hit.start)

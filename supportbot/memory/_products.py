@@ -552,10 +552,8 @@ class Product(NamedTuple):
 
 def products(text: str) -> Iterator[Product]:
     """The clauses of ``text`` that name goods with an option, in order, each once."""
-    own = list(_english_goods(text)) if _has_latin(text) else []
-    spans = [
-        (m.span(), m.re is _ZH_MODEL) for m in _options(text) if not any(a <= m.start() < b for a, b in own)
-    ]
+    own = list(_english_goods(text)) if _has_latin(text) else []  # in order, none overlapping
+    spans = [(m.span(), m.re is _ZH_MODEL) for m in _options(text) if not _within(own, m.start())]
     if not spans and not own:
         return
     cuts = [m.span() for m in _BREAK.finditer(text)]
@@ -602,6 +600,12 @@ def products(text: str) -> Iterator[Product]:
         clause = text[begin:end].strip()
         at = text.index(clause, begin)
         yield Product(at, at + len(clause), clause)
+
+
+def _within(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether ``at`` is inside one of ``spans`` (in order, none overlapping), by bisection."""
+    i = bisect.bisect_right(spans, at, key=lambda span: span[0]) - 1
+    return i >= 0 and at < spans[i][1]
 
 
 def _clause_of(breaks: list[tuple[int, int]], at: int) -> int:
