@@ -571,6 +571,7 @@ def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
         ("之前买过手机壳,透明iPhone 14的,这个应该有用。", ["之前买过手机壳,透明iPhone 14的"]),
         ("你们收费透明吗", []),
         ("我拍的是骑行头盔,L!", ["我拍的是骑行头盔,L"]),
+        ("我拍的是骑行头盔L~", ["我拍的是骑行头盔L~"]),
         ("我叫 M。", []),
         # a plan's billing inside the words before it that are no plan's name
         ("想从年付企业邮箱升级到更高一档~", ["年付企业邮箱"]),

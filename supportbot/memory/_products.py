@@ -45,8 +45,8 @@ _ZH_SIZE = (
     r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z0-9])"
     # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
-    # or at a sentence's end right after the goods ("纸尿裤NB。"; not "我叫 M。")
-    r"|(?<=[\u4e00-\u9fff])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[。！!？?；;])"
+    # or at a sentence's end right after the goods ("纸尿裤NB。", "骑行头盔L~"; not "我叫 M。")
+    r"|(?<=[\u4e00-\u9fff])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[。！!？?；;~～]|$)"
     # or as the clause after them ("骑行头盔,L!")
     r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL)(?=[。！!？?；;])"
     # an age range, a connector, a sun-protection factor: "9个月-12岁", "Type-C转Lightning", "SPF50"
