@@ -544,6 +544,8 @@ def test_an_id_without_a_digit_retyped_in_a_correction_replaces_the_one_it_fixes
         ("下单的时候选的OLED Switch,我想起来了", ["下单的时候选的OLED Switch"]),
         ("我买的那台Switch是OLED的!", ["我买的那台Switch是OLED的"]),
         ("The OLED Screen on my laptop broke", []),
+        ("Switch OLED刚买就降价了,能退差价吗?", ["Switch OLED刚买就降价了"]),
+        ("Hello TEAM, 我的订单呢", []),
         # or as the clause after the goods, with 的; alone it is no option
         ("下单的时候选的Switch,要OLED的!", ["下单的时候选的Switch,要OLED的"]),
         ("我是IBM的员工", []),

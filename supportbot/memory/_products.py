@@ -79,6 +79,8 @@ _ZH_VARIANT = (
         # a Latin model word after its product's name or before it, in Chinese ("Switch OLED",
         # "Switch是OLED的", "OLED 的Switch"); not what software names a part of itself ("Google API")
         rf"|(?<=[\u4e00-\u9fff])\s?[A-Z][a-z]{{2,}}\s?是?\s?{_MODEL_WORD}"
+        # (or first in a sentence, with Chinese after it: "Switch OLED刚买就降价了")
+        rf"|(?<![^\u3000-\u303f\uff00-\uffef])[A-Z][a-z]{{2,}}\s?{_MODEL_WORD}(?=\s?[\u4e00-\u9fff])"
         rf"|(?<=[\u4e00-\u9fff])\s?{_MODEL_WORD}\s?的?\s?[A-Z][a-z]{{2,}}"
         # a model's suffix after its name ("蓝牙耳机 Pro")
         # (not the letters of an id: "订单号68L6BC5V", "流水号LWZCB23SE")
