@@ -115,6 +115,7 @@ def test_a_street_named_without_its_type_is_an_address_with_city_state_and_zip(
         ("my wallet came in leather", ["my wallet came in leather"]),
         ("The style of the reply was rude", []),
         ("the colour is off on my screen", []),
+        ("feel free to loop in Green from HR", []),
     ],
 )
 def test_goods_named_with_their_material(text: str, expected: list[str]) -> None:
@@ -524,3 +525,140 @@ def test_an_id_without_a_digit_retyped_in_a_correction_replaces_the_one_it_fixes
         mask=False,
     )
     assert [(f.key, f.supersedes) for _, f in current_facts(facts) if f.kind == "id"] == [("PAY_AASUXZA", 0)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a tea's picking before or after the tea
+        ("收到的货是明前龙井,不是我要的", ["收到的货是明前龙井"]),
+        ("我买的那罐龙井是明前的。", ["我买的那罐龙井是明前的"]),
+        ("想退掉龙井,选的明前,不知道有没有关系。", ["想退掉龙井,选的明前"]),
+        ("雨前龙井还有货吗?", ["雨前龙井还有货吗"]),
+        # a time before something is no picking
+        ("清明前能到吗?", []),
+        ("下雨前能送到吗", []),
+        ("明明前几天那个客服说 15 天内退款", []),
+        # a Latin model word after its product's name, or before it with 的
+        ("退回去的那台Switch OLED到现在还没退款", ["退回去的那台Switch OLED到现在还没退款"]),
+        ("这一单的OLED的Switch少发了,唉", ["这一单的OLED的Switch少发了"]),
+        ("下单的时候选的OLED Switch,我想起来了", ["下单的时候选的OLED Switch"]),
+        ("我买的那台Switch是OLED的!", ["我买的那台Switch是OLED的"]),
+        ("The OLED Screen on my laptop broke", []),
+        ("Switch OLED刚买就降价了,能退差价吗?", ["Switch OLED刚买就降价了"]),
+        ("Hello TEAM, 我的订单呢", []),
+        # or as the clause after the goods, with 的; alone it is no option
+        ("下单的时候选的Switch,要OLED的!", ["下单的时候选的Switch,要OLED的"]),
+        ("我是IBM的员工", []),
+        ("我的Apple ID登不上了", []),
+        ("用的是Google API接口", []),
+    ],
+)
+def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
+    text: str, expected: list[str]
+) -> None:
+    assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # options a space sets apart are one phrase with their goods
+        ("收到的货是机械键盘 白色 茶轴,不是我要的", ["收到的货是机械键盘 白色 茶轴"]),
+        ("我要退的是机械键盘,要白色 茶轴的。", ["我要退的是机械键盘,要白色 茶轴的"]),
+        (
+            "退回去的那件连帽卫衣 米白色 XL码到现在还没退款。",
+            ["退回去的那件连帽卫衣 米白色 XL码到现在还没退款"],
+        ),
+        # clear, said of goods; a size letter alone after them
+        ("之前买过手机壳,透明iPhone 14的,这个应该有用。", ["之前买过手机壳,透明iPhone 14的"]),
+        ("你们收费透明吗", []),
+        ("我拍的是骑行头盔,L!", ["我拍的是骑行头盔,L"]),
+        ("我拍的是骑行头盔L~", ["我拍的是骑行头盔L~"]),
+        ("我叫 M。", []),
+        # a plan's billing inside the words before it that are no plan's name
+        ("想从年付企业邮箱升级到更高一档~", ["年付企业邮箱"]),
+        ("售后服务太差了", []),
+        # a size or model's letters inside an id are no option
+        ("收到的是5L的空气炸锅", ["收到的是5L的空气炸锅"]),
+        ("截图里能看到订单号68L6BC5V", []),
+        ("XS67Z4YDJ这个快递单号一直没动静", []),
+        ("上次给我的交易流水号是LWZCB23SE", []),
+    ],
+)
+def test_chinese_goods_with_options_written_apart(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a plan named in lower case, with the options after it
+        (
+            "I'd like to cancel the cloud storage plan, 2TB tier, annual billing",
+            ["cloud storage plan, 2TB tier, annual billing"],
+        ),
+        ("we're on the cloud storage plan, with 2TB if that matters!", ["cloud storage plan, with 2TB"]),
+        ("We were charged twice for the cloud storage plan, with 200GB.", ["cloud storage plan, with 200GB"]),
+        ("we're on a payment plan, monthly", ["payment plan, monthly"]),
+        # without an option it is any plan
+        ("I have a plan, 2 steps", []),
+        ("the same plan, monthly please", []),
+        # an edition before the goods it is of
+        (
+            "the Signature Edition Kindle Paperwhite was a disappointment",
+            ["Signature Edition Kindle Paperwhite"],
+        ),
+        ("the Signature Edition I ordered is broken", ["Signature Edition"]),
+    ],
+)
+def test_english_plans_in_lower_case_and_an_edition_before_its_goods(text: str, expected: list[str]) -> None:
+    assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an option after a comma with no figure, in its narrow shapes
+        ("I ordered the nonstick pan, lid, if you could look into it", ["I ordered the nonstick pan, lid"]),
+        ("I ordered the nonstick pan, a lid", ["I ordered the nonstick pan, a lid"]),
+        (
+            "I ordered the mechanical keyboard, brown switches. oops",
+            ["I ordered the mechanical keyboard, brown switches"],
+        ),
+        ("I ordered the hoodie, navy", ["I ordered the hoodie, navy"]),
+        # a remark after a comma is none
+        ("I ordered the pan, thanks", ["I ordered the pan"]),
+        ("I ordered the pan, honestly", ["I ordered the pan"]),
+        ("I ordered the pan, a week ago", ["I ordered the pan"]),
+        ("I'm returning the knife set, guys", ["I'm returning the knife set"]),
+        # a figure grouped in thousands; a remark after a dash's options
+        (
+            "I'm returning the power bank, the 20,000mAh one!",
+            ["I'm returning the power bank, the 20,000mAh one"],
+        ),
+        ("I'm returning the power bank, 10,000mAh, fyi.", ["I'm returning the power bank, 10,000mAh"]),
+        (
+            "there's a problem with the hiking boots - brown / 10 if that matters!",
+            ["there's a problem with the hiking boots - brown / 10"],
+        ),
+        # one word with its option in brackets; a tub of the goods
+        (
+            "I received moisturizer (fragrance-free) yesterday, fyi",
+            ["I received moisturizer (fragrance-free) yesterday"],
+        ),
+        ("I received yesterday, fyi", []),
+        (
+            "my order also had protein powder in chocolate in it.",
+            ["my order also had protein powder in chocolate in it."],
+        ),
+        (
+            "I got a tub of protein powder in chocolate as a gift.",
+            ["I got a tub of protein powder in chocolate as a gift."],
+        ),
+    ],
+)
+def test_english_goods_with_an_option_after_a_comma_and_figures_in_thousands(
+    text: str, expected: list[str]
+) -> None:
+    assert _values(text, "plan") == expected

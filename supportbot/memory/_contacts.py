@@ -11,6 +11,7 @@ with ``mask=True`` the text is masked before it is scanned, and the ledger pins 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterator, Sequence
@@ -303,11 +304,28 @@ _EN_PLAN = re.compile(
     r"|Same|Old|New|Whole|Entire|Main|Other|Another)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}))"
     r"\s+(?P<kind>plan|tier|membership|subscription|edition"
     r"|package|account|add-on|addon|bundle)\b"
+    # an edition before the goods it is of: "the Signature Edition Kindle Paperwhite"
+    r"(?:(?<=edition)\s+(?P<goods>(?-i:(?!I\b|I')[A-Z][A-Za-z0-9-]*(?:\s+[A-Z0-9][A-Za-z0-9-]*){0,2})))?"
     rf"(?:\s*[,(]?\s*(?:(?:paid|billed|on)\s+)?(?P<cycle>{_EN_CYCLE})\b(?:\s+billing)?"
     # and a second option with it: "(annual billing, 25 users)"
     rf"(?:\s*,\s*(?:(?:paid|billed|on)\s+)?(?P<cycle2>{_EN_CYCLE})\b(?:\s+billing)?)?\)?)?",
     re.IGNORECASE,
 )
+# A plan named in lower case is told from any other "plan" by the options after it, which it must
+# have: "the cloud storage plan, 2TB tier, annual billing", "the cloud storage plan, with 200GB".
+_EN_PLAN_OPTION = (
+    r"(?:with\s+)?(?:[0-9]+(?:\.[0-9]+)?\s?(?:GB|TB|MB|G|T)\b(?:\s+(?:tier|storage))?"
+    rf"|(?:(?:paid|billed|on)\s+)?(?:{_EN_CYCLE})\b(?:\s+billing)?)"
+)
+_EN_LOWER_PLAN = re.compile(
+    r"\b(?:the|our|my|a|an)\s+"
+    r"(?P<name>(?-i:(?!(?:same|old|new|current|previous|other|whole|entire|next|right|wrong|cheapest|cheaper)\b)"
+    r"[a-z][a-z-]*)(?:\s+(?-i:[a-z][a-z-]*)){0,2})"
+    r"\s+(?P<kind>plan|subscription|membership|package)\b"
+    rf"(?P<options>(?:\s*,\s*{_EN_PLAN_OPTION}){{1,2}})",
+    re.IGNORECASE,
+)
+_EN_PLAN_WORD = re.compile(r"plan|subscription|membership|package", re.IGNORECASE)
 # Cover bought for a term, named in lower case: "the one-year accidental damage protection".
 # Words before "protection"/"warranty" that do not name the cover ("is my warranty, for 2 years").
 _NOT_A_COVER_WORD = (
@@ -334,14 +352,14 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
     """Plan names: the backend's catalogue's (exact names), and the ``X版`` / ``Pro plan`` families
     where no catalogue name stands."""
     family = list(_plan_family(text))
-    named: list[tuple[int, int]] = []
+    named = _Taken()
     if catalogue:
         for m in _catalogue_pattern(tuple(catalogue)).finditer(text):
             # A family match that holds the name and says more ("年付的企业版") keeps the billing cycle.
             if not any(
                 h.start <= m.start() and m.end() <= h.end and h.end - h.start > len(m.group()) for h in family
             ):
-                named.append((m.start(), m.end()))
+                named.add(m.start(), m.end())
                 yield Hit(m.start(), m.end(), m.group(), m.group(), "")
     goods = list(products(text))
     for hit in family:
@@ -349,20 +367,42 @@ def plans(text: str, catalogue: Sequence[str] = ()) -> Iterator[Hit]:
         # goods are pinned, with it.
         if _an_option_of(goods, hit, text):
             continue
-        if not any(a < hit.end and hit.start < b for a, b in named):
-            named.append((hit.start, hit.end))
+        if not named.overlaps(hit.start, hit.end):
+            named.add(hit.start, hit.end)
             yield hit
     for p in goods:
-        if not any(a < p.end and p.start < b for a, b in named):
+        if not named.overlaps(p.start, p.end):
             yield Hit(p.start, p.end, p.text, re.sub(r"\s+", "", p.text).lower(), "")
+
+
+class _Taken:
+    """Spans that do not overlap, in order: whether a range overlaps one is a binary search, so a
+    long text naming many plans costs n log n, not n squared."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        # Of the spans that start before ``end``, the last one ends last (none overlap).
+        i = bisect.bisect_left(self._spans, (end,))
+        return i > 0 and self._spans[i - 1][1] > start
+
+    def add(self, start: int, end: int) -> None:
+        bisect.insort(self._spans, (start, end))
 
 
 def _an_option_of(goods: Sequence[Product], hit: Hit, text: str) -> bool:
     """Whether a tier is the option of goods whose clause holds it: in brackets after them, or as
     ", the … version" ("the Kindle Paperwhite, the Signature Edition version")."""
-    if not any(p.start < hit.start and hit.end <= p.end for p in goods):
+    # Goods come in order, each ending where or after the one before it ends: of those that start
+    # before the tier, the last holds it if any does.
+    i = bisect.bisect_left(goods, hit.start, key=lambda p: p.start) - 1
+    if i < 0 or goods[i].end < hit.end:
         return False
-    before, after = text[: hit.start].rstrip()[-1:], text[hit.end :].lstrip()[:1]
+    # the characters either side, read from a few around the tier, not the text's ends
+    reach = _THE_ONE_REACH
+    before = text[max(0, hit.start - reach) : hit.start].rstrip()[-1:]
+    after = text[hit.end : hit.end + reach].lstrip()[:1]
     bracketed = bool(before and after) and before in "(\uff08" and after in ")\uff09"
     return bracketed or bool(
         _THE_ONE_BEFORE.search(text, max(0, hit.start - _THE_ONE_REACH), hit.start)
@@ -379,7 +419,9 @@ _PLAN_HINT = re.compile("版|会员|套餐|服务|险|邮箱|宽带")
 
 
 def _plan_family(text: str) -> Iterator[Hit]:
-    for m in _PLAN.finditer(text) if _PLAN_HINT.search(text) else ():
+    hinted, at = bool(_PLAN_HINT.search(text)), 0
+    while hinted and (m := _PLAN.search(text, at)):
+        at = m.end()
         if m.group("generic") and not (
             m.group("cycle")
             or m.group("pre")
@@ -388,7 +430,10 @@ def _plan_family(text: str) -> Iterator[Hit]:
             or m.group("term")
             or m.group("seats")
         ):
-            continue  # "售后服务", "企业邮箱" alone: a service is a plan only with its term or billing
+            # "售后服务", "企业邮箱" alone: a service is a plan only with its term or billing, which
+            # may stand inside the words read as its name ("从年付企业邮箱": 年付企业邮箱)
+            at = m.start() + 1
+            continue
         cycle = re.sub(r"[((连续包)),, 的要是按我们选当时买]", "", m.group("cycle") or "").replace("度", "付")
         cycle = cycle + "付" if cycle in ("月", "年", "季") else cycle
         before = m.group("pre") or m.group("card") or m.group("card2")  # 年付的/连续包月的/年卡的 高级会员
@@ -400,7 +445,13 @@ def _plan_family(text: str) -> Iterator[Hit]:
         cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
         cycle = ", ".join(c for c in (cycle, (m.group("cycle2") or "").lower()) if c)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
+        if m.group("goods"):
+            key = f"{key} {m.group('goods')}"
         yield Hit(m.start(), m.end(), m.group(), key, "")
+    for m in _EN_LOWER_PLAN.finditer(text) if _EN_PLAN_WORD.search(text) else ():
+        start = m.start("name")
+        said = text[start : m.end()]
+        yield Hit(start, m.end(), said, " ".join(said.lower().replace(",", " ").split()), "")
     for m in _EN_COVER.finditer(text) if "year" in text.lower() else ():
         yield Hit(m.start(), m.end(), m.group(), m.group().lower(), "")
 

@@ -10,6 +10,7 @@ pinned as written, with the clause before it when the option stands alone (``保
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from typing import NamedTuple
 _ZH_COLOUR = (
     (
         "色",
-        r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|烟灰|"
+        r"(?:玫瑰金|象牙白|太空灰|香槟金?|藏青|天蓝|宝蓝|湖蓝|军绿|墨绿|橄榄绿|酒红|玫红|卡其|奶白|米白|米黄|烟灰|"
         r"[深浅淡亮哑暗]?[红橙黄绿青蓝紫黑白灰粉棕褐金银米咖杏])色",
     ),
     # any colour named by what it looks like ("驼色", "豆沙色", "雾霾蓝"), a finish, a pattern
@@ -34,16 +35,20 @@ _ZH_COLOUR = (
     # and the colour names a shop writes without 色 ("连帽卫衣 米白 XL码")
     ("", r"(?:米白|米黄|藏青|酒红|墨绿|卡其|玫瑰金|象牙白|太空灰|香槟金)(?!色)"),
     ("", r"哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"),
+    # clear, said of goods only ("透明iPhone 14的", "透明款"), not of a process ("收费透明吗")
+    ("", r"透明(?=\s?[A-Za-z]|款|壳|膜)"),
 )
 _ZH_SIZE = (
     # Every size below starts with a digit, a capital or a Chinese numeral: the lookahead says so
     # first, so the other characters of a text fail at once instead of in each alternative.
-    r"(?=[0-9A-Z一二两三四五六七八九十半])(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z])|[0-9]{3}/[0-9]{2,3}[AB]?"
-    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z])"
+    r"(?=[0-9A-Z一二两三四五六七八九十半])(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z0-9])|[0-9]{3}/[0-9]{2,3}[AB]?"
+    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z0-9])"
     # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
-    # or at a sentence's end right after the goods ("纸尿裤NB。"; not "我叫 M。")
-    r"|(?<=[\u4e00-\u9fff])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[。！!？?；;])"
+    # or at a sentence's end right after the goods ("纸尿裤NB。", "骑行头盔L~"; not "我叫 M。")
+    r"|(?<=[\u4e00-\u9fff])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[。！!？?；;~～]|$)"
+    # or as the clause after them ("骑行头盔,L!")
+    r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL)(?=[。！!？?；;])"
     # an age range, a connector, a sun-protection factor: "9个月-12岁", "Type-C转Lightning", "SPF50"
     r"|[0-9]++\s?(?:个月|岁)?\s?[-~到至]\s?[0-9]++\s?岁"
     r"|(?<![A-Za-z])(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI)(?:\s?转\s?(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI|VGA|DP))?"
@@ -53,6 +58,10 @@ _ZH_SIZE = (
     r"(?:公斤|斤|克|千克|米|厘米|毫米|匹|人位|座|门|层|抽|片|粒|包|卷|磅|盎司|件套|册))"
     r"|[单双]人位|全[一二三四五六七八九十0-9]+册|精装|平装"
     r"|[加特超]?[大中小]号"
+)
+_MODEL_WORD = (
+    r"(?!(?:API|SDK|URL|PDF|SMS|FAQ|VIP|APP|CEO|CPU|DNS|SSL|VPN|ERP|CRM|OTP|PIN|ATM|SQL|SMTP|IMAP|HTTP|HTTPS|ASAP)"
+    r"(?![A-Za-z0-9]))[A-Z]{3,5}(?![A-Za-z0-9])"
 )
 # A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".
 _ZH_VARIANT = (
@@ -64,8 +73,18 @@ _ZH_VARIANT = (
         "",
         r"(?<![一二两三四五六七八九十0-9])[一二两三四五六七八九十0-9]++\s?[支只个件双瓶盒片包套袋罐听卷条枚]装|[青红茶黑白银]轴"
         r"|(?:礼盒|散|袋|罐|盒|瓶|桶|家庭|旅行)装|[浅中深]{1,2}烘焙?"
+        # a tea's picking ("明前龙井", "龙井是明前的"), not a time before something ("清明前", "下雨前",
+        # "明明前几天")
+        r"|(?<![清下说证声表透发明])[明雨]前(?![几一两三四五六七八九十0-9天日月年周])|头采"
+        # a Latin model word after its product's name or before it, in Chinese ("Switch OLED",
+        # "Switch是OLED的", "OLED 的Switch"); not what software names a part of itself ("Google API")
+        rf"|(?<=[\u4e00-\u9fff])\s?[A-Z][a-z]{{2,}}\s?是?\s?{_MODEL_WORD}"
+        # (or first in a sentence, with Chinese after it: "Switch OLED刚买就降价了")
+        rf"|(?<![^\u3000-\u303f\uff00-\uffef])[A-Z][a-z]{{2,}}\s?{_MODEL_WORD}(?=\s?[\u4e00-\u9fff])"
+        rf"|(?<=[\u4e00-\u9fff])\s?{_MODEL_WORD}\s?的?\s?[A-Z][a-z]{{2,}}"
         # a model's suffix after its name ("蓝牙耳机 Pro")
-        r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|SE|Air)(?![A-Za-z])",
+        # (not the letters of an id: "订单号68L6BC5V", "流水号LWZCB23SE")
+        r"|(?<![A-Za-z])(?:Pro|Max|Mini|Ultra|Lite|Air)(?![A-Za-z])|(?<![A-Za-z0-9])SE(?![A-Za-z0-9])",
     ),
     # a flavour or scent ("绿茶味"), a model's edition written in Latin letters ("OLED版", "Pro版")
     ("味", r"[\u4e00-\u9fff]{1,3}(?<![口趣气滋意人韵品异美])味(?![道儿精着])"),
@@ -95,13 +114,15 @@ def _zh_option_of(groups: tuple[str, ...]) -> re.Pattern[str]:
 # ("Windows 11 上也不行"). Not a code (E3001: no lower-case letter) nor a year (4 digits).
 _ZH_MODEL = re.compile(
     r"(?:(?<![A-Za-z0-9])[a-z]?[A-Z][a-z]+|小米|红米|荣耀|华为|一加|魅族|真我)\s?[A-Z]?[0-9]{1,3}(?![A-Za-z0-9])"
+    # or a model word with 的 ("Switch,要OLED的")
+    rf"|(?<![A-Za-z]){_MODEL_WORD}(?=\s?的)"
 )
 
 
 _ZH_HINT = re.compile(
     r"色|码|号|寸|升|[0-9]|ml|键|款|装|轴|版|味|位|册|烘|[XSMLNUA]|Type|USB|Lightning|HDMI|Pro|Max|Mini|Ultra|Lite"
     r"|SE|Air|[蓝绿黄白灰黑紫]|藏青|酒红|卡其|玫瑰金|碎花|格纹|条纹|纯色|印花|波点|迷彩|半|精装|平装"
-    r"|[一二两三四五六七八九十](?:斤|克|米|匹|座|门|层|抽|片|粒|包|卷|磅)"
+    r"|[一二两三四五六七八九十](?:斤|克|米|匹|座|门|层|抽|片|粒|包|卷|磅)|[明雨]前|头采|[A-Z]{3}|透明"
 )
 
 _EN_COLOUR = (
@@ -122,7 +143,8 @@ _EN_SIZE = (
     r"|[0-9]{1,2}(?:\.5)?(?![0-9]|\s*(?:days?|hours?|minutes?|mins?|weeks?|months?|years?|business|working)\b)"
 )
 _EN_OPTION = re.compile(
-    rf"\bin\s+(?:{_EN_COLOUR}|{_EN_SIZE}|{_EN_MATERIAL})\b"
+    # (not a person a customer loops in: "loop in Green from HR")
+    rf"\b(?<!loop\s)(?<!looped\s)in\s+(?:{_EN_COLOUR}|{_EN_SIZE}|{_EN_MATERIAL})\b"
     # an option after its label: "size 10", "colour: navy", "material leather"
     rf"|\b(?:size|colou?r|material|finish|style)\s*:?\s+(?:{_EN_SIZE}|{_EN_COLOUR}|{_EN_MATERIAL})(?![0-9A-Za-z])"
     rf"|\b(?:the|a|an|my|our|that|this)\s+(?:{_EN_COLOUR}|{_EN_MATERIAL}|(?-i:XXXL|XXL|XL|XS|S|M|L)"
@@ -148,8 +170,9 @@ _VARIANT_HINT = re.compile(r"version|edition|model", re.IGNORECASE)
 _has_digit = re.compile("[0-9]").search
 _has_latin = re.compile("[A-Za-z]").search
 
+# A comma between digits that groups thousands ("20,000mAh") ends no clause.
 _BREAK = re.compile(
-    r"[,，。！？!?；;\n]+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
+    r"(?:(?<![0-9]),|,(?![0-9]{3}(?![0-9]))|[，。！？!?；;\n])+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
 )
 # An email or a link ends its clause where a space and Chinese follow ("邮箱是a@b.com 黑色羽绒服 L码…"):
 # a space between Latin and CJK is no break elsewhere ("Pro 款").
@@ -274,7 +297,7 @@ _NP_BODY = (
 # "a case of …", "two pairs of …": how many, before the goods
 _CONTAINERS = (
     r"(?:a|one|two|three)\s+(?:pairs?|box(?:es)?|bags?|sets?|packs?|cases?|jars?|bottles?|tubes?|cans?|rolls?"
-    r"|cartons?)\s+of"
+    r"|cartons?|tubs?|tins?|pouch(?:es)?|packets?|jugs?)\s+of"
 )
 _CONTAINER = re.compile(rf"^{_CONTAINERS}\s+")
 _EN_NP = (
@@ -295,7 +318,8 @@ _EN_GOODS = re.compile(
     rf"(?P<np>{_EN_NP})(?:{_IN_BRACKETS})?"
     rf"|(?P<np2>{_EN_NP}){_IN_BRACKETS}"
     # bought with no article: "I bought white wireless earbuds from you"
-    rf"|\b(?:ordered|bought|purchased|received|sent\s+me)\s+(?P<np3>(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
+    # (one word only with its option in brackets: "I received moisturizer (fragrance-free)")
+    rf"|\b(?:ordered|bought|purchased|received|sent\s+me)\s+(?P<np3>(?:{_NP_WORD}\s+){{0,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
     # what the goods did or are: "the firm mattress I received", "the cellular smartwatch was damaged too"
     rf"|(?P<np4>\b(?:the|my|our)\s+{_NP_BODY})(?:{_IN_BRACKETS})?"
     r"(?=\s+(?:(?:i|we)\s+(?:received|ordered|bought|got|returned|picked)|(?:was|were|is|are)\s+(?:damaged|broken|defective"
@@ -308,7 +332,7 @@ _EN_GOODS = re.compile(
     # where they are and how they came: "my order also had a jar of … in it", "what arrived was the …",
     # "I got … as a gift", "I already sent the … back"
     rf"|\b(?:order\s+(?:also\s+)?had|what\s+(?:arrived|came|showed\s+up)\s+(?:was|were)|(?:i|we)\s+got|sent)\s+"
-    rf"(?P<np8>{_EN_NP}|(?:{_NP_WORD}\s+){{1,3}}{_NP_WORD})(?:{_IN_BRACKETS})?"
+    rf"(?P<np8>{_EN_NP}|{_NP_BODY})(?:{_IN_BRACKETS})?"
     r"(?=\s+in\s+it\b|\s*,\s+not\b|\s+as\s+a\s+gift|\s+back\b)"
     rf"|\b(?:is|are)\s+(?P<np6>(?:the|my|our)\s+{_NP_BODY})(?=\s+back\s+in\s+stock)"
     # the option as "the … one": "the air fryer, the dual-basket one"
@@ -488,12 +512,13 @@ def _english_goods(text: str) -> Iterator[tuple[int, int]]:
 # Options a dash puts after goods ("the standing desk - white / 48-inch, …"): up to four short
 # words or a slash, to a clause's end; not a remark a dash adds ("… - would appreciate any help",
 # "… - cheers"), which starts with a word no option is.
-_OPTION_WORD = r"[a-z0-9](?:[a-z0-9'-]|\.(?=[a-z0-9]))*"
+_OPTION_WORD = r"[a-z0-9](?:[a-z0-9'-]|\.(?=[a-z0-9])|(?<=[0-9]),(?=[0-9]{3}(?![0-9])))*"
 _NOT_AN_OPTION = (
     rf"(?!(?:{'|'.join(_NOT_IN_A_NAME)}|i|i'm|we|you|it|my|our|this|that|just|so|thanks|thank|cheers"
     r"|fyi|btw|sorry|please|hope|also|anyway|ugh|lol|ok|okay|no|yes|not|any|can|call|email|text|ship|send)\b)"
 )
-_OPTION_ENDS = r"(?=\s*(?:[,!?;(.]|$|\s[-–—]\s))"
+# an option ends its clause, or a remark follows it ("- brown / 10 if that matters")
+_OPTION_ENDS = r"(?=\s*(?:[,!?;(.]|$|\s[-–—]\s)|\s+(?:if\s+that\s+(?:matters|helps)|fyi|btw|just\s+so)\b)"
 _DASH_OPTION = re.compile(
     rf"\s+[-–—]\s+{_NOT_AN_OPTION}{_OPTION_WORD}(?:\s+(?:/\s+)?{_OPTION_WORD}){{0,3}}{_OPTION_ENDS}",
     re.IGNORECASE,
@@ -507,6 +532,20 @@ _COMMA_OPTION = re.compile(
 )
 
 
+# Or, with no figure, only the narrow shapes of an option: a colour or material with what it is of
+# ("the mechanical keyboard, brown switches"), or one lower-case word, with its article or "with"
+# ("the nonstick pan, a lid"), that is no remark (", thanks", ", honestly").
+_NOT_A_WORD_OPTION = (
+    r"(?!(?:guys|folks|everyone|team|hello|hey|hi|thx|pls|plz|asap|though|anyway|anyways|right|sure|again"
+    r"|yesterday|today|tomorrow|ago|etc|lol|haha|cheers|thanks|please|sorry|ugh|oops)\b)"
+)
+_COMMA_WORD_OPTION = re.compile(
+    rf",\s+(?:with\s+)?(?:(?:{_EN_COLOUR}|{_EN_MATERIAL})(?:\s+(?-i:[a-z]+))?"
+    rf"|(?:an?\s+)?{_NOT_AN_OPTION}{_NOT_A_WORD_OPTION}(?-i:[a-z]{{3,}})(?<!ly)){_OPTION_ENDS}",
+    re.IGNORECASE,
+)
+
+
 class Product(NamedTuple):
     start: int
     end: int
@@ -515,10 +554,8 @@ class Product(NamedTuple):
 
 def products(text: str) -> Iterator[Product]:
     """The clauses of ``text`` that name goods with an option, in order, each once."""
-    own = list(_english_goods(text)) if _has_latin(text) else []
-    spans = [
-        (m.span(), m.re is _ZH_MODEL) for m in _options(text) if not any(a <= m.start() < b for a, b in own)
-    ]
+    own = list(_english_goods(text)) if _has_latin(text) else []  # in order, none overlapping
+    spans = [(m.span(), m.re is _ZH_MODEL) for m in _options(text) if not _within(own, m.start())]
     if not spans and not own:
         return
     cuts = [m.span() for m in _BREAK.finditer(text)]
@@ -529,7 +566,7 @@ def products(text: str) -> Iterator[Product]:
     breaks = [(0, 0), *cuts, (len(text), len(text))]
     found: list[tuple[int, int]] = []
     for (start, stop), model in spans:
-        i = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
+        i = _clause_of(breaks, start)
         begin, end = breaks[i][1], breaks[i + 1][0]
         if model and not (i > 0 and _names_the_one_before(text, breaks[i - 1][1], begin, start)):
             continue
@@ -551,19 +588,49 @@ def products(text: str) -> Iterator[Product]:
         if _short(text, begin, end) and len(_bare(text[begin:start] + text[stop:end])) >= 2:
             found.append((begin, end))
     for start, stop in own:  # a noun phrase is pinned with its clause, like an option, whatever it holds
-        first = next(k for k in range(1, len(breaks)) if breaks[k][0] >= start) - 1
-        last = next(k for k in range(1, len(breaks)) if breaks[k][0] >= stop) - 1
+        first, last = _clause_of(breaks, start), _clause_of(breaks, stop)
         end = breaks[last + 1][0]
         # "the duvet cover - king", "the knife set, 7 piece": its option after a dash or comma
-        if option := _DASH_OPTION.match(text, end) or _COMMA_OPTION.match(text, end):
+        if option := (
+            _DASH_OPTION.match(text, end)
+            or _COMMA_OPTION.match(text, end)
+            or _COMMA_WORD_OPTION.match(text, end)
+        ):
             end = option.end()
         found.append((breaks[first][1], end))
-    # One clause once, and a clause inside a wider one ("the navy rain jacket" of "…, size XS") not again.
+    for begin, end in _joined(text, found):
+        clause = text[begin:end].strip()
+        at = text.index(clause, begin)
+        yield Product(at, at + len(clause), clause)
+
+
+def _within(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether ``at`` is inside one of ``spans`` (in order, none overlapping), by bisection."""
+    i = bisect.bisect_right(spans, at, key=lambda span: span[0]) - 1
+    return i >= 0 and at < spans[i][1]
+
+
+def _clause_of(breaks: list[tuple[int, int]], at: int) -> int:
+    """The index of the break that opens the clause holding ``at``: found by bisection, since a
+    text may hold as many options as breaks."""
+    return bisect.bisect_left(breaks, at, lo=1, key=lambda b: b[0]) - 1
+
+
+def _joined(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """One clause once, a clause inside a wider one ("the navy rain jacket" of "…, size XS") not
+    again, and spans that share a clause as one ("机械键盘 白色" and "白色 茶轴": the goods with both
+    options), while the whole stays short enough to be one."""
+    joined: list[tuple[int, int]] = []
     for begin, end in sorted(set(found)):
-        if not any(a <= begin and end <= b and (a, b) != (begin, end) for a, b in found):
-            clause = text[begin:end].strip()
-            at = text.index(clause, begin)
-            yield Product(at, at + len(clause), clause)
+        if joined and begin < joined[-1][1]:
+            first, last = joined[-1]
+            if end <= last:
+                continue
+            if _short(text, first, end):
+                joined[-1] = (first, end)
+                continue
+        joined.append((begin, end))
+    return joined
 
 
 def _options(text: str) -> Iterator[re.Match[str]]:
