@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import VIA_PGBOUNCER
@@ -23,7 +23,6 @@ from pydantic import BaseModel
 from support.fakes import ScriptedLLM, rows
 
 from supportbot import SupportBot
-from supportbot.llm.base import Completion, Message
 
 OpenBot = Callable[..., SupportBot]
 WORKER = Path(__file__).resolve().parent / "worker.py"
@@ -37,17 +36,10 @@ class SlowDraft(ScriptedLLM):
         self.seconds = seconds
         self.started = threading.Event()
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: type[BaseModel] | None = None,
-        temperature: float = 0.0,
-    ) -> Completion:
+    def before(self, schema: type[BaseModel] | None) -> None:
         if schema is None:
             self.started.set()
             time.sleep(self.seconds)
-        return super().chat(messages, schema=schema)
 
 
 def test_send_waits_for_the_live_round_that_holds_the_ticket_and_gets_its_answer(open_bot: OpenBot) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import psycopg
 import pytest
@@ -25,7 +25,6 @@ from supportbot.errors import (
     UnknownStep,
     UnknownTicket,
 )
-from supportbot.llm.base import Completion, Message
 
 OpenBot = Callable[..., SupportBot]
 
@@ -78,17 +77,7 @@ def test_tickets_are_isolated(open_bot: OpenBot) -> None:
 def test_history_and_time_travel_rebuild_every_step_exactly(open_bot: OpenBot) -> None:
     seen: list[object] = []
 
-    class Watching(ScriptedLLM):
-        def chat(
-            self,
-            messages: Sequence[Message],
-            *,
-            schema: type[BaseModel] | None = None,
-            temperature: float = 0.0,
-        ) -> Completion:
-            return super().chat(messages, schema=schema, temperature=temperature)
-
-    bot = open_bot(Watching())
+    bot = open_bot(ScriptedLLM())
     ticket = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败").ticket_id
     seen.append(bot.state(ticket))
     bot.send(ticket, "还是不行")
@@ -244,16 +233,9 @@ def test_needs_human_hands_off_with_a_record(open_bot: OpenBot, database_url: st
 
 def test_model_fault_hands_off_and_keeps_the_message(open_bot: OpenBot) -> None:
     class Broken(ScriptedLLM):
-        def chat(
-            self,
-            messages: Sequence[Message],
-            *,
-            schema: type[BaseModel] | None = None,
-            temperature: float = 0.0,
-        ) -> Completion:
+        def before(self, schema: type[BaseModel] | None) -> None:
             if schema is None:
                 raise ModelError("upstream returned 503 three times")
-            return super().chat(messages, schema=schema)
 
     bot = open_bot(Broken())
     result = bot.open_ticket("wugang@example.com", subject="x", body="E3001 又来了")
@@ -343,16 +325,9 @@ def test_a_message_arriving_mid_round_is_answered_by_the_next_round(
     ticket_ref: list[str] = []
 
     class Slow(ScriptedLLM):
-        def chat(
-            self,
-            messages: Sequence[Message],
-            *,
-            schema: type[BaseModel] | None = None,
-            temperature: float = 0.0,
-        ) -> Completion:
+        def before(self, schema: type[BaseModel] | None) -> None:
             if not ticket_ref:
                 ticket_ref.append(_latest_ticket(database_url))
-            return super().chat(messages, schema=schema)
 
     bot = open_bot(Slow(draft=draft))
     first = bot.open_ticket("wugang@example.com", subject="x", body="E3001 同步失败")
@@ -418,16 +393,9 @@ def test_max_message_length_is_configurable(open_bot: OpenBot) -> None:
 
 
 class _SlowDrafts(ScriptedLLM):
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: type[BaseModel] | None = None,
-        temperature: float = 0.0,
-    ) -> Completion:
+    def before(self, schema: type[BaseModel] | None) -> None:
         if schema is None:
             time.sleep(0.4)
-        return super().chat(messages, schema=schema, temperature=temperature)
 
 
 def test_a_round_longer_than_the_lease_renews_it_and_finishes(open_bot: OpenBot, database_url: str) -> None:

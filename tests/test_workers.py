@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ from supportbot._records import CustomerRecords
 from supportbot._state import Triage
 from supportbot.backend.demo._backend import DemoBackend
 from supportbot.errors import ConfigError, InvalidInput, ModelError, WaitTimeout
-from supportbot.llm.base import Completion, Message
 from supportbot.memory._tokens import TOKENIZER_FILE_ENV
 from supportbot.run import _engine as engine_module
 from supportbot.run import _profiles as profiles_module
@@ -402,16 +401,9 @@ def test_a_model_that_fails_hands_the_ticket_over_at_once_without_retries(
     open_bot: OpenBot, database_url: str
 ) -> None:
     class Down(ScriptedLLM):
-        def chat(
-            self,
-            messages: Sequence[Message],
-            *,
-            schema: type[BaseModel] | None = None,
-            temperature: float = 0.0,
-        ) -> Completion:
+        def before(self, schema: type[BaseModel] | None) -> None:
             if schema is None:  # the draft
                 raise ModelError("upstream returned 503 three times")
-            return super().chat(messages, schema=schema)
 
     bot = open_bot(Down())
     opened = bot.open_ticket("wugang@example.com", body="E3001 同步失败", wait=False)

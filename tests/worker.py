@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +28,6 @@ from support.parts import async_bot_over_store, bot_over_store
 
 from supportbot import Settings
 from supportbot.backend.demo import AsyncDemoBackend, DemoBackend
-from supportbot.llm.base import Completion, Message
 
 T = TypeVar("T")
 
@@ -43,19 +42,12 @@ class CrashingLLM(ScriptedLLM):
         super().__init__(triage=refund_if_asked, draft=cite_hits)
         self.crash_at = crash_at
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: type[BaseModel] | None = None,
-        temperature: float = 0.0,
-    ) -> Completion:
+    def before(self, schema: type[BaseModel] | None) -> None:
         if self.crash_at == "draft" and schema is None:
             _die()
         if self.crash_at == "slow_draft" and schema is None:
             print("drafting", flush=True)  # the round holds the ticket now: the test may act
             time.sleep(60)  # a model that takes its time; the test kills the process meanwhile
-        return super().chat(messages, schema=schema)
 
 
 class CrashingBackend(DemoBackend):

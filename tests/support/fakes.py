@@ -87,9 +87,14 @@ class ScriptedLLM:
         self.prompts: list[list[dict[str, str]]] = []
         self._lock = threading.Lock()
 
+    def before(self, schema: type[BaseModel] | None) -> None:
+        """Called as each request arrives, before it is answered (a draft asks with no schema):
+        where a test's model fails, waits or dies."""
+
     def chat(
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None, temperature: float = 0.0
     ) -> Completion:
+        self.before(schema)
         with self._lock:
             self.prompts.append([dict(m) for m in messages])
         prompt = messages[-1]["content"]
