@@ -35,6 +35,7 @@ from .._state import Fact, Role, Turn
 from ..errors import InvalidInput
 from ..i18n._prompts import fact_labels
 from . import _contacts as contacts
+from . import _plans
 from ._dates import dates
 from ._mask import mask_text
 from ._money import amounts, money_in
@@ -930,7 +931,7 @@ def _contacts(text: str, plans: Sequence[str]) -> Iterator[_Found]:
         yield _Found(h.start, "address", h.text, h.key, h.subject)
     for h in contacts.people(text):
         yield _Found(h.start, "person", h.text, h.key, h.subject)
-    for h in contacts.plans(text, plans):
+    for h in _plans.plans(text, plans):
         said = _without_filler(h.text) or h.text  # "我想起来了,39码的白色运动鞋…": the goods only
         if said == h.text:
             yield _Found(h.start, "plan", h.text, h.key)
