@@ -460,6 +460,10 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
         ),
         ("I bought accidental damage protection, for 1 year", ["accidental damage protection, for 1 year"]),
         ("I never got the paperwork for the protection plan, 4-year.", ["protection plan, 4-year"]),
+        ("the paperwork for the protection plan, 4 years (in case it helps)!", ["protection plan, 4 years"]),
+        # not goods' option nor a cover's term: a time since
+        ("I bought the warranty, 2 years ago, and it broke", ["I bought the warranty"]),
+        ("my extended warranty, 3 years back, covered this", []),
         # not goods
         ("I need a refund for the order (#A123) - thanks", []),
         ("there's a problem with the order (the second one)", []),

@@ -359,9 +359,11 @@ DASH_OPTION = re.compile(
     re.IGNORECASE,
 )
 # Or a measure a comma puts after them ("the knife set, 7 piece", "the mixed nuts, the 2.5 lb ones"):
-# after a comma, only words that hold a figure, since most clauses after a comma are not options.
+# after a comma, only words that hold a figure, since most clauses after a comma are not options,
+# and not a time since ("the warranty, 2 years ago").
+_A_TIME_SINCE = r"(?![0-9]+\s+(?:years?|months?|weeks?|days?|hours?|minutes?)\s+(?:ago|later|back|since)\b)"
 COMMA_OPTION = re.compile(
-    rf",\s+(?:the\s+)?{_NOT_AN_OPTION}(?=[^,.!?;]*[0-9])"
+    rf",\s+(?:the\s+)?{_NOT_AN_OPTION}{_A_TIME_SINCE}(?=[^,.!?;]*[0-9])"
     rf"{_OPTION_WORD}(?:\s+{_OPTION_WORD}){{0,2}}(?:\s+(?:ones?|size|version|pack))?{_OPTION_ENDS}",
     re.IGNORECASE,
 )
