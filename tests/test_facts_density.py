@@ -532,6 +532,19 @@ def test_an_id_without_a_digit_retyped_in_a_correction_replaces_the_one_it_fixes
 
 
 @pytest.mark.parametrize(
+    "correction", ["合同号我抄错了,正确的是ct_vllnyqt。", "对了,是ct_vllnyqt,不是ct_lllnyqt,你们记一下。"]
+)
+def test_a_correction_that_states_no_other_fact_still_retypes_the_id(correction: str) -> None:
+    turns = _turns("系统里合同号显示的是ct_lllnyqt!", correction)
+    first = update_ledger((), turns[:1], 0, mask=False)
+    facts = update_ledger(first, turns, 1, mask=False)  # turn by turn, as a round adds them
+    assert [(f.key, f.supersedes) for _, f in current_facts(facts) if f.kind == "id"] == [("CT_VLLNYQT", 0)]
+    assert (
+        update_ledger(first, _turns("系统里合同号显示的是ct_lllnyqt!", "好的,谢谢"), 1, mask=False) == first
+    )
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         # a tea's picking before or after the tea

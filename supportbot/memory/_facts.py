@@ -489,7 +489,9 @@ def _updated(
         pairs = extract(turns[index], index, mask=mask, plans=plans, currency=currency)
         currency = conversation_currency([said.fact for said in pairs]) or currency
         found += pairs
-    if not found:  # most turns state no fact: then the (long) ledger need not be indexed
+    # Most turns state no fact and correct none: then the (long) ledger need not be indexed. A
+    # correction may retype an id no pattern reads on its own ("正确的是ct_vllnyqt": no digit).
+    if not found and not any(_may_correct(t) for t in turns[start:]):
         return ledger
     book = _Book(ledger)
     for said in found:
@@ -501,6 +503,12 @@ def _updated(
             for replaced, fact in list(book.retyped(turns[index], index, mask=mask)):
                 book.replace(replaced, fact)
     return book.facts if len(book.facts) > len(ledger) else ledger
+
+
+def _may_correct(turn: Turn) -> bool:
+    """Whether a customer turn says it corrects something (what ``part_corrections`` and
+    ``retyped`` look for)."""
+    return turn.role == "customer" and bool(_CORRECTION.search(turn.content) or _REFUSAL.search(turn.content))
 
 
 # A correction of part of a value: "不好意思,是208,不是203", "sorry, it's 4B, not 4D", "不是515,是155".
