@@ -461,6 +461,10 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
         ("I bought accidental damage protection, for 1 year", ["accidental damage protection, for 1 year"]),
         ("I never got the paperwork for the protection plan, 4-year.", ["protection plan, 4-year"]),
         ("the paperwork for the protection plan, 4 years (in case it helps)!", ["protection plan, 4 years"]),
+        (
+            "I never got the paperwork for the accidental damage protection, with a 2-year term, fyi!",
+            ["accidental damage protection, with a 2-year term"],
+        ),
         # not goods' option nor a cover's term: a time since
         ("I bought the warranty, 2 years ago, and it broke", ["I bought the warranty"]),
         ("my extended warranty, 3 years back, covered this", []),
@@ -679,3 +683,22 @@ def test_english_goods_with_an_option_after_a_comma_and_figures_in_thousands(
     text: str, expected: list[str]
 ) -> None:
     assert _values(text, "plan") == expected
+
+
+@pytest.mark.parametrize(
+    ("said", "shown"),
+    [
+        (("我们运维孙经理会联系你们", "还有,IT孙经理下周出差"), "运维孙经理、IT孙经理"),
+        (("季卡黄金会员用得挺好", "黄金会员连续包季上个季度才续过"), "季卡黄金会员、黄金会员连续包季"),
+        # words that add nothing are not added
+        (("我们运维孙经理会联系你们", "孙经理明天有空"), "运维孙经理"),
+    ],
+)
+def test_a_person_or_plan_named_again_in_other_words_keeps_both_wordings(
+    said: tuple[str, str], shown: str
+) -> None:
+    facts = update_ledger((), _turns(*said), 0, mask=False)
+    kinds = {f.kind for f in facts if f.kind in ("person", "plan")}
+    (kind,) = kinds
+    assert [f.value for _, f in current_facts(facts) if f.kind == kind] == [shown]
+    assert shown in ledger.render_facts(facts)

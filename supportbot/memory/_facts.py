@@ -551,10 +551,11 @@ _CODE_TOKEN = re.compile(
     r"(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]*[0-9_])[0-9A-Za-z][0-9A-Za-z_-]{3,38}[0-9A-Za-z](?![0-9A-Za-z_-])"
 )
 _RETYPED_KINDS = ("id", "error_code")
-# A date said again in other words: its wordings joined (上个月24日、上星期二; last Tuesday; Nov 24),
-# at most this many.
+# A date, person or plan said again in other words: its wordings joined (上个月24日、上星期二;
+# last Tuesday; Nov 24), at most this many.
 _SAID_AGAIN = re.compile("、|; ")
 _MAX_WORDINGS = 3
+_SAID_AGAIN_KINDS = frozenset({"date", "person", "plan"})
 _DATED_IN_FULL = re.compile(r"[0-9]{4}[0-9年月日号/.\- ]+")  # 2025年4月3日, 2025-04-03: the key says it all
 _REFUSAL = re.compile(r"不是|\bnot\b", re.IGNORECASE)  # "是3866-7509-2547,不是3866-7590-2547"
 
@@ -749,15 +750,20 @@ class _Book:
         self._note(len(self._all) - 1, fact)
 
     def _said_again(self, position: int, fact: Fact) -> None:
-        """A day named again in other words (上星期二 for the 11/24 said before): one fact whose
-        words name both, so the model sees every phrase the turns use for that day. Recorded as a
-        restatement (``supersedes`` the fact it extends, with the same key), never as a correction."""
+        """A day, a person or a plan named again in other words (上星期二 for the 11/24 said before;
+        IT孙经理 after 运维孙经理; 黄金会员连续包季 after 季卡黄金会员): one fact whose words name
+        both, so the model sees every phrase the turns use for it and nothing is decided that the
+        customer did not say (the same man, or two; the same membership, or one renewing itself).
+        Recorded as a restatement (``supersedes`` the fact it extends, with the same key), never as
+        a correction. Words that add nothing (孙经理 after 运维孙经理) are not added."""
         old = self._all[position]
-        if fact.kind != "date" or fact.role != old.role or _DATED_IN_FULL.fullmatch(fact.value):
+        if fact.kind not in _SAID_AGAIN_KINDS or fact.role != old.role:
+            return
+        if fact.kind == "date" and _DATED_IN_FULL.fullmatch(fact.value):
             return
         words = _SAID_AGAIN.split(old.value)
         said = normalize_sentence(fact.value)
-        if len(words) >= _MAX_WORDINGS or any(normalize_sentence(w) == said for w in words):
+        if len(words) >= _MAX_WORDINGS or any(said in normalize_sentence(w) for w in words):
             return
         value = old.value + ("、" if _CJK_CHAR.search(old.value + fact.value) else "; ") + fact.value
         self._all.append(Fact(old.kind, value, old.key, fact.turn, old.subject, old.role, position))

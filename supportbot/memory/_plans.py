@@ -81,10 +81,10 @@ _NOT_A_COVER_WORD = (
 _COVER = r"(?:protection(?:\s+plan)?|warranty|coverage|insurance)"
 _EN_COVER = re.compile(
     rf"\b(?:one|two|three|four|five|[0-9])-year\s+(?:[a-z-]+\s+){{0,3}}{_COVER}\b"
-    # or its term after it: "accidental damage protection, for 1 year", "the protection plan, 4
-    # years" (not a time since: "the warranty, 2 years ago")
+    # or its term after it: "accidental damage protection, for 1 year", "…, with a 2-year term",
+    # "the protection plan, 4 years" (not a time since: "the warranty, 2 years ago")
     rf"|\b(?:(?!{_NOT_A_COVER_WORD}\b)[a-z-]+\s+){{0,3}}{_COVER}"
-    r"(?:\s*,?\s+for\s+(?:one|two|three|four|five|[0-9])\s+years?|\s*,\s*(?:one|two|three|four|five|[0-9])-year"
+    r"(?:\s*,?\s+for\s+(?:one|two|three|four|five|[0-9])\s+years?|\s*,\s*(?:with\s+a\s+)?(?:one|two|three|four|five|[0-9])-year(?:\s+term)?"
     r"|\s*,\s*(?:one|two|three|four|five|[0-9])\s+years?(?!\s+(?:ago|old|later|back|since)\b))\b",
     re.IGNORECASE,
 )
