@@ -272,6 +272,8 @@ def test_more_forms_of_plans_goods_and_dates(text: str, kind: str, expected: lis
         ("押金两千一直没退", ["2000.00"]),  # 一直 is a word, not the figure's last digit
         ("差价两千一,麻烦补一下", ["2100.00"]),
         ("余额三千六百个积分", []),  # a measure word: points, not money
+        ("续费要六千五一年,太贵了", ["6500.00"]),  # a sum for a period: 一年 is not its last digit
+        ("年费一万一一年", ["11000.00"]),
     ],
 )
 def test_a_figure_after_a_word_that_names_a_sum_is_money(text: str, expected: list[str]) -> None:

@@ -233,18 +233,19 @@ _PAID = re.compile(
 # After a word that names a sum, a figure with no currency is that sum whatever follows it, unless a
 # measure word makes it a count: "差价三千六还没补给我", "押金两千一直没退" (not "余额三千六百个积分").
 _MONEY_NOUN = re.compile(
-    r"(?:差价|押金|定金|订金|尾款|余额|运费|服务费|手续费|违约金|保证金|年费|月费|会费|货款|房租|退款|赔偿款?|补偿款)"
+    r"(?:差价|押金|定金|订金|尾款|余额|运费|服务费|手续费|违约金|保证金|年费|月费|会费|续费|货款|房租|退款|赔偿款?|补偿款)"
     r"(?:应该是|应该有|好像是|大概是|是|有|还有|一共|共|才|就|要|也就|大概)?\s*+"
     + _BARE_SUM
-    + r"(?![个件次人天台张位条份本只双套年月日号分积点度])"
+    # (a sum for a period is still one: "续费要六千五一年", 一年 read off in _paid)
+    + r"(?:(?<=一)(?=[年月天周])|(?![个件次人天台张位条份本只双套年月日号分积点度]))"
 )
 _PAID_HINT = re.compile(
     "付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是|预算|一笔|差价|押金|定金|订金|尾款|余额|运费|费|货款|房租|退款|赔偿|补偿款"
 ).search
 
 
-# 一 that starts a word after a figure (一直, 一起, 一定, 一下, …) is not the figure's last digit.
-_YI_WORD_ENDS = frozenset("直起定样般下些点共会边再旦切")
+# 一 that starts a word after a figure (一直, 一起, 一定, 一下, …, 一年) is not the figure's last digit.
+_YI_WORD_ENDS = frozenset("直起定样般下些点共会边再旦切年月天周")  # and a period: 一年, 一个月
 
 
 def _paid(text: str, found: list[Money]) -> Iterator[Money]:
