@@ -467,6 +467,12 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
             "I never got the paperwork for the accidental damage protection, with a 2-year term, fyi!",
             ["accidental damage protection, with a 2-year term"],
         ),
+        # a plan's seats before it and its term after it; a count is no id
+        (
+            "our account still shows the 200-seat Enterprise tier, for 2 years",
+            ["200-seat Enterprise tier, for 2 years"],
+        ),
+        ("we have been on the Pro plan for 3 years ago or so", ["Pro plan"]),
         # not goods' option nor a cover's term: a time since
         ("I bought the warranty, 2 years ago, and it broke", ["I bought the warranty"]),
         ("my extended warranty, 3 years back, covered this", []),
@@ -479,6 +485,7 @@ def test_english_goods_and_plans_beyond_a_word_list(text: str, expected: list[st
 )
 def test_english_goods_with_options_after_a_dash_and_in_more_places(text: str, expected: list[str]) -> None:
     assert _values(text, "plan") == expected
+    assert not [v for v in _values(text, "id") if v[0].isdigit() and "-" in v]  # "200-seat" is a count
 
 
 @pytest.mark.parametrize(

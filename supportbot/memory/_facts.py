@@ -131,8 +131,16 @@ _ERROR_NAME = re.compile(
 )
 # An id as a system prints one: letters and digits mixed, at least two of each ("X3KWW4KP",
 # "2VFR4CD6", "zto_4jk2yxk"); or long digit groups joined by dashes ("441-9495181-0944424").
+# A count with what it counts is no id: "the 200-seat Enterprise tier", "a 12-piece set".
+_A_COUNT = (
+    r"(?![0-9]+-(?:seat|user|person|people|member|licen[cs]e|device|piece|pack|port|page|sheet|cup|slice"
+    r"|inch|foot|feet|mile|quart|gallon|liter|litre|pound|lb|oz|ounce|watt|volt|speed|door|drawer|layer"
+    r"|year|month|week|day|hour|minute|night|star)s?(?![A-Za-z0-9_-]))"
+)
 _MIXED_ID = re.compile(
-    r"(?=[0-9A-Za-z])(?:(?<![A-Za-z0-9_@.#-])(?=(?:[A-Za-z_-]*[0-9]){2})(?=(?:[0-9_-]*[A-Za-z]){2})"
+    r"(?=[0-9A-Za-z])(?:(?<![A-Za-z0-9_@.#-])"
+    + _A_COUNT
+    + r"(?=(?:[A-Za-z_-]*[0-9]){2})(?=(?:[0-9_-]*[A-Za-z]){2})"
     r"[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9](?![A-Za-z0-9_@-]|\.[A-Za-z0-9])"
     r"|(?<![0-9A-Za-z-])[0-9]{3,}+(?:-[0-9]{3,}+){2,}+(?![0-9A-Za-z-]))"
 )

@@ -54,7 +54,9 @@ _EN_PLAN = re.compile(
     r"(?:(?<=edition)\s+(?P<goods>(?-i:(?!I\b|I')[A-Z][A-Za-z0-9-]*(?:\s+[A-Z0-9][A-Za-z0-9-]*){0,2})))?"
     rf"(?:\s*[,(]?\s*(?:(?:paid|billed|on)\s+)?(?P<cycle>{_EN_CYCLE})\b(?:\s+billing)?"
     # and a second option with it: "(annual billing, 25 users)"
-    rf"(?:\s*,\s*(?:(?:paid|billed|on)\s+)?(?P<cycle2>{_EN_CYCLE})\b(?:\s+billing)?)?\)?)?",
+    rf"(?:\s*,\s*(?:(?:paid|billed|on)\s+)?(?P<cycle2>{_EN_CYCLE})\b(?:\s+billing)?)?\)?)?"
+    # and the term it was bought for: "the 200-seat Enterprise tier, for 2 years"
+    r"(?:\s*,?\s+for\s+(?P<term>(?:one|two|three|four|five|[0-9]{1,2})\s+years?)\b(?!\s+(?:ago|old)\b))?",
     re.IGNORECASE,
 )
 # A plan named in lower case is told from any other "plan" by the options after it, which it must
@@ -191,7 +193,8 @@ def _plan_family(text: str) -> Iterator[Hit]:
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
         cycle = (" ".join((m.group("pre") or "").split()) or m.group("cycle") or "").lower()
         cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
-        cycle = ", ".join(c for c in (cycle, (m.group("cycle2") or "").lower()) if c)
+        options = (cycle, (m.group("cycle2") or "").lower(), (m.group("term") or "").lower())
+        cycle = ", ".join(c for c in options if c)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
         if m.group("goods"):
             key = f"{key} {m.group('goods')}"
