@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import psycopg
 
 from ..errors import StoreError
-from ._failures import first_line
+from ._failures import connect_hint, first_line
 from ._handles import Tx
 
 
@@ -24,7 +24,7 @@ def connected(url: str, *, autocommit: bool = False, failed: str, reason: str) -
         with psycopg.connect(url, autocommit=autocommit) as conn:
             yield conn
     except psycopg.OperationalError as exc:
-        says = f"cannot connect to PostgreSQL: {first_line(exc)}. Check SUPPORTBOT_DATABASE_URL"
+        says = f"cannot connect to PostgreSQL: {first_line(exc)}. {connect_hint(exc)}"
         raise StoreError(says, reason="connect") from exc
     except psycopg.Error as exc:
         raise StoreError(f"{failed}: {first_line(exc)}", reason=reason) from exc
