@@ -201,7 +201,13 @@ def _exposed(started: Started) -> tuple[list[str], list[str]]:
     """The server's listening unix sockets (as paths a client would use) and TCP ports."""
     unix, tcp = [], []
     for proc in _server_processes(started.pgdata):
-        for conn in proc.net_connections(kind="all"):
+        try:
+            conns = proc.net_connections(kind="all")
+        except psutil.NoSuchProcess:
+            # A backend that ended between the listing and this read held no listener (the
+            # postmaster holds them); if the postmaster itself were gone, the asserts fail.
+            continue
+        for conn in conns:
             if conn.status not in (psutil.CONN_LISTEN, psutil.CONN_NONE) or not conn.laddr:
                 continue
             if isinstance(conn.laddr, str):
