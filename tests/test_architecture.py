@@ -141,6 +141,52 @@ def test_only_the_store_and_the_business_systems_import_the_driver() -> None:
     assert _driver_imports(MODULES["supportbot.store._handles"]), "the check finds a driver import"
 
 
+# The store's modules that run statements: outside store/, only their classes and constants may be
+# imported (row types, SCHEMA); their functions are reached through the Store.
+_STATEMENT_MODULES = {
+    module
+    for module, path in MODULES.items()
+    if module.startswith("supportbot.store.") and ".execute(" in path.read_text(encoding="utf-8")
+}
+
+
+def _taken_from_the_store(package: str, source: str) -> list[str]:
+    """``store-module.name`` for each name the module (in ``package``) imports from a statement
+    module that is neither a class nor a constant, and each store module it imports whole."""
+    tree = ast.parse(source)
+    taken = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                whole = target == "supportbot.store" and alias.name.startswith("_")
+                function = target in _STATEMENT_MODULES and not alias.name[0].isupper()
+                if whole or function:
+                    taken.append(f"{target}.{alias.name}")
+    return taken
+
+
+def test_code_outside_the_store_runs_statements_only_through_the_store() -> None:
+    # The statements are the Store's (store.tickets.get_ticket(tx, ...), store.prune_closed(...)):
+    # nothing outside store/ imports a store module's functions or a store module whole.
+    outside = {
+        module: taken
+        for module, path in MODULES.items()
+        if not module.startswith("supportbot.store")
+        and (taken := _taken_from_the_store(_package(module, path), path.read_text(encoding="utf-8")))
+    }
+    assert outside == {}
+    # The check finds what it looks for, written either way.
+    assert _taken_from_the_store(
+        "supportbot.run", "from ..store import _tickets as repo\nfrom ..store._queue import stats, BATCH"
+    ) == ["supportbot.store._tickets", "supportbot.store._queue.stats"]
+
+
+def _package(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
 def _private_attributes(*modules: str) -> set[str]:
     """The private attributes (``self._name``) the classes in ``modules`` set or read."""
     return {

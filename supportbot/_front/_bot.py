@@ -40,11 +40,6 @@ from ..run._rounds import RoundResult
 from ..run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted, WorkerStats
 from ..run._waiting import Answers
 from ..run._worker import Worker
-from ..store import _audit as audit
-from ..store import _history as steps_repo
-from ..store import _queue as work_queue
-from ..store import _sla as sla_repo
-from ..store import _tickets as repo
 from ..store._handles import Tx
 from ..store._rows import (
     AuditEntry,
@@ -186,12 +181,12 @@ class SupportBot:
         lease = (owner, self._deps.settings.lease_seconds, self._store.tracks_holders) if owner else None
         with self._store.transaction() as tx:
             # Queued either way: should this process die before the round ends, a worker runs it.
-            ticket = repo.create_ticket(
+            ticket = self._store.tickets.create_ticket(
                 tx, email=email, subject=subject, body=body, now=now, due=True, lease=lease
             )
-            repo.lock_turn_count(tx, ticket.id)
+            self._store.tickets.lock_turn_count(tx, ticket.id)
             first = with_tokens(Turn("customer", body, round=1, created_at=now, idx=0))
-            repo.insert_turns(tx, ticket.id, [first])
+            self._store.tickets.insert_turns(tx, ticket.id, [first])
         if owner is None:
             return Submitted(ticket_id=ticket.id, idx=0)
         self._store.remember_turn(ticket.id, first)
@@ -279,7 +274,7 @@ class SupportBot:
     def _workers_alive(self) -> bool:
         alive = max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
         with self._store.connection() as conn:
-            return work_queue.live_workers(conn, alive_within=alive) > 0
+            return self._store.queue.live_workers(conn, alive_within=alive) > 0
 
     def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
         """The round that answers turn ``idx`` once the live round holding the ticket lets go, or
@@ -332,7 +327,9 @@ class SupportBot:
     def stats(self) -> QueueStats:
         """The work queue (depth, oldest wait, retries, hand-offs) and the running workers' counters."""
         with self._store.connection() as conn:
-            return work_queue.stats(conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds))
+            return self._store.queue.stats(
+                conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
+            )
 
     def metrics(self) -> str:
         """Prometheus metrics in the text format (run/_metrics.py): the queue, approvals waiting,
@@ -346,7 +343,7 @@ class SupportBot:
         """The queued tickets, the longest-waiting first, then those handed to a human after failing."""
         limit = validate.count("limit", limit)
         with self._store.connection() as conn:
-            return work_queue.entries(conn, limit=limit)
+            return self._store.queue.entries(conn, limit=limit)
 
     def _store_message(
         self, ticket_id: str, message: str, message_id: str | None, *, owner: str | None
@@ -368,7 +365,7 @@ class SupportBot:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
         ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
-            repo.get_ticket(conn, ticket_id)
+            self._store.tickets.get_ticket(conn, ticket_id)
         results = self._engine.drive(ticket_id)
         if results is None:
             outcome: Outcome = "with_human" if self._owned_by(ticket_id) else "queued"
@@ -433,7 +430,7 @@ class SupportBot:
             detail: dict[str, object] = {"round": state.round, "note": note}
             if refund is not None:
                 detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
-            audit.record(
+            self._store.audit.record(
                 tx,
                 actor=by,
                 action="respond",
@@ -472,7 +469,7 @@ class SupportBot:
                 detail["approved_amount"] = str(decision.amount)
             if decision.note:
                 detail["note"] = decision.note
-            audit.record(
+            self._store.audit.record(
                 tx,
                 actor=approver,
                 action="approve" if decision.approved else "reject",
@@ -506,12 +503,12 @@ class SupportBot:
         hand-off, a customer message on a ticket a person owns), the soonest due first; a clock
         with ``breached`` is past its target (Settings.sla_*_minutes)."""
         with self._store.connection() as conn:
-            rows = sla_repo.waiting(conn)
+            rows = self._store.sla.waiting(conn)
         return sla.clocks(rows, self._deps.settings, self._deps.clock())
 
     def pending_approvals(self) -> list[PendingApproval]:
         with self._store.connection() as conn:
-            return repo.pending_approvals(conn)
+            return self._store.tickets.pending_approvals(conn)
 
     # -- memory ----------------------------------------------------------------------------
 
@@ -528,21 +525,21 @@ class SupportBot:
     def history(self, ticket_id: str) -> list[StepRecord]:
         ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
-            repo.get_ticket(conn, ticket_id)
-            return steps_repo.history(conn, ticket_id)
+            self._store.tickets.get_ticket(conn, ticket_id)
+            return self._store.history.history(conn, ticket_id)
 
     def ticket(self, ticket_id: str) -> TicketRow:
         """The ticket's row: customer, subject, status, turn count, when it was created and updated."""
         ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
-            return repo.get_ticket(conn, ticket_id)
+            return self._store.tickets.get_ticket(conn, ticket_id)
 
     def tickets(self, *, email: str | None = None, status: TicketStatus | None = None) -> list[TicketRow]:
         email = validate.optional_text("email", email, limit=validate.EMAIL_CHARS)
         if status is not None:
             status = validate.choice("status", status, validate.STATUSES)
         with self._store.connection() as conn:
-            return repo.list_tickets(conn, email=email, status=status)
+            return self._store.tickets.list_tickets(conn, email=email, status=status)
 
     def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
         """A new ticket whose history is this one's up to step ``seq``; returns its id.
@@ -603,11 +600,11 @@ class SupportBot:
             since = validate.moment("since", since)
         limit = validate.count("limit", limit, limit=validate.INT32_MAX)
         with self._store.connection() as conn:
-            return audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
+            return self._store.audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
 
     def _owned_by(self, ticket_id: str) -> str | None:
         with self._store.connection() as conn:
-            return repo.human_agent(conn, ticket_id)
+            return self._store.tickets.human_agent(conn, ticket_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -699,11 +696,11 @@ class SupportBot:
         email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
 
         def record(tx: Tx, tickets: list[str]) -> None:
-            audit.redact_customer(tx, email, tickets)
+            self._store.audit.redact_customer(tx, email, tickets)
             # A digest, not the address: it can answer "was this address forgotten?", given the address.
             digest = hashlib.sha256(email.lower().encode()).hexdigest()
             detail = {"customer_sha256": digest, "tickets": len(tickets)}
-            audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
+            self._store.audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
 
         report = lifecycle.forget_customer(self._store, self._deps.backend, email, force=force, audit=record)
         self._drop_cached(report.tickets)
@@ -729,8 +726,8 @@ class SupportBot:
         """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""
         ticket_id = validate.ticket_id(ticket_id)
         with self._store.connection() as conn:
-            repo.get_ticket(conn, ticket_id)
-            return lifecycle.pruned(conn, ticket_id)
+            self._store.tickets.get_ticket(conn, ticket_id)
+            return lifecycle.pruned(self._store, conn, ticket_id)
 
     def reset(self) -> ResetReport:
         """Empty every engine table and the demo data in one transaction; ticket numbers go on."""

@@ -40,11 +40,6 @@ from ..run._deps_async import Deps
 from ..run._engine_async import AsyncEngine
 from ..run._rounds import RoundResult
 from ..run._values import RetentionPolicy, RetentionReport, ServiceClock, Submitted, WorkerStats
-from ..store import _audit_async as audit
-from ..store import _history_async as steps_repo
-from ..store import _queue_async as work_queue
-from ..store import _sla_async as sla_repo
-from ..store import _tickets_async as repo
 from ..store._handles import AsyncTx
 from ..store._rows import (
     AuditEntry,
@@ -188,12 +183,12 @@ class AsyncSupportBot:
         lease = (owner, self._deps.settings.lease_seconds, self._store.tracks_holders) if owner else None
         async with self._store.transaction() as tx:
             # Queued either way: should this process die before the round ends, a worker runs it.
-            ticket = await repo.create_ticket(
+            ticket = await self._store.tickets.create_ticket(
                 tx, email=email, subject=subject, body=body, now=now, due=True, lease=lease
             )
-            await repo.lock_turn_count(tx, ticket.id)
+            await self._store.tickets.lock_turn_count(tx, ticket.id)
             first = with_tokens(Turn("customer", body, round=1, created_at=now, idx=0))
-            await repo.insert_turns(tx, ticket.id, [first])
+            await self._store.tickets.insert_turns(tx, ticket.id, [first])
         if owner is None:
             return Submitted(ticket_id=ticket.id, idx=0)
         self._store.remember_turn(ticket.id, first)
@@ -283,7 +278,7 @@ class AsyncSupportBot:
     async def _workers_alive(self) -> bool:
         alive = max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
         async with self._store.connection() as conn:
-            return await work_queue.live_workers(conn, alive_within=alive) > 0
+            return await self._store.queue.live_workers(conn, alive_within=alive) > 0
 
     async def _answer_when_free(self, ticket_id: str, idx: int, timeout: float) -> RoundResult | None:
         """The round that answers turn ``idx`` once the live round holding the ticket lets go, or
@@ -336,7 +331,7 @@ class AsyncSupportBot:
     async def stats(self) -> QueueStats:
         """The work queue (depth, oldest wait, retries, hand-offs) and the running workers' counters."""
         async with self._store.connection() as conn:
-            return await work_queue.stats(
+            return await self._store.queue.stats(
                 conn, alive_within=max(5.0, 3 * self._deps.settings.worker_sweep_seconds)
             )
 
@@ -352,7 +347,7 @@ class AsyncSupportBot:
         """The queued tickets, the longest-waiting first, then those handed to a human after failing."""
         limit = validate.count("limit", limit)
         async with self._store.connection() as conn:
-            return await work_queue.entries(conn, limit=limit)
+            return await self._store.queue.entries(conn, limit=limit)
 
     async def _store_message(
         self, ticket_id: str, message: str, message_id: str | None, *, owner: str | None
@@ -374,7 +369,7 @@ class AsyncSupportBot:
         """Finish whatever the ticket has pending (after a crash, say); None if nothing was."""
         ticket_id = validate.ticket_id(ticket_id)
         async with self._store.connection() as conn:
-            await repo.get_ticket(conn, ticket_id)
+            await self._store.tickets.get_ticket(conn, ticket_id)
         results = await self._engine.drive(ticket_id)
         if results is None:
             outcome: Outcome = "with_human" if await self._owned_by(ticket_id) else "queued"
@@ -441,7 +436,7 @@ class AsyncSupportBot:
             detail: dict[str, object] = {"round": state.round, "note": note}
             if refund is not None:
                 detail.update(refund=refund.id, invoice=refund.invoice_id, amount=str(refund.amount))
-            await audit.record(
+            await self._store.audit.record(
                 tx,
                 actor=by,
                 action="respond",
@@ -480,7 +475,7 @@ class AsyncSupportBot:
                 detail["approved_amount"] = str(decision.amount)
             if decision.note:
                 detail["note"] = decision.note
-            await audit.record(
+            await self._store.audit.record(
                 tx,
                 actor=approver,
                 action="approve" if decision.approved else "reject",
@@ -514,12 +509,12 @@ class AsyncSupportBot:
         hand-off, a customer message on a ticket a person owns), the soonest due first; a clock
         with ``breached`` is past its target (Settings.sla_*_minutes)."""
         async with self._store.connection() as conn:
-            rows = await sla_repo.waiting(conn)
+            rows = await self._store.sla.waiting(conn)
         return sla.clocks(rows, self._deps.settings, self._deps.clock())
 
     async def pending_approvals(self) -> list[PendingApproval]:
         async with self._store.connection() as conn:
-            return await repo.pending_approvals(conn)
+            return await self._store.tickets.pending_approvals(conn)
 
     # -- memory ----------------------------------------------------------------------------
 
@@ -536,14 +531,14 @@ class AsyncSupportBot:
     async def history(self, ticket_id: str) -> list[StepRecord]:
         ticket_id = validate.ticket_id(ticket_id)
         async with self._store.connection() as conn:
-            await repo.get_ticket(conn, ticket_id)
-            return await steps_repo.history(conn, ticket_id)
+            await self._store.tickets.get_ticket(conn, ticket_id)
+            return await self._store.history.history(conn, ticket_id)
 
     async def ticket(self, ticket_id: str) -> TicketRow:
         """The ticket's row: customer, subject, status, turn count, when it was created and updated."""
         ticket_id = validate.ticket_id(ticket_id)
         async with self._store.connection() as conn:
-            return await repo.get_ticket(conn, ticket_id)
+            return await self._store.tickets.get_ticket(conn, ticket_id)
 
     async def tickets(
         self, *, email: str | None = None, status: TicketStatus | None = None
@@ -552,7 +547,7 @@ class AsyncSupportBot:
         if status is not None:
             status = validate.choice("status", status, validate.STATUSES)
         async with self._store.connection() as conn:
-            return await repo.list_tickets(conn, email=email, status=status)
+            return await self._store.tickets.list_tickets(conn, email=email, status=status)
 
     async def fork(self, ticket_id: str, seq: int, *, actor: str | None = None, source: str = "api") -> str:
         """A new ticket whose history is this one's up to step ``seq``; returns its id.
@@ -613,11 +608,11 @@ class AsyncSupportBot:
             since = validate.moment("since", since)
         limit = validate.count("limit", limit, limit=validate.INT32_MAX)
         async with self._store.connection() as conn:
-            return await audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
+            return await self._store.audit.entries(conn, ticket_id=ticket_id, since=since, limit=limit)
 
     async def _owned_by(self, ticket_id: str) -> str | None:
         async with self._store.connection() as conn:
-            return await repo.human_agent(conn, ticket_id)
+            return await self._store.tickets.human_agent(conn, ticket_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -709,11 +704,13 @@ class AsyncSupportBot:
         email, actor, source = validate.email(email), validate.actor(actor), validate.source(source)
 
         async def record(tx: AsyncTx, tickets: list[str]) -> None:
-            await audit.redact_customer(tx, email, tickets)
+            await self._store.audit.redact_customer(tx, email, tickets)
             # A digest, not the address: it can answer "was this address forgotten?", given the address.
             digest = hashlib.sha256(email.lower().encode()).hexdigest()
             detail = {"customer_sha256": digest, "tickets": len(tickets)}
-            await audit.record(tx, actor=actor, action="forget_customer", source=source, detail=detail)
+            await self._store.audit.record(
+                tx, actor=actor, action="forget_customer", source=source, detail=detail
+            )
 
         report = await lifecycle.forget_customer(
             self._store, self._deps.backend, email, force=force, audit=record
@@ -741,8 +738,8 @@ class AsyncSupportBot:
         """What ``prune`` removed from the ticket's history (steps before ``kept_from``), if anything."""
         ticket_id = validate.ticket_id(ticket_id)
         async with self._store.connection() as conn:
-            await repo.get_ticket(conn, ticket_id)
-            return await lifecycle.pruned(conn, ticket_id)
+            await self._store.tickets.get_ticket(conn, ticket_id)
+            return await lifecycle.pruned(self._store, conn, ticket_id)
 
     async def reset(self) -> ResetReport:
         """Empty every engine table and the demo data in one transaction; ticket numbers go on."""

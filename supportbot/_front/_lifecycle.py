@@ -33,9 +33,8 @@ from typing import TYPE_CHECKING, get_args
 from .._reports import DeletionReport, KeepMode, Pruned, ResetReport
 from ..backend.base import Backend, ForgetsCustomers, ResetsData
 from ..errors import CustomerBusy
-from ..store import _lifecycle as lifecycle_repo
 from ..store._handles import Tx
-from ..store._prune import prune_closed
+from ..store._lifecycle import SCHEMA
 from ..store._rows import HeldTicket, PruneReport
 from . import _validate as validate
 
@@ -46,7 +45,6 @@ log = logging.getLogger(__name__)
 
 
 KEEP_MODES: tuple[KeepMode, ...] = get_args(KeepMode)
-SCHEMA = lifecycle_repo.SCHEMA
 
 
 # -- forget ------------------------------------------------------------------------------------
@@ -69,17 +67,17 @@ def forget_customer(
     email, force = validate.email(email), validate.flag("force", force)
     known = backend.get_customer(email)
     with store.transaction() as tx:
-        held = lifecycle_repo.lock_customer_tickets(tx, email)
+        held = store.lifecycle.lock_customer_tickets(tx, email)
         busy = [t for t in held if t.leased_until is not None or t.awaiting_approval]
         if busy and not force:
             raise CustomerBusy(_busy_message(email, busy), tickets=tuple(t.id for t in busy))
         if busy:
             log.warning("forgetting %s cancels %s", email, ", ".join(t.id for t in busy))
         ids = [t.id for t in held]
-        customer_ids = sorted(({known.id} if known else set()) | lifecycle_repo.customer_ids_seen(tx, ids))
-        rows = lifecycle_repo.delete_tickets(tx, ids)
-        rows[f"{SCHEMA}.customer_profiles"] = lifecycle_repo.delete_profiles(tx, customer_ids)
-        corrected = lifecycle_repo.delete_profile_corrections(tx, customer_ids)
+        customer_ids = sorted(({known.id} if known else set()) | store.lifecycle.customer_ids_seen(tx, ids))
+        rows = store.lifecycle.delete_tickets(tx, ids)
+        rows[f"{SCHEMA}.customer_profiles"] = store.lifecycle.delete_profiles(tx, customer_ids)
+        corrected = store.lifecycle.delete_profile_corrections(tx, customer_ids)
         if corrected:
             rows[f"{SCHEMA}.profile_corrections"] = corrected
         if isinstance(backend, ForgetsCustomers):
@@ -126,14 +124,14 @@ def prune(
     """
     closed_before = validate.moment("closed_before", closed_before)
     keep = validate.choice("keep", keep, KEEP_MODES)
-    return prune_closed(
-        store, closed_before=closed_before, final=keep == "final", statuses=statuses, limit=limit
+    return store.prune_closed(
+        closed_before=closed_before, final=keep == "final", statuses=statuses, limit=limit
     )
 
 
-def pruned(conn: Tx, ticket_id: str) -> Pruned | None:
+def pruned(store: Store, conn: Tx, ticket_id: str) -> Pruned | None:
     """How much of the ticket's step history was pruned, or None if none was."""
-    totals = lifecycle_repo.prune_totals(conn, ticket_id)
+    totals = store.lifecycle.prune_totals(conn, ticket_id)
     if totals.kept_from is None or totals.pruned_at is None:
         return None
     return Pruned(
@@ -157,7 +155,7 @@ def reset(store: Store, backend: Backend) -> ResetReport:
     T000153, where a reseed restarted numbering and a new ticket continued an old conversation).
     """
     with store.transaction() as tx:
-        ticket_ids, rows = lifecycle_repo.truncate_engine_tables(tx)
+        ticket_ids, rows = store.lifecycle.truncate_engine_tables(tx)
         if isinstance(backend, ResetsData):
             rows.update(backend.reset_data(tx=tx))
     return ResetReport(tickets=ticket_ids, rows=rows)

@@ -32,9 +32,8 @@ from typing import TYPE_CHECKING, get_args
 from .._reports import DeletionReport, KeepMode, Pruned, ResetReport
 from ..backend.base_async import AsyncBackend, AsyncForgetsCustomers, AsyncResetsData
 from ..errors import CustomerBusy
-from ..store import _lifecycle_async as lifecycle_repo
 from ..store._handles import AsyncTx
-from ..store._prune_async import prune_closed
+from ..store._lifecycle_async import SCHEMA
 from ..store._rows import HeldTicket, PruneReport
 from . import _validate as validate
 
@@ -45,7 +44,6 @@ log = logging.getLogger(__name__)
 
 
 KEEP_MODES: tuple[KeepMode, ...] = get_args(KeepMode)
-SCHEMA = lifecycle_repo.SCHEMA
 
 
 # -- forget ------------------------------------------------------------------------------------
@@ -68,7 +66,7 @@ async def forget_customer(
     email, force = validate.email(email), validate.flag("force", force)
     known = await backend.get_customer(email)
     async with store.transaction() as tx:
-        held = await lifecycle_repo.lock_customer_tickets(tx, email)
+        held = await store.lifecycle.lock_customer_tickets(tx, email)
         busy = [t for t in held if t.leased_until is not None or t.awaiting_approval]
         if busy and not force:
             raise CustomerBusy(_busy_message(email, busy), tickets=tuple(t.id for t in busy))
@@ -76,11 +74,11 @@ async def forget_customer(
             log.warning("forgetting %s cancels %s", email, ", ".join(t.id for t in busy))
         ids = [t.id for t in held]
         customer_ids = sorted(
-            ({known.id} if known else set()) | await lifecycle_repo.customer_ids_seen(tx, ids)
+            ({known.id} if known else set()) | await store.lifecycle.customer_ids_seen(tx, ids)
         )
-        rows = await lifecycle_repo.delete_tickets(tx, ids)
-        rows[f"{SCHEMA}.customer_profiles"] = await lifecycle_repo.delete_profiles(tx, customer_ids)
-        corrected = await lifecycle_repo.delete_profile_corrections(tx, customer_ids)
+        rows = await store.lifecycle.delete_tickets(tx, ids)
+        rows[f"{SCHEMA}.customer_profiles"] = await store.lifecycle.delete_profiles(tx, customer_ids)
+        corrected = await store.lifecycle.delete_profile_corrections(tx, customer_ids)
         if corrected:
             rows[f"{SCHEMA}.profile_corrections"] = corrected
         if isinstance(backend, AsyncForgetsCustomers):
@@ -127,14 +125,14 @@ async def prune(
     """
     closed_before = validate.moment("closed_before", closed_before)
     keep = validate.choice("keep", keep, KEEP_MODES)
-    return await prune_closed(
-        store, closed_before=closed_before, final=keep == "final", statuses=statuses, limit=limit
+    return await store.prune_closed(
+        closed_before=closed_before, final=keep == "final", statuses=statuses, limit=limit
     )
 
 
-async def pruned(conn: AsyncTx, ticket_id: str) -> Pruned | None:
+async def pruned(store: AsyncStore, conn: AsyncTx, ticket_id: str) -> Pruned | None:
     """How much of the ticket's step history was pruned, or None if none was."""
-    totals = await lifecycle_repo.prune_totals(conn, ticket_id)
+    totals = await store.lifecycle.prune_totals(conn, ticket_id)
     if totals.kept_from is None or totals.pruned_at is None:
         return None
     return Pruned(
@@ -158,7 +156,7 @@ async def reset(store: AsyncStore, backend: AsyncBackend) -> ResetReport:
     T000153, where a reseed restarted numbering and a new ticket continued an old conversation).
     """
     async with store.transaction() as tx:
-        ticket_ids, rows = await lifecycle_repo.truncate_engine_tables(tx)
+        ticket_ids, rows = await store.lifecycle.truncate_engine_tables(tx)
         if isinstance(backend, AsyncResetsData):
             rows.update(await backend.reset_data(tx=tx))
     return ResetReport(tickets=ticket_ids, rows=rows)

@@ -14,9 +14,8 @@ from typing import TypeVar
 from ..config import Settings
 from ..store._connect import connected
 from ..store._handles import Tx
-from ..store._migrate import migrate as apply_migrations
-from ..store._migrate import status as migrations_applied
 from ..store._migrations import Migration
+from ..store._store import Store
 
 T = TypeVar("T")
 
@@ -33,14 +32,14 @@ def migrate(
     workers start, or to migrate without a business system at hand. The URL is resolved as in
     ``open()``: the argument, else ``SUPPORTBOT_DATABASE_URL``, else the embedded PostgreSQL.
     """
-    return _with_connection(database_url, settings, lambda conn: apply_migrations(conn, demo=demo))
+    return _with_connection(database_url, settings, lambda conn: Store.migrations.migrate(conn, demo=demo))
 
 
 def migration_status(
     database_url: str | None = None, *, settings: Settings | None = None
 ) -> list[tuple[Migration, bool]]:
     """Every migration this version has, and whether the database applied it; changes nothing."""
-    return _with_connection(database_url, settings, migrations_applied)
+    return _with_connection(database_url, settings, Store.migrations.status)
 
 
 def _with_connection(database_url: str | None, settings: Settings | None, use: Callable[[Tx], T]) -> T:

@@ -12,9 +12,9 @@ from .._front._opening import migrate, resolve_database_url
 from ..config import Settings
 from ..errors import ConfigError, InvalidInput
 from ..i18n import Translate, translator
-from ..store import _api_keys as keys_repo
 from ..store._connect import connected
 from ..store._handles import Tx
+from ..store._store import Store
 from ._text import emit_json
 
 SOURCE_NAME_CHARS = 200
@@ -42,7 +42,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         with connected(url, autocommit=True, failed=failed, reason="keys") as conn:
             return _keys(args, conn, tr)
     with connected(url, failed="the keys could not be read", reason="keys") as conn:
-        if not any(k.revoked_at is None for k in keys_repo.keys(conn)):
+        if not any(k.revoked_at is None for k in Store.keys.keys(conn)):
             print(tr("cli.needs_key"), flush=True)
     return _serve(args, settings)
 
@@ -58,7 +58,7 @@ def _keys(args: argparse.Namespace, conn: Tx, tr: Translate) -> int:
         if not 1 <= args.rate <= 100_000:
             raise InvalidInput("--rate must be 1 to 100000 requests a minute", rate=args.rate)
         new = make_key()
-        row = keys_repo.add_key(
+        row = Store.keys.add_key(
             conn,
             key_id=new.id,
             name=name,
@@ -82,11 +82,11 @@ def _keys(args: argparse.Namespace, conn: Tx, tr: Translate) -> int:
         print(new.key)
         return 0
     if args.revoke_key:
-        if not keys_repo.revoke(conn, args.revoke_key.strip()):
+        if not Store.keys.revoke(conn, args.revoke_key.strip()):
             raise ConfigError(tr("cli.key_unknown", id=args.revoke_key.strip()), reason="unknown_key")
         print(tr("cli.key_revoked", id=args.revoke_key.strip()))
         return 0
-    listed = keys_repo.keys(conn)
+    listed = Store.keys.keys(conn)
     if args.json:
         emit_json(
             [

@@ -54,10 +54,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(tr("cli.user_added", name=args.add_user.strip(), role=args.role, path=str(path)))
         # A new password or role ends the operator's sessions in every console on the database.
         from .._front._opening import resolve_database_url
-        from ..store._console import end_operator_sessions
+        from ..store._store import Store
 
         url = resolve_database_url(args.database_url, settings)
-        ended = end_operator_sessions(url, args.add_user.strip())
+        ended = Store.console.end_operator_sessions(url, args.add_user.strip())
         if ended:
             print(tr("cli.sessions_ended", n=ended))
         return 0

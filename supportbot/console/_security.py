@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import cast
 
-from ..store import _console as rows
 from ..store._store import Store
 from ._users import Operator, Role, Users
 
@@ -144,10 +143,10 @@ class StoredSessions:
             credential = self.users.credential(operator.name) or ""
             with self.store.transaction() as conn:
                 # Ended sessions go as people sign in: the table stays as small as the live ones.
-                rows.sessions_sweep(
+                self.store.console.sessions_sweep(
                     conn, seen_before=_at(now - self.idle), started_before=_at(now - self.lifetime)
                 )
-                rows.session_insert(
+                self.store.console.session_insert(
                     conn, _digest(session_id), operator.name, operator.role, credential, _at(now)
                 )
         return Session(session_id, _csrf(session_id), operator, now, now)
@@ -161,31 +160,31 @@ class StoredSessions:
         now = self._clock()
         key = _digest(session_id)
         with self.store.connection() as conn:
-            row = rows.session_get(conn, key)
+            row = self.store.console.session_get(conn, key)
             if row is None:
                 return Session(session_id, _csrf(session_id), None, now, now), False
             started, seen = row.started_at.timestamp(), row.seen_at.timestamp()
             ended = now - seen > self.idle or now - started > self.lifetime
             if ended or self.users.credential(row.operator) != row.credential:
-                rows.session_delete(conn, key)
+                self.store.console.session_delete(conn, key)
                 return None, True
             if touch and now - seen >= self.touch_every:
-                rows.session_touch(conn, key, _at(now))
+                self.store.console.session_touch(conn, key, _at(now))
         operator = Operator(row.operator, cast(Role, row.role))  # the credential holds the role
         return Session(session_id, _csrf(session_id), operator, started, now if touch else seen), False
 
     def end(self, session_id: str) -> None:
         with self.store.connection() as conn:
-            rows.session_delete(conn, _digest(session_id))
+            self.store.console.session_delete(conn, _digest(session_id))
 
     def end_operator(self, name: str) -> int:
         """End every session of operator ``name``; how many ended."""
         with self.store.connection() as conn:
-            return rows.sessions_delete_operator(conn, name)
+            return self.store.console.sessions_delete_operator(conn, name)
 
     def __len__(self) -> int:
         with self.store.connection() as conn:
-            return rows.sessions_count(conn)
+            return self.store.console.sessions_count(conn)
 
 
 def _digest(session_id: str) -> bytes:

@@ -31,8 +31,6 @@ from ..memory._profile import Profile, ProfileEntry, profile_entries
 from ..reply import _guardrails as guardrails
 from ..run._rounds import RoundResult
 from ..run._values import ServiceClock
-from ..store import _audit as audit_repo
-from ..store import _console as console_repo
 from ..store._console import Assignment, Claim, Found, Note, SavedReply
 from ..store._rows import AuditEntry, PendingApproval, StepRecord, TicketRow
 from ..store._store import Store
@@ -156,8 +154,8 @@ class Console:
         colleague in one)."""
         now = self.clock()
         with self.store.connection() as conn:
-            claims = console_repo.live_claims(conn)
-            assigned = console_repo.assignments(conn)
+            claims = self.store.console.live_claims(conn)
+            assigned = self.store.console.assignments(conn)
         clocks = {c.ticket_id: c for c in self.bot.service_clocks()}
         items: list[InboxItem] = []
         if kind in (None, "approval"):
@@ -206,10 +204,10 @@ class Console:
         if operator is None and team is None:
             raise InvalidInput("assign a ticket to an operator, a team, or both")
         with self.store.transaction() as tx:
-            before = console_repo.assignment(tx, ticket_id, lock=True)
-            after = console_repo.assign(tx, ticket_id, operator=operator, team=team, by=by.name)
+            before = self.store.console.assignment(tx, ticket_id, lock=True)
+            after = self.store.console.assign(tx, ticket_id, operator=operator, team=team, by=by.name)
             detail = {"from": _holder(before), "to": _holder(after)}
-            audit_repo.record(
+            self.store.audit.record(
                 tx, actor=by.name, action="assign", source=source, ticket_id=ticket_id,
                 customer_email=row.customer_email, detail=detail,
             )  # fmt: skip
@@ -234,7 +232,7 @@ class Console:
         customer = validate.text("customer", customer, limit=validate.EMAIL_CHARS).strip()
         page = max(1, min(page, 10_000))
         with self.store.connection() as conn:
-            found = console_repo.search(
+            found = self.store.console.search(
                 conn,
                 text=text,
                 customer=customer,
@@ -262,7 +260,7 @@ class Console:
         p = self.pending(ticket_id)
         state = self.bot.state(p.ticket_id)
         with self.store.connection() as conn:
-            held = console_repo.current_claim(conn, p.ticket_id, p.round)
+            held = self.store.console.current_claim(conn, p.ticket_id, p.round)
         refund = dict(p.request.get("refund_request") or {})
         return ApprovalView(
             ticket=self.bot.ticket(p.ticket_id),
@@ -303,7 +301,7 @@ class Console:
     def claim(self, ticket_id: str, operator: Operator) -> Claim:
         p = self.pending(ticket_id)
         with self.store.transaction() as tx:
-            won, held = console_repo.claim(
+            won, held = self.store.console.claim(
                 tx, p.ticket_id, p.round, operator.name, seconds=self.claim_seconds
             )
         if not won:
@@ -317,7 +315,7 @@ class Console:
     def release(self, ticket_id: str, operator: Operator) -> bool:
         ticket_id = validate.ticket_id(ticket_id)
         with self.store.transaction() as tx:
-            return console_repo.release(tx, ticket_id, operator.name)
+            return self.store.console.release(tx, ticket_id, operator.name)
 
     def decide(
         self,
@@ -334,7 +332,7 @@ class Console:
         response sends the agent's answer and leaves the refund waiting. The claim is let go after."""
         p = self.pending(ticket_id)
         with self.store.connection() as conn:
-            held = console_repo.current_claim(conn, p.ticket_id, p.round)
+            held = self.store.console.current_claim(conn, p.ticket_id, p.round)
         if held is None or held.reviewer != operator.name:
             raise ClaimConflict(
                 f"claim ticket {p.ticket_id} before deciding",
@@ -363,9 +361,9 @@ class Console:
         next_step = shown[0].next_step if shown else (steps[-1].next_step if steps else None)
         pending = next((p for p in self.bot.pending_approvals() if p.ticket_id == ticket_id), None)
         with self.store.connection() as conn:
-            notes = console_repo.notes(conn, ticket_id)
-            held = console_repo.current_claim(conn, ticket_id, pending.round) if pending else None
-            assigned = console_repo.assignment(conn, ticket_id)
+            notes = self.store.console.notes(conn, ticket_id)
+            held = self.store.console.current_claim(conn, ticket_id, pending.round) if pending else None
+            assigned = self.store.console.assignment(conn, ticket_id)
         clock = next((c for c in self.bot.service_clocks() if c.ticket_id == ticket_id), None)
         audit = self.bot.audit(ticket_id)
         return TicketView(row, state, at, next_step, steps, notes, pending, held, audit, assigned, clock)
@@ -448,17 +446,17 @@ class Console:
 
     def saved_replies(self, teams: frozenset[str]) -> list[SavedReply]:
         with self.store.connection() as conn:
-            return console_repo.saved_replies(conn, sorted(teams))
+            return self.store.console.saved_replies(conn, sorted(teams))
 
     def save_reply(self, operator: Operator, *, team: str, name: str, body: str) -> None:
         name = validate.text("name", name, limit=200, empty=False).strip()
         body = validate.text("body", body, limit=SAVED_REPLY_CHARS, empty=False).strip()
         with self.store.transaction() as tx:
-            console_repo.save_reply(tx, team, name, body, operator.name)
+            self.store.console.save_reply(tx, team, name, body, operator.name)
 
     def delete_reply(self, *, team: str, name: str) -> bool:
         with self.store.transaction() as tx:
-            return console_repo.delete_reply(tx, team, name)
+            return self.store.console.delete_reply(tx, team, name)
 
     def filled(self, reply: SavedReply, ticket_id: str) -> str:
         """The saved reply with its placeholders filled from the ticket: {name} (the customer's
@@ -488,7 +486,7 @@ class Console:
         body = validate.text("note", body, limit=validate.NOTE_CHARS, empty=False).strip()
         self.bot.ticket(ticket_id)
         with self.store.transaction() as tx:
-            return console_repo.add_note(tx, ticket_id, operator.name, body)
+            return self.store.console.add_note(tx, ticket_id, operator.name, body)
 
     # -- customers --------------------------------------------------------------------------
 

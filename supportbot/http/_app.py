@@ -51,8 +51,7 @@ from ..errors import (
     TicketBusy,
 )
 from ..run._rounds import RoundResult
-from ..store import _api_keys_async as keys_repo
-from ..store._tickets import no_ticket
+from ..store._failures import no_ticket
 from . import _keys as keys
 
 log = logging.getLogger("supportbot.http")
@@ -165,7 +164,7 @@ class _Keys:
         cached = self._rows.get(key_id)
         if cached is None or time.monotonic() - cached[0] > KEY_CACHE_SECONDS:
             async with self._bot._store.connection() as conn:
-                row = await keys_repo.key(conn, key_id)
+                row = await self._bot._store.keys.key(conn, key_id)
             cached = (time.monotonic(), row)
             self._rows[key_id] = cached
         row = cached[1]

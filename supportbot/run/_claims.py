@@ -21,7 +21,6 @@ from .._records import CustomerRecords
 from ..backend.base import ReadsCustomerRecords
 from ..config import Settings
 from ..errors import ModelError, StoreError
-from ..store import _queue as work_queue
 from ..store._rows import Claim
 from ..store._store import Store
 from . import _retention as retention
@@ -84,8 +83,8 @@ class Claims:
         with self.store.keep_connection():
             try:
                 with self.store.statement() as conn:
-                    claims = work_queue.claimed(
-                        work_queue.claim_cursor(
+                    claims = self.store.queue.claimed(
+                        self.store.queue.claim_cursor(
                             conn,
                             f"{self.id}:",
                             free,
@@ -190,7 +189,7 @@ class Claims:
         reason = f"waiting for the model ({exc.reason}): {(str(exc).strip().splitlines() or [''])[0]}"
         try:
             with self.store.transaction() as tx:
-                work_queue.wait_for_model(tx, task.ticket_id, reason, retry_in=pause)
+                self.store.queue.wait_for_model(tx, task.ticket_id, reason, retry_in=pause)
         except StoreError:
             pass  # its lease is already free: it is simply tried again sooner
         log.warning(
@@ -209,7 +208,7 @@ class Claims:
         reason = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
         try:
             with self.store.transaction() as tx:
-                attempts, gave_up = work_queue.record_failure(
+                attempts, gave_up = self.store.queue.record_failure(
                     tx,
                     task.ticket_id,
                     reason,
@@ -247,7 +246,7 @@ class Claims:
         stats = self.stats()
         try:
             with self.store.statement() as conn:
-                work_queue.heartbeat(
+                self.store.queue.heartbeat(
                     conn,
                     self.id,
                     threads=threads,
@@ -264,7 +263,7 @@ class Claims:
             return
         try:
             with self.store.transaction(durable=False) as tx:
-                work_queue.release_all(tx, owners)
+                self.store.queue.release_all(tx, owners)
         except StoreError:
             log.warning(
                 "could not release %d claims of worker %s; they expire by themselves", len(owners), self.id
@@ -275,12 +274,12 @@ class Claims:
         try:
             with self.store.transaction(durable=False) as tx:
                 if owners:
-                    released = work_queue.release_all(tx, owners)
+                    released = self.store.queue.release_all(tx, owners)
                     log.warning(
                         "worker %s stopped with %d tickets claimed and unfinished; released them",
                         self.id,
                         released,
                     )
-                work_queue.sign_off(tx, self.id)
+                self.store.queue.sign_off(tx, self.id)
         except StoreError:
             log.warning("could not release the leases of worker %s; they expire by themselves", self.id)

@@ -20,7 +20,6 @@ from .._records import CustomerRecords
 from ..backend.base_async import AsyncReadsCustomerRecords
 from ..config import Settings
 from ..errors import ModelError, StoreError
-from ..store import _queue_async as work_queue
 from ..store._rows import Claim
 from ..store._store_async import AsyncStore
 from . import _retention_async as retention
@@ -83,8 +82,8 @@ class AsyncClaims:
         async with self.store.keep_connection():
             try:
                 async with self.store.statement() as conn:
-                    claims = await work_queue.claimed(
-                        await work_queue.claim_cursor(
+                    claims = await self.store.queue.claimed(
+                        await self.store.queue.claim_cursor(
                             conn,
                             f"{self.id}:",
                             free,
@@ -189,7 +188,7 @@ class AsyncClaims:
         reason = f"waiting for the model ({exc.reason}): {(str(exc).strip().splitlines() or [''])[0]}"
         try:
             async with self.store.transaction() as tx:
-                await work_queue.wait_for_model(tx, task.ticket_id, reason, retry_in=pause)
+                await self.store.queue.wait_for_model(tx, task.ticket_id, reason, retry_in=pause)
         except StoreError:
             pass  # its lease is already free: it is simply tried again sooner
         log.warning(
@@ -208,7 +207,7 @@ class AsyncClaims:
         reason = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
         try:
             async with self.store.transaction() as tx:
-                attempts, gave_up = await work_queue.record_failure(
+                attempts, gave_up = await self.store.queue.record_failure(
                     tx,
                     task.ticket_id,
                     reason,
@@ -248,7 +247,7 @@ class AsyncClaims:
         stats = self.stats()
         try:
             async with self.store.statement() as conn:
-                await work_queue.heartbeat(
+                await self.store.queue.heartbeat(
                     conn,
                     self.id,
                     threads=threads,
@@ -265,7 +264,7 @@ class AsyncClaims:
             return
         try:
             async with self.store.transaction(durable=False) as tx:
-                await work_queue.release_all(tx, owners)
+                await self.store.queue.release_all(tx, owners)
         except StoreError:
             log.warning(
                 "could not release %d claims of worker %s; they expire by themselves", len(owners), self.id
@@ -276,12 +275,12 @@ class AsyncClaims:
         try:
             async with self.store.transaction(durable=False) as tx:
                 if owners:
-                    released = await work_queue.release_all(tx, owners)
+                    released = await self.store.queue.release_all(tx, owners)
                     log.warning(
                         "worker %s stopped with %d tickets claimed and unfinished; released them",
                         self.id,
                         released,
                     )
-                await work_queue.sign_off(tx, self.id)
+                await self.store.queue.sign_off(tx, self.id)
         except StoreError:
             log.warning("could not release the leases of worker %s; they expire by themselves", self.id)

@@ -24,8 +24,6 @@ from .._state import Fact, Turn
 from ..errors import CorrectionRefused
 from ..memory._facts import OPERATOR, SENTENCE_KINDS, current_facts, extract, normalize_sentence
 from ..memory._profile import Profile, profile_entries
-from ..store import _audit as audit
-from ..store import _profiles as profiles_repo
 from ..store._store import Store
 from ._engine import Engine
 from ._graph import CORRECT_FACT
@@ -76,7 +74,7 @@ def correct_fact(
         with engine.store.transaction() as tx:
             after = engine.record_action(tx, loaded, owner, CORRECT_FACT, {"facts": [fact]})
             ticket = state.ticket
-            audit.record(
+            engine.store.audit.record(
                 tx,
                 actor=actor,
                 action="correct_fact",
@@ -140,10 +138,10 @@ def correct_profile(
             entry=entry,
         )
     with store.transaction() as tx:
-        profiles_repo.add_profile_correction(
+        store.profiles.add_profile_correction(
             tx, customer.id, entry=entry, key=key, value=value, reason=reason, actor=actor
         )
-        audit.record(
+        store.audit.record(
             tx,
             actor=actor,
             action="correct_profile",

@@ -23,8 +23,6 @@ from .._state import Fact, Turn
 from ..errors import CorrectionRefused
 from ..memory._facts import OPERATOR, SENTENCE_KINDS, current_facts, extract, normalize_sentence
 from ..memory._profile import Profile, profile_entries
-from ..store import _audit_async as audit
-from ..store import _profiles_async as profiles_repo
 from ..store._store_async import AsyncStore
 from ._engine_async import AsyncEngine
 from ._graph import CORRECT_FACT
@@ -75,7 +73,7 @@ async def correct_fact(
         async with engine.store.transaction() as tx:
             after = await engine.record_action(tx, loaded, owner, CORRECT_FACT, {"facts": [fact]})
             ticket = state.ticket
-            await audit.record(
+            await engine.store.audit.record(
                 tx,
                 actor=actor,
                 action="correct_fact",
@@ -139,10 +137,10 @@ async def correct_profile(
             entry=entry,
         )
     async with store.transaction() as tx:
-        await profiles_repo.add_profile_correction(
+        await store.profiles.add_profile_correction(
             tx, customer.id, entry=entry, key=key, value=value, reason=reason, actor=actor
         )
-        await audit.record(
+        await store.audit.record(
             tx,
             actor=actor,
             action="correct_profile",

@@ -24,10 +24,6 @@ from ..errors import (
     StateError,
     TicketBusy,
 )
-from ..store import _history as steps_repo
-from ..store import _lease as lease_repo
-from ..store import _queue as work_queue
-from ..store import _tickets as repo
 from ..store._handles import Cursor, Tx
 from ..store._recent import RECENT_TICKETS, LastWritten
 from ..store._rows import Loaded, StepWrite, TicketRow
@@ -76,10 +72,10 @@ class ActiveRound:
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
 
-    def release_read(self, cur: Cursor) -> None:
+    def release_read(self, store: Store, cur: Cursor) -> None:
         """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
         self.released = True
-        self.stored_at_release = lease_repo.released(cur)
+        self.stored_at_release = store.lease.released(cur)
 
 
 class Engine:
@@ -122,7 +118,7 @@ class Engine:
         shown too, though no step has taken them up yet.
         """
         with self.store.connection() as conn:
-            seq, status, stored = repo.ticket_head(conn, ticket_id)
+            seq, status, stored = self.store.tickets.ticket_head(conn, ticket_id)
             seen = self._seen.get(ticket_id)
             if seen is not None and seen.seq == seq:
                 loaded = dataclasses.replace(seen, status=status) if seen.status != status else seen
@@ -214,16 +210,16 @@ class Engine:
                 return results
 
     # A lease change is one statement that is its own transaction and commits without waiting
-    # for the disk (lease_repo.NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
+    # for the disk (store/_lease.py's NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
     def _acquire(
         self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None, row: TicketRow | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
             with self.store.statement() as conn:
-                cur = lease_repo.queue_acquire_lease(
+                cur = self.store.lease.queue_acquire_lease(
                     conn, ticket_id, owner, self.deps.settings.lease_seconds, track=self.store.tracks_holders
                 )
-            taken = lease_repo.acquired(cur)  # read after the commit
+            taken = self.store.lease.acquired(cur)  # read after the commit
         if taken is None:
             return None
         latest, turn_count = taken
@@ -237,8 +233,8 @@ class Engine:
 
     def _release(self, ticket_id: str, owner: str, known: int | None = None) -> int | None:
         with self.store.statement() as conn:
-            cur = lease_repo.queue_release_lease(conn, ticket_id, owner, known=known)
-        return lease_repo.released(cur)
+            cur = self.store.lease.queue_release_lease(conn, ticket_id, owner, known=known)
+        return self.store.lease.released(cur)
 
     def decide(
         self,
@@ -275,7 +271,7 @@ class Engine:
                 recorded = update["approval"]
                 assert recorded is not None  # decide() returns the decision it applied
                 decision = recorded
-                if not repo.decide_approval(
+                if not self.store.tickets.decide_approval(
                     tx,
                     ticket_id,
                     loaded.state.round,
@@ -294,7 +290,9 @@ class Engine:
                     audit(tx, loaded.state, decision)
                 decided, write, _ = self._record(loaded, DECISION, update, "approval")
                 self._flush(tx, [write], ticket_id, owner, effects=deps.effects)
-                work_queue.mark_due(tx, ticket_id)  # should this process die now, a worker finishes the round
+                self.store.queue.mark_due(
+                    tx, ticket_id
+                )  # should this process die now, a worker finishes the round
                 self._seen[ticket_id] = decided
         except BaseException:
             self._release(ticket_id, owner)
@@ -324,7 +322,7 @@ class Engine:
                     audit(tx, loaded.state)
                 noted_loaded, write, _ = self._record(loaded, REVIEWER_NOTE, drafted, "respond")
                 self._flush(tx, [write], ticket_id, owner)
-                work_queue.mark_due(tx, ticket_id)
+                self.store.queue.mark_due(tx, ticket_id)
                 self._seen[ticket_id] = noted_loaded
         except BaseException:
             self._release(ticket_id, owner)
@@ -338,7 +336,7 @@ class Engine:
         acquired = self._acquire(ticket_id, owner)
         if acquired is None:
             with self.store.connection() as conn:
-                person = repo.human_agent(conn, ticket_id)  # an unknown ticket says so
+                person = self.store.tickets.human_agent(conn, ticket_id)  # an unknown ticket says so
             if person is not None:
                 raise ApprovalNotPending(
                     f"ticket {ticket_id} is not waiting for approval: {person} has taken it over",
@@ -358,7 +356,7 @@ class Engine:
 
     def _busy(self, ticket_id: str) -> TicketBusy:
         with self.store.connection() as conn:
-            wait = lease_repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
+            wait = self.store.lease.lease_remaining(conn, ticket_id)  # an unknown ticket says so
         return TicketBusy(
             f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
             f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
@@ -376,7 +374,7 @@ class Engine:
         """
         owner = self.new_owner()
         with self.store.statement() as conn:
-            cur = lease_repo.queue_acquire_lease(
+            cur = self.store.lease.queue_acquire_lease(
                 conn,
                 ticket_id,
                 owner,
@@ -384,7 +382,7 @@ class Engine:
                 person=True,
                 track=self.store.tracks_holders,
             )
-        taken = lease_repo.acquired(cur)
+        taken = self.store.lease.acquired(cur)
         if taken is None:
             raise self._busy(ticket_id)
         acquired = self._acquire(ticket_id, owner, taken)
@@ -450,7 +448,7 @@ class Engine:
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
                 with self.store.statement() as conn:
-                    lease_repo.renew_lease(
+                    self.store.lease.renew_lease(
                         conn,
                         ticket_id,
                         run.owner,
@@ -496,7 +494,7 @@ class Engine:
                 with self.store.transaction() as tx:
                     cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
                 if release:
-                    run.release_read(cur)
+                    run.release_read(self.store, cur)
             return loaded
         release = False
         # Step records commit without waiting for the disk, except those that carry new turns, a
@@ -504,7 +502,9 @@ class Engine:
         # running it again. A reply always commits durably, so its transaction starts that way.
         # Steps that reply lock the ticket row before they act, with the BEGIN: a message stored
         # from now on waits for the reply's record, and those stored before are read below.
-        opening = repo.lock_turn_count_statement(state.ticket.id) if step in REPLY_STEPS else None
+        opening = (
+            self.store.tickets.lock_turn_count_statement(state.ticket.id) if step in REPLY_STEPS else None
+        )
         with self.store.transaction_with(opening, durable=step in REPLY_STEPS) as (tx, lock_cur):
             deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
             update, next_step = self._call(step, state, deps)
@@ -512,9 +512,9 @@ class Engine:
             if update.get("turns"):
                 # Customer messages may have arrived mid-round; they take their place before our reply.
                 stored = (
-                    repo.locked_turn_count(lock_cur, state.ticket.id)
+                    self.store.tickets.locked_turn_count(lock_cur, state.ticket.id)
                     if lock_cur is not None
-                    else repo.lock_turn_count(tx, state.ticket.id)
+                    else self.store.tickets.lock_turn_count(tx, state.ticket.id)
                 )
                 arrived = (self.store.turns(tx, state.ticket.id, stored))[len(state.turns) :]
                 update = {
@@ -528,15 +528,17 @@ class Engine:
                 tx, pending, state.ticket.id, owner, effects=deps.effects, release=release, after=loaded
             )
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
-                steps_repo.make_durable(tx)  # a reply the customer may see, or an effect, survives any crash
+                self.store.history.make_durable(
+                    tx
+                )  # a reply the customer may see, or an effect, survives any crash
         if release:
-            run.release_read(cur)
+            run.release_read(self.store, cur)
         for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded
 
-    @staticmethod
     def _flush(
+        self,
         tx: Tx,
         pending: list[StepWrite],
         ticket_id: str,
@@ -554,7 +556,7 @@ class Engine:
         """
         turns = len(after.state.turns) if release and after is not None else None
         ran = effects.records if effects is not None else ()
-        cur = steps_repo.record_steps(
+        cur = self.store.history.record_steps(
             tx, ticket_id, owner, pending, effects=ran, release=release, known=turns
         )
         pending.clear()

@@ -23,10 +23,6 @@ from ..errors import (
     StateError,
     TicketBusy,
 )
-from ..store import _history_async as steps_repo
-from ..store import _lease_async as lease_repo
-from ..store import _queue_async as work_queue
-from ..store import _tickets_async as repo
 from ..store._handles import AsyncCursor, AsyncTx
 from ..store._recent import RECENT_TICKETS, LastWritten
 from ..store._rows import Loaded, StepWrite, TicketRow
@@ -75,10 +71,10 @@ class ActiveRound:
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
 
-    async def release_read(self, cur: AsyncCursor) -> None:
+    async def release_read(self, store: AsyncStore, cur: AsyncCursor) -> None:
         """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
         self.released = True
-        self.stored_at_release = await lease_repo.released(cur)
+        self.stored_at_release = await store.lease.released(cur)
 
 
 class AsyncEngine:
@@ -121,7 +117,7 @@ class AsyncEngine:
         shown too, though no step has taken them up yet.
         """
         async with self.store.connection() as conn:
-            seq, status, stored = await repo.ticket_head(conn, ticket_id)
+            seq, status, stored = await self.store.tickets.ticket_head(conn, ticket_id)
             seen = self._seen.get(ticket_id)
             if seen is not None and seen.seq == seq:
                 loaded = dataclasses.replace(seen, status=status) if seen.status != status else seen
@@ -217,16 +213,16 @@ class AsyncEngine:
                 return results
 
     # A lease change is one statement that is its own transaction and commits without waiting
-    # for the disk (lease_repo.NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
+    # for the disk (store/_lease.py's NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
     async def _acquire(
         self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None, row: TicketRow | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
             async with self.store.statement() as conn:
-                cur = await lease_repo.queue_acquire_lease(
+                cur = await self.store.lease.queue_acquire_lease(
                     conn, ticket_id, owner, self.deps.settings.lease_seconds, track=self.store.tracks_holders
                 )
-            taken = await lease_repo.acquired(cur)  # read after the commit
+            taken = await self.store.lease.acquired(cur)  # read after the commit
         if taken is None:
             return None
         latest, turn_count = taken
@@ -240,8 +236,8 @@ class AsyncEngine:
 
     async def _release(self, ticket_id: str, owner: str, known: int | None = None) -> int | None:
         async with self.store.statement() as conn:
-            cur = await lease_repo.queue_release_lease(conn, ticket_id, owner, known=known)
-        return await lease_repo.released(cur)
+            cur = await self.store.lease.queue_release_lease(conn, ticket_id, owner, known=known)
+        return await self.store.lease.released(cur)
 
     async def decide(
         self,
@@ -278,7 +274,7 @@ class AsyncEngine:
                 recorded = update["approval"]
                 assert recorded is not None  # decide() returns the decision it applied
                 decision = recorded
-                if not await repo.decide_approval(
+                if not await self.store.tickets.decide_approval(
                     tx,
                     ticket_id,
                     loaded.state.round,
@@ -297,7 +293,7 @@ class AsyncEngine:
                     await audit(tx, loaded.state, decision)
                 decided, write, _ = self._record(loaded, DECISION, update, "approval")
                 await self._flush(tx, [write], ticket_id, owner, effects=deps.effects)
-                await work_queue.mark_due(
+                await self.store.queue.mark_due(
                     tx, ticket_id
                 )  # should this process die now, a worker finishes the round
                 self._seen[ticket_id] = decided
@@ -331,7 +327,7 @@ class AsyncEngine:
                     await audit(tx, loaded.state)
                 noted_loaded, write, _ = self._record(loaded, REVIEWER_NOTE, drafted, "respond")
                 await self._flush(tx, [write], ticket_id, owner)
-                await work_queue.mark_due(tx, ticket_id)
+                await self.store.queue.mark_due(tx, ticket_id)
                 self._seen[ticket_id] = noted_loaded
         except BaseException:
             await self._release(ticket_id, owner)
@@ -345,7 +341,7 @@ class AsyncEngine:
         acquired = await self._acquire(ticket_id, owner)
         if acquired is None:
             async with self.store.connection() as conn:
-                person = await repo.human_agent(conn, ticket_id)  # an unknown ticket says so
+                person = await self.store.tickets.human_agent(conn, ticket_id)  # an unknown ticket says so
             if person is not None:
                 raise ApprovalNotPending(
                     f"ticket {ticket_id} is not waiting for approval: {person} has taken it over",
@@ -365,7 +361,7 @@ class AsyncEngine:
 
     async def _busy(self, ticket_id: str) -> TicketBusy:
         async with self.store.connection() as conn:
-            wait = await lease_repo.lease_remaining(conn, ticket_id)  # an unknown ticket says so
+            wait = await self.store.lease.lease_remaining(conn, ticket_id)  # an unknown ticket says so
         return TicketBusy(
             f"ticket {ticket_id} is busy: another worker is running a round of it. Nothing was "
             f"recorded; retry in a moment (at the latest in {wait:.1f} s, when that worker's "
@@ -383,7 +379,7 @@ class AsyncEngine:
         """
         owner = self.new_owner()
         async with self.store.statement() as conn:
-            cur = await lease_repo.queue_acquire_lease(
+            cur = await self.store.lease.queue_acquire_lease(
                 conn,
                 ticket_id,
                 owner,
@@ -391,7 +387,7 @@ class AsyncEngine:
                 person=True,
                 track=self.store.tracks_holders,
             )
-        taken = await lease_repo.acquired(cur)
+        taken = await self.store.lease.acquired(cur)
         if taken is None:
             raise await self._busy(ticket_id)
         acquired = await self._acquire(ticket_id, owner, taken)
@@ -457,7 +453,7 @@ class AsyncEngine:
                 return
             if time.monotonic() - run.renewed > self.deps.settings.lease_seconds / 3:
                 async with self.store.statement() as conn:
-                    await lease_repo.renew_lease(
+                    await self.store.lease.renew_lease(
                         conn,
                         ticket_id,
                         run.owner,
@@ -507,7 +503,7 @@ class AsyncEngine:
                         tx, pending, state.ticket.id, owner, release=release, after=loaded
                     )
                 if release:
-                    await run.release_read(cur)
+                    await run.release_read(self.store, cur)
             return loaded
         release = False
         # Step records commit without waiting for the disk, except those that carry new turns, a
@@ -515,7 +511,9 @@ class AsyncEngine:
         # running it again. A reply always commits durably, so its transaction starts that way.
         # Steps that reply lock the ticket row before they act, with the BEGIN: a message stored
         # from now on waits for the reply's record, and those stored before are read below.
-        opening = repo.lock_turn_count_statement(state.ticket.id) if step in REPLY_STEPS else None
+        opening = (
+            self.store.tickets.lock_turn_count_statement(state.ticket.id) if step in REPLY_STEPS else None
+        )
         async with self.store.transaction_with(opening, durable=step in REPLY_STEPS) as (tx, lock_cur):
             deps = dataclasses.replace(deps, effects=Effects(tx, state.ticket.id, state.round, step))
             update, next_step = await self._call(step, state, deps)
@@ -523,9 +521,9 @@ class AsyncEngine:
             if update.get("turns"):
                 # Customer messages may have arrived mid-round; they take their place before our reply.
                 stored = (
-                    await repo.locked_turn_count(lock_cur, state.ticket.id)
+                    await self.store.tickets.locked_turn_count(lock_cur, state.ticket.id)
                     if lock_cur is not None
-                    else await repo.lock_turn_count(tx, state.ticket.id)
+                    else await self.store.tickets.lock_turn_count(tx, state.ticket.id)
                 )
                 arrived = (await self.store.turns(tx, state.ticket.id, stored))[len(state.turns) :]
                 update = {
@@ -539,17 +537,17 @@ class AsyncEngine:
                 tx, pending, state.ticket.id, owner, effects=deps.effects, release=release, after=loaded
             )
             if (must_commit or deps.effects.ran) and step not in REPLY_STEPS:  # type: ignore[union-attr]
-                await steps_repo.make_durable(
+                await self.store.history.make_durable(
                     tx
                 )  # a reply the customer may see, or an effect, survives any crash
         if release:
-            await run.release_read(cur)
+            await run.release_read(self.store, cur)
         for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded
 
-    @staticmethod
     async def _flush(
+        self,
         tx: AsyncTx,
         pending: list[StepWrite],
         ticket_id: str,
@@ -567,7 +565,7 @@ class AsyncEngine:
         """
         turns = len(after.state.turns) if release and after is not None else None
         ran = effects.records if effects is not None else ()
-        cur = await steps_repo.record_steps(
+        cur = await self.store.history.record_steps(
             tx, ticket_id, owner, pending, effects=ran, release=release, known=turns
         )
         pending.clear()

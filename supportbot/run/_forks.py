@@ -9,9 +9,6 @@ from there, on the fork.
 from __future__ import annotations
 
 from ..errors import ForkRefused
-from ..store import _audit as audit
-from ..store import _history as steps_repo
-from ..store import _tickets as repo
 from ..store._store import Store
 from ._record import ticket_status
 
@@ -34,14 +31,14 @@ def fork(store: Store, ticket_id: str, seq: int, *, actor: str, source: str) -> 
                 refund=loaded.state.refund_request.id,
             )
         origin = loaded.state.ticket
-        new = repo.create_ticket(
+        new = store.tickets.create_ticket(
             tx,
             email=origin.customer_email,
             subject=origin.subject,
             body=origin.body,
             now=origin.created_at,
         )
-        steps_repo.copy_history(
+        store.history.copy_history(
             tx,
             ticket_id,
             new.id,
@@ -52,7 +49,7 @@ def fork(store: Store, ticket_id: str, seq: int, *, actor: str, source: str) -> 
             status=ticket_status(loaded.state, loaded.next_step),
             human_agent=loaded.state.human_agent or None,
         )
-        audit.record(
+        store.audit.record(
             tx,
             actor=actor,
             action="fork",

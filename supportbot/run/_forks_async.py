@@ -8,9 +8,6 @@ from there, on the fork.
 from __future__ import annotations
 
 from ..errors import ForkRefused
-from ..store import _audit_async as audit
-from ..store import _history_async as steps_repo
-from ..store import _tickets_async as repo
 from ..store._store_async import AsyncStore
 from ._record import ticket_status
 
@@ -33,14 +30,14 @@ async def fork(store: AsyncStore, ticket_id: str, seq: int, *, actor: str, sourc
                 refund=loaded.state.refund_request.id,
             )
         origin = loaded.state.ticket
-        new = await repo.create_ticket(
+        new = await store.tickets.create_ticket(
             tx,
             email=origin.customer_email,
             subject=origin.subject,
             body=origin.body,
             now=origin.created_at,
         )
-        await steps_repo.copy_history(
+        await store.history.copy_history(
             tx,
             ticket_id,
             new.id,
@@ -51,7 +48,7 @@ async def fork(store: AsyncStore, ticket_id: str, seq: int, *, actor: str, sourc
             status=ticket_status(loaded.state, loaded.next_step),
             human_agent=loaded.state.human_agent or None,
         )
-        await audit.record(
+        await store.audit.record(
             tx,
             actor=actor,
             action="fork",

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from ..config import Settings
-from ..store import _metrics as metrics_repo
 from ..store._rows import Reading
 from ..store._store import Store
 from ._values import WorkerStats
@@ -27,7 +26,7 @@ _QUANTILES = ("0.5", "0.9", "0.99")
 def exposition(store: Store, settings: Settings, now: datetime, *, worker: WorkerStats | None = None) -> str:
     """The metrics as Prometheus text; ``worker``: this process's own counters, if it is one."""
     with store.connection() as conn:
-        r = metrics_repo.read(conn, now=now, since=now - timedelta(hours=1))
+        r = store.metrics.read(conn, now=now, since=now - timedelta(hours=1))
     return "".join(_lines(r, settings, worker))
 
 

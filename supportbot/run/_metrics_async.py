@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from ..config import Settings
-from ..store import _metrics_async as metrics_repo
 from ..store._rows import Reading
 from ..store._store_async import AsyncStore
 from ._values import WorkerStats
@@ -28,7 +27,7 @@ async def exposition(
 ) -> str:
     """The metrics as Prometheus text; ``worker``: this process's own counters, if it is one."""
     async with store.connection() as conn:
-        r = await metrics_repo.read(conn, now=now, since=now - timedelta(hours=1))
+        r = await store.metrics.read(conn, now=now, since=now - timedelta(hours=1))
     return "".join(_lines(r, settings, worker))
 
 

@@ -16,7 +16,6 @@ from pydantic import TypeAdapter
 from .._records import Customer, CustomerRecords, PastTicket, Subscription
 from ..backend.base import Backend
 from ..memory._profile import RULES_VERSION, Profile, ProfileCorrection, build_profile, fingerprint
-from ..store import _profiles as profiles_repo
 from ..store._recent import RECENT_CUSTOMERS, LastWritten
 from ..store._store import Store
 
@@ -55,7 +54,7 @@ class _Corrections:
             fresh = now - self._read_at < self._refresh
         if not fresh:
             with self._store.connection() as conn:
-                positions = profiles_repo.correction_positions(conn)
+                positions = self._store.profiles.correction_positions(conn)
             with self._lock:
                 self._positions, self._read_at = positions, now
         position = self._positions.get(customer_id)
@@ -65,7 +64,7 @@ class _Corrections:
         if known is not None and known[0] == position:
             return known[1]
         with self._store.connection() as conn:
-            rows = profiles_repo.profile_corrections(conn, customer_id)
+            rows = self._store.profiles.profile_corrections(conn, customer_id)
         found = tuple(ProfileCorrection(entry, key, value) for entry, key, value in rows)  # type: ignore[arg-type]
         with self._lock:
             self._read[customer_id] = (position, found)
@@ -134,7 +133,7 @@ class Profiles:
         if memo is not None and memo[1] == key:
             return self._remember(customer.id, inputs, key, memo[2])
         with self._store.connection() as conn:
-            stored = profiles_repo.stored_profile(conn, customer.id)
+            stored = self._store.profiles.stored_profile(conn, customer.id)
             if stored is not None and stored.fingerprint == key:
                 return self._remember(customer.id, inputs, key, _PROFILE.validate_python(stored.profile))
             profile = build_profile(
@@ -148,7 +147,7 @@ class Profiles:
             )
             with self._lock:
                 self.builds += 1
-            profiles_repo.save_profile(
+            self._store.profiles.save_profile(
                 conn, customer.id, key, _PROFILE.dump_python(profile, mode="json"), profile.text
             )
         return self._remember(customer.id, inputs, key, profile)

@@ -9,9 +9,6 @@ back from the round's latest step record.
 from __future__ import annotations
 
 from .._state import Outcome
-from ..store import _history as steps_repo
-from ..store import _queue as work_queue
-from ..store import _tickets as repo
 from ..store._store import Store
 from ._engine import Engine
 from ._rounds import RoundResult, result_of
@@ -33,7 +30,7 @@ def answer(
         if result.handled_upto > idx:
             return result
     with engine.store.connection() as conn:
-        round_ = steps_repo.round_of_message(conn, ticket_id, idx)
+        round_ = engine.store.history.round_of_message(conn, ticket_id, idx)
     if round_ is None:
         return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
     return of_round(engine.store, ticket_id, round_)
@@ -44,9 +41,9 @@ def finished(store: Store, ticket_id: str, idx: int | None, round_: int | None) 
     with store.connection() as conn:
         if round_ is None:
             assert idx is not None
-            round_ = steps_repo.round_of_message(conn, ticket_id, idx)
-        handed_off = work_queue.handed_off(conn, ticket_id)
-        person = repo.human_agent(conn, ticket_id)
+            round_ = store.history.round_of_message(conn, ticket_id, idx)
+        handed_off = store.queue.handed_off(conn, ticket_id)
+        person = store.tickets.human_agent(conn, ticket_id)
     if round_ is not None:
         result = of_round(store, ticket_id, round_)
         if result.outcome != "queued":
@@ -61,7 +58,7 @@ def finished(store: Store, ticket_id: str, idx: int | None, round_: int | None) 
 def of_round(store: Store, ticket_id: str, round_: int) -> RoundResult:
     """Round ``round_``'s result as its latest step record shows it (``queued`` before its first)."""
     with store.connection() as conn:
-        seq = steps_repo.last_seq_of_round(conn, ticket_id, round_)
+        seq = store.history.last_seq_of_round(conn, ticket_id, round_)
         if seq is None:
             return RoundResult(ticket_id=ticket_id, round=round_, outcome="queued")
         loaded = store.load(conn, ticket_id, at=seq)
@@ -79,5 +76,5 @@ def of_round(store: Store, ticket_id: str, round_: int) -> RoundResult:
 def with_human(store: Store, ticket_id: str, idx: int) -> RoundResult:
     """The result for customer turn ``idx`` while a person owns the ticket: stored for them, no round ran."""
     with store.connection() as conn:
-        round_ = steps_repo.ticket_round(conn, ticket_id)
+        round_ = store.history.ticket_round(conn, ticket_id)
     return RoundResult(ticket_id=ticket_id, round=round_, outcome="with_human", handled_upto=idx)

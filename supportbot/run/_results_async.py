@@ -8,9 +8,6 @@ back from the round's latest step record.
 from __future__ import annotations
 
 from .._state import Outcome
-from ..store import _history_async as steps_repo
-from ..store import _queue_async as work_queue
-from ..store import _tickets_async as repo
 from ..store._store_async import AsyncStore
 from ._engine_async import AsyncEngine
 from ._rounds import RoundResult, result_of
@@ -32,7 +29,7 @@ async def answer(
         if result.handled_upto > idx:
             return result
     async with engine.store.connection() as conn:
-        round_ = await steps_repo.round_of_message(conn, ticket_id, idx)
+        round_ = await engine.store.history.round_of_message(conn, ticket_id, idx)
     if round_ is None:
         return RoundResult(ticket_id=ticket_id, round=0, outcome="queued")
     return await of_round(engine.store, ticket_id, round_)
@@ -45,9 +42,9 @@ async def finished(
     async with store.connection() as conn:
         if round_ is None:
             assert idx is not None
-            round_ = await steps_repo.round_of_message(conn, ticket_id, idx)
-        handed_off = await work_queue.handed_off(conn, ticket_id)
-        person = await repo.human_agent(conn, ticket_id)
+            round_ = await store.history.round_of_message(conn, ticket_id, idx)
+        handed_off = await store.queue.handed_off(conn, ticket_id)
+        person = await store.tickets.human_agent(conn, ticket_id)
     if round_ is not None:
         result = await of_round(store, ticket_id, round_)
         if result.outcome != "queued":
@@ -62,7 +59,7 @@ async def finished(
 async def of_round(store: AsyncStore, ticket_id: str, round_: int) -> RoundResult:
     """Round ``round_``'s result as its latest step record shows it (``queued`` before its first)."""
     async with store.connection() as conn:
-        seq = await steps_repo.last_seq_of_round(conn, ticket_id, round_)
+        seq = await store.history.last_seq_of_round(conn, ticket_id, round_)
         if seq is None:
             return RoundResult(ticket_id=ticket_id, round=round_, outcome="queued")
         loaded = await store.load(conn, ticket_id, at=seq)
@@ -80,5 +77,5 @@ async def of_round(store: AsyncStore, ticket_id: str, round_: int) -> RoundResul
 async def with_human(store: AsyncStore, ticket_id: str, idx: int) -> RoundResult:
     """The result for customer turn ``idx`` while a person owns the ticket: stored for them, no round ran."""
     async with store.connection() as conn:
-        round_ = await steps_repo.ticket_round(conn, ticket_id)
+        round_ = await store.history.ticket_round(conn, ticket_id)
     return RoundResult(ticket_id=ticket_id, round=round_, outcome="with_human", handled_upto=idx)

@@ -23,19 +23,16 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from ..store import _retention as retention_repo
-from ..store._prune import prune_closed
+from ..store._retention import BATCH
 from ..store._store import Store
 from ._values import RetentionPolicy, RetentionReport
 
 log = logging.getLogger(__name__)
-BATCH = retention_repo.BATCH
 
 
 def due(store: Store, policy: RetentionPolicy, now: datetime) -> RetentionReport:
     """How much a sweep at ``now`` would remove, without removing anything."""
-    steps, summaries, facts, audit = retention_repo.due(
-        store,
+    steps, summaries, facts, audit = store.retention_due(
         steps_days=policy.steps_days,
         summaries_days=policy.summaries_days,
         facts_days=policy.facts_days,
@@ -51,11 +48,10 @@ def apply(store: Store, policy: RetentionPolicy, now: datetime) -> RetentionRepo
     changed: set[str] = set()
     if policy.steps_days:
         cutoff = now - timedelta(days=policy.steps_days)
-        pruned = prune_closed(store, closed_before=cutoff, final=True, statuses=("resolved",), limit=BATCH)
+        pruned = store.prune_closed(closed_before=cutoff, final=True, statuses=("resolved",), limit=BATCH)
         changed.update(pruned.tickets)
     steps = len(changed)
-    summaries, facts, audit = retention_repo.remove(
-        store,
+    summaries, facts, audit = store.retention_remove(
         summaries_days=policy.summaries_days,
         facts_days=policy.facts_days,
         audit_days=policy.audit_days,

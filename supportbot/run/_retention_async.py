@@ -22,19 +22,16 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from ..store import _retention_async as retention_repo
-from ..store._prune_async import prune_closed
+from ..store._retention_async import BATCH
 from ..store._store_async import AsyncStore
 from ._values import RetentionPolicy, RetentionReport
 
 log = logging.getLogger(__name__)
-BATCH = retention_repo.BATCH
 
 
 async def due(store: AsyncStore, policy: RetentionPolicy, now: datetime) -> RetentionReport:
     """How much a sweep at ``now`` would remove, without removing anything."""
-    steps, summaries, facts, audit = await retention_repo.due(
-        store,
+    steps, summaries, facts, audit = await store.retention_due(
         steps_days=policy.steps_days,
         summaries_days=policy.summaries_days,
         facts_days=policy.facts_days,
@@ -50,13 +47,12 @@ async def apply(store: AsyncStore, policy: RetentionPolicy, now: datetime) -> Re
     changed: set[str] = set()
     if policy.steps_days:
         cutoff = now - timedelta(days=policy.steps_days)
-        pruned = await prune_closed(
-            store, closed_before=cutoff, final=True, statuses=("resolved",), limit=BATCH
+        pruned = await store.prune_closed(
+            closed_before=cutoff, final=True, statuses=("resolved",), limit=BATCH
         )
         changed.update(pruned.tickets)
     steps = len(changed)
-    summaries, facts, audit = await retention_repo.remove(
-        store,
+    summaries, facts, audit = await store.retention_remove(
         summaries_days=policy.summaries_days,
         facts_days=policy.facts_days,
         audit_days=policy.audit_days,

@@ -22,8 +22,6 @@ import dataclasses
 from .._state import StateUpdate, SupportState, Turn
 from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
-from ..store import _audit as audit
-from ..store import _tickets as repo
 from ..store._handles import Tx
 from ..store._rows import AuditAction, Loaded
 from ._engine import Engine
@@ -48,8 +46,8 @@ def take_over(engine: Engine, ticket_id: str, *, agent: str, source: str) -> Sup
         if not current:  # taking over twice is one takeover
             with engine.store.transaction() as tx:
                 after = engine.record_action(tx, loaded, owner, TAKEOVER, {"human_agent": agent})
-                repo.set_human_agent(tx, ticket_id, owner, agent)
-                _audit(tx, loaded, agent, "take_over", source, {"seq": after.seq})
+                engine.store.tickets.set_human_agent(tx, ticket_id, owner, agent)
+                _audit(engine, tx, loaded, agent, "take_over", source, {"seq": after.seq})
     finally:
         engine.release(ticket_id, owner)
     return (engine.latest(ticket_id)).state
@@ -62,7 +60,7 @@ def reply_as_human(engine: Engine, ticket_id: str, text: str, *, agent: str, sou
         _check_owner(ticket_id, loaded, agent)
         state = loaded.state
         with engine.store.transaction() as tx:
-            stored = repo.lock_turn_count(tx, ticket_id)
+            stored = engine.store.tickets.lock_turn_count(tx, ticket_id)
             # Customer messages stored since the last record come first: the reply answers them.
             arrived = (engine.store.turns(tx, ticket_id, stored))[len(state.turns) :]
             turn = Turn("agent", text, round=state.round + 1, created_at=engine.deps.clock(), author=agent)
@@ -72,6 +70,7 @@ def reply_as_human(engine: Engine, ticket_id: str, text: str, *, agent: str, sou
             }
             after = engine.record_action(tx, loaded, owner, HUMAN_REPLY, update, stored_turns=stored)
             _audit(
+                engine,
                 tx,
                 loaded,
                 agent,
@@ -98,11 +97,11 @@ def hand_back(engine: Engine, ticket_id: str, *, agent: str, note: str, source: 
         with engine.store.transaction() as tx:
             # outcome: the last round's "escalated" is over, so the ticket is open again.
             after = engine.record_action(tx, loaded, owner, HAND_BACK, {"human_agent": "", "outcome": None})
-            repo.set_human_agent(tx, ticket_id, owner, None)
+            engine.store.tickets.set_human_agent(tx, ticket_id, owner, None)
             detail: dict[str, object] = {"seq": after.seq}
             if note:
                 detail["note"] = note
-            _audit(tx, loaded, agent, "hand_back", source, detail)
+            _audit(engine, tx, loaded, agent, "hand_back", source, detail)
     except BaseException:
         engine.release(ticket_id, owner)
         raise
@@ -134,6 +133,7 @@ def _inside_round(ticket_id: str, loaded: Loaded) -> str:
 
 
 def _audit(
+    engine: Engine,
     tx: Tx,
     loaded: Loaded,
     agent: str,
@@ -142,7 +142,7 @@ def _audit(
     detail: dict[str, object],
 ) -> None:
     ticket = loaded.state.ticket
-    audit.record(
+    engine.store.audit.record(
         tx,
         actor=agent,
         action=action,

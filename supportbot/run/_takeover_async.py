@@ -21,8 +21,6 @@ import dataclasses
 from .._state import StateUpdate, SupportState, Turn
 from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
-from ..store import _audit_async as audit
-from ..store import _tickets_async as repo
 from ..store._handles import AsyncTx
 from ..store._rows import AuditAction, Loaded
 from ._engine_async import AsyncEngine
@@ -47,8 +45,8 @@ async def take_over(engine: AsyncEngine, ticket_id: str, *, agent: str, source: 
         if not current:  # taking over twice is one takeover
             async with engine.store.transaction() as tx:
                 after = await engine.record_action(tx, loaded, owner, TAKEOVER, {"human_agent": agent})
-                await repo.set_human_agent(tx, ticket_id, owner, agent)
-                await _audit(tx, loaded, agent, "take_over", source, {"seq": after.seq})
+                await engine.store.tickets.set_human_agent(tx, ticket_id, owner, agent)
+                await _audit(engine, tx, loaded, agent, "take_over", source, {"seq": after.seq})
     finally:
         await engine.release(ticket_id, owner)
     return (await engine.latest(ticket_id)).state
@@ -61,7 +59,7 @@ async def reply_as_human(engine: AsyncEngine, ticket_id: str, text: str, *, agen
         _check_owner(ticket_id, loaded, agent)
         state = loaded.state
         async with engine.store.transaction() as tx:
-            stored = await repo.lock_turn_count(tx, ticket_id)
+            stored = await engine.store.tickets.lock_turn_count(tx, ticket_id)
             # Customer messages stored since the last record come first: the reply answers them.
             arrived = (await engine.store.turns(tx, ticket_id, stored))[len(state.turns) :]
             turn = Turn("agent", text, round=state.round + 1, created_at=engine.deps.clock(), author=agent)
@@ -71,6 +69,7 @@ async def reply_as_human(engine: AsyncEngine, ticket_id: str, text: str, *, agen
             }
             after = await engine.record_action(tx, loaded, owner, HUMAN_REPLY, update, stored_turns=stored)
             await _audit(
+                engine,
                 tx,
                 loaded,
                 agent,
@@ -101,11 +100,11 @@ async def hand_back(
             after = await engine.record_action(
                 tx, loaded, owner, HAND_BACK, {"human_agent": "", "outcome": None}
             )
-            await repo.set_human_agent(tx, ticket_id, owner, None)
+            await engine.store.tickets.set_human_agent(tx, ticket_id, owner, None)
             detail: dict[str, object] = {"seq": after.seq}
             if note:
                 detail["note"] = note
-            await _audit(tx, loaded, agent, "hand_back", source, detail)
+            await _audit(engine, tx, loaded, agent, "hand_back", source, detail)
     except BaseException:
         await engine.release(ticket_id, owner)
         raise
@@ -137,6 +136,7 @@ def _inside_round(ticket_id: str, loaded: Loaded) -> str:
 
 
 async def _audit(
+    engine: AsyncEngine,
     tx: AsyncTx,
     loaded: Loaded,
     agent: str,
@@ -145,7 +145,7 @@ async def _audit(
     detail: dict[str, object],
 ) -> None:
     ticket = loaded.state.ticket
-    await audit.record(
+    await engine.store.audit.record(
         tx,
         actor=agent,
         action=action,

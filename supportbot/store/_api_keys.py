@@ -57,3 +57,13 @@ def revoke(conn: psycopg.Connection, key_id: str) -> bool:
         (key_id,),
     )
     return cur.fetchone() is not None
+
+
+class ApiKeyStatements:
+    """The HTTP API's keys (``store.keys``): the statements code outside the store runs, each on the
+    transaction or connection it passes."""
+
+    add_key = staticmethod(add_key)
+    key = staticmethod(key)
+    keys = staticmethod(keys)
+    revoke = staticmethod(revoke)

@@ -56,3 +56,13 @@ async def revoke(conn: psycopg.AsyncConnection, key_id: str) -> bool:
         (key_id,),
     )
     return await cur.fetchone() is not None
+
+
+class AsyncApiKeyStatements:
+    """The HTTP API's keys (``store.keys``): the statements code outside the store runs, each on the
+    transaction or connection it passes."""
+
+    add_key = staticmethod(add_key)
+    key = staticmethod(key)
+    keys = staticmethod(keys)
+    revoke = staticmethod(revoke)

@@ -68,3 +68,12 @@ def redact_customer(conn: psycopg.Connection, email: str, ticket_ids: list[str])
         (list(REDACTED_KEYS), email, ticket_ids, list(REDACTED_KEYS)),
     )
     return cur.rowcount
+
+
+class AuditStatements:
+    """The audit trail (``store.audit``): the statements code outside the store runs, each on the
+    transaction or connection it passes."""
+
+    entries = staticmethod(entries)
+    record = staticmethod(record)
+    redact_customer = staticmethod(redact_customer)

@@ -67,3 +67,12 @@ async def redact_customer(conn: psycopg.AsyncConnection, email: str, ticket_ids:
         (list(REDACTED_KEYS), email, ticket_ids, list(REDACTED_KEYS)),
     )
     return cur.rowcount
+
+
+class AsyncAuditStatements:
+    """The audit trail (``store.audit``): the statements code outside the store runs, each on the
+    transaction or connection it passes."""
+
+    entries = staticmethod(entries)
+    record = staticmethod(record)
+    redact_customer = staticmethod(redact_customer)

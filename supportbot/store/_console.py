@@ -380,3 +380,30 @@ def _contains(fragment: str) -> str:
     """A LIKE pattern matching ``fragment`` anywhere, its own % and _ taken literally."""
     escaped = fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+class ConsoleStatements:
+    """The console's claims, assignments, notes, saved replies and sessions (``store.console``): the
+    statements code outside the store runs, each on the transaction or connection it passes."""
+
+    add_note = staticmethod(add_note)
+    assign = staticmethod(assign)
+    assignment = staticmethod(assignment)
+    assignments = staticmethod(assignments)
+    claim = staticmethod(claim)
+    current_claim = staticmethod(current_claim)
+    delete_reply = staticmethod(delete_reply)
+    end_operator_sessions = staticmethod(end_operator_sessions)  # on a connection of its own, to ``url``
+    live_claims = staticmethod(live_claims)
+    notes = staticmethod(notes)
+    release = staticmethod(release)
+    save_reply = staticmethod(save_reply)
+    saved_replies = staticmethod(saved_replies)
+    search = staticmethod(search)
+    session_delete = staticmethod(session_delete)
+    session_get = staticmethod(session_get)
+    session_insert = staticmethod(session_insert)
+    session_touch = staticmethod(session_touch)
+    sessions_count = staticmethod(sessions_count)
+    sessions_delete_operator = staticmethod(sessions_delete_operator)
+    sessions_sweep = staticmethod(sessions_sweep)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from ..errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError
+from ..errors import StoreBusy, StoreError, StoreUnavailable, SupportbotError, UnknownTicket
 
 # Server errors that mean the session is gone: connection exceptions (class 08, also what PgBouncer
 # sends when it cannot reach the server) and the server shutting down or not yet accepting (57P).
@@ -70,3 +70,9 @@ def first_line(exc: BaseException) -> str:
     if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
         return exc.diag.message_primary
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def no_ticket(ticket_id: str) -> UnknownTicket:
+    return UnknownTicket(
+        f"no ticket {ticket_id!r}; tickets() lists the tickets there are", ticket_id=ticket_id
+    )

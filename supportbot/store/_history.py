@@ -17,8 +17,9 @@ import psycopg
 from psycopg.rows import class_row
 from pydantic_core import to_json
 
+from ._failures import no_ticket
 from ._rows import EffectRecord, StepRecord, StepRow, StepWrite, TicketRow
-from ._tickets import TICKET_COLUMNS, no_ticket
+from ._tickets import TICKET_COLUMNS
 
 
 def record_steps(
@@ -237,3 +238,16 @@ def copy_history(
         " WHERE id = %s",
         (turn_count, status, seq, human_agent, target),
     )
+
+
+class HistoryStatements:
+    """The steps' history (``store.history``): the statements code outside the store runs, each on the
+    transaction or connection it passes."""
+
+    copy_history = staticmethod(copy_history)
+    history = staticmethod(history)
+    last_seq_of_round = staticmethod(last_seq_of_round)
+    make_durable = staticmethod(make_durable)
+    record_steps = staticmethod(record_steps)
+    round_of_message = staticmethod(round_of_message)
+    ticket_round = staticmethod(ticket_round)

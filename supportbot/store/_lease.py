@@ -16,8 +16,8 @@ import psycopg
 
 from ..errors import LeaseLost
 from ._channels import DONE_CHANNEL
+from ._failures import no_ticket
 from ._holder import HOLDER_PID, HOLDER_START, takeable
-from ._tickets import no_ticket
 
 # The CTE that makes a statement's own commit not wait for the disk, for statements whose loss
 # in a database crash costs nothing: a lost lease acquire is simply not held, a lost release
@@ -124,3 +124,15 @@ def lease_remaining(conn: psycopg.Connection, ticket_id: str) -> float:
     if row is None:
         raise no_ticket(ticket_id)
     return 0.1 if row[0] is None else float(row[0])
+
+
+class LeaseStatements:
+    """The tickets' leases (``store.lease``): the statements code outside the store runs, each on the
+    transaction or connection it passes."""
+
+    acquired = staticmethod(acquired)
+    lease_remaining = staticmethod(lease_remaining)
+    queue_acquire_lease = staticmethod(queue_acquire_lease)
+    queue_release_lease = staticmethod(queue_release_lease)
+    released = staticmethod(released)
+    renew_lease = staticmethod(renew_lease)

@@ -270,3 +270,16 @@ async def truncate_engine_tables(tx: psycopg.AsyncConnection) -> tuple[list[str]
         sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names))
     )  # CONTINUE IDENTITY: numbering goes on
     return ticket_ids, rows
+
+
+class AsyncLifecycleStatements:
+    """Forgetting customers and resetting the engine's tables (``store.lifecycle``): the statements code
+    outside the store runs, each on the transaction or connection it passes."""
+
+    customer_ids_seen = staticmethod(customer_ids_seen)
+    delete_profile_corrections = staticmethod(delete_profile_corrections)
+    delete_profiles = staticmethod(delete_profiles)
+    delete_tickets = staticmethod(delete_tickets)
+    lock_customer_tickets = staticmethod(lock_customer_tickets)
+    prune_totals = staticmethod(prune_totals)
+    truncate_engine_tables = staticmethod(truncate_engine_tables)

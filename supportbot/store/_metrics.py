@@ -45,3 +45,10 @@ def read(conn: psycopg.Connection, *, now: datetime, since: datetime) -> Reading
     row = (conn.execute(_READ, {"now": now, "since": since})).fetchone()
     assert row is not None
     return Reading(*row)
+
+
+class MetricsStatements:
+    """The figures behind the metrics endpoint (``store.metrics``): the statements code outside the store
+    runs, each on the transaction or connection it passes."""
+
+    read = staticmethod(read)

@@ -44,3 +44,10 @@ async def read(conn: psycopg.AsyncConnection, *, now: datetime, since: datetime)
     row = await (await conn.execute(_READ, {"now": now, "since": since})).fetchone()
     assert row is not None
     return Reading(*row)
+
+
+class AsyncMetricsStatements:
+    """The figures behind the metrics endpoint (``store.metrics``): the statements code outside the store
+    runs, each on the transaction or connection it passes."""
+
+    read = staticmethod(read)

@@ -94,3 +94,11 @@ def _apply_functions(conn: psycopg.Connection, *, demo: bool, every: bool) -> No
                 " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
                 (function.name, checksum),
             )
+
+
+class MigrationStatements:
+    """The schema's migrations (``store.migrations``), for ``db migrate`` and ``db status``: the
+    statements code outside the store runs, each on the connection it passes."""
+
+    migrate = staticmethod(migrate)
+    status = staticmethod(status)

@@ -95,3 +95,11 @@ async def _apply_functions(conn: psycopg.AsyncConnection, *, demo: bool, every: 
                 " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
                 (function.name, checksum),
             )
+
+
+class AsyncMigrationStatements:
+    """The schema's migrations (``store.migrations``), for ``db migrate`` and ``db status``: the
+    statements code outside the store runs, each on the connection it passes."""
+
+    migrate = staticmethod(migrate)
+    status = staticmethod(status)

@@ -84,3 +84,14 @@ def add_profile_correction(
     ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+class ProfileStatements:
+    """Stored profiles and operators' corrections to them (``store.profiles``): the statements code
+    outside the store runs, each on the transaction or connection it passes."""
+
+    add_profile_correction = staticmethod(add_profile_correction)
+    correction_positions = staticmethod(correction_positions)
+    profile_corrections = staticmethod(profile_corrections)
+    save_profile = staticmethod(save_profile)
+    stored_profile = staticmethod(stored_profile)

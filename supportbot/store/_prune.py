@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from . import _lifecycle as lifecycle_repo
 from ._codec import encode_state
 from ._rows import PruneReport
-from ._store import Store
+
+if TYPE_CHECKING:  # the store calls these as its methods, with itself
+    from ._store import Store
 
 
 def prune_closed(

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from . import _lifecycle_async as lifecycle_repo
 from ._codec import encode_state
 from ._rows import PruneReport
-from ._store_async import AsyncStore
+
+if TYPE_CHECKING:  # the store calls these as its methods, with itself
+    from ._store_async import AsyncStore
 
 
 async def prune_closed(

@@ -249,3 +249,21 @@ async def live_workers(conn: psycopg.AsyncConnection, *, alive_within: float) ->
         )
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+class AsyncQueueStatements:
+    """The work queue and the workers (``store.queue``): the statements code outside the store runs, each
+    on the transaction or connection it passes."""
+
+    claim_cursor = staticmethod(claim_cursor)
+    claimed = staticmethod(claimed)
+    entries = staticmethod(entries)
+    handed_off = staticmethod(handed_off)
+    heartbeat = staticmethod(heartbeat)
+    live_workers = staticmethod(live_workers)
+    mark_due = staticmethod(mark_due)
+    record_failure = staticmethod(record_failure)
+    release_all = staticmethod(release_all)
+    sign_off = staticmethod(sign_off)
+    stats = staticmethod(stats)
+    wait_for_model = staticmethod(wait_for_model)

@@ -6,10 +6,13 @@ Every statement skips rows another sweep holds, so sweeps running at once share 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import psycopg
 
-from ._store import Store
+if TYPE_CHECKING:  # the store calls these as its methods, with itself
+    from ._store import Store
+
 
 BATCH = 500
 

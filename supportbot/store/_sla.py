@@ -34,3 +34,10 @@ def waiting(conn: psycopg.Connection) -> list[Waiting]:
             " ORDER BY t.id"
         )
     ).fetchall()
+
+
+class SlaStatements:
+    """Tickets waiting for an answer (``store.sla``): the statements code outside the store runs, each on
+    the transaction or connection it passes."""
+
+    waiting = staticmethod(waiting)

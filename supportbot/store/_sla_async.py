@@ -33,3 +33,10 @@ async def waiting(conn: psycopg.AsyncConnection) -> list[Waiting]:
             " ORDER BY t.id"
         )
     ).fetchall()
+
+
+class AsyncSlaStatements:
+    """Tickets waiting for an answer (``store.sla``): the statements code outside the store runs, each on
+    the transaction or connection it passes."""
+
+    waiting = staticmethod(waiting)

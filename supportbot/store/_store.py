@@ -26,13 +26,25 @@ from ..errors import (
     UnknownStep,
 )
 from . import _history as steps_repo
+from . import _prune, _retention
 from . import _tickets as repo
+from ._api_keys import ApiKeyStatements
+from ._audit import AuditStatements
 from ._codec import decode_state, decode_update
+from ._console import ConsoleStatements
 from ._failures import connect_hint, first_line, translated, with_limits
-from ._migrate import migrate
+from ._history import HistoryStatements
+from ._lease import LeaseStatements
+from ._lifecycle import LifecycleStatements
+from ._metrics import MetricsStatements
+from ._migrate import MigrationStatements, migrate
 from ._pool import RoundPool
+from ._profiles import ProfileStatements
+from ._queue import QueueStatements
 from ._recent import RECENT_TICKETS, LastWritten
 from ._rows import Loaded
+from ._sla import SlaStatements
+from ._tickets import TicketStatements
 
 T = TypeVar("T")
 
@@ -45,7 +57,29 @@ class Store:
     ``pool_timeout``: seconds to wait for a free connection before StoreBusy. ``db_timeout``:
     seconds a connection attempt, a statement or a lock wait may take (0: no statement or lock
     limit). ``prepared_statements=False`` for a pooler in transaction mode (PgBouncer).
+
+    It is the one gate to the database: code outside ``store/`` runs every statement through it,
+    by the tables the statements touch (``store.tickets``, ``store.queue``, ...), on a transaction
+    or connection it took from ``transaction()``, ``statement()`` or ``connection()``, so that a
+    round's statements share its transaction.
     """
+
+    tickets = TicketStatements
+    history = HistoryStatements
+    queue = QueueStatements
+    lease = LeaseStatements
+    audit = AuditStatements
+    sla = SlaStatements
+    profiles = ProfileStatements
+    lifecycle = LifecycleStatements
+    metrics = MetricsStatements
+    keys = ApiKeyStatements
+    migrations = MigrationStatements
+    console = ConsoleStatements  # the console is synchronous only
+    # These take the store itself (each runs its own transactions), so they are its methods.
+    prune_closed = _prune.prune_closed
+    retention_due = _retention.due
+    retention_remove = _retention.remove
 
     def __init__(
         self,

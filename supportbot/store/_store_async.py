@@ -25,13 +25,26 @@ from ..errors import (
     UnknownStep,
 )
 from . import _history_async as steps_repo
+from . import _prune_async, _retention_async
 from . import _tickets_async as repo
+from ._api_keys_async import AsyncApiKeyStatements
+from ._audit_async import AsyncAuditStatements
 from ._codec import decode_state, decode_update
 from ._failures import connect_hint, first_line, translated, with_limits
-from ._migrate_async import migrate
+from ._history_async import AsyncHistoryStatements
+from ._lease_async import AsyncLeaseStatements
+from ._lifecycle_async import AsyncLifecycleStatements
+from ._metrics_async import AsyncMetricsStatements
+from ._migrate_async import AsyncMigrationStatements, migrate
 from ._pool_async import AsyncRoundPool
+from ._profiles_async import AsyncProfileStatements
+from ._queue_async import AsyncQueueStatements
 from ._recent import RECENT_TICKETS, LastWritten
 from ._rows import Loaded
+
+# sync> from ._console import ConsoleStatements
+from ._sla_async import AsyncSlaStatements
+from ._tickets_async import AsyncTicketStatements
 
 T = TypeVar("T")
 
@@ -44,7 +57,29 @@ class AsyncStore:
     ``pool_timeout``: seconds to wait for a free connection before StoreBusy. ``db_timeout``:
     seconds a connection attempt, a statement or a lock wait may take (0: no statement or lock
     limit). ``prepared_statements=False`` for a pooler in transaction mode (PgBouncer).
+
+    It is the one gate to the database: code outside ``store/`` runs every statement through it,
+    by the tables the statements touch (``store.tickets``, ``store.queue``, ...), on a transaction
+    or connection it took from ``transaction()``, ``statement()`` or ``connection()``, so that a
+    round's statements share its transaction.
     """
+
+    tickets = AsyncTicketStatements
+    history = AsyncHistoryStatements
+    queue = AsyncQueueStatements
+    lease = AsyncLeaseStatements
+    audit = AsyncAuditStatements
+    sla = AsyncSlaStatements
+    profiles = AsyncProfileStatements
+    lifecycle = AsyncLifecycleStatements
+    metrics = AsyncMetricsStatements
+    keys = AsyncApiKeyStatements
+    migrations = AsyncMigrationStatements
+    # sync> console = ConsoleStatements  # the console is synchronous only
+    # These take the store itself (each runs its own transactions), so they are its methods.
+    prune_closed = _prune_async.prune_closed
+    retention_due = _retention_async.due
+    retention_remove = _retention_async.remove
 
     def __init__(
         self,

@@ -18,8 +18,9 @@ from psycopg.rows import class_row
 
 from .._records import ToolCall
 from .._state import Fact, Ticket, Turn
-from ..errors import IdempotencyConflict, LeaseLost, UnknownTicket
+from ..errors import IdempotencyConflict, LeaseLost
 from ._channels import WORK_CHANNEL
+from ._failures import no_ticket
 from ._holder import HOLDER_PID, HOLDER_START, takeable
 from ._rows import PendingApproval, TicketRow
 
@@ -29,12 +30,6 @@ _TURN_COLUMNS = "role, content, round, message_id, tokens, created_at, idx, auth
 
 
 # -- tickets ---------------------------------------------------------------------------------
-
-
-def no_ticket(ticket_id: str) -> UnknownTicket:
-    return UnknownTicket(
-        f"no ticket {ticket_id!r}; tickets() lists the tickets there are", ticket_id=ticket_id
-    )
 
 
 async def create_ticket(
@@ -373,3 +368,21 @@ async def pending_approvals(conn: psycopg.AsyncConnection) -> list[PendingApprov
             " WHERE a.decided_at IS NULL ORDER BY a.requested_at, a.ticket_id"
         )
     ).fetchall()
+
+
+class AsyncTicketStatements:
+    """Tickets, their turns and refund approvals (``store.tickets``): the statements code outside the
+    store runs, each on the transaction or connection it passes."""
+
+    create_ticket = staticmethod(create_ticket)
+    decide_approval = staticmethod(decide_approval)
+    get_ticket = staticmethod(get_ticket)
+    human_agent = staticmethod(human_agent)
+    insert_turns = staticmethod(insert_turns)
+    list_tickets = staticmethod(list_tickets)
+    lock_turn_count = staticmethod(lock_turn_count)
+    lock_turn_count_statement = staticmethod(lock_turn_count_statement)
+    locked_turn_count = staticmethod(locked_turn_count)
+    pending_approvals = staticmethod(pending_approvals)
+    set_human_agent = staticmethod(set_human_agent)
+    ticket_head = staticmethod(ticket_head)
