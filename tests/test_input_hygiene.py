@@ -37,6 +37,7 @@ from supportbot.errors import (
 )
 from supportbot.i18n import error_text
 from supportbot.store import _tickets as repo
+from supportbot.store._rows import LeaseRequest
 
 OpenBot = Callable[..., SupportBot]
 
@@ -201,7 +202,12 @@ def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot, datab
         repo.insert_turns(tx, ticket.id, [Turn("customer", "E3001", round=1, created_at=now, idx=0)])
     with psycopg.connect(database_url) as conn:
         repo.append_customer_message(
-            conn, ticket.id, "还在吗", message_id=None, now=now, lease=("dead-worker", 600.0, False)
+            conn,
+            ticket.id,
+            "还在吗",
+            message_id=None,
+            now=now,
+            lease=LeaseRequest("dead-worker", 600.0, False),
         )
     assert [t.content for t in bot.state(ticket.id).turns] == ["E3001", "还在吗"]
     assert bot.history(ticket.id) == []
@@ -210,7 +216,12 @@ def test_state_shows_every_stored_turn_whatever_the_round(bot: SupportBot, datab
     bot.state(answered)  # this process now holds a copy of the state after the round
     with psycopg.connect(database_url) as conn:
         repo.append_customer_message(
-            conn, answered, "又失败了", message_id=None, now=now, lease=("dead-worker", 600.0, False)
+            conn,
+            answered,
+            "又失败了",
+            message_id=None,
+            now=now,
+            lease=LeaseRequest("dead-worker", 600.0, False),
         )
     assert [t.content for t in bot.state(answered).turns][-1] == "又失败了"
     assert len(bot.state_at(answered, len(bot.history(answered))).turns) == 2  # history stays exact

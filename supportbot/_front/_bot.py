@@ -43,11 +43,14 @@ from ..run._worker import Worker
 from ..store._handles import Tx
 from ..store._rows import (
     AuditEntry,
+    LeaseRequest,
+    LeaseTaken,
     PendingApproval,
     PruneReport,
     QueueEntry,
     QueueStats,
     StepRecord,
+    StoredMessage,
     TicketRow,
 )
 from ..store._store import Store
@@ -178,7 +181,11 @@ class SupportBot:
         wait = validate.flag("wait", wait)
         now = self._deps.clock()
         owner = self._engine.new_owner() if wait else None
-        lease = (owner, self._deps.settings.lease_seconds, self._store.tracks_holders) if owner else None
+        lease = (
+            LeaseRequest(owner, self._deps.settings.lease_seconds, self._store.tracks_holders)
+            if owner
+            else None
+        )
         with self._store.transaction() as tx:
             # Queued either way: should this process die before the round ends, a worker runs it.
             ticket = self._store.tickets.create_ticket(
@@ -190,7 +197,7 @@ class SupportBot:
         if owner is None:
             return Submitted(ticket_id=ticket.id, idx=0)
         self._store.remember_turn(ticket.id, first)
-        return round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=(0, 1))
+        return round_results.answer(self._engine, ticket.id, 0, owner=owner, taken=LeaseTaken(0, 1))
 
     def send(self, ticket_id: str, message: str, *, message_id: str | None = None) -> RoundResult:
         """Add a customer message and run the round that answers it.
@@ -347,7 +354,7 @@ class SupportBot:
 
     def _store_message(
         self, ticket_id: str, message: str, message_id: str | None, *, owner: str | None
-    ) -> tuple[Turn, bool, tuple[int, int] | None]:
+    ) -> StoredMessage:
         ticket_id = validate.ticket_id(ticket_id)
         message = self._check_message(message)
         if message_id is not None:

@@ -14,7 +14,7 @@ from typing import TypeVar
 from ..config import Settings
 from ..store._connect import connected
 from ..store._handles import Tx
-from ..store._migrations import Migration
+from ..store._migrations import Migration, MigrationState
 from ..store._store import Store
 
 T = TypeVar("T")
@@ -37,7 +37,7 @@ def migrate(
 
 def migration_status(
     database_url: str | None = None, *, settings: Settings | None = None
-) -> list[tuple[Migration, bool]]:
+) -> list[MigrationState]:
     """Every migration this version has, and whether the database applied it; changes nothing."""
     return _with_connection(database_url, settings, Store.migrations.status)
 

@@ -21,7 +21,7 @@ from .._records import CustomerRecords
 from ..backend.base import ReadsCustomerRecords
 from ..config import Settings
 from ..errors import ModelError, StoreError
-from ..store._rows import Claim
+from ..store._rows import Claim, LeaseTaken
 from ..store._store import Store
 from . import _retention as retention
 from ._engine import Engine
@@ -142,7 +142,7 @@ class Claims:
             self.engine.drive(
                 task.ticket_id,
                 owner=task.owner,
-                taken=(task.last_seq, task.turn_count),
+                taken=LeaseTaken(task.last_seq, task.turn_count),
                 records=records,
                 row=task.ticket,
                 on_round=finished,

@@ -20,7 +20,7 @@ from .._records import CustomerRecords
 from ..backend.base_async import AsyncReadsCustomerRecords
 from ..config import Settings
 from ..errors import ModelError, StoreError
-from ..store._rows import Claim
+from ..store._rows import Claim, LeaseTaken
 from ..store._store_async import AsyncStore
 from . import _retention_async as retention
 from ._engine_async import AsyncEngine
@@ -141,7 +141,7 @@ class AsyncClaims:
             await self.engine.drive(
                 task.ticket_id,
                 owner=task.owner,
-                taken=(task.last_seq, task.turn_count),
+                taken=LeaseTaken(task.last_seq, task.turn_count),
                 records=records,
                 row=task.ticket,
                 on_round=finished,

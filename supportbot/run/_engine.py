@@ -26,7 +26,7 @@ from ..errors import (
 )
 from ..store._handles import Cursor, Tx
 from ..store._recent import RECENT_TICKETS, LastWritten
-from ..store._rows import Loaded, StepWrite, TicketRow
+from ..store._rows import LeaseTaken, Loaded, StepWrite, TicketRow
 from ..store._store import Store
 from . import _refunds as refunds
 from . import _steps as steps
@@ -147,7 +147,7 @@ class Engine:
         ticket_id: str,
         *,
         owner: str | None = None,
-        taken: tuple[int, int] | None = None,
+        taken: LeaseTaken | None = None,
         on_round: Callable[[RoundResult], None] | None = None,
         records: CustomerRecords | None = None,
         row: TicketRow | None = None,
@@ -212,7 +212,7 @@ class Engine:
     # A lease change is one statement that is its own transaction and commits without waiting
     # for the disk (store/_lease.py's NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
     def _acquire(
-        self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None, row: TicketRow | None = None
+        self, ticket_id: str, owner: str, taken: LeaseTaken | None = None, row: TicketRow | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
             with self.store.statement() as conn:
@@ -298,7 +298,9 @@ class Engine:
             self._release(ticket_id, owner)
             raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
-        return decided.state.round, self.drive(ticket_id, owner=owner, taken=(decided.seq, turn_count)) or []
+        return decided.state.round, self.drive(
+            ticket_id, owner=owner, taken=LeaseTaken(decided.seq, turn_count)
+        ) or []
 
     def respond(
         self,
@@ -327,7 +329,7 @@ class Engine:
         except BaseException:
             self._release(ticket_id, owner)
             raise
-        return self.drive(ticket_id, owner=owner, taken=(noted_loaded.seq, turn_count)) or []
+        return self.drive(ticket_id, owner=owner, taken=LeaseTaken(noted_loaded.seq, turn_count)) or []
 
     def _paused(self, ticket_id: str) -> tuple[str, Loaded, int]:
         """Take the lease of a ticket whose round waits for a refund decision: (owner, its state,

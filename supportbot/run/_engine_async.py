@@ -25,7 +25,7 @@ from ..errors import (
 )
 from ..store._handles import AsyncCursor, AsyncTx
 from ..store._recent import RECENT_TICKETS, LastWritten
-from ..store._rows import Loaded, StepWrite, TicketRow
+from ..store._rows import LeaseTaken, Loaded, StepWrite, TicketRow
 from ..store._store_async import AsyncStore
 from . import _refunds_async as refunds
 from . import _steps_async as steps
@@ -146,7 +146,7 @@ class AsyncEngine:
         ticket_id: str,
         *,
         owner: str | None = None,
-        taken: tuple[int, int] | None = None,
+        taken: LeaseTaken | None = None,
         on_round: Callable[[RoundResult], None] | None = None,
         records: CustomerRecords | None = None,
         row: TicketRow | None = None,
@@ -215,7 +215,7 @@ class AsyncEngine:
     # A lease change is one statement that is its own transaction and commits without waiting
     # for the disk (store/_lease.py's NOWAIT): one round trip, with no BEGIN, SET LOCAL or COMMIT.
     async def _acquire(
-        self, ticket_id: str, owner: str, taken: tuple[int, int] | None = None, row: TicketRow | None = None
+        self, ticket_id: str, owner: str, taken: LeaseTaken | None = None, row: TicketRow | None = None
     ) -> tuple[Loaded, int] | None:
         if taken is None:
             async with self.store.statement() as conn:
@@ -302,7 +302,7 @@ class AsyncEngine:
             raise
         # The lease is still ours: the round goes on under it instead of freeing and retaking the ticket.
         return decided.state.round, await self.drive(
-            ticket_id, owner=owner, taken=(decided.seq, turn_count)
+            ticket_id, owner=owner, taken=LeaseTaken(decided.seq, turn_count)
         ) or []
 
     async def respond(
@@ -332,7 +332,7 @@ class AsyncEngine:
         except BaseException:
             await self._release(ticket_id, owner)
             raise
-        return await self.drive(ticket_id, owner=owner, taken=(noted_loaded.seq, turn_count)) or []
+        return await self.drive(ticket_id, owner=owner, taken=LeaseTaken(noted_loaded.seq, turn_count)) or []
 
     async def _paused(self, ticket_id: str) -> tuple[str, Loaded, int]:
         """Take the lease of a ticket whose round waits for a refund decision: (owner, its state,

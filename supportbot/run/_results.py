@@ -9,6 +9,7 @@ back from the round's latest step record.
 from __future__ import annotations
 
 from .._state import Outcome
+from ..store._rows import LeaseTaken
 from ..store._store import Store
 from ._engine import Engine
 from ._rounds import RoundResult, result_of
@@ -20,7 +21,7 @@ def answer(
     idx: int,
     *,
     owner: str | None = None,
-    taken: tuple[int, int] | None = None,
+    taken: LeaseTaken | None = None,
 ) -> RoundResult:
     """Run the ticket's pending rounds in this thread; the result of the one that answers turn ``idx``.
 

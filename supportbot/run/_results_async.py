@@ -8,6 +8,7 @@ back from the round's latest step record.
 from __future__ import annotations
 
 from .._state import Outcome
+from ..store._rows import LeaseTaken
 from ..store._store_async import AsyncStore
 from ._engine_async import AsyncEngine
 from ._rounds import RoundResult, result_of
@@ -19,7 +20,7 @@ async def answer(
     idx: int,
     *,
     owner: str | None = None,
-    taken: tuple[int, int] | None = None,
+    taken: LeaseTaken | None = None,
 ) -> RoundResult:
     """Run the ticket's pending rounds in this thread; the result of the one that answers turn ``idx``.
 

@@ -22,7 +22,7 @@ from .._state import StateUpdate, SupportState, Turn
 from ..errors import NotTakenOver, TakeoverRefused
 from ..memory._tokens import with_tokens
 from ..store._handles import AsyncTx
-from ..store._rows import AuditAction, Loaded
+from ..store._rows import AuditAction, LeaseTaken, Loaded
 from ._engine_async import AsyncEngine
 from ._graph import HAND_BACK, HUMAN_REPLY, TAKEOVER
 from ._rounds import RoundResult
@@ -109,7 +109,7 @@ async def hand_back(
         await engine.release(ticket_id, owner)
         raise
     # The lease is still ours: the round (if a message waits) runs under it, and drive frees it.
-    results = await engine.drive(ticket_id, owner=owner, taken=(after.seq, turn_count)) or []
+    results = await engine.drive(ticket_id, owner=owner, taken=LeaseTaken(after.seq, turn_count)) or []
     return results[-1] if results else None
 
 

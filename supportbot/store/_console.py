@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 import psycopg
 from psycopg import sql
@@ -27,6 +28,11 @@ class Claim:
     expires_at: datetime
 
 
+class ClaimOutcome(NamedTuple):
+    won: bool  # the claim is now the reviewer's ...
+    claim: Claim  # ... or another reviewer's live claim
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
     ticket_id: str
@@ -41,7 +47,7 @@ _CLAIM_COLUMNS = "ticket_id, round, reviewer, claimed_at, expires_at"
 
 def claim(
     conn: psycopg.Connection, ticket_id: str, round_: int, reviewer: str, *, seconds: int
-) -> tuple[bool, Claim]:
+) -> ClaimOutcome:
     """Claim the ticket's approval for ``reviewer``: (True, the claim) if it is now theirs, else
     (False, the other reviewer's live claim).
 
@@ -65,11 +71,11 @@ def claim(
         .fetchone()
     )
     if row is not None:
-        return True, row
+        return ClaimOutcome(True, row)
     held = current_claim(conn, ticket_id, round_)
     if held is None:  # it lapsed between the two statements: try once more
         return claim(conn, ticket_id, round_, reviewer, seconds=seconds)
-    return False, held
+    return ClaimOutcome(False, held)
 
 
 def current_claim(conn: psycopg.Connection, ticket_id: str, round_: int) -> Claim | None:

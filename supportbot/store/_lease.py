@@ -18,6 +18,7 @@ from ..errors import LeaseLost
 from ._channels import DONE_CHANNEL
 from ._failures import no_ticket
 from ._holder import HOLDER_PID, HOLDER_START, takeable
+from ._rows import LeaseTaken
 
 # The CTE that makes a statement's own commit not wait for the disk, for statements whose loss
 # in a database crash costs nothing: a lost lease acquire is simply not held, a lost release
@@ -57,10 +58,10 @@ def queue_acquire_lease(
     )
 
 
-def acquired(cur: psycopg.Cursor) -> tuple[int, int] | None:
+def acquired(cur: psycopg.Cursor) -> LeaseTaken | None:
     """(the ticket's latest step seq, its turn count) when the lease was taken; None if busy."""
     row = cur.fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
+    return None if row is None else LeaseTaken(int(row[0]), int(row[1]))
 
 
 def renew_lease(

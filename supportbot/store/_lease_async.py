@@ -17,6 +17,7 @@ from ..errors import LeaseLost
 from ._channels import DONE_CHANNEL
 from ._failures import no_ticket
 from ._holder import HOLDER_PID, HOLDER_START, takeable
+from ._rows import LeaseTaken
 
 # The CTE that makes a statement's own commit not wait for the disk, for statements whose loss
 # in a database crash costs nothing: a lost lease acquire is simply not held, a lost release
@@ -56,10 +57,10 @@ async def queue_acquire_lease(
     )
 
 
-async def acquired(cur: psycopg.AsyncCursor) -> tuple[int, int] | None:
+async def acquired(cur: psycopg.AsyncCursor) -> LeaseTaken | None:
     """(the ticket's latest step seq, its turn count) when the lease was taken; None if busy."""
     row = await cur.fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
+    return None if row is None else LeaseTaken(int(row[0]), int(row[1]))
 
 
 async def renew_lease(

@@ -16,7 +16,7 @@ from psycopg import sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from ._rows import HeldTicket, PruneTotals
+from ._rows import HeldTicket, PruneTotals, Truncated
 
 SCHEMA = "supportbot"
 
@@ -244,7 +244,7 @@ def prune_totals(conn: psycopg.Connection, ticket_id: str) -> PruneTotals:
 # -- reset -------------------------------------------------------------------------------------
 
 
-def truncate_engine_tables(tx: psycopg.Connection) -> tuple[list[str], dict[str, int]]:
+def truncate_engine_tables(tx: psycopg.Connection) -> Truncated:
     """Empty every engine table but the migrations' (ticket numbering goes on); the tickets there
     were, and the rows per ``schema.table``."""
     tables = [
@@ -268,7 +268,7 @@ def truncate_engine_tables(tx: psycopg.Connection) -> tuple[list[str], dict[str,
     tx.execute(
         sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names))
     )  # CONTINUE IDENTITY: numbering goes on
-    return ticket_ids, rows
+    return Truncated(ticket_ids, rows)
 
 
 class LifecycleStatements:

@@ -15,7 +15,7 @@ from psycopg import sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from ._rows import HeldTicket, PruneTotals
+from ._rows import HeldTicket, PruneTotals, Truncated
 
 SCHEMA = "supportbot"
 
@@ -243,7 +243,7 @@ async def prune_totals(conn: psycopg.AsyncConnection, ticket_id: str) -> PruneTo
 # -- reset -------------------------------------------------------------------------------------
 
 
-async def truncate_engine_tables(tx: psycopg.AsyncConnection) -> tuple[list[str], dict[str, int]]:
+async def truncate_engine_tables(tx: psycopg.AsyncConnection) -> Truncated:
     """Empty every engine table but the migrations' (ticket numbering goes on); the tickets there
     were, and the rows per ``schema.table``."""
     tables = [
@@ -269,7 +269,7 @@ async def truncate_engine_tables(tx: psycopg.AsyncConnection) -> tuple[list[str]
     await tx.execute(
         sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names))
     )  # CONTINUE IDENTITY: numbering goes on
-    return ticket_ids, rows
+    return Truncated(ticket_ids, rows)
 
 
 class AsyncLifecycleStatements:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import psycopg
 
-from ._migrations import LOCK_ID, Migration, available, functions
+from ._migrations import LOCK_ID, Migration, MigrationState, available, functions
 
 
 def applied(conn: psycopg.Connection) -> dict[int, str]:
@@ -33,10 +33,10 @@ def applied(conn: psycopg.Connection) -> dict[int, str]:
     return {int(version): str(name) for version, name in rows}
 
 
-def status(conn: psycopg.Connection) -> list[tuple[Migration, bool]]:
+def status(conn: psycopg.Connection) -> list[MigrationState]:
     """Every migration this version has, and whether ``conn``'s database applied it."""
     have = applied(conn)
-    return [(m, m.version in have) for m in available()]
+    return [MigrationState(m, m.version in have) for m in available()]
 
 
 def migrate(conn: psycopg.Connection, *, demo: bool = False) -> list[Migration]:

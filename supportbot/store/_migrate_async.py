@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import psycopg
 
-from ._migrations import LOCK_ID, Migration, available, functions
+from ._migrations import LOCK_ID, Migration, MigrationState, available, functions
 
 
 async def applied(conn: psycopg.AsyncConnection) -> dict[int, str]:
@@ -34,10 +34,10 @@ async def applied(conn: psycopg.AsyncConnection) -> dict[int, str]:
     return {int(version): str(name) for version, name in rows}
 
 
-async def status(conn: psycopg.AsyncConnection) -> list[tuple[Migration, bool]]:
+async def status(conn: psycopg.AsyncConnection) -> list[MigrationState]:
     """Every migration this version has, and whether ``conn``'s database applied it."""
     have = await applied(conn)
-    return [(m, m.version in have) for m in available()]
+    return [MigrationState(m, m.version in have) for m in available()]
 
 
 async def migrate(conn: psycopg.AsyncConnection, *, demo: bool = False) -> list[Migration]:

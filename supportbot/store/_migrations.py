@@ -7,6 +7,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 # Any fixed number works; it only has to be the same in every process that migrates.
 LOCK_ID = 0x5B0B07
@@ -22,6 +23,11 @@ class Migration:
     def demo(self) -> bool:
         """Part of the demo business system rather than of the engine."""
         return self.name.startswith("demo")
+
+
+class MigrationState(NamedTuple):
+    migration: Migration
+    applied: bool  # in the database at hand
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from ._rows import ProfileCorrection
+
 
 @dataclass(frozen=True, slots=True)
 class StoredProfile:
@@ -40,7 +42,7 @@ def save_profile(
     )
 
 
-def profile_corrections(conn: psycopg.Connection, customer_id: str) -> list[tuple[str, str, str | None]]:
+def profile_corrections(conn: psycopg.Connection, customer_id: str) -> list[ProfileCorrection]:
     """The customer's profile corrections, oldest first: (entry, key, value or None)."""
     rows = (
         conn.execute(
@@ -49,7 +51,7 @@ def profile_corrections(conn: psycopg.Connection, customer_id: str) -> list[tupl
             (customer_id,),
         )
     ).fetchall()
-    return [(str(e), str(k), v) for e, k, v in rows]
+    return [ProfileCorrection(str(e), str(k), v) for e, k, v in rows]
 
 
 def correction_positions(conn: psycopg.Connection) -> dict[str, int]:

@@ -10,6 +10,8 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from ._rows import ProfileCorrection
+
 
 @dataclass(frozen=True, slots=True)
 class StoredProfile:
@@ -39,9 +41,7 @@ async def save_profile(
     )
 
 
-async def profile_corrections(
-    conn: psycopg.AsyncConnection, customer_id: str
-) -> list[tuple[str, str, str | None]]:
+async def profile_corrections(conn: psycopg.AsyncConnection, customer_id: str) -> list[ProfileCorrection]:
     """The customer's profile corrections, oldest first: (entry, key, value or None)."""
     rows = await (
         await conn.execute(
@@ -50,7 +50,7 @@ async def profile_corrections(
             (customer_id,),
         )
     ).fetchall()
-    return [(str(e), str(k), v) for e, k, v in rows]
+    return [ProfileCorrection(str(e), str(k), v) for e, k, v in rows]
 
 
 async def correction_positions(conn: psycopg.AsyncConnection) -> dict[str, int]:

@@ -21,7 +21,7 @@ from .._state import Turn
 from ._channels import DONE_CHANNEL
 from ._holder import HOLDER_PID, HOLDER_START, takeable
 from ._lease import NOWAIT
-from ._rows import Claim, QueueEntry, QueueStats, TicketRow
+from ._rows import Claim, FailureCount, QueueEntry, QueueStats, TicketRow
 from ._tickets_async import TICKET_COLUMNS
 
 # Tickets a worker may take: not one a person has taken over (SupportBot.take_over); its customer
@@ -102,7 +102,7 @@ async def record_failure(
     *,
     max_attempts: int,
     backoff: float,
-) -> tuple[int, bool]:
+) -> FailureCount:
     """Count a failed round: (attempts so far, whether the ticket went to a human now).
 
     Before the last attempt the ticket waits ``backoff`` × 2^(attempts-1) seconds (at most 10
@@ -124,8 +124,8 @@ async def record_failure(
         )
     ).fetchone()
     if row is None:  # deleted, or finished by someone else meanwhile
-        return 0, False
-    return int(row[0]), bool(row[1])
+        return FailureCount(0, False)
+    return FailureCount(int(row[0]), bool(row[1]))
 
 
 async def wait_for_model(

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from ._rows import RetentionDue, RetentionRemoved
+
 if TYPE_CHECKING:  # the store calls these as its methods, with itself
     from ._store import Store
 
@@ -25,10 +27,10 @@ def due(
     facts_days: int,
     audit_days: int,
     now: datetime,
-) -> tuple[int, int, int, int]:
+) -> RetentionDue:
     """How many step logs, summaries, facts and audit rows those retentions would remove at ``now``."""
     with store.connection() as conn:
-        return (
+        return RetentionDue(
             _count(conn, _STEPS_DUE, steps_days, now),
             _count(conn, _SUMMARIES_DUE, summaries_days, now),
             _count(conn, _FACTS_DUE, facts_days, now),
@@ -44,7 +46,7 @@ def remove(
     audit_days: int,
     now: datetime,
     changed: set[str],
-) -> tuple[int, int, int]:
+) -> RetentionRemoved:
     """Empty the summaries and delete the facts and audit rows those retentions no longer keep, in
     one transaction; the tickets whose state changed join ``changed``."""
     with store.transaction() as tx:
@@ -56,7 +58,7 @@ def remove(
             # in sql/functions/audit_append_only.sql checks the age too).
             tx.execute("SELECT set_config('supportbot.audit_retention_days', %s, true)", (str(audit_days),))
             audit = _count(tx, _AUDIT_APPLY, audit_days, now)
-    return summaries, facts, audit
+    return RetentionRemoved(summaries, facts, audit)
 
 
 def _count(conn: psycopg.Connection, query: str, days: int, now: datetime) -> int:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from ._rows import RetentionDue, RetentionRemoved
+
 if TYPE_CHECKING:  # the store calls these as its methods, with itself
     from ._store_async import AsyncStore
 
@@ -24,10 +26,10 @@ async def due(
     facts_days: int,
     audit_days: int,
     now: datetime,
-) -> tuple[int, int, int, int]:
+) -> RetentionDue:
     """How many step logs, summaries, facts and audit rows those retentions would remove at ``now``."""
     async with store.connection() as conn:
-        return (
+        return RetentionDue(
             await _count(conn, _STEPS_DUE, steps_days, now),
             await _count(conn, _SUMMARIES_DUE, summaries_days, now),
             await _count(conn, _FACTS_DUE, facts_days, now),
@@ -43,7 +45,7 @@ async def remove(
     audit_days: int,
     now: datetime,
     changed: set[str],
-) -> tuple[int, int, int]:
+) -> RetentionRemoved:
     """Empty the summaries and delete the facts and audit rows those retentions no longer keep, in
     one transaction; the tickets whose state changed join ``changed``."""
     async with store.transaction() as tx:
@@ -57,7 +59,7 @@ async def remove(
                 "SELECT set_config('supportbot.audit_retention_days', %s, true)", (str(audit_days),)
             )
             audit = await _count(tx, _AUDIT_APPLY, audit_days, now)
-    return summaries, facts, audit
+    return RetentionRemoved(summaries, facts, audit)
 
 
 async def _count(conn: psycopg.AsyncConnection, query: str, days: int, now: datetime) -> int:

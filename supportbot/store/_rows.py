@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from .._records import ToolCall
 from .._state import Fact, SupportState, Ticket, TicketStatus, Turn
@@ -251,3 +251,58 @@ class ApiKey:
 
     def __repr__(self) -> str:  # the digest is no secret, but a log has no use for it either
         return f"ApiKey(id={self.id!r}, name={self.name!r}, revoked={self.revoked_at is not None})"
+
+
+# Small results of single statements: named, and still unpacked like the tuples they were.
+
+
+class TicketHead(NamedTuple):
+    seq: int  # the ticket's latest step
+    status: str
+    turn_count: int  # turns stored
+
+
+class LeaseTaken(NamedTuple):
+    seq: int  # the ticket's latest step when the lease was taken
+    turn_count: int
+
+
+class StoredMessage(NamedTuple):
+    turn: Turn  # the customer's turn as stored (a repeated message_id: the first one)
+    stored_now: bool  # False: a retry of a message stored before
+    taken: LeaseTaken | None  # the lease the same statement took, if it was asked for and free
+
+
+class LeaseRequest(NamedTuple):
+    owner: str
+    seconds: float
+    track_holder: bool  # name the holder's server process (direct connections only)
+
+
+class FailureCount(NamedTuple):
+    attempts: int  # failed rounds so far
+    handed_off: bool  # the ticket went to a human now
+
+
+class ProfileCorrection(NamedTuple):
+    entry: str
+    key: str
+    value: str | None  # None: the entry was removed
+
+
+class Truncated(NamedTuple):
+    ticket_ids: list[str]  # the tickets there were
+    rows: dict[str, int]  # per ``schema.table``
+
+
+class RetentionDue(NamedTuple):
+    steps: int
+    summaries: int
+    facts: int
+    audit: int
+
+
+class RetentionRemoved(NamedTuple):
+    summaries: int
+    facts: int
+    audit: int

@@ -42,7 +42,7 @@ from ._pool import RoundPool
 from ._profiles import ProfileStatements
 from ._queue import QueueStatements
 from ._recent import RECENT_TICKETS, LastWritten
-from ._rows import Loaded
+from ._rows import LeaseRequest, Loaded, StoredMessage
 from ._sla import SlaStatements
 from ._tickets import TicketStatements
 
@@ -310,7 +310,7 @@ class Store:
         now: datetime,
         tokens: int,
         lease: tuple[str, float] | None,
-    ) -> tuple[Turn, bool, tuple[int, int] | None]:
+    ) -> StoredMessage:
         """Store a customer message (``repo.append_customer_message``) and remember its turn.
 
         In a transaction of its own, so its wait for the ticket row's lock (held by a round that
@@ -327,7 +327,7 @@ class Store:
                         message_id=message_id,
                         now=now,
                         tokens=tokens,
-                        lease=None if lease is None else (*lease, self.tracks_holders),
+                        lease=None if lease is None else LeaseRequest(*lease, self.tracks_holders),
                     )
             except psycopg.errors.UniqueViolation:
                 if message_id is None:
@@ -336,8 +336,8 @@ class Store:
                     repeated = repo.stored_message(tx, ticket_id, message_id, content)
                 if repeated is None:
                     raise
-                stored = (repeated, False, None)
-        self.remember_turn(ticket_id, stored[0])
+                stored = StoredMessage(repeated, False, None)
+        self.remember_turn(ticket_id, stored.turn)
         return stored
 
     def remember_turn(self, ticket_id: str, turn: Turn) -> None:

@@ -40,7 +40,7 @@ from ._pool_async import AsyncRoundPool
 from ._profiles_async import AsyncProfileStatements
 from ._queue_async import AsyncQueueStatements
 from ._recent import RECENT_TICKETS, LastWritten
-from ._rows import Loaded
+from ._rows import LeaseRequest, Loaded, StoredMessage
 
 # sync> from ._console import ConsoleStatements
 from ._sla_async import AsyncSlaStatements
@@ -316,7 +316,7 @@ class AsyncStore:
         now: datetime,
         tokens: int,
         lease: tuple[str, float] | None,
-    ) -> tuple[Turn, bool, tuple[int, int] | None]:
+    ) -> StoredMessage:
         """Store a customer message (``repo.append_customer_message``) and remember its turn.
 
         In a transaction of its own, so its wait for the ticket row's lock (held by a round that
@@ -333,7 +333,7 @@ class AsyncStore:
                         message_id=message_id,
                         now=now,
                         tokens=tokens,
-                        lease=None if lease is None else (*lease, self.tracks_holders),
+                        lease=None if lease is None else LeaseRequest(*lease, self.tracks_holders),
                     )
             except psycopg.errors.UniqueViolation:
                 if message_id is None:
@@ -342,8 +342,8 @@ class AsyncStore:
                     repeated = await repo.stored_message(tx, ticket_id, message_id, content)
                 if repeated is None:
                     raise
-                stored = (repeated, False, None)
-        self.remember_turn(ticket_id, stored[0])
+                stored = StoredMessage(repeated, False, None)
+        self.remember_turn(ticket_id, stored.turn)
         return stored
 
     def remember_turn(self, ticket_id: str, turn: Turn) -> None:

@@ -22,7 +22,7 @@ from ..errors import IdempotencyConflict, LeaseLost
 from ._channels import WORK_CHANNEL
 from ._failures import no_ticket
 from ._holder import HOLDER_PID, HOLDER_START, takeable
-from ._rows import PendingApproval, TicketRow
+from ._rows import LeaseRequest, LeaseTaken, PendingApproval, StoredMessage, TicketHead, TicketRow
 
 # TicketRow's fields in order; steps_repo.read_state_rows reads the ticket row with them too.
 TICKET_COLUMNS = "id, customer_email, subject, body, status, turn_count, created_at, updated_at, human_agent"
@@ -40,7 +40,7 @@ async def create_ticket(
     body: str,
     now: datetime,
     due: bool = False,
-    lease: tuple[str, float, bool] | None = None,
+    lease: LeaseRequest | None = None,
 ) -> Ticket:
     """Insert a ticket row. ``due``: its first message waits for a round (the work queue); with
     ``lease`` (owner, seconds, track the holder) the caller runs that round itself, else workers
@@ -73,7 +73,7 @@ async def create_ticket(
     return Ticket(ticket_id, email, subject, body, now)
 
 
-async def ticket_head(conn: psycopg.AsyncConnection, ticket_id: str) -> tuple[int, str, int]:
+async def ticket_head(conn: psycopg.AsyncConnection, ticket_id: str) -> TicketHead:
     """(the ticket's latest step seq, its status, how many turns are stored), from its row."""
     row = await (
         await conn.execute(
@@ -82,7 +82,7 @@ async def ticket_head(conn: psycopg.AsyncConnection, ticket_id: str) -> tuple[in
     ).fetchone()
     if row is None:
         raise no_ticket(ticket_id)
-    return int(row[0]), str(row[1]), int(row[2])
+    return TicketHead(int(row[0]), str(row[1]), int(row[2]))
 
 
 async def get_ticket(conn: psycopg.AsyncConnection, ticket_id: str) -> TicketRow:
@@ -166,9 +166,9 @@ async def append_customer_message(
     message_id: str | None,
     now: datetime,
     tokens: int | None = None,
-    lease: tuple[str, float, bool] | None = None,
-) -> tuple[Turn, bool, tuple[int, int] | None]:
-    """Store a customer message at the next position: (the stored turn, stored_now, taken).
+    lease: LeaseRequest | None = None,
+) -> StoredMessage:
+    """Store a customer message at the next position.
 
     One statement: the ticket row's update allocates the position under its row lock, so
     concurrent senders get distinct, gap-free positions. A repeated message_id stores nothing;
@@ -180,7 +180,7 @@ async def append_customer_message(
     reads it, else None.
     """
     if message_id is not None and (repeated := await stored_message(conn, ticket_id, message_id, content)):
-        return repeated, False, None
+        return StoredMessage(repeated, False, None)
     owner, seconds, track = lease if lease is not None else (None, 0.0, False)
     free = f"(%(o)s::text IS NOT NULL AND {takeable()} AND human_agent IS NULL)"
     row = await (
@@ -222,7 +222,7 @@ async def append_customer_message(
     if row is None:
         raise no_ticket(ticket_id)
     *turn, leased, last_seq, turn_count, _ = row
-    return Turn(*turn), True, (int(last_seq), int(turn_count)) if leased else None
+    return StoredMessage(Turn(*turn), True, LeaseTaken(int(last_seq), int(turn_count)) if leased else None)
 
 
 async def stored_message(
