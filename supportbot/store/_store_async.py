@@ -180,8 +180,7 @@ class AsyncStore:
         Statements go one at a time, not in a pipeline. A pipeline would save round trips, but
         psycopg polls the socket once per pipelined statement, and each poll gives the
         interpreter lock away: under hundreds of worker threads, winning it back costs far more
-        than a round trip to the database (a worker round polled 26 times pipelined, 13 without;
-        benchmarks/bench_workers.py).
+        than a round trip to the database (docs/scaling.md, Stateless workers, has the count).
         """
         if conn is None:
             async with self.pool.connection() as own, self.transaction(own, durable=durable) as tx:
