@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportbot import Turn
+from supportbot import AsyncSupportBot, SupportBot, Turn
 from supportbot.errors import ConfigError
 from supportbot.i18n import error_text
 from supportbot.memory._tokens import (
@@ -19,6 +21,7 @@ from supportbot.memory._tokens import (
     _clean_join,
     _count,
     _encoded,
+    _load,
     count_edited,
     count_joined,
     count_tokens,
@@ -283,3 +286,39 @@ def test_a_reply_is_counted_from_its_draft() -> None:
     count_tokens(draft)  # as the review prompt counted it
     assert count_edited(reply, draft) == count_tokens(reply)
     assert _count.cache_info().misses == 4  # the draft, both tails, then the reply here
+
+
+def test_open_loads_the_tokenizer_and_fails_on_a_broken_one(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tokenizer is read when a bot opens, not inside its first round (where it would hold an
+    event loop for a quarter of a second); a broken setting fails open() before a connection is made."""
+    missing = tmp_path / "nope.tiktoken"
+    monkeypatch.setenv(TOKENIZER_FILE_ENV, str(missing))
+    before = _connections(database_url)
+    with pytest.raises(ConfigError) as sync_error:
+        SupportBot.open(database_url, backend="demo")
+    with pytest.raises(ConfigError) as async_error:
+        asyncio.run(_open_async(database_url))
+    assert sync_error.value.reason == async_error.value.reason == "tokenizer_file"
+    assert str(missing) in str(sync_error.value)
+    assert _connections(database_url) == before  # nothing was opened
+    monkeypatch.delenv(TOKENIZER_FILE_ENV)
+    _load.cache_clear()
+    with SupportBot.open(database_url, backend="demo"):
+        assert _load.cache_info().currsize == 1  # loaded by open(), before any ticket
+
+
+async def _open_async(url: str) -> None:
+    async with AsyncSupportBot.open(url, backend="demo"):
+        pass
+
+
+def _connections(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])

@@ -14,6 +14,7 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..llm._factory import models_from_settings
 from ..llm.base import LLM
+from ..memory._tokens import count_tokens
 from ..run._deps import Deps
 from ..run._profiles import Profiles
 from ..store._store import Store
@@ -31,6 +32,10 @@ def store_and_deps(
 ) -> tuple[Store, Deps]:
     """The store (connected and migrated) and the dependencies a bot runs on."""
     chosen = _choose_backend(backend, settings)
+    # The tokenizer parses its ~100k ranks once per process (about a quarter of a second): here,
+    # before anything is opened, so a broken tokenizer setting fails open() and the first round
+    # does not hold its event loop (every other ticket's round and request) while it loads.
+    count_tokens("")
     store = Store(
         resolve_database_url(database_url, settings),
         max_size=settings.pool_max_size,

@@ -13,6 +13,7 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..llm._factory_async import models_from_settings
 from ..llm.base import AsyncLLM
+from ..memory._tokens import count_tokens
 from ..run._deps_async import Deps
 from ..run._profiles_async import Profiles
 from ..store._store_async import AsyncStore
@@ -30,6 +31,10 @@ async def store_and_deps(
 ) -> tuple[AsyncStore, Deps]:
     """The store (connected and migrated) and the dependencies a bot runs on."""
     chosen = _choose_backend(backend, settings)
+    # The tokenizer parses its ~100k ranks once per process (about a quarter of a second): here,
+    # before anything is opened, so a broken tokenizer setting fails open() and the first round
+    # does not hold its event loop (every other ticket's round and request) while it loads.
+    count_tokens("")
     store = AsyncStore(
         resolve_database_url(database_url, settings),
         max_size=settings.pool_max_size,
