@@ -29,7 +29,7 @@ from common import ChineseText, fresh_database, median
 from supportbot import Completion, Settings, SupportBot
 from supportbot._state import Review, SupportState, Triage
 from supportbot.memory._compress import SUMMARY_PROMPT, compress
-from supportbot.memory._facts import SENTENCE_KINDS
+from supportbot.memory._sentences import SENTENCE_KINDS
 from supportbot.memory._tokens import count_tokens
 from supportbot.reply import _context as context
 

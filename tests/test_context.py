@@ -23,7 +23,8 @@ from supportbot.i18n._prompts import (
 )
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import PROMPT_LABEL_TOKENS, render_turns, text_tokens
-from supportbot.memory._facts import SENTENCE_KINDS, update_ledger
+from supportbot.memory._facts import update_ledger
+from supportbot.memory._sentences import SENTENCE_KINDS
 from supportbot.memory._tokens import count_tokens, turn_tokens, with_tokens
 from supportbot.reply import _context as context
 from supportbot.reply._caches import Caches

@@ -13,6 +13,8 @@ from supportbot import Fact, Turn
 from supportbot._state import Role
 from supportbot.errors import InvalidInput
 from supportbot.memory import _facts as facts
+from supportbot.memory import _sentences as sentences
+from supportbot.memory import _typed as typed
 from supportbot.memory._facts import extract, update_ledger
 from supportbot.memory._ledger import render_facts
 from supportbot.memory._ledger import view as ledger_view
@@ -297,18 +299,18 @@ edge_texts = st.lists(_EDGE_PIECES, max_size=30).map("".join)
 
 # Patterns whose look-behind moved after their first character, and what they were before.
 _PLAIN_FORMS = {
-    "_ERROR_CODE": r"(?<![A-Za-z0-9])[Ee][0-9]{3,5}(?![A-Za-z0-9])",
+    typed._ERROR_CODE: r"(?<![A-Za-z0-9])[Ee][0-9]{3,5}(?![A-Za-z0-9])",
     # Possessive on purpose: "INV-2026-0415A" is not the id "INV-2026" (and no run is re-split).
-    "_PREFIXED_ID": r"(?<![A-Za-z0-9-])[A-Za-z]{1,4}-?[0-9]{4,}+(?:-[0-9]++)*+(?![A-Za-z0-9])",
-    "_NAMED_CODE": r"(?<![A-Za-z0-9-])[A-Z]{2,6}-[0-9]{3}(?![A-Za-z0-9-])",
+    typed._PREFIXED_ID: r"(?<![A-Za-z0-9-])[A-Za-z]{1,4}-?[0-9]{4,}+(?:-[0-9]++)*+(?![A-Za-z0-9])",
+    typed._NAMED_CODE: r"(?<![A-Za-z0-9-])[A-Z]{2,6}-[0-9]{3}(?![A-Za-z0-9-])",
 }
 # Patterns that gained a leading look-ahead naming the characters a match can start with.
 _WITH_LOOKAHEAD = (
-    "_ERROR_CODE_AFTER_LABEL",
-    "_PROMISE",
-    "_REPORTED_PROMISE",
-    "_REQUEST",
-    "_SENTENCE_END",
+    typed._ERROR_CODE_AFTER_LABEL,
+    sentences.PROMISE,
+    sentences.REPORTED_PROMISE,
+    sentences._REQUEST,
+    sentences._SENTENCE_END,
 )
 
 
@@ -323,12 +325,11 @@ def matches(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], 
 @given(edge_texts)
 def test_fast_patterns_match_exactly_like_their_plain_forms(text: str) -> None:
     """The look-aheads and moved look-behinds are there for speed only: same matches, same groups."""
-    for name in _WITH_LOOKAHEAD:
-        fast = getattr(facts, name)
+    for fast in _WITH_LOOKAHEAD:
         assert fast.pattern.startswith("(?=[")
-        assert matches(fast, text) == matches(without_lookahead(fast), text), name
-    for name, plain in _PLAIN_FORMS.items():
-        assert matches(getattr(facts, name), text) == matches(re.compile(plain), text), name
+        assert matches(fast, text) == matches(without_lookahead(fast), text), fast.pattern[:40]
+    for pattern, plain in _PLAIN_FORMS.items():
+        assert matches(pattern, text) == matches(re.compile(plain), text), plain
 
 
 _WISH_TEXTS = st.lists(
@@ -372,30 +373,33 @@ def test_the_lasting_wish_pattern_matches_like_its_plain_form(text: str) -> None
 @given(edge_texts, st.sampled_from(["customer", "agent"]))
 def test_texts_without_a_digit_are_not_scanned_for_exact_facts_and_lose_none(text: str, role: Role) -> None:
     """The digit check before the id, code, amount and date scans is there for speed only."""
-    scanned = list(facts._scan(text, role, None, ()))
-    gated = [*facts._error_codes(text), *facts._ids(text), *facts._amounts(text, "CNY"), *facts._phones(text)]
-    rest = [*facts._dates(text, None), *facts._contacts(text, ())]
-    assert [f for f in scanned if f.kind not in facts.SENTENCE_KINDS] == gated + rest
-    assert facts.mentions_fact(text) == bool(
+    scanned = list(typed.scan(text, role, None, ()))
+    gated = [*typed._error_codes(text), *typed._ids(text), *typed._amounts(text, "CNY"), *typed._phones(text)]
+    rest = [*typed._dates(text, None), *typed._contacts(text, ())]
+    assert [f for f in scanned if f.kind not in sentences.SENTENCE_KINDS] == gated + rest
+    assert typed.mentions_fact(text) == bool(
         gated
         or rest
-        or list(facts._scan(text, "agent", None, ()))
-        or list(facts._scan(text, "customer", None, ()))
+        or list(typed.scan(text, "agent", None, ()))
+        or list(typed.scan(text, "customer", None, ()))
     )
 
 
-@given(edge_texts, st.sampled_from([("promise", facts._PROMISE), ("request", facts._REQUEST)]))
+@given(edge_texts, st.sampled_from([("promise", sentences.PROMISE), ("request", sentences._REQUEST)]))
 def test_texts_without_a_marker_are_not_cut_into_sentences_and_lose_none(
     text: str, marker: tuple[str, re.Pattern[str]]
 ) -> None:
     """The whole-text check before cutting into sentences is there for speed only."""
     kind, pattern = marker
-    pieces = [p.strip() for p in facts._SENTENCE_END.split(text)]
+    pieces = [p.strip() for p in sentences._SENTENCE_END.split(text)]
     # Sentence by sentence, each checked for a marker on its own: the same values.
     expected = [
-        f.value for p in pieces if p and pattern.search(p) for f in facts._sentences(p, kind, pattern)
+        f.value
+        for p in pieces
+        if p and pattern.search(p)
+        for f in sentences.sentences_marked(p, kind, pattern)
     ]
-    assert [f.value for f in facts._sentences(text, kind, pattern)] == expected
+    assert [f.value for f in sentences.sentences_marked(text, kind, pattern)] == expected
 
 
 def test_a_long_ledger_renders_as_before_and_counts_as_its_text() -> None:

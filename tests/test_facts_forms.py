@@ -13,8 +13,9 @@ from supportbot import Fact, Turn
 from supportbot._state import Role
 from supportbot.memory import _ledger as ledger
 from supportbot.memory._dates import canonical_date, dates
-from supportbot.memory._facts import current_facts, extract, is_request, update_ledger
+from supportbot.memory._facts import current_facts, extract, update_ledger
 from supportbot.memory._money import amounts, canonical_amount, parse_chinese
+from supportbot.memory._sentences import is_request
 
 
 def keys(text: str, kind: str, *, role: Role = "customer", mask: bool = False) -> list[str]:

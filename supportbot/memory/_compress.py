@@ -36,18 +36,10 @@ from ..i18n._prompts import (
     system_prompts,
     system_words,
 )
-from ._facts import (
-    EXACT_KINDS,
-    SENTENCE_KINDS,
-    clip,
-    ledger_of_lines,
-    mentions_fact,
-    normalize_sentence,
-    repeats_pinned,
-    split_sentences,
-    update_ledger,
-)
+from ._facts import EXACT_KINDS, ledger_of_lines, update_ledger
+from ._sentences import SENTENCE_KINDS, clip, normalize_sentence, repeats_pinned, split_sentences
 from ._tokens import MESSAGE_OVERHEAD, count_joined, count_tokens, covered_chars, turn_tokens
+from ._typed import mentions_fact
 
 TurnCounter = Callable[[Turn], int]
 Summarizer = Callable[[str, Sequence[Turn]], str]
@@ -395,7 +387,7 @@ def _capped_summary(
 
 def _without_pinned(summary: str, ledger: Sequence[Fact]) -> str:
     """``summary`` less the lines that repeat pinned requests or promises: word for word, or
-    clause by clause with nothing but filler besides (``_facts.repeats_pinned``)."""
+    clause by clause with nothing but filler besides (``_sentences.repeats_pinned``)."""
     # Statuses and goods show the customer's own clause: a summary line of it says it twice too.
     pinned = [f.key for f in ledger if f.kind in SENTENCE_KINDS]
     pinned += [normalize_sentence(f.value) for f in ledger if f.kind in ("status", "plan")]

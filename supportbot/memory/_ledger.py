@@ -31,17 +31,8 @@ from http import HTTPStatus
 from .._state import Fact
 from ..i18n._prompts import fact_labels, prompt_words
 from ._contacts import STATUS_VERBS, status_text
-from ._facts import (
-    EXACT_KINDS,
-    FACT_KINDS,
-    OPERATOR,
-    SENTENCE_KINDS,
-    conversation_currency,
-    current_facts,
-    normalize_sentence,
-    terse,
-    without_tail,
-)
+from ._facts import EXACT_KINDS, FACT_KINDS, OPERATOR, conversation_currency, current_facts
+from ._sentences import SENTENCE_KINDS, normalize_sentence, terse, without_tail
 from ._tokens import count_joined, counter
 
 _ABSOLUTE = re.compile(r"[0-9年月日号/.\- ]+")
@@ -327,7 +318,7 @@ def view(
     When the facts as shown leave some out, they are tried shorter: sentences without their trailing
     clauses that only restate values other facts pin ("…,付款是人事那边的黎哥操作的") and dates by
     their ISO form alone; then also without trailing clauses in which the customer only narrates
-    (``_facts.terse``). Whichever leaves fewest facts out is shown; the full text whenever the
+    (``_sentences.terse``). Whichever leaves fewest facts out is shown; the full text whenever the
     shorter ones leave out no fewer."""
     shown = units(facts, summarized_upto=summarized_upto, lang=lang)
     best = _fitted(shown, allowance, lang)

@@ -22,8 +22,9 @@ import re
 from .._records import Customer
 from .._state import Fact, Turn
 from ..errors import CorrectionRefused
-from ..memory._facts import OPERATOR, SENTENCE_KINDS, current_facts, extract, normalize_sentence
+from ..memory._facts import OPERATOR, current_facts, extract
 from ..memory._profile import Profile, profile_entries
+from ..memory._sentences import SENTENCE_KINDS, normalize_sentence
 from ..store._store import Store
 from ._engine import Engine
 from ._graph import CORRECT_FACT

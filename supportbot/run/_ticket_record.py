@@ -10,15 +10,16 @@ import re
 from typing import Any
 
 from .._state import Fact, SupportState
-from ..memory._facts import current_facts, split_sentences, update_ledger
+from ..memory._facts import current_facts, update_ledger
 from ..memory._mask import mask_text
 from ..memory._preferences import Stated, stated_preferences
+from ..memory._sentences import split_sentences
 from ..reply._caches import WISHES_SIZE, Caches
 from ..reply._guardrails import CITATION
 from ._speech import says
 
 # The look-ahead names every character a match can start with (case-folded like the rest): it
-# changes no match, but lets the scan skip the CJK text in between (see memory/_facts.py).
+# changes no match, but lets the scan skip the CJK text in between (see memory/_typed.py).
 LASTING_WISH = re.compile(
     r"(?=[希提以今下到rin])(?:希望|提醒|以后|今后|下次|到期前|\bremind|\bin (?:the )?future\b|\bnext time\b)",
     re.IGNORECASE,

@@ -273,7 +273,7 @@ def _customer_amount(draw: st.DrawFn) -> Snippet:
         (f"{chinese_numeral(n)}元", f"CNY {n}.00"),
         (f"{chinese_numeral(n)}块钱", f"CNY {n}.00"),
         (f"{n} 块", f"CNY {n}.00"),
-        # No currency written: a Chinese sentence around it means yuan (memory/_facts.py).
+        # No currency written: a Chinese sentence around it means yuan (memory/_typed.py).
         (f"大概{n % 100 + 1}.{tenths}k", f"CNY {(n % 100 + 1) * 1000 + tenths * 100}.00"),
         (f"{n % 100 + 1}.{tenths}万", f"CNY {(n % 100 + 1) * 10000 + tenths * 1000}.00"),
         (f"¥{n:,}", f"CNY {n}.00"),
