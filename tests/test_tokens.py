@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +10,7 @@ import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.both_bots import Loop
 
 from supportbot import AsyncSupportBot, SupportBot, Turn
 from supportbot.errors import ConfigError
@@ -298,8 +298,12 @@ def test_open_loads_the_tokenizer_and_fails_on_a_broken_one(
     before = _connections(database_url)
     with pytest.raises(ConfigError) as sync_error:
         SupportBot.open(database_url, backend="demo")
-    with pytest.raises(ConfigError) as async_error:
-        asyncio.run(_open_async(database_url))
+    loop = Loop()  # a loop of its own: the suite's browser tests may hold this thread's
+    try:
+        with pytest.raises(ConfigError) as async_error:
+            loop.run(_open_async(database_url))
+    finally:
+        loop.close()
     assert sync_error.value.reason == async_error.value.reason == "tokenizer_file"
     assert str(missing) in str(sync_error.value)
     assert _connections(database_url) == before  # nothing was opened
