@@ -605,7 +605,9 @@ def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
         ("你们收费透明吗", []),
         ("我拍的是骑行头盔,L!", ["我拍的是骑行头盔,L"]),
         ("我拍的是骑行头盔L~", ["我拍的是骑行头盔L~"]),
+        ("下单的时候选的骑行头盔 M。", ["下单的时候选的骑行头盔 M"]),
         ("我叫 M。", []),
+        ("我是 M。", []),
         # a plan's billing inside the words before it that are no plan's name
         ("想从年付企业邮箱升级到更高一档~", ["年付企业邮箱"]),
         ("售后服务太差了", []),

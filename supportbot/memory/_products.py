@@ -49,6 +49,8 @@ _ZH_SIZE = (
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
     # or at a sentence's end right after the goods ("纸尿裤NB。", "骑行头盔L~"; not "我叫 M。")
     r"|(?<=[\u4e00-\u9fff])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[。！!？?；;~～]|$)"
+    # ... or a space after them ("骑行头盔 M。"), unless the words before name a person ("我叫 M。")
+    r"|(?<=[\u4e00-\u9fff]\s)(?<![叫是为姓名号]\s)(?:X{0,3}[SML]|[2-5]XL|NB)(?=[。！!？?；;~～]|$)"
     # or as the clause after them ("骑行头盔,L!")
     r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL)(?=[。！!？?；;])"
     # an age range, a connector, a sun-protection factor: "9个月-12岁", "Type-C转Lightning", "SPF50"
