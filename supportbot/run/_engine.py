@@ -72,10 +72,11 @@ class ActiveRound:
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
 
-    def release_read(self, store: Store, cur: Cursor) -> None:
-        """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
+    def note_release(self, stored: int | None) -> None:
+        """Note the lease freed by the round's last record, and the turns stored by then (read
+        from that record's cursor after the commit: no round trip)."""
         self.released = True
-        self.stored_at_release = store.lease.released(cur)
+        self.stored_at_release = stored
 
 
 class Engine:
@@ -496,7 +497,7 @@ class Engine:
                 with self.store.transaction() as tx:
                     cur = self._flush(tx, pending, state.ticket.id, owner, release=release, after=loaded)
                 if release:
-                    run.release_read(self.store, cur)
+                    run.note_release(self.store.lease.released(cur))
             return loaded
         release = False
         # Step records commit without waiting for the disk, except those that carry new turns, a
@@ -534,7 +535,7 @@ class Engine:
                     tx
                 )  # a reply the customer may see, or an effect, survives any crash
         if release:
-            run.release_read(self.store, cur)
+            run.note_release(self.store.lease.released(cur))
         for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded

@@ -71,10 +71,11 @@ class ActiveRound:
     released: bool = False  # the round's last record freed the lease ...
     stored_at_release: int | None = None  # ... and said how many turns the ticket had by then
 
-    async def release_read(self, store: AsyncStore, cur: AsyncCursor) -> None:
-        """Note the lease freed by the record behind ``cur`` (read after the commit: no round trip)."""
+    def note_release(self, stored: int | None) -> None:
+        """Note the lease freed by the round's last record, and the turns stored by then (read
+        from that record's cursor after the commit: no round trip)."""
         self.released = True
-        self.stored_at_release = await store.lease.released(cur)
+        self.stored_at_release = stored
 
 
 class AsyncEngine:
@@ -503,7 +504,7 @@ class AsyncEngine:
                         tx, pending, state.ticket.id, owner, release=release, after=loaded
                     )
                 if release:
-                    await run.release_read(self.store, cur)
+                    run.note_release(await self.store.lease.released(cur))
             return loaded
         release = False
         # Step records commit without waiting for the disk, except those that carry new turns, a
@@ -541,7 +542,7 @@ class AsyncEngine:
                     tx
                 )  # a reply the customer may see, or an effect, survives any crash
         if release:
-            await run.release_read(self.store, cur)
+            run.note_release(await self.store.lease.released(cur))
         for turn in loaded.state.turns[len(state.turns) :]:  # committed now, so safe to cache
             self.store.remember_turn(state.ticket.id, turn)
         return loaded
