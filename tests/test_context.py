@@ -236,6 +236,24 @@ def test_a_tight_allowance_drops_sentences_before_exact_facts_and_says_how_many(
     assert context.FACTS_OMITTED not in roomy.usage  # nothing left out while the budget has room
 
 
+def test_the_summary_yields_its_room_before_a_fact_is_left_out() -> None:
+    """A summary folded while the facts still fitted gives its room back once they grow: facts are
+    exact and the summary lossy, so it keeps only its newest lines that fit beside them."""
+    lines = [f"客户第{i}次说明:银行那边说账户一切正常,让我们找你们处理。" for i in range(1, 9)]
+    folded = dataclasses.replace(_state(), summarized_upto=4, summary="\n".join(lines))
+    facts = sum(count_tokens(p) for p in ledger.view(folded.facts, summarized_upto=4).pieces)
+    turns = sum(turn_tokens(t) for t in folded.turns[4:])
+    budget = PROMPT_LABEL_TOKENS + turns + facts + 2  # every fact fits, once the summary yields
+    assert facts > budget // 2  # (below half the budget, facts are never left out anyway)
+    prompt = context.draft_prompt(folded, facts_allowance=budget)
+    assert context.FACTS_OMITTED not in prompt.usage and "summary" not in prompt.usage
+    assert "INV-2026-0415" in _user(prompt) and "希望到期前提醒我续费" in _user(prompt)
+    # With room to spare, the newest lines that fit stay, in their order.
+    assert context._newest_lines("\n".join(lines), text_tokens("\n".join(lines[-3:]), turn_tokens)) == (
+        "\n".join(lines[-3:])
+    )
+
+
 # -- the counted and remembered ticket part equals the plain one --------------------------------
 
 

@@ -304,6 +304,12 @@ def test_an_amount_correction_fixes_the_sum_it_retypes_not_one_named_in_between(
         ("Oh and I got the date wrong, it was 04/17", "status", []),  # receives nothing
         ("收到的货是5L的空气炸锅,不是我要的", "request", []),  # what was wanted, not an ask
         ("我要的是退款", "request", ["我要的是退款"]),
+        # a second promise whose marker would start in the clause the first one pinned
+        (
+            "上回那个客服说给我延长 7 天试用,你们记一下,还有,我记得你们答应过发票这周内寄出,对了",
+            "promise_reported",
+            ["上回那个客服说给我延长 7 天试用", "你们答应过发票这周内寄出"],
+        ),
     ],
 )
 def test_what_a_site_promised_and_words_that_only_look_like_facts(
@@ -608,6 +614,9 @@ def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
         ("下单的时候选的骑行头盔 M。", ["下单的时候选的骑行头盔 M"]),
         ("我叫 M。", []),
         ("我是 M。", []),
+        # options listed in brackets after the goods: their comma ends no clause
+        ("还有,Switch(白色,OLED)还有货吗?", ["Switch(白色,OLED)还有货吗"]),
+        ("保温杯(粉色,500ml),订单还没到", ["保温杯(粉色,500ml)"]),
         # a plan's billing inside the words before it that are no plan's name
         ("想从年付企业邮箱升级到更高一档~", ["年付企业邮箱"]),
         ("售后服务太差了", []),

@@ -46,6 +46,9 @@ def keys(text: str, kind: str, *, role: Role = "customer", mask: bool = False) -
         # a figure with no currency where only money stands: after paying or charging
         ("报价单上写的是四万八~", ["CNY 48000.00"]),
         ("上次多收了七千九,到现在也没退", ["CNY 7900.00"]),
+        ("信用卡那边显示扣款六千一", ["CNY 6100.00"]),
+        ("先退我一千二吧", ["CNY 1200.00"]),
+        ("扣款一千二百个积分", []),  # a count, not money
         ("一共付了一万三 上次的事", ["CNY 13000.00"]),
         ("我充了9.4K进去", ["CNY 9400.00"]),
         ("我们一共十个人在用", []),  # a count
@@ -161,9 +164,11 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         # ids of digit groups after their word, an id before its word, an id of letters after a colon
         ("截图里能看到退货单号8025-0272-4203", "id", ["8025-0272-4203"]),
         ("517483317439这个订单号一直没动静", "id", ["517483317439"]),
+        ("账单号:#158673332355799323 这个我得跟同事商量一下", "id", ["158673332355799323"]),
         ("合同号:ht_xccybuw!拜托了", "id", ["HT_XCCYBUW"]),
         ("订单 2026-03-01 下的", "id", []),  # a date
         ("0532-1082-8636是我们办公室座机", "phone", ["0532-10828636"]),
+        ("哦对,我手机号是0571-4879-481,你们记一下", "phone", ["0571-4879481"]),  # 7 digits as 4-3
         ("同事电脑上也是HTTP 429!", "error_code", ["HTTP 429"]),
         ("App 一直提示代码 5801,登不上", "error_code", ["5801"]),
         ("就是那个case_xexbvtw的单子", "id", ["CASE_XEXBVTW"]),

@@ -9,7 +9,7 @@ What is masked, keeping a few characters so an agent can still tell two numbers 
 * CN mobiles ``13812345678``, ``138 1234 5678``, with ``+86``/``0086``/``86`` → ``138****5678``
 * North American numbers ``(212) 555-0187``, ``212.555.0187`` → ``(***) ***-0187``
 * other international numbers written with ``+`` → ``+44 ** **** 0958``; CN landlines
-  ``0571-88886666`` → ``0571-****6666``
+  ``0571-88886666`` → ``0571-****6666`` (grouped, bracketed or spaced as the ledger reads them)
 * emails → ``w***@example.com``
 * CN resident ID numbers (18 characters, birth date inside, last may be X) → ``110***********1234``
 * bank cards, 16–19 digits, plain or in groups of four → ``6222 **** **** 1234``
@@ -55,7 +55,13 @@ _CN_MOBILE = (
     r"(?P<mobile>1[3-9][0-9](?:[ -]?[0-9]{4}){2})" + _NOT_AFTER
 )
 _INTL_PHONE = r"(?<![A-Za-z0-9_+])(?P<intl>\+[1-9][0-9]{0,2}(?:[ -]?[0-9]){6,14})" + _NOT_AFTER
-_LANDLINE = r"(?<![A-Za-z0-9_+-])(?P<landline>0[1-9][0-9]{1,2}-[2-9][0-9]{6,7})" + _NOT_AFTER
+# Every form the ledger reads as a landline (memory/_contacts.py): 0571-88886666, 0532-1082-8636,
+# 0571-4879-481, (0532)9923640, (010) 8765 4321, 0512 4337288.
+_LANDLINE = (
+    r"(?<![A-Za-z0-9_+-])(?P<landline>(?:(?P<area>0[1-9][0-9]{1,2})-|\((?P<area_b>0[1-9][0-9]{1,2})\)\s?"
+    r"|(?P<area_sp>0[1-9][0-9]{1,2}) )(?:[0-9]{7,8}|[0-9]{3,4}[ -][0-9]{4}|[0-9]{4}[ -][0-9]{3}))"
+    + _NOT_AFTER
+)
 # North American numbers written without "+1": (212) 555-0187, 212.555.0187, 212-555-0187.
 _US_PHONE = (
     r"(?<![A-Za-z0-9_+.-])(?P<us>(?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[.-])[2-9][0-9]{2}[.-][0-9]{4})"
@@ -81,7 +87,7 @@ _PII = re.compile(
 _REFERENCE_LABEL = re.compile(
     r"(?:订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|交易号|"
     r"order|bill|invoice|ticket|refund|case|transaction)"
-    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:是|为|is)?\s*[:：#]?\s*$",
+    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:是|为|is)?\s*(?:[:：]\s*)?#?\s*$",
     re.IGNORECASE,
 )
 _LABEL_LOOKBACK = 24
@@ -119,8 +125,8 @@ def _mask_match(m: re.Match[str], text: str) -> str:
         return "+" + _keep(number[1:], head=head, tail=4)
     if m.group("us") is not None:
         return _keep(m.group("us"), head=0, tail=4)
-    area, _, local = m.group("landline").partition("-")
-    return f"{area}-{_keep(local, head=0, tail=4)}"
+    area = m.group("area") or m.group("area_b") or m.group("area_sp")
+    return _keep(m.group("landline"), head=len(area), tail=4)
 
 
 # -- placeholders: the model never sees personal data -------------------------------------------

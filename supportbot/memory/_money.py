@@ -221,11 +221,12 @@ _BARE_SUM = (
     r"|(?<![A-Za-z0-9.,])[0-9]++\.[0-9]{2}(?![0-9]))"
 )
 # A figure with no currency where only money can stand: after a verb of paying or charging or a
-# budget, ending its clause ("一共付了一万三", "多收了七千九", "报价单上写的是四万八", "充了 9k",
-# "预算也就六千四左右", "账单上多出来一笔4787.84"). Its currency is the conversation's (None here).
+# budget, ending its clause ("一共付了一万三", "多收了七千九", "显示扣款六千一", "退我一千二",
+# "报价单上写的是四万八", "充了 9k", "预算也就六千四左右", "账单上多出来一笔4787.84").
+# Its currency is the conversation's (None here).
 # A Chinese numeral must hold a unit: "付了一" is not an amount.
 _PAID = re.compile(
-    r"(?:付了|交了|扣了我?|收了我?|充了|花了|退了我?|赔了我?|转了|(?:报价|价格|金额|费用|写的)是"
+    r"(?:付了|交了|扣了我?|收了我?|充了|花了|退了我?|赔了我?|转了|扣款|扣费|退我|赔我|(?:报价|价格|金额|费用|写的)是"
     r"|预算(?:是|有|也就|就|大概|大约|差不多|在)?|一笔)\s*+"
     + _BARE_SUM
     + r"(?=\s*+(?:左右|上下)?(?:$|[,，。.!！?？;；~～)）]|[了吧啊呀呢吗]|进去|过去)|\s++[\u4e00-\u9fff])"
@@ -240,7 +241,7 @@ _MONEY_NOUN = re.compile(
     + r"(?:(?<=一)(?=[年月天周])|(?![个件次人天台张位条份本只双套年月日号分积点度]))"
 )
 _PAID_HINT = re.compile(
-    "付了|交了|扣了|收了|充了|花了|退了|赔了|转了|是|预算|一笔|差价|押金|定金|订金|尾款|余额|运费|费|货款|房租|退款|赔偿|补偿款"
+    "付了|交了|扣了|收了|充了|花了|退了|赔了|转了|扣款|退我|赔我|是|预算|一笔|差价|押金|定金|订金|尾款|余额|运费|费|货款|房租|退款|赔偿|补偿款"
 ).search
 
 

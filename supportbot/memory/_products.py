@@ -161,6 +161,8 @@ _has_latin = re.compile("[A-Za-z]").search
 _BREAK = re.compile(
     r"(?:(?<![0-9]),|,(?![0-9]{3}(?![0-9]))|[，。！？!?；;\n])+|(?<=[\u4e00-\u9fff)）])\s+(?=[\u4e00-\u9fff])|\s+[-–—]\s+|(?<=\.)\s+"
 )
+# A short aside in brackets, whose commas list options rather than end a clause.
+_BRACKETED = re.compile(r"[(（][^()（）\n。！？!?；;]{1,40}[)）]")
 # An email or a link ends its clause where a space and Chinese follow ("邮箱是a@b.com 黑色羽绒服 L码…"):
 # a space between Latin and CJK is no break elsewhere ("Pro 款").
 # Each token is read once from its start, possessively: a long run of letters is not retried at
@@ -193,6 +195,9 @@ def products(text: str) -> Iterator[Product]:
     if not spans and not own:
         return
     cuts = [m.span() for m in _BREAK.finditer(text)]
+    if "(" in text or "（" in text:  # "Switch(白色,OLED)": a comma inside brackets lists options
+        inside = [m.span() for m in _BRACKETED.finditer(text)]
+        cuts = [cut for cut in cuts if not _within(inside, cut[0])]
     links: set[tuple[int, int]] = set()  # an email or link ends its clause: nothing after names it
     if "@" in text or "://" in text:
         links = {m.span(1) for m in _LINK_THEN_CJK.finditer(text)}

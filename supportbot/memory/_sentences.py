@@ -298,8 +298,15 @@ def sentences_marked(
         offset = start + len(piece)
         sentence = piece.strip()
         done = 0  # a long sentence may hold several: each marker past the clauses already pinned
-        for found in marker.finditer(sentence) if sentence else ():
-            if found.start() < done or not usable(sentence, found):
+        at = 0
+        while sentence and (found := marker.search(sentence, at)):
+            if found.start() < done:
+                # A marker may run over a clause break into one already pinned ("你们记一下,还有,
+                # 我记得你们答应过…"): look again from the pinned clauses' end, not past this match.
+                at = done
+                continue
+            at = max(found.end(), found.start() + 1)
+            if not usable(sentence, found):
                 continue
             around = _clauses_around(sentence, found.start(), found.end())
             done = max(done, sentence.find(around) + len(around))

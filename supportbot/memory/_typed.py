@@ -42,7 +42,7 @@ _NAMED_CODE = re.compile(r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z]{1,5}-[0-9]{3}(?![A-Z
 _ERROR_CODE_AFTER_LABEL = re.compile(
     r"(?=[错报代ecfst])(?:错误码|错误代码|报错码|报错代码|报错|代码|(?<![A-Za-z])(?:(?:error|exit|status)\s+code|error"
     r"|(?:fail|crash|abort|exit)(?:s|ed|ing)?\s+with(?:\s+(?:an?\s+)?(?:error|code))?|throw(?:s|ing)?))"
-    r"\s*(?:是|为|is)?\s*[:：#]?\s*([A-Za-z]{0,6}-?[0-9]{3,6}+)(?![A-Za-z0-9])",
+    r"\s*(?:是|为|is)?\s*(?:[:：]\s*)?#?\s*([A-Za-z]{0,6}-?[0-9]{3,6}+)(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
 
@@ -64,7 +64,7 @@ _ID_AFTER_LABEL = re.compile(
     r"(?=[订账发工退单流合编客会交快运obitrc])"  # the labels' first characters
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
     r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
-    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|显示的是|显示为|写的是|是|为|is)?\s*[:：#]?\s*"
+    r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|显示的是|显示为|写的是|是|为|is)?\s*(?:[:：]\s*)?#?\s*"
     r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,39}+)"
     r"(?![0-9A-Za-z_])",
     re.IGNORECASE,

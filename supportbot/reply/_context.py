@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .._records import Finding
 from .._state import Fact, SupportState, Turn
@@ -202,21 +202,32 @@ def ticket_sections(
     return [(name, text) for name, text, _ in _ticket_part(state, allowance, None)[0]]
 
 
-def _allowance(state: SupportState, trim: Trim, facts_allowance: int | None) -> int | None:
+class Allowance(NamedTuple):
+    """The pinned facts' room in the shared budget, and what the summary may take back."""
+
+    facts: int  # what the summary and the unfolded turns leave
+    without_summary: int  # what the unfolded turns alone leave (the summary yields to facts)
+    left: int  # the budget less the turns and the labels: what facts and summary share
+
+
+def _allowance(state: SupportState, trim: Trim, facts_allowance: int | None) -> Allowance | None:
     """The facts' room: what the summary and the unfolded turns leave of the shared budget."""
     if facts_allowance is None:
         return None
-    used = text_tokens(state.summary, turn_tokens) + sum(
-        turn_tokens(turn) for turn in state.turns[state.summarized_upto :]
-    )
+    turns = sum(turn_tokens(turn) for turn in state.turns[state.summarized_upto :])
     labels = label_tokens(ticket_language(state))
-    return int(
-        shared_allowance(facts_allowance, facts_allowance, used=used, labels=labels) * trim.facts_scale
-    )
+
+    def room(used: int) -> int:
+        return int(
+            shared_allowance(facts_allowance, facts_allowance, used=used, labels=labels) * trim.facts_scale
+        )
+
+    summary = text_tokens(state.summary, turn_tokens)
+    return Allowance(room(turns + summary), room(turns), facts_allowance - labels - turns)
 
 
 def _ticket_part(
-    state: SupportState, allowance: int | None, caches: Caches | None
+    state: SupportState, allowance: Allowance | None, caches: Caches | None
 ) -> tuple[tuple[Section, ...], int]:
     """The sections, and how many facts the allowance left out; from ``caches`` when they hold it."""
     if caches is None:
@@ -259,7 +270,7 @@ def _facts_section(
 
 
 def _build_ticket_part(
-    state: SupportState, allowance: int | None, caches: Caches | None
+    state: SupportState, allowance: Allowance | None, caches: Caches | None
 ) -> tuple[tuple[Section, ...], int]:
     t = state.ticket
     lang = ticket_language(state)
@@ -267,12 +278,20 @@ def _build_ticket_part(
     sections = [_section("basics", labels["basics"].format(email=t.customer_email, subject=t.subject))]
     if state.profile:
         sections.append(_section("profile", labels["profile"] + state.profile))
-    facts, omitted = _facts_section(state, allowance, caches)
+    facts, omitted = _facts_section(state, allowance.facts if allowance else None, caches)
+    summary = state.summary
+    if omitted and summary and allowance and allowance.without_summary > allowance.facts:
+        # The facts are exact and the summary lossy: facts are left out only once the summary has
+        # given up its room (a summary folded while the facts still fitted is not folded again);
+        # it keeps its newest lines that fit beside them.
+        facts, omitted = _facts_section(state, allowance.without_summary, caches)
+        used = facts[2] - _label_size(labels["facts"]) if facts else 0
+        summary = _newest_lines(summary, allowance.left - used)
     if facts:
         sections.append(facts)
-    if state.summary:
+    if summary:
         # The summary's own count is known from compress(): the label costs the rest.
-        sections.append(_section("summary", labels["summary"] + "\n", state.summary))
+        sections.append(_section("summary", labels["summary"] + "\n", summary))
     # Each turn's count is stored with it (a turn never changes), so the conversation costs no
     # counting here; the label in front of each turn is within MESSAGE_OVERHEAD.
     latest = state.latest_customer_message
@@ -290,6 +309,18 @@ def _build_ticket_part(
     else:
         sections.append(("latest", labels["latest"] + t.body, count_tokens(t.body)))
     return tuple(sections), omitted
+
+
+def _label_size(label: str) -> int:
+    return count_tokens(label + "\n")
+
+
+def _newest_lines(summary: str, room: int) -> str:
+    """The newest lines of ``summary`` that fit ``room`` tokens (counted as the prompt counts it)."""
+    lines = summary.splitlines()
+    while lines and text_tokens("\n".join(lines), turn_tokens) > room:
+        del lines[0]
+    return "\n".join(lines)
 
 
 def ticket_language(state: SupportState) -> Language:
