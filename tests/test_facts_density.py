@@ -614,6 +614,8 @@ def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
         ("下单的时候选的骑行头盔 M。", ["下单的时候选的骑行头盔 M"]),
         ("我叫 M。", []),
         ("我是 M。", []),
+        # a colour with its shade, after the goods and a space
+        ("请问口红 正红色什么时候补货?", ["请问口红 正红色什么时候补货"]),
         # options listed in brackets after the goods: their comma ends no clause
         ("还有,Switch(白色,OLED)还有货吗?", ["Switch(白色,OLED)还有货吗"]),
         ("保温杯(粉色,500ml),订单还没到", ["保温杯(粉色,500ml)"]),
@@ -722,3 +724,15 @@ def test_a_person_or_plan_named_again_in_other_words_keeps_both_wordings(
     (kind,) = kinds
     assert [f.value for _, f in current_facts(facts) if f.kind == kind] == [shown]
     assert shown in ledger.render_facts(facts)
+
+
+def test_goods_a_request_holds_whole_are_shown_once_inside_it_once_folded() -> None:
+    turns = _turns("白衬衫我要修身款的,上次发错了", "A:好的", "另外保温杯(粉色,500ml)还没到")
+    facts = update_ledger((), turns, 0, mask=False)
+    assert [f.kind for f in facts if f.turn == 0] == ["plan", "request"]
+    folded = "".join(ledger.view(facts, summarized_upto=3).pieces)
+    assert folded.count("白衬衫我要修身款的") == 1 and "白衬衫我要修身款的,上次发错了" in folded
+    assert "保温杯(粉色,500ml)" in folded  # goods no sentence holds keep their own line
+    # While the turn is in the history the request is not pinned: the goods are, on their line.
+    recent = "".join(ledger.view(facts, summarized_upto=0).pieces)
+    assert "白衬衫我要修身款的" in recent and "上次发错了" not in recent

@@ -17,6 +17,8 @@ figure no typed fact holds), and the notes of replaced values last. How
 many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
 
 Requests and promises are shown only from folded turns: newer ones are in the history verbatim.
+Goods or a sentence that a request or promise of the same turn holds whole are shown inside it,
+once its turn is folded (not again on their own line).
 An operator's correction (run/_corrections.py) is always shown, marked ``[客服核实]``, and a
 retracted value reads ``… [客服核实有误,勿用]``, whatever the turns in the history say.
 """
@@ -211,7 +213,35 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
         else:
             short = ""
         result.append((Unit(i, fact, text, note, tier, short if short != text else ""), quoted))
-    return tuple(result)
+    return _goods_quoted(result)
+
+
+def _goods_quoted(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, bool], ...]:
+    """``result`` with goods that a request or promise of their turn holds whole, in every form the
+    view may show it (full, short, terse), and that ranks no lower, marked quoted: shown once,
+    inside it, once the turn is folded ("白衬衫我要修身款的" in "白衬衫我要修身款的,上次发错了"; a
+    Chinese long ticket repeats about one such in three)."""
+    sentences = [u for u, _ in result if u.fact.kind in _QUOTING_KINDS and not u.note]
+    if not sentences:
+        return tuple(result)
+    marked = []
+    for unit, quoted in result:
+        if unit.fact.kind == "plan" and not unit.note and unit.tier == _OTHER_TIER:
+            said = normalize_sentence(unit.text)
+            quoted = any(
+                s.fact.turn == unit.fact.turn
+                and s.tier <= unit.tier
+                and all(said in normalize_sentence(form) for form in _forms(s))
+                for s in sentences
+            )
+        marked.append((unit, quoted))
+    return tuple(marked)
+
+
+def _forms(unit: Unit) -> tuple[str, ...]:
+    """Every text ``view`` may show a sentence unit as."""
+    short = unit.short or unit.text
+    return unit.text, short, terse(unit.fact.kind, short)
 
 
 # Values a sentence may quote after a correction replaced them ("上次给我的合同号是8R29RD3C,…" once
