@@ -226,15 +226,16 @@ def _goods_quoted(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, bool], .
         return tuple(result)
     marked = []
     for unit, quoted in result:
+        held = False
         if unit.fact.kind == "plan" and not unit.note and unit.tier == _OTHER_TIER:
             said = normalize_sentence(unit.text)
-            quoted = any(
+            held = any(
                 s.fact.turn == unit.fact.turn
                 and s.tier <= unit.tier
                 and all(said in normalize_sentence(form) for form in _forms(s))
                 for s in sentences
             )
-        marked.append((unit, quoted))
+        marked.append((unit, quoted or held))
     return tuple(marked)
 
 
