@@ -308,6 +308,11 @@ def pathological() -> dict[str, dict[int, float]]:
         "noun_phrases": lambda n: ("I ordered the " + "soft grey the " * (n // 14))[: n - 3] + " (x",
         # Chinese goods by colour, size letter and measure word: 色, M, 包 in long runs
         "colour_runs": lambda n: ("燕麦色M的两包" * (n // 7))[:n],
+        # one run-on sentence of many requests and promises: each marker's clauses, and whether
+        # courtesy holds it, are read near it, not across the whole sentence again
+        "run_on_requests": lambda n: (
+            "麻烦帮我退款,希望尽快,please ship it - 你们答应过寄出," * (n // 42 + 1)
+        )[:n],
     }
     report: dict[str, dict[int, float]] = {}
     for name, make in makers.items():

@@ -614,6 +614,7 @@ def test_a_tea_s_picking_and_a_latin_model_word_are_options_of_chinese_goods(
         ("下单的时候选的骑行头盔 M。", ["下单的时候选的骑行头盔 M"]),
         ("我叫 M。", []),
         ("我是 M。", []),
+        ("昨天收到了两包纸尿裤,NB~", ["昨天收到了两包纸尿裤,NB~"]),
         # a colour with its shade, after the goods and a space
         ("请问口红 正红色什么时候补货?", ["请问口红 正红色什么时候补货"]),
         # options listed in brackets after the goods: their comma ends no clause

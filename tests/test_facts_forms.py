@@ -170,6 +170,14 @@ def test_a_relative_date_without_a_turn_time_stays_a_phrase() -> None:
         ("0532-1082-8636是我们办公室座机", "phone", ["0532-10828636"]),
         ("哦对,我手机号是0571-4879-481,你们记一下", "phone", ["0571-4879481"]),  # 7 digits as 4-3
         ("同事电脑上也是HTTP 429!", "error_code", ["HTTP 429"]),
+        ("同事电脑上也是422 Unprocessable Entity~", "error_code", ["HTTP 422"]),  # any reason HTTP names
+        ("the upload fails with 413 payload too large", "error_code", ["HTTP 413"]),
+        ("5353356992这个退货单号一直没动静", "id", ["5353356992"]),  # any …单号 after the id
+        (
+            "I need this sorted before 8/16 - Oh and just ship the replacement, don't wait for the return.",
+            "request",
+            ["i need this sorted before 8/16 - oh and just ship the replacement, don't wait for the return"],
+        ),
         ("App 一直提示代码 5801,登不上", "error_code", ["5801"]),
         ("就是那个case_xexbvtw的单子", "id", ["CASE_XEXBVTW"]),
         ("有什么问题可以直接联系采购的石工", "person", ["工:石工"]),

@@ -52,7 +52,7 @@ _ZH_SIZE = (
     # ... or a space after them ("骑行头盔 M。"), unless the words before name a person ("我叫 M。")
     r"|(?<=[\u4e00-\u9fff]\s)(?<![叫是为姓名号]\s)(?:X{0,3}[SML]|[2-5]XL|NB)(?=[。！!？?；;~～]|$)"
     # or as the clause after them ("骑行头盔,L!")
-    r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL)(?=[。！!？?；;])"
+    r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL|NB)(?=[。！!？?；;~～]|$)"
     # an age range, a connector, a sun-protection factor: "9个月-12岁", "Type-C转Lightning", "SPF50"
     r"|[0-9]++\s?(?:个月|岁)?\s?[-~到至]\s?[0-9]++\s?岁"
     r"|(?<![A-Za-z])(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI)(?:\s?转\s?(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI|VGA|DP))?"

@@ -97,6 +97,9 @@ _POLITENESS = re.compile(
 )
 
 
+_POLITENESS_REACH = 64  # characters: longer than any courtesy _POLITENESS matches
+
+
 _CONTENT_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2}")
 
 
@@ -297,22 +300,46 @@ def sentences_marked(
         start = text.find(piece, offset)
         offset = start + len(piece)
         sentence = piece.strip()
-        done = 0  # a long sentence may hold several: each marker past the clauses already pinned
-        at = 0
-        while sentence and (found := marker.search(sentence, at)):
-            if found.start() < done:
-                # A marker may run over a clause break into one already pinned ("你们记一下,还有,
-                # 我记得你们答应过…"): look again from the pinned clauses' end, not past this match.
-                at = done
-                continue
-            at = max(found.end(), found.start() + 1)
-            if not usable(sentence, found):
-                continue
-            around = _clauses_around(sentence, found.start(), found.end())
-            done = max(done, sentence.find(around) + len(around))
-            value = without_filler(_clip_around(around, 0))
+        for begin, end in _marked_spans(sentence, marker, usable):
+            value = without_filler(_clip_around(sentence[begin:end], 0))
             if value:
                 yield Found(start + max(0, piece.find(value)), kind, value, normalize_sentence(value))
+
+
+def _marked_spans(
+    sentence: str, marker: re.Pattern[str], usable: Callable[[str, re.Match[str]], bool]
+) -> list[tuple[int, int]]:
+    """Where ``sentence`` pins its marked clauses: each marker's clauses (``_clause_span``), a
+    long sentence holding several. A marker inside clauses already pinned adds the clause after
+    them that it reaches ("I need this sorted before 8/16 - Oh and just ship the replacement, don't
+    wait for the return" is one request, not one cut before its last clause), unless another marker
+    starts there: that one is pinned on its own."""
+    spans: list[tuple[int, int]] = []
+    breaks: list[tuple[int, int]] | None = None  # read once per sentence: a run-on one holds many markers
+    at = 0
+    while found := marker.search(sentence, at):
+        at = max(found.end(), found.start() + 1)
+        done = spans[-1][1] if spans else 0
+        following = None
+        if found.start() < done:
+            # Inside the clauses already pinned; a marker may also run over a clause break into them
+            # ("你们记一下,还有,我记得你们答应过…"): a marker past them is read next, on its own.
+            following = marker.search(sentence, done)
+            if following is not None and following.start() < at:
+                at = done
+                continue
+        if not usable(sentence, found):
+            continue
+        if breaks is None:
+            breaks = [b.span() for b in _CLAUSE_BREAK.finditer(sentence)]
+        begin, end = _clause_span(sentence, breaks, found.start(), found.end())
+        if found.start() >= done:
+            spans.append((begin, end))
+        elif following is not None and following.start() < end:
+            at = done  # the clause it reaches holds a marker of its own: pinned on its own
+        elif end > done:
+            spans[-1] = (spans[-1][0], end)
+    return spans
 
 
 # Clauses that carry nothing a support agent acts on: thanks, apologies, sighs, hedges and
@@ -391,27 +418,40 @@ _TOPIC_CHARS = 6  # a clause this short before a marker names what is asked abou
 _LONG_SENTENCE = 40  # characters: a run-on sentence of many clauses is cut to the marker's clauses
 
 
-def _clauses_around(sentence: str, start: int, end: int) -> str:
-    """The clause that holds a marker, and the one after it, of a run-on sentence ("希望这次能顺利解决吧,
-    我想起来了,你们经理说这个月的服务费可以减半,你们记一下,…" pins "你们经理说这个月的服务费可以减半,
-    你们记一下"): the other clauses are other facts, or none, and would cost the prompt twice."""
-    breaks = list(_CLAUSE_BREAK.finditer(sentence))
-    begin = max((b.end() for b in breaks if b.start() < start), default=0)
+def _clause_span(sentence: str, breaks: Sequence[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    """Where the clause that holds a marker (from ``start`` to ``end``) and the one after it stand in
+    a run-on sentence ("希望这次能顺利解决吧,我想起来了,你们经理说这个月的服务费可以减半,你们记一下,…"
+    pins "你们经理说这个月的服务费可以减半,你们记一下"): the other clauses are other facts, or none,
+    and would cost the prompt twice. ``breaks`` are the sentence's clause breaks, in order."""
+    i = bisect.bisect_left(breaks, start, key=lambda b: b[0])  # the breaks before the marker
+    begin = breaks[i - 1][1] if i else 0
     if len(sentence) <= _LONG_SENTENCE:
         # A short sentence keeps what follows the marker; a clause before it is another statement
         # ("这个我得跟同事商量一下,希望…"), unless it is only the thing asked about ("那张发票,能不能重开").
-        before = max((b.end() for b in breaks if b.end() < begin), default=0)
+        before = breaks[i - 2][1] if i >= 2 else 0
         short = begin and len(sentence[before:begin].strip(" ,，、")) <= _TOPIC_CHARS
-        return sentence[before if short else begin :].strip()
-    after = [b.start() for b in breaks if b.start() >= end]
-    stop = after[1] if len(after) > 1 else len(sentence)
-    return sentence[begin:stop].strip()
+        return _stripped(sentence, before if short else begin, len(sentence))
+    j = bisect.bisect_left(breaks, end, key=lambda b: b[0])  # the first break after the marker
+    stop = breaks[j + 1][0] if j + 1 < len(breaks) else len(sentence)
+    return _stripped(sentence, begin, stop)
+
+
+def _stripped(text: str, begin: int, end: int) -> tuple[int, int]:
+    """``begin, end`` without the white space at either end of ``text[begin:end]``."""
+    while begin < end and text[begin].isspace():
+        begin += 1
+    while end > begin and text[end - 1].isspace():
+        end -= 1
+    return begin, end
 
 
 def _asks(sentence: str, m: re.Match[str]) -> bool:
     """A request marker that is not courtesy ("希望这次能顺利解决吧") and is followed by what it asks."""
-    if any(p.start() <= m.start() < p.end() for p in _POLITENESS.finditer(sentence)):
-        return False
+    # Only the courtesy that could hold the marker is read: a run-on sentence holds many markers.
+    for at in range(max(0, m.start() - _POLITENESS_REACH), m.start() + 1):
+        courtesy = _POLITENESS.match(sentence, at)
+        if courtesy is not None and m.start() < courtesy.end():
+            return False
     return bool(_CONTENT_AFTER.search(sentence, m.end())) or _carries_its_ask(m)
 
 

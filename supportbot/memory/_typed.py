@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
+from http import HTTPStatus
 
 from .._state import Role
 from . import _contacts as contacts
@@ -76,7 +77,7 @@ _ID_AFTER_LABEL = re.compile(
 _ID_BEFORE_LABEL = re.compile(
     r"(?=[0-9A-Za-z])(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
     r"|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,38}[0-9A-Za-z])"
-    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|单号|合同号|工单号|运单号|快递单号|流水号|发票号|账单号|这单|那单|的单子)"
+    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|[\u4e00-\u9fff]{0,2}单号|合同号|流水号|发票号|这单|那单|的单子)"
 )
 
 
@@ -92,10 +93,24 @@ _HEX_CODE = re.compile(r"0[xX](?<![A-Za-z0-9]0[xX])[0-9A-Fa-f]{4,16}+(?![A-Za-z0
 
 
 # An HTTP status named as one: "502 error", "503 Service Unavailable", "HTTP 404", "状态码 500".
-_HTTP_REASONS = (
-    r"error|错误|报错|bad\s+request|unauthorized|forbidden|not\s+found|method\s+not\s+allowed"
-    r"|request\s+timeout|conflict|gone|too\s+many\s+requests|internal\s+server\s+error|bad\s+gateway"
-    r"|service\s+unavailable|gateway\s+time-?out"
+# Every 4xx and 5xx reason phrase HTTP defines (with the names older versions of the standard gave
+# a few: "Unprocessable Entity", "Payload Too Large"), longest first, any spacing.
+_HTTP_PHRASES = sorted(
+    {
+        *(s.phrase for s in HTTPStatus if 400 <= s.value < 600),
+        "Unprocessable Entity",
+        "Unprocessable Content",
+        "Payload Too Large",
+        "Request Entity Too Large",
+        "URI Too Long",
+        "Request-URI Too Long",
+        "Gateway Time-out",
+    },
+    key=len,
+    reverse=True,
+)
+_HTTP_REASONS = "error|错误|报错|" + "|".join(
+    r"\s+".join(re.escape(word) for word in phrase.lower().split()) for phrase in _HTTP_PHRASES
 )
 
 
