@@ -284,6 +284,10 @@ def test_a_difference_named_again_is_a_second_sum_but_a_budget_restated_replaces
     section = _section("差价RMB78还没补给我", "另外一单差价69块还没补给我")
     assert "CNY 78.00" in section and "CNY 69.00" in section and "原为" not in section
     assert "原为 CNY 5000.00" in _section("我们预算是5000元", "预算是6000元")
+    # a guess (应该是…吧) is no correction, though the 吧 comes after the figure
+    guessed = _section("退款应该是¥1467吧", "另外退款应该是四千二吧")
+    assert "CNY 1467.00" in guessed and "CNY 4200.00" in guessed and "原为" not in guessed
+    assert "原为 CNY 1467.00" in _section("退款应该是¥1467吧", "更正一下,退款应该是四千二")
 
 
 def test_an_amount_correction_fixes_the_sum_it_retypes_not_one_named_in_between() -> None:

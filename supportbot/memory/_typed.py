@@ -425,14 +425,21 @@ def _subject(kind: str, text: str, start: int) -> str:
 
 def _is_correction(text: str, start: int) -> bool:
     # Only within the value's own sentence: "发票抬头写错了;昨天…" corrects the title, not the date.
-    window = text[
-        max(0, start - 3 * _SUBJECT_WINDOW) : start
-    ]  # English words are long: "actually the date is the"
+    first = max(0, start - 3 * _SUBJECT_WINDOW)  # English words are long: "actually the date is the"
+    window = text[first:start]
     end = _LAST_SENTENCE_END.search(window)
     # A space between Chinese characters ends a chat message's sentence too: "更正一下,…是31元
     # 同事电脑上也是API-2736" corrects the amount, not the code after the space.
     since = max([end.start() if end else 0, *(m.end() for m in _CJK_SPACE_BREAK.finditer(window))])
-    return any(not _hedged(window, m) for m in CORRECTION.finditer(window, since))
+    return any(
+        not _hedged(window, m) and not _GUESS.match(text, first + m.end())
+        for m in CORRECTION.finditer(window, since)
+    )
+
+
+# "应该是¥1467吧", "退款应该是四千二吧": a guess, not a correction. CORRECTION's own look-ahead
+# for it sees only the text before the value, so the value's sentence is read on past it here.
+_GUESS = re.compile(r"(?<=应该是)[^,，。！？!?；;\n]{0,16}?[吧吗]")
 
 
 _CJK_SPACE_BREAK = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
