@@ -70,7 +70,7 @@ from recall_corpus import CATEGORIES, Fact, Ticket, appears, found, generate
 from supportbot import Completion, Settings, SupportBot
 from supportbot._state import SupportState, Turn
 from supportbot.backend.demo._data import KB_ARTICLES
-from supportbot.i18n._prompts import LABELS, system_prompts
+from supportbot.i18n._prompts import LABELS, section_labels, system_prompts
 from supportbot.llm.offline import OfflineModel
 from supportbot.memory._mask import mask_text
 from supportbot.reply._context import FACTS_OMITTED
@@ -86,6 +86,12 @@ DRAFT_PROMPTS = frozenset(system_prompts("draft").values())  # a ticket's is in 
 _BASICS = LABELS["basics"].split("{", 1)[0]
 # How the facts section marks a value a correction replaced: "升级费 CNY 1860.00(原为 CNY 1680.00)".
 _REPLACED_NOTE = re.compile(r"[((]原为[^))\n]*[))]")
+# What marks a value as replaced where the facts section shows it: "(原为 …)", "(was …)",
+# "(已更正为 …)", "(corrected to …)", "[客服核实有误,勿用]".
+_MARKED_OLD = re.compile(
+    r"\s?[((](?:原为|was |已更正为|corrected to )[^))\n]*[))]"
+    r"|[^,，；;\n]*\[(?:客服核实有误|checked by staff: wrong)[^\]\n]*\]"
+)
 _HELP_CENTER = "\n".join(f"{a.title}\n{a.body}" for a in KB_ARTICLES)
 
 
@@ -192,6 +198,20 @@ def run_task(task: Task) -> dict[str, Any]:
 # -- scoring --------------------------------------------------------------------------------------
 
 
+def facts_section(part: str, language: str) -> str:
+    """The pinned-facts section of a prompt's ticket part ("" when it has none)."""
+    labels = section_labels(language)
+    start = part.find(labels["facts"])
+    if start < 0:
+        return ""
+    ends = [
+        at
+        for name in ("summary", "history", "latest")
+        if (at := part.find(labels[name].split("{")[0], start)) > 0
+    ]
+    return part[start : min(ends, default=len(part))]
+
+
 def ticket_part(prompt: str) -> str:
     """The prompt from the ticket basics on (without help-center articles and account findings)."""
     at = prompt.find(_BASICS)
@@ -240,6 +260,8 @@ def score(
         elif not any(found(fact.category, s, without_notes) for s in strings):
             as_replaced.append({"category": fact.category, "written": fact.written})
     stale = []
+    unmarked = []  # the stricter count: a replaced value the facts section shows unmarked
+    facts_text = _MARKED_OLD.sub("", facts_section(part, ticket.language))
     for fact in ticket.facts:
         if not fact.superseded:
             continue
@@ -247,6 +269,9 @@ def score(
         current = accepted(fact, fact.current)
         if old and not any(found(fact.category, s, part) for s in current):
             stale.append({"category": fact.category, "shown": old[0], "current": fact.current[0]})
+        shown_unmarked = [s for s in accepted(fact, fact.strings) if found(fact.category, s, facts_text)]
+        if shown_unmarked and not any(s in fact.current for s in shown_unmarked):
+            unmarked.append({"category": fact.category, "shown": shown_unmarked[0]})
     conversation = sum(usage.get(k, 0) for k in CONVERSATION)
     pattern = _omitted_pattern()
     omitted = usage.get(FACTS_OMITTED, 0)
@@ -261,6 +286,7 @@ def score(
         "unscorable": unscorable,
         "missed": missed,
         "stale": stale,
+        "replaced_shown_unmarked": unmarked,
         "current_shown_only_as_replaced": as_replaced,
         "conversation_tokens": conversation,
         "within_budget": conversation <= budget,
@@ -355,6 +381,10 @@ def summarize(results: list[dict[str, Any]], budget: int, *, examples_shown: boo
         "recall_all_median": round(median([r["recall_all"] for r in results]), 3),
         "stale_tickets": sum(bool(r["stale"]) for r in results),
         "stale_by_category": dict(sorted(stale_kinds.items())),
+        # Stricter: a value the ticket replaced, shown in the facts section without a mark saying
+        # so (beside its current value or not): the ticket's meaning of which value a correction
+        # replaces is the generator's, and a correction that names no value is ambiguous.
+        "replaced_shown_unmarked_tickets": sum(bool(r["replaced_shown_unmarked"]) for r in results),
         # Recalled by the definition above, yet shown only as the value a correction replaced.
         "current_only_as_replaced_facts": sum(len(r["current_shown_only_as_replaced"]) for r in results),
         "omitted_with_room_tickets": sum(r["omitted_with_room"] for r in results),

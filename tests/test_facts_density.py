@@ -741,3 +741,61 @@ def test_goods_a_request_holds_whole_are_shown_once_inside_it_once_folded() -> N
     # While the turn is in the history the request is not pinned: the goods are, on their line.
     recent = "".join(ledger.view(facts, summarized_upto=0).pieces)
     assert "白衬衫我要修身款的" in recent and "上次发错了" not in recent
+
+
+@pytest.mark.parametrize(
+    ("first", "correction", "current", "replaced"),
+    [
+        # the correction word long before the value, in English
+        (
+            "It's transaction ID #PAY-2025-4407",
+            "I mistyped that, the transaction ID is PAY-2025-4470.",
+            "PAY-2025-4470",
+            "PAY-2025-4407",
+        ),
+        ("my budget is $128", "By the way, wait, I misread it, it's 182 dollars", "USD 182.00", "USD 128.00"),
+        # said after the value
+        (
+            "my case number is SV-2025-1329.",
+            "it's SV-2025-1309, I swapped two digits",
+            "SV-2025-1309",
+            "SV-2025-1329",
+        ),
+        # a suite written "Ste"
+        (
+            "Bill to 1298 Washington Ave, Ste 166, Raleigh NC 27647",
+            "the suite number is wrong, it should be 146!",
+            "Ste 146",
+            "Ste 166",
+        ),
+        # a date retyped with one digit fixed, not the day named since
+        ("11月23号那天扣的款", "另外下礼拜一要开会。我记错了,应该是12/23", "2026-12-23", "2026-11-23"),
+    ],
+)
+def test_corrections_as_customers_write_them_replace_the_value_they_fix(
+    first: str, correction: str, current: str, replaced: str
+) -> None:
+    section = _section(first, correction, lang="en" if first.isascii() else "zh")
+    line = next(line for line in section.splitlines() if current in line)
+    assert replaced in line.split(current, 1)[1]  # shown after the current value, as what it replaced
+
+
+def test_a_customers_correction_does_not_replace_the_day_the_agent_promised() -> None:
+    section = _section("A:好的,明天给您回电话", "日期我记错了,应该是2026-03-25")
+    assert "原为" not in section and "2026-03-19" in section and "2026-03-25" in section
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("发票还没开出来", "发票已经收到了"),
+        ("换货的还没寄出", "换货的已经到了"),
+        ("快递还没寄出", "快递今天收到了"),
+    ],
+)
+def test_a_thing_received_settles_its_earlier_stage_still_pending(before: str, after: str) -> None:
+    assert f"{after}(原为 {before})" in _section(before, after)
+
+
+def test_a_thing_received_does_not_settle_another_things_stage() -> None:
+    assert "原为" not in _section("发票还没开出来", "退款收到了")

@@ -251,7 +251,7 @@ _NAMED_PART_CORRECTION = re.compile(
 _LAST_NUMBER = re.compile(r"[0-9][0-9A-Za-z-]*(?=[^0-9]*$)")
 _APARTMENT = re.compile(
     r"(?<=\b(?:apt|ste)\.\s)[0-9A-Za-z-]+"
-    r"|(?:(?<=\bapt\s)|(?<=\bapartment\s)|(?<=\bunit\s)|(?<=\bsuite\s)|(?<=#))[0-9A-Za-z-]+",
+    r"|(?:(?<=\bapt\s)|(?<=\bste\s)|(?<=\bapartment\s)|(?<=\bunit\s)|(?<=\bsuite\s)|(?<=#))[0-9A-Za-z-]+",
     re.IGNORECASE,
 )
 
@@ -317,6 +317,11 @@ def _retypes(old: str, new: str) -> bool:
     return differing is not None and len(old) >= 5 and 0 < differing <= 2
 
 
+# The stages a thing goes through to the customer, last first (status verbs, _contacts._VERBS).
+_STAGES = ("收到", "到", "寄出", "开具")
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 class _Book:
     """The ledger being extended: what is current per (kind, key) and per (kind, subject)."""
 
@@ -340,7 +345,7 @@ class _Book:
         self._current_keys[(fact.kind, fact.key)] = i
         if fact.subject:
             self._by_subject[(fact.kind, fact.subject)] = i
-        self._latest[fact.kind] = i
+        self._latest[f"{fact.kind}:{fact.role}"] = i
 
     def part_corrections(self, turn: Turn, index: int, *, mask: bool) -> Iterator[tuple[int, Fact]]:
         """The values a correction of their part rewrites: the latest current address or id that
@@ -406,14 +411,18 @@ class _Book:
                 return i
         return None
 
-    def _mistyped_sum(self, fact: Fact) -> int | None:
-        """The newest current amount (of the same subject, if both name one) that ``fact``'s
-        figure fixes: as many digits, at least three, one of them changed or two next to each
-        other swapped (5158 → 5518)."""
+    def _mistyped(self, fact: Fact) -> int | None:
+        """The newest current amount or date (of the same subject, if both name one) that
+        ``fact``'s figure fixes: as many digits, at least three, one of them changed or two next to
+        each other swapped (5158 → 5518, 2026-11-23 → 2026-12-23)."""
+        if fact.kind == "date" and not _ISO_DAY.fullmatch(fact.key):
+            return None  # a day not worked out (rel:…, --MM-DD) has no digits to compare
         for i in sorted(self._current_positions(), reverse=True):
             old = self._all[i]
             if (
-                old.kind == "amount"
+                old.kind == fact.kind
+                and old.role == fact.role  # one fixes one's own typo, not the other side's figure
+                and (fact.kind == "amount" or _ISO_DAY.fullmatch(old.key))
                 and old.turn <= fact.turn
                 and not (old.subject and fact.subject and old.subject != fact.subject)
                 and _mistyped(_digits_of(old.key), _digits_of(fact.key))
@@ -432,6 +441,20 @@ class _Book:
         self._all.append(fact)
         self._note(len(self._all) - 1, fact)
 
+    def _earlier_stage(self, subject: str) -> int | None:
+        """The current "not yet" status of the same thing at a stage before ``subject``'s: 发票已经
+        收到了 settles 发票还没开出来 (what arrived was issued and sent), 换货的已经到了 settles 换货的
+        还没寄出."""
+        verb = next((v for v in _STAGES if subject.startswith(v)), None)
+        if verb is None:
+            return None
+        thing = subject[len(verb) :]
+        for earlier in _STAGES[_STAGES.index(verb) + 1 :]:
+            at = self._by_subject.get(("status", earlier + thing))
+            if at is not None and self._all[at].key.endswith("=否"):
+                return at
+        return None
+
     def _current_positions(self) -> list[int]:
         return sorted(set(self._current_keys.values()))
 
@@ -447,11 +470,16 @@ class _Book:
             target = self._near((fact.kind,), fact.key, before=fact.turn + 1)
         if target is None and by_subject:
             target = self._by_subject.get((fact.kind, fact.subject))
-        if target is None and correction and fact.kind == "amount":
-            # "更正一下,刚才那个金额是5518块" fixes the 5158 said before, not a sum named in between.
-            target = self._mistyped_sum(fact)
+        if target is None and fact.kind == "status" and fact.key.endswith("=是"):
+            target = self._earlier_stage(fact.subject)
+        if target is None and correction and fact.kind in ("amount", "date"):
+            # "更正一下,刚才那个金额是5518块" fixes the 5158 said before, not a sum named in between;
+            # "我记错了,应该是12/23" the 11月23号 said before, not a day named since.
+            target = self._mistyped(fact)
         if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
-            target = self._latest.get(fact.kind)
+            # The speaker's own latest value: a customer's "I got the date wrong" corrects a date
+            # the customer gave, not the day the agent promised.
+            target = self._latest.get(f"{fact.kind}:{fact.role}")
         if target is not None and self._all[target].key == fact.key:
             self._said_again(target, fact)  # the current value, said again
             return

@@ -247,7 +247,8 @@ def _forms(unit: Unit) -> tuple[str, ...]:
 
 # Values a sentence may quote after a correction replaced them ("上次给我的合同号是8R29RD3C,…" once
 # 8R29RD6C replaced it): marked where quoted, so no old value reads as current.
-_MARKED_KINDS = frozenset({"id", "error_code", "phone", "email", "amount"})
+# (Not dates: a sentence's 明天 or 周末 names its own time, not the date a correction replaced.)
+_MARKED_KINDS = frozenset({"id", "error_code", "phone", "email", "amount", "address"})
 
 
 def _replacements(facts: Sequence[Fact], lang: str, currency: str | None) -> list[tuple[str, str, str]]:

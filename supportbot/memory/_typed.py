@@ -255,7 +255,7 @@ _SUBJECT_WINDOW = 12  # characters before a value searched for the word naming i
 CORRECTION = re.compile(
     r"更正|纠正|说错|写错|搞错|打错|记错|抄错|输错|填错|不对|应该是(?![^,，。！？!?；;\n]{0,16}?[吧吗])|正确的是|改成|改为|改到|实际上是|其实是|准确地说"
     r"|新地址|地址换"
-    r"|\b(?:actually|i\s+meant|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
+    r"|\b(?:actually|i\s+meant|i\s+misread|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
     r"|my\s+mistake|my\s+bad|typo|i\s+mistyped|wrong\s+(?:number|date|address|amount)|scratch\s+that"
     r"|changed\s+to|now\s+(?:it'?s|is))",
     re.IGNORECASE,
@@ -426,15 +426,24 @@ def _subject(kind: str, text: str, start: int) -> str:
 def _is_correction(text: str, start: int) -> bool:
     # Only within the value's own sentence: "发票抬头写错了;昨天…" corrects the title, not the date.
     first = max(0, start - 3 * _SUBJECT_WINDOW)  # English words are long: "actually the date is the"
+    if not CJK_CHAR.search(text, first, start):  # "I mistyped that, the transaction ID is PAY-…"
+        first = max(0, start - 6 * _SUBJECT_WINDOW)
     window = text[first:start]
     end = _LAST_SENTENCE_END.search(window)
     # A space between Chinese characters ends a chat message's sentence too: "更正一下,…是31元
     # 同事电脑上也是API-2736" corrects the amount, not the code after the space.
     since = max([end.start() if end else 0, *(m.end() for m in _CJK_SPACE_BREAK.finditer(window))])
-    return any(
+    return _SAID_WRONG_AFTER.match(text, start) is not None or any(
         not _hedged(window, m) and not _GUESS.match(text, first + m.end())
         for m in CORRECTION.finditer(window, since)
     )
+
+
+# A correction said right after the value it gives: "it's SV-2025-1309, I swapped two digits".
+_SAID_WRONG_AFTER = re.compile(
+    r"[^\s,;]+[,;]?\s+(?:i\s+(?:swapped|transposed|mixed\s+up)\b|(?:that\s+was\s+a\s+)?typo\b|my\s+(?:bad|mistake)\b)",
+    re.IGNORECASE,
+)
 
 
 # "应该是¥1467吧", "退款应该是四千二吧": a guess, not a correction. CORRECTION's own look-ahead
