@@ -65,7 +65,7 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import fresh_database, median
-from recall_corpus import CATEGORIES, Fact, Ticket, appears, found, generate
+from recall_corpus import CATEGORIES, Fact, Ticket, appears, found, generate, pattern_of
 
 from supportbot import Completion, Settings, SupportBot
 from supportbot._state import SupportState, Turn
@@ -86,12 +86,13 @@ DRAFT_PROMPTS = frozenset(system_prompts("draft").values())  # a ticket's is in 
 _BASICS = LABELS["basics"].split("{", 1)[0]
 # How the facts section marks a value a correction replaced: "升级费 CNY 1860.00(原为 CNY 1680.00)".
 _REPLACED_NOTE = re.compile(r"[((]原为[^))\n]*[))]")
-# What marks a value as replaced where the facts section shows it: "(原为 …)", "(was …)",
-# "(已更正为 …)", "(corrected to …)", "[客服核实有误,勿用]".
-_MARKED_OLD = re.compile(
-    r"\s?[((](?:原为|was |已更正为|corrected to )[^))\n]*[))]"
-    r"|[^,，；;\n]*\[(?:客服核实有误|checked by staff: wrong)[^\]\n]*\]"
+# What marks a value as replaced where the facts section shows it: a note after the value that
+# replaced it ("(原为 …)", "(was …)"), a staff retraction ("[客服核实有误,勿用]"), or a mark right after
+# the old value where a sentence quotes it ("(已更正为 …)", "(corrected to …)").
+_REPLACED_NOTES = re.compile(
+    r"\s?[((](?:原为|was )[^))\n]*[))]|[^,，；;\n]*\[(?:客服核实有误|checked by staff: wrong)[^\]\n]*\]"
 )
+_CORRECTED_NEXT = re.compile(r"\s?[((](?:已更正为|corrected to )")
 _HELP_CENTER = "\n".join(f"{a.title}\n{a.body}" for a in KB_ARTICLES)
 
 
@@ -198,6 +199,30 @@ def run_task(task: Task) -> dict[str, Any]:
 # -- scoring --------------------------------------------------------------------------------------
 
 
+def _ambiguous(ticket: Ticket, old: Fact) -> bool:
+    """Whether the correction that replaced ``old`` leaves its target open: it names neither the
+    old value nor the part it changes ("sorry, wrong date, it's 10/19") while the same speaker gave
+    another value of the kind between the two (the generator picks the target at random; a reader
+    would take the latest)."""
+    new = old.replaced_by
+    if new is None or old.category == "status" or any(appears(s, new.fragment) for s in old.strings):
+        return False
+    return any(
+        f is not old
+        and f.category == old.category
+        and f.speaker == old.speaker
+        and old.round < f.round < new.round
+        for f in ticket.facts
+    )
+
+
+def _unmarked(category: str, needle: str, text: str) -> bool:
+    """Whether ``needle`` stands in ``text`` somewhere no correction mark follows it."""
+    if category == "phone" and needle.isdigit():
+        return found(category, needle, text)
+    return any(not _CORRECTED_NEXT.match(text, m.end()) for m in pattern_of(needle).finditer(text))
+
+
 def facts_section(part: str, language: str) -> str:
     """The pinned-facts section of a prompt's ticket part ("" when it has none)."""
     labels = section_labels(language)
@@ -261,7 +286,7 @@ def score(
             as_replaced.append({"category": fact.category, "written": fact.written})
     stale = []
     unmarked = []  # the stricter count: a replaced value the facts section shows unmarked
-    facts_text = _MARKED_OLD.sub("", facts_section(part, ticket.language))
+    facts_text = _REPLACED_NOTES.sub("", facts_section(part, ticket.language))
     for fact in ticket.facts:
         if not fact.superseded:
             continue
@@ -269,9 +294,11 @@ def score(
         current = accepted(fact, fact.current)
         if old and not any(found(fact.category, s, part) for s in current):
             stale.append({"category": fact.category, "shown": old[0], "current": fact.current[0]})
-        shown_unmarked = [s for s in accepted(fact, fact.strings) if found(fact.category, s, facts_text)]
+        shown_unmarked = [s for s in accepted(fact, fact.strings) if _unmarked(fact.category, s, facts_text)]
         if shown_unmarked and not any(s in fact.current for s in shown_unmarked):
-            unmarked.append({"category": fact.category, "shown": shown_unmarked[0]})
+            unmarked.append(
+                {"category": fact.category, "shown": shown_unmarked[0], "ambiguous": _ambiguous(ticket, fact)}
+            )
     conversation = sum(usage.get(k, 0) for k in CONVERSATION)
     pattern = _omitted_pattern()
     omitted = usage.get(FACTS_OMITTED, 0)
@@ -385,6 +412,10 @@ def summarize(results: list[dict[str, Any]], budget: int, *, examples_shown: boo
         # so (beside its current value or not): the ticket's meaning of which value a correction
         # replaces is the generator's, and a correction that names no value is ambiguous.
         "replaced_shown_unmarked_tickets": sum(bool(r["replaced_shown_unmarked"]) for r in results),
+        # ... leaving out corrections that leave their target open (see _ambiguous)
+        "replaced_shown_unmarked_unambiguous_tickets": sum(
+            any(not u["ambiguous"] for u in r["replaced_shown_unmarked"]) for r in results
+        ),
         # Recalled by the definition above, yet shown only as the value a correction replaced.
         "current_only_as_replaced_facts": sum(len(r["current_shown_only_as_replaced"]) for r in results),
         "omitted_with_room_tickets": sum(r["omitted_with_room"] for r in results),

@@ -232,6 +232,11 @@ def _pattern(needle: str) -> re.Pattern[str]:
     return re.compile(start + body + end, re.IGNORECASE)
 
 
+def pattern_of(needle: str) -> re.Pattern[str]:
+    """What :func:`appears` searches ``text`` for."""
+    return _pattern(needle)
+
+
 def appears(needle: str, text: str) -> bool:
     """``needle`` in ``text``, ignoring case, spacing and separators between words (see module doc)."""
     return _pattern(needle).search(text) is not None

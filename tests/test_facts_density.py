@@ -761,6 +761,25 @@ def test_goods_a_request_holds_whole_are_shown_once_inside_it_once_folded() -> N
             "SV-2025-1309",
             "SV-2025-1329",
         ),
+        (
+            "same thing happened on 15 December 2025",
+            "Just remembered, I got the date wrong, it was 10/13",
+            "2026-10-13",
+            "2025-12-15",
+        ),
+        ("my order number is 413250", "I typed the order number wrong, it's 413259", "413259", "413250"),
+        (
+            "Ship it to 6901 Mill Street, Suite 886, Portland, OR 97253!",
+            "Oops, suite 868, not 886...",
+            "Suite 868",
+            "Suite 886",
+        ),
+        (
+            "the billing address is 31 cedar lane, unit 10f, albany, ny 12208",
+            "correction on the address: it's unit 16F",
+            "unit 16F",
+            "unit 10f",
+        ),
         # a suite written "Ste"
         (
             "Bill to 1298 Washington Ave, Ste 166, Raleigh NC 27647",
@@ -799,3 +818,20 @@ def test_a_thing_received_settles_its_earlier_stage_still_pending(before: str, a
 
 def test_a_thing_received_does_not_settle_another_things_stage() -> None:
     assert "原为" not in _section("发票还没开出来", "退款收到了")
+
+
+def test_a_sentence_quoting_the_start_of_a_replaced_address_marks_it() -> None:
+    section = _section(
+        "Ship it to 6901 Mill Street, Suite 886, Portland, OR 97253!", "Oops, suite 868, not 886", lang="en"
+    )
+    assert (
+        "Ship it to 6901 Mill Street, Suite 886 (corrected to 6901 Mill Street, Suite 868, Portland, OR 97253)"
+        in section
+    )
+
+
+def test_a_new_address_with_a_unit_is_no_correction_of_another_addresses_unit() -> None:
+    section = _section(
+        "Ship to 12 Oak St, Apt 3C, Boise ID 83702", "Also bill 55 Elm Rd, unit 5B, Boise ID 83702", lang="en"
+    )
+    assert "Apt 3C" in section and "unit 5B" in section and "(was" not in section

@@ -232,7 +232,7 @@ def _may_correct(turn: Turn) -> bool:
 # The part may carry its unit: "是751室不是715室".
 _PART_UNIT = "[室号栋楼层座幢]?"
 _PART_CORRECTION = re.compile(
-    rf"(?:是|is|it'?s|should\s+be)\s*(?P<new>[0-9A-Za-z-]{{1,10}}){_PART_UNIT}\s*[,，]?\s*(?:不是|而不是|not)\s*(?P<old>[0-9A-Za-z-]{{1,10}})(?![0-9A-Za-z])"
+    rf"(?:是|is|it'?s|should\s+be|\b(?:apartment|apt|unit|suite|ste|room)\.?\s*\#?)\s*(?P<new>[0-9A-Za-z-]{{1,10}}){_PART_UNIT}\s*[,，]?\s*(?:不是|而不是|not)\s*(?P<old>[0-9A-Za-z-]{{1,10}})(?![0-9A-Za-z])"
     rf"|(?:不是|not)\s*(?P<old2>[0-9A-Za-z-]{{1,10}}){_PART_UNIT}\s*[,，]?\s*(?:而是|是|but|it'?s)\s*(?P<new2>[0-9A-Za-z-]{{1,10}})(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
@@ -245,7 +245,10 @@ _NAMED_PART_CORRECTION = re.compile(
     r"|\b(?:apartment|apt|unit|suite|room|door|house)\s+(?:number\s+|no\.?\s+|#\s*)?(?:is\s+|was\s+)?wrong[,.;]?\s*"
     r"(?:it'?s|it\s+should\s+be|should\s+be|it\s+is)\s+(?:#\s*)?(?P<new2>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])"
     # In a turn that says it corrects ("更正一下地址,房间号是711"): the part and its new value.
-    r"|(?:门牌号?|房间号|房号|室号)\s*(?:应该是|应为|是|改成|改为|为)\s*(?P<new3>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])",
+    r"|(?:门牌号?|房间号|房号|室号)\s*(?:应该是|应为|是|改成|改为|为)\s*(?P<new3>[0-9A-Za-z-]{1,10})(?![0-9A-Za-z])"
+    # ... in English: "correction on the address: it's unit 16F" (not "12 Oak St, unit 5B", a new address)
+    r"|\b(?:it'?s|it\s+is|should\s+be)\s+(?:apartment|apt|unit|suite|ste|room)\.?\s+\#?\s*"
+    r"(?P<new4>[0-9][0-9A-Za-z-]{0,9})(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
 _LAST_NUMBER = re.compile(r"[0-9][0-9A-Za-z-]*(?=[^0-9]*$)")
@@ -365,10 +368,11 @@ class _Book:
                     break
 
         for m in _NAMED_PART_CORRECTION.finditer(text):
-            if m.group("new3") and not CORRECTION.search(text):
+            if (m.group("new3") or m.group("new4")) and not CORRECTION.search(text):
                 continue  # "房间号是711" alone is a room number, not a correction of one
-            new = m.group("new") or m.group("new2") or m.group("new3")
-            part = _APARTMENT if m.group("new2") else _LAST_NUMBER  # an English address ends with its zip
+            new = m.group("new") or m.group("new2") or m.group("new3") or m.group("new4")
+            english = m.group("new2") or m.group("new4")
+            part = _APARTMENT if english else _LAST_NUMBER  # an English address ends with its zip
             candidates = [
                 (i, last)
                 for i in sorted(self._current_positions(), reverse=True)

@@ -265,8 +265,21 @@ def _replacements(facts: Sequence[Fact], lang: str, currency: str | None) -> lis
         new = facts[j]
         if new.key != old.key and new.value:  # not a restatement or a retraction
             mark = prompt_words(lang)["facts.corrected_to"].format(value=display(new, lang, currency))
-            result.append((old.value, new.value, mark))
+            result.extend((quoted, new.value, mark) for quoted in _quotable(old, new))
     return result
+
+
+def _quotable(old: Fact, new: Fact) -> list[str]:
+    """How a sentence may quote ``old``: whole, and an address also by its start up to a comma,
+    as long as that start holds the part the correction changed ("Ship it to 8358 Pine Road, Unit
+    752" quotes "8358 Pine Road, Unit 752, Seattle, WA 98143"), longest first."""
+    if old.kind != "address":
+        return [old.value]
+    changed = next((i for i, (a, b) in enumerate(zip(old.value, new.value, strict=False)) if a != b), None)
+    starts = [
+        m.start() for m in re.finditer(r",\s", old.value) if changed is not None and m.start() > changed
+    ]
+    return [old.value, *(old.value[:end] for end in reversed(starts))]
 
 
 def _marked(text: str, replaced: Sequence[tuple[str, str, str]]) -> str:

@@ -257,6 +257,7 @@ CORRECTION = re.compile(
     r"|新地址|地址换"
     r"|\b(?:actually|i\s+meant|i\s+misread|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
     r"|my\s+mistake|my\s+bad|typo|i\s+mistyped|wrong\s+(?:number|date|address|amount)|scratch\s+that"
+    r"|(?:got|had|typed|wrote|gave\s+you)\s+the\s+(?:\w+\s+){0,2}(?:number|date|address|amount|id|code)\s+wrong"
     r"|changed\s+to|now\s+(?:it'?s|is))",
     re.IGNORECASE,
 )
