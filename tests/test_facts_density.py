@@ -825,8 +825,8 @@ def test_a_sentence_quoting_the_start_of_a_replaced_address_marks_it() -> None:
         "Ship it to 6901 Mill Street, Suite 886, Portland, OR 97253!", "Oops, suite 868, not 886", lang="en"
     )
     assert (
-        "Ship it to 6901 Mill Street, Suite 886 (corrected to 6901 Mill Street, Suite 868, Portland, OR 97253)"
-        in section
+        "Ship it to 6901 Mill Street, Suite 886 (corrected to 6901 Mill Street, Suite 868, Portland, OR "
+        "97253)" in section
     )
 
 
