@@ -255,7 +255,7 @@ def _replacements(facts: Sequence[Fact], lang: str, currency: str | None) -> lis
     """``(old words, new words, mark)`` for each value of ``_MARKED_KINDS`` a correction replaced,
     the mark naming the value current now."""
     replaced_by = {f.supersedes: j for j, f in enumerate(facts) if f.supersedes is not None}
-    result = []
+    result: list[tuple[str, str, str]] = []
     for i, old in enumerate(facts):
         if old.kind not in _MARKED_KINDS or i not in replaced_by or not old.value:
             continue
