@@ -333,7 +333,7 @@ class _Book:
         superseded = {f.supersedes for f in ledger if f.supersedes is not None}
         self._current_keys: dict[tuple[str, str], int] = {}
         self._by_subject: dict[tuple[str, str], int] = {}
-        self._latest: dict[str, int] = {}
+        self._latest: dict[tuple[str, str], int] = {}  # by kind and speaker
         # A turn scanned again states what it stated before: that is no correction of a later value.
         self._said = {(f.kind, f.key, f.turn) for f in ledger}
         for i, fact in enumerate(ledger):
@@ -348,7 +348,7 @@ class _Book:
         self._current_keys[(fact.kind, fact.key)] = i
         if fact.subject:
             self._by_subject[(fact.kind, fact.subject)] = i
-        self._latest[f"{fact.kind}:{fact.role}"] = i
+        self._latest[(fact.kind, fact.role)] = i
 
     def part_corrections(self, turn: Turn, index: int, *, mask: bool) -> Iterator[tuple[int, Fact]]:
         """The values a correction of their part rewrites: the latest current address or id that
@@ -483,7 +483,7 @@ class _Book:
         if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
             # The speaker's own latest value: a customer's "I got the date wrong" corrects a date
             # the customer gave, not the day the agent promised.
-            target = self._latest.get(f"{fact.kind}:{fact.role}")
+            target = self._latest.get((fact.kind, fact.role))
         if target is not None and self._all[target].key == fact.key:
             self._said_again(target, fact)  # the current value, said again
             return

@@ -273,12 +273,10 @@ def _quotable(old: Fact, new: Fact) -> list[str]:
     """How a sentence may quote ``old``: whole, and an address also by its start up to a comma,
     as long as that start holds the part the correction changed ("Ship it to 8358 Pine Road, Unit
     752" quotes "8358 Pine Road, Unit 752, Seattle, WA 98143"), longest first."""
-    if old.kind != "address":
-        return [old.value]
     changed = next((i for i, (a, b) in enumerate(zip(old.value, new.value, strict=False)) if a != b), None)
-    starts = [
-        m.start() for m in re.finditer(r",\s", old.value) if changed is not None and m.start() > changed
-    ]
+    if old.kind != "address" or changed is None:
+        return [old.value]
+    starts = [m.start() for m in re.finditer(r",\s", old.value) if m.start() > changed]
     return [old.value, *(old.value[:end] for end in reversed(starts))]
 
 

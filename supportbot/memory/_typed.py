@@ -434,10 +434,15 @@ def _is_correction(text: str, start: int) -> bool:
     # A space between Chinese characters ends a chat message's sentence too: "更正一下,…是31元
     # 同事电脑上也是API-2736" corrects the amount, not the code after the space.
     since = max([end.start() if end else 0, *(m.end() for m in _CJK_SPACE_BREAK.finditer(window))])
+    # The words before the value, read with the value after them in sight: CORRECTION's look-ahead
+    # tells a guess from a correction by what follows 应该是 ("退款应该是四千二吧").
+    words = CORRECTION.finditer(text, first + since, min(len(text), start + _GUESS_REACH))
     return _SAID_WRONG_AFTER.match(text, start) is not None or any(
-        not _hedged(window, m) and not _GUESS.match(text, first + m.end())
-        for m in CORRECTION.finditer(window, since)
+        m.end() <= start and not _hedged(text, m, first, start) for m in words
     )
+
+
+_GUESS_REACH = 17  # characters after the value's start that CORRECTION's 应该是…吧 look-ahead reads
 
 
 # A correction said right after the value it gives: "it's SV-2025-1309, I swapped two digits".
@@ -445,11 +450,6 @@ _SAID_WRONG_AFTER = re.compile(
     r"[^\s,;]+[,;]?\s+(?:i\s+(?:swapped|transposed|mixed\s+up)\b|(?:that\s+was\s+a\s+)?typo\b|my\s+(?:bad|mistake)\b)",
     re.IGNORECASE,
 )
-
-
-# "应该是¥1467吧", "退款应该是四千二吧": a guess, not a correction. CORRECTION's own look-ahead
-# for it sees only the text before the value, so the value's sentence is read on past it here.
-_GUESS = re.compile(r"(?<=应该是)[^,，。！？!?；;\n]{0,16}?[吧吗]")
 
 
 _CJK_SPACE_BREAK = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
@@ -462,8 +462,10 @@ _HEDGE_BEFORE = re.compile(r"(?:可能|也许|如果|如有|要是|怕|有的|�
 _HEDGE_AFTER = re.compile(r"[的地方之处]|了?[,，\s]*(?:请|还请)?(?:见谅|包涵|多包涵)|的话")
 
 
-def _hedged(window: str, m: re.Match[str]) -> bool:
-    return bool(_HEDGE_BEFORE.search(window, 0, m.start()) or _HEDGE_AFTER.match(window, m.end()))
+def _hedged(text: str, m: re.Match[str], first: int, last: int) -> bool:
+    """Whether correction word ``m`` allows for a mistake rather than makes one, judged within
+    ``text[first:last]`` (the value's own sentence, up to the value)."""
+    return bool(_HEDGE_BEFORE.search(text, first, m.start()) or _HEDGE_AFTER.match(text, m.end(), last))
 
 
 def is_negated(text: str, start: int) -> bool:

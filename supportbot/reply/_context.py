@@ -285,7 +285,7 @@ def _build_ticket_part(
         # given up its room (a summary folded while the facts still fitted is not folded again);
         # it keeps its newest lines that fit beside them.
         facts, omitted = _facts_section(state, allowance.without_summary, caches)
-        used = facts[2] - _label_size(labels["facts"]) if facts else 0
+        used = facts[2] - count_tokens(labels["facts"] + "\n") if facts else 0  # the body, as facts_allowance
         summary = _newest_lines(summary, allowance.left - used)
     if facts:
         sections.append(facts)
@@ -309,10 +309,6 @@ def _build_ticket_part(
     else:
         sections.append(("latest", labels["latest"] + t.body, count_tokens(t.body)))
     return tuple(sections), omitted
-
-
-def _label_size(label: str) -> int:
-    return count_tokens(label + "\n")
 
 
 def _newest_lines(summary: str, room: int) -> str:
