@@ -216,11 +216,28 @@ def _ambiguous(ticket: Ticket, old: Fact) -> bool:
     )
 
 
-def _unmarked(category: str, needle: str, text: str) -> bool:
-    """Whether ``needle`` stands in ``text`` somewhere no correction mark follows it."""
+def _unmarked(category: str, needle: str, text: str, forms: Sequence[str] = ()) -> bool:
+    """Whether ``needle`` stands in ``text`` somewhere no correction mark follows it, nor follows
+    a longer form of the same value written there (``forms``: "8 Oak St, Unit 2E" of "8 Oak St,
+    Unit 2E Albany NY 12262 (corrected to …)"), and no refusal precedes it ("not 5879934")."""
     if category == "phone" and needle.isdigit():
         return found(category, needle, text)
-    return any(not _CORRECTED_NEXT.match(text, m.end()) for m in pattern_of(needle).finditer(text))
+    marked_ends = {
+        m.start(): m.end()
+        for form in forms
+        for m in pattern_of(form).finditer(text)
+        if _CORRECTED_NEXT.match(text, m.end())
+    }
+    return any(
+        not _CORRECTED_NEXT.match(text, m.end())
+        and m.start() not in marked_ends
+        and not _REFUSED_BEFORE.search(text, max(0, m.start() - 16), m.start())
+        for m in pattern_of(needle).finditer(text)
+    )
+
+
+# A value named as the wrong one is marked by its own words: "不是11月27号,是7月21日".
+_REFUSED_BEFORE = re.compile(r"(?:不是|并非|\bnot|\bisn'?t|\bwasn'?t)\s*(?:the\s+)?#?\s*$", re.IGNORECASE)
 
 
 def facts_section(part: str, language: str) -> str:
@@ -294,7 +311,8 @@ def score(
         current = accepted(fact, fact.current)
         if old and not any(found(fact.category, s, part) for s in current):
             stale.append({"category": fact.category, "shown": old[0], "current": fact.current[0]})
-        shown_unmarked = [s for s in accepted(fact, fact.strings) if _unmarked(fact.category, s, facts_text)]
+        forms = accepted(fact, fact.strings)
+        shown_unmarked = [s for s in forms if _unmarked(fact.category, s, facts_text, forms)]
         if shown_unmarked and not any(s in fact.current for s in shown_unmarked):
             unmarked.append(
                 {"category": fact.category, "shown": shown_unmarked[0], "ambiguous": _ambiguous(ticket, fact)}

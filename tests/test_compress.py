@@ -12,6 +12,7 @@ from support.strategies import Budget, budgets, conversations
 
 from supportbot import Fact, Turn
 from supportbot.errors import InvalidInput
+from supportbot.llm.offline import OfflineModel
 from supportbot.memory._compress import (
     SUMMARY_PROMPT,
     SUMMARY_PROMPTS,
@@ -482,3 +483,10 @@ def test_extractive_summary_is_bounded(turns: tuple[Turn, ...], max_chars: int) 
     """The offline summarizer must respect its own bound, or the cap would always fall to truncation."""
     summary = extractive_summarize("", turns, max_chars=max_chars)
     assert len(summary) <= max_chars
+
+
+def test_the_offline_summary_labels_speakers_in_the_ticket_s_language_whatever_the_fold_holds() -> None:
+    # A fold of one-word turns reads as no language on its own: the ticket's language decides.
+    turns = [Turn(role="customer", content="Alright"), Turn(role="customer", content="Cheers...")]
+    summary = OfflineModel().chat(summary_messages("", turns, lang="en")).text
+    assert summary.splitlines() == ["Customer:Alright", "Customer:Cheers..."]

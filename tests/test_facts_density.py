@@ -835,3 +835,131 @@ def test_a_new_address_with_a_unit_is_no_correction_of_another_addresses_unit() 
         "Ship to 12 Oak St, Apt 3C, Boise ID 83702", "Also bill 55 Elm Rd, unit 5B, Boise ID 83702", lang="en"
     )
     assert "Apt 3C" in section and "unit 5B" in section and "(was" not in section
+
+
+@pytest.mark.parametrize(
+    ("said", "correction", "quoted"),
+    [
+        ("从6月16号开始就登不上去了", "更正:日期是7月5号", "6月16号(已更正为 2026-07-05(7月5号))"),
+        (
+            "I need this sorted before 3/20.",
+            "sorry, wrong date, it's Jan 14",
+            "3/20 (corrected to 2026-01-14",
+        ),
+        (
+            "四件套我要灰色2米床的,上次发错了,账单上多出来一笔994 元",
+            "不对,金额应该是964块,不是994 元",
+            "994元(已更正为 CNY 964.00)",
+        ),
+    ],
+)
+def test_a_sentence_quoting_a_replaced_day_or_sum_marks_it_as_the_section_shows_it(
+    said: str, correction: str, quoted: str
+) -> None:
+    assert quoted in _section(said, correction, lang="en" if said.isascii() else "zh")
+
+
+def test_a_day_named_in_words_or_inside_a_longer_figure_is_not_marked() -> None:
+    # 明天 in a sentence names its own day, not the 明天 a correction replaced; 13/20 is not 3/20
+    words = _section("A:明天给您回电话", "A:明天之前一定处理好", "A:更正:日期是2026-03-25")
+    assert "已更正为" not in words
+    figure = _section(
+        "the invoice dated 3/20 is wrong", "case 13/20 is the one", "sorry, wrong date, it's 4/2"
+    )
+    assert "13/20 (corrected" not in figure
+
+
+@pytest.mark.parametrize(
+    "correction",
+    ["顺便说一下,不是四万九,是¥49400", "是49400元,我看错了", "¥49400,我写错了"],
+)
+def test_a_value_beside_a_refusal_or_owned_as_a_mistake_is_a_correction(correction: str) -> None:
+    facts = update_ledger((), _turns("预算也就四万九左右", "差价 300 元", correction), 0, mask=False)
+    current = {f.key for _, f in current_facts(facts) if f.kind == "amount"}
+    assert "CNY 49400.00" in current and "CNY 49000.00" not in current
+    assert not any(f.kind == "detail" and "四万九" in f.value for f in facts)  # the refusal is no fact
+
+
+def test_a_correction_of_a_value_pinned_only_as_a_detail_replaces_that_detail() -> None:
+    facts = update_ledger(
+        (),
+        _turns(
+            "the contract you sent, 5879934, doesn't work",
+            "order AB-55555 is late",
+            "correction: contract 5479934, not 5879934",
+        ),
+        0,
+        mask=False,
+    )
+    section = ledger.render_facts(facts, lang="en")
+    assert "5479934 (was 5879934)" in section
+    assert "AB-55555" in section and "(was AB-55555)" not in section  # not the latest id
+    assert "not 5879934" not in section
+
+
+def test_a_detail_that_only_restates_a_correction_is_shown_once() -> None:
+    facts = update_ledger((), _turns("就是那个99920205的单子", "是99920250,不是99920205"), 0, mask=False)
+    section = ledger.render_facts(facts, summarized_upto=2)
+    assert "99920250(原为 99920205)" in section and section.count("99920250") == 1
+
+
+def test_a_thing_received_settles_every_earlier_stage_still_pending() -> None:
+    section = _section("发票还没开出来", "马姐说发票到现在还没收到", "发票已经收到了")
+    assert "发票已经收到了(原为 马姐说发票到现在还没收到、发票还没开出来)" in section
+    assert section.count("还没开出来") == 1
+
+
+def test_a_day_corrected_in_figures_fixes_one_written_in_figures_not_a_word_for_a_day() -> None:
+    facts = update_ledger(
+        (), _turns("我6月23号要出差", "周末之前最好搞定", "日期我记错了,应该是9/14"), 0, mask=False
+    )
+    replaced = [facts[f.supersedes].value for f in facts if f.supersedes is not None]
+    assert replaced == ["6月23号"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("(tracking number 6789900747).", ["6789900747"]),
+        ("413259 is the invoice I'm talking about", ["413259"]),
+        ("3447-3294-2600 is the statement I'm talking about", ["3447-3294-2600"]),
+        ("it's return #9G5GHDKS!", ["9G5GHDKS"]),
+        ("I want to return 2 items", []),
+    ],
+)
+def test_english_ids_named_by_the_word_before_or_after_them(text: str, expected: list[str]) -> None:
+    assert [f.value for f in extract(Turn("customer", text), 0, mask=False) if f.kind == "id"] == expected
+
+
+def test_an_english_day_at_a_sentence_end_leaves_the_full_stop_out() -> None:
+    days = [
+        f.value
+        for f in extract(Turn("customer", "Sort it before 8 January. Or the 5th of May."), 0)
+        if f.kind == "date"
+    ]
+    assert days == ["8 January", "the 5th of May"]
+    assert [f.value for f in extract(Turn("customer", "on 8 Jan. 2026"), 0) if f.kind == "date"] == [
+        "8 Jan. 2026"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "correction", "current", "replaced"),
+    [
+        ("413259 is the invoice I'm talking about", "It's 453259, I swapped two digits", "453259", "413259"),
+        (
+            "it stopped on 3 January 2026",
+            "wait, it was the 6th of December, not 3 January 2026",
+            "12-06",
+            "2026-01-03",
+        ),
+    ],
+)
+def test_english_corrections_owned_after_the_value_or_refusing_it_a_clause_away(
+    first: str, correction: str, current: str, replaced: str
+) -> None:
+    facts = update_ledger(
+        (), _turns(first, "order AB-55555 is late, it broke on 2 March", correction), 0, mask=False
+    )
+    pairs = [(f.key, facts[f.supersedes].key) for f in facts if f.supersedes is not None]
+    assert len(pairs) == 1 and current in pairs[0][0] and pairs[0][1] == replaced

@@ -162,6 +162,9 @@ class SummarySections:
 
     previous: str
     turns: tuple[Turn, ...] | None
+    # The ticket's, which the speakers are labelled in (a fold of "Alright" and "Cheers" alone
+    # reads as no language); None: judged from the turns.
+    language: str | None = None
 
 
 _CJK = re.compile(r"[\u3400-\u9fff]")

@@ -427,7 +427,7 @@ def summarize(request: SummarySections) -> str:
     """An extractive summary for a ``memory.compress.summary_messages`` request."""
     if request.turns is None:  # the condense-only pass: the summary's lines, less the replaced ones
         return extractive_summarize(request.previous, ())
-    return extractive_summarize(request.previous, request.turns)
+    return extractive_summarize(request.previous, request.turns, lang=request.language)
 
 
 def _summary_request(message: Message) -> SummarySections:

@@ -292,13 +292,19 @@ def summary_messages(
     parts = [f"{words['summary.previous']}\n{previous_summary.strip() or words['none']}"]
     new = f"{words['summary.new']}\n{render_turns(turns, lang)}" if turns else words["summary.condense"]
     parts.append(new)
-    request = SummarySections(previous=previous_summary.strip(), turns=tuple(turns) if turns else None)
+    request = SummarySections(
+        previous=previous_summary.strip(), turns=tuple(turns) if turns else None, language=lang
+    )
     user = {"role": "user", "content": "\n\n".join(parts), SECTIONS: request}
     return [{"role": "system", "content": words["summary"]}, user]
 
 
 def extractive_summarize(
-    previous_summary: str, turns: Sequence[Turn], *, max_chars: int | None = None
+    previous_summary: str,
+    turns: Sequence[Turn],
+    *,
+    max_chars: int | None = None,
+    lang: str | None = None,
 ) -> str:
     """A deterministic summary made of sentences copied from the conversation.
 
@@ -312,9 +318,10 @@ def extractive_summarize(
     leaves. Beyond ``max_chars``, if given, lines go in this order, oldest first within each: lines
     whose only facts are exact values (ids, amounts, dates, codes, phones, emails: the ledger pins
     those), then lines without facts, then the rest (requests, promises, statuses, people).
+    Speakers are labelled in ``lang`` (the ticket's language), else in the customer turns'.
     """
     lines = [line.strip() for line in previous_summary.splitlines() if line.strip()]
-    speakers = speaker_labels(language_of([t.content for t in turns if t.role == "customer"]))
+    speakers = speaker_labels(lang or language_of([t.content for t in turns if t.role == "customer"]))
     for turn in turns:
         label = speakers.get(turn.role, turn.role)
         for position, sentence in enumerate(split_sentences(turn.content)):

@@ -56,7 +56,7 @@ _DATE = re.compile(
     r"|(?P<dw>大前天|前天|昨天|昨日|明天|明日|大后天|后天)"
     r"|(?P<nn>[0-9]{1,3}|[一两二三四五六七八九十])\s*(?:个)?(?P<nu>天|周|星期|个月)(?P<nd>后|以后|之后|前|以前|之前)"
     rf"|\b(?P<en1>{_MONTH_NAME})\.?\s+(?P<ed1>[0-9]{{1,2}})(?:st|nd|rd|th)?(?![0-9]){_YEAR_TAIL.format(name='ey1')}"
-    rf"|(?:\bthe\s+)?(?<![0-9])(?P<ed2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<en2>{_MONTH_NAME})\b\.?{_YEAR_TAIL.format(name='ey2')}"
+    rf"|(?:\bthe\s+)?(?<![0-9])(?P<ed2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<en2>{_MONTH_NAME})\b(?:(?<=\b(?!may)[A-Za-z]{{3}})\.|(?<=\bSept)\.)?{_YEAR_TAIL.format(name='ey2')}"
     rf"|\b(?P<ewp>next|last|this|coming)\s+(?P<ewd>{_EN_WEEKDAY})\b"
     r"|\b(?P<edw>the\s+day\s+after\s+tomorrow|the\s+day\s+before\s+yesterday|tomorrow|yesterday)\b"
     r"|\bthe\s+(?P<eod>[0-9]{1,2})(?:st|nd|rd|th)\s+of\s+(?P<eom>last|next|this)\s+month\b"

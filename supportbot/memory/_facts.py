@@ -44,7 +44,7 @@ from ._sentences import (
     details_in,
     normalize_sentence,
 )
-from ._typed import CJK_CHAR, CORRECTION, PLURAL_SUBJECTS, currency_of, is_negated, scan
+from ._typed import CJK_CHAR, CORRECTION, PLURAL_SUBJECTS, SAID_WRONG_AFTER, currency_of, is_negated, scan
 
 FactKind = Literal[
     "id",
@@ -117,9 +117,39 @@ def _extract(
         if (item.kind, item.key, item.subject) not in seen:
             seen.add((item.kind, item.key, item.subject))
             fact = Fact(item.kind, item.value, item.key, index, item.subject, turn.role, None)
-            wrong = _refused_beside(item, refused)
+            wrong = _refused_beside(item, refused) or _refused_token(text, item)
             facts.append(_Said(fact, item.correction or bool(wrong), wrong))
+    if any(said.correction for said in facts):
+        # "不是四万九,是¥49400", "contract 5479934, not 5879934": the refusal alone says nothing
+        # the correction does not (its note names the value it replaced).
+        facts = [
+            said
+            for said in facts
+            if not (said.fact.kind == "detail" and _ONLY_REFUSAL.fullmatch(said.fact.value))
+        ]
     return facts
+
+
+# A clause that only names a value as the wrong one.
+_ONLY_REFUSAL = re.compile(
+    r"(?:而)?不是\s*\S{1,12}|(?:not|isn'?t|wasn'?t)\s+(?:the\s+)?\S{1,40}", re.IGNORECASE
+)
+# A token named as the wrong one beside a value no pattern reads on its own: "contract 5479934,
+# not 5879934" (a bare number is an id only after a label), "return 3G5GHDKS, not 9G5GHDKS".
+_REFUSED_TOKEN = re.compile(
+    r"(?:不是|\bnot|\bisn'?t|\bwasn'?t)\s*(?:the\s+)?#?(?P<token>(?=[0-9A-Za-z_-]*[0-9])[0-9A-Za-z][0-9A-Za-z_-]{2,38})(?![0-9A-Za-z_-])",
+    re.IGNORECASE,
+)
+
+
+def _refused_token(text: str, item: Found) -> str:
+    """The id-like token the text refuses right beside ``item`` (an id or a code), upper-cased
+    like an id's key; "" if none."""
+    if item.kind not in _RETYPED_KINDS:
+        return ""
+    near = text[max(0, item.start - _REFUSAL_REACH) : item.start + len(item.value) + _REFUSAL_REACH]
+    tokens = [m.group("token").upper() for m in _REFUSED_TOKEN.finditer(near)]
+    return next((t for t in tokens if t != item.key), "")
 
 
 def _read_longer(item: Found, scanned: Sequence[Found]) -> bool:
@@ -137,8 +167,8 @@ def _read_longer(item: Found, scanned: Sequence[Found]) -> bool:
 
 
 # How far apart a refused value and its replacement may stand: "不是11月24号,是2/21" (one clause
-# each), "it's $45, not $54" and "not the 3rd but the 5th".
-_REFUSAL_REACH = 24
+# each), "it's $45, not $54", "not the 3rd but the 5th" and "the 6th of December, not 3 January".
+_REFUSAL_REACH = 32
 
 
 def _refused_beside(item: Found, refused: Sequence[Found]) -> str:
@@ -225,7 +255,13 @@ def _updated(
 def _may_correct(turn: Turn) -> bool:
     """Whether a customer turn says it corrects something (what ``part_corrections`` and
     ``retyped`` look for)."""
-    return turn.role == "customer" and bool(CORRECTION.search(turn.content) or _REFUSAL.search(turn.content))
+    return turn.role == "customer" and _says_it_corrects(turn.content)
+
+
+def _says_it_corrects(text: str) -> bool:
+    """Whether ``text`` has words of a correction, a refusal (不是, not) or a mistake owned after
+    the value ("it's 453259, I swapped two digits")."""
+    return bool(CORRECTION.search(text) or _REFUSAL.search(text) or SAID_WRONG_AFTER.search(text))
 
 
 # A correction of part of a value: "不好意思,是208,不是203", "sorry, it's 4B, not 4D", "不是515,是155".
@@ -325,6 +361,20 @@ _STAGES = ("收到", "到", "寄出", "开具")
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
+def earlier_stages(subject: str) -> tuple[str, ...]:
+    """The status subjects of the same thing at the stages before ``subject``'s, latest first: what
+    arrived was issued and sent (发票已经收到了 settles 发票还没开出来; 换货的已经到了 settles 换货的
+    还没寄出)."""
+    verb = next((v for v in _STAGES if subject.startswith(v)), None)
+    if verb is None:
+        return ()
+    thing = subject[len(verb) :]
+    return tuple(earlier + thing for earlier in _STAGES[_STAGES.index(verb) + 1 :])
+
+
+_has_digit = re.compile("[0-9]").search
+
+
 class _Book:
     """The ledger being extended: what is current per (kind, key) and per (kind, subject)."""
 
@@ -333,7 +383,6 @@ class _Book:
         superseded = {f.supersedes for f in ledger if f.supersedes is not None}
         self._current_keys: dict[tuple[str, str], int] = {}
         self._by_subject: dict[tuple[str, str], int] = {}
-        self._latest: dict[tuple[str, str], int] = {}  # by kind and speaker
         # A turn scanned again states what it stated before: that is no correction of a later value.
         self._said = {(f.kind, f.key, f.turn) for f in ledger}
         for i, fact in enumerate(ledger):
@@ -348,7 +397,6 @@ class _Book:
         self._current_keys[(fact.kind, fact.key)] = i
         if fact.subject:
             self._by_subject[(fact.kind, fact.subject)] = i
-        self._latest[(fact.kind, fact.role)] = i
 
     def part_corrections(self, turn: Turn, index: int, *, mask: bool) -> Iterator[tuple[int, Fact]]:
         """The values a correction of their part rewrites: the latest current address or id that
@@ -393,7 +441,7 @@ class _Book:
         正确的是1Z87327004", "是3866-7509-2547,不是3866-7590-2547"): the new value replaces the
         current id it differs from, even where no pattern reads it as an id on its own."""
         text = mask_text(turn.content) if mask else turn.content
-        if not (CORRECTION.search(text) or _REFUSAL.search(text)):
+        if not _says_it_corrects(text):
             return
         for m in _CODE_TOKEN.finditer(text):
             key = m.group().upper()
@@ -412,6 +460,31 @@ class _Book:
         for i in sorted(self._current_positions(), reverse=True):
             fact = self._all[i]
             if fact.kind in kinds and fact.turn < before and _retypes(fact.key, key):
+                return i
+        return None
+
+    def _own_latest(self, fact: Fact) -> int | None:
+        """The value a correction that names neither value nor subject fixes: the speaker's own
+        latest of its kind (a customer's "I got the date wrong" corrects a date the customer gave,
+        not the day the agent promised). A day written in figures ("日期我记错了,应该是9/14")
+        fixes one written in figures before the 周末 said since: a word for a day is not mistyped."""
+        in_figures = fact.kind == "date" and _has_digit(fact.value)
+        worded = None
+        for i in sorted(self._current_positions(), reverse=True):
+            old = self._all[i]
+            if old.kind != fact.kind or old.role != fact.role:
+                continue
+            if not in_figures or _has_digit(old.value):
+                return i
+            worded = i if worded is None else worded
+        return worded
+
+    def _holding(self, token: str, *, before: int) -> int | None:
+        """The newest current detail stated before turn ``before`` that holds ``token`` whole."""
+        whole = re.compile(rf"(?<![0-9A-Za-z_-]){re.escape(token)}(?![0-9A-Za-z_-])", re.IGNORECASE)
+        for i in sorted(self._current_positions(), reverse=True):
+            fact = self._all[i]
+            if fact.kind == "detail" and fact.turn < before and whole.search(fact.value):
                 return i
         return None
 
@@ -446,15 +519,9 @@ class _Book:
         self._note(len(self._all) - 1, fact)
 
     def _earlier_stage(self, subject: str) -> int | None:
-        """The current "not yet" status of the same thing at a stage before ``subject``'s: 发票已经
-        收到了 settles 发票还没开出来 (what arrived was issued and sent), 换货的已经到了 settles 换货的
-        还没寄出."""
-        verb = next((v for v in _STAGES if subject.startswith(v)), None)
-        if verb is None:
-            return None
-        thing = subject[len(verb) :]
-        for earlier in _STAGES[_STAGES.index(verb) + 1 :]:
-            at = self._by_subject.get(("status", earlier + thing))
+        """The current "not yet" status of the same thing at a stage before ``subject``'s."""
+        for earlier in earlier_stages(subject):
+            at = self._by_subject.get(("status", earlier))
             if at is not None and self._all[at].key.endswith("=否"):
                 return at
         return None
@@ -470,6 +537,9 @@ class _Book:
         # The value the turn names as wrong is the one replaced, whatever came after it; else an
         # id the correction retypes with a typo fixed ("order 3EL7TK9Z, not 3EL7TK2Z").
         target = self._current_keys.get((fact.kind, refused)) if refused else None
+        if target is None and refused:
+            # A value pinned only as a detail (no pattern read "the contract you sent, 5879934" as an id)
+            target = self._holding(refused, before=fact.turn)
         if target is None and correction and fact.kind in _RETYPED_KINDS:
             target = self._near((fact.kind,), fact.key, before=fact.turn + 1)
         if target is None and by_subject:
@@ -481,9 +551,7 @@ class _Book:
             # "我记错了,应该是12/23" the 11月23号 said before, not a day named since.
             target = self._mistyped(fact)
         if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
-            # The speaker's own latest value: a customer's "I got the date wrong" corrects a date
-            # the customer gave, not the day the agent promised.
-            target = self._latest.get((fact.kind, fact.role))
+            target = self._own_latest(fact)
         if target is not None and self._all[target].key == fact.key:
             self._said_again(target, fact)  # the current value, said again
             return

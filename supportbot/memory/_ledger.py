@@ -28,12 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from http import HTTPStatus
 
 from .._state import Fact
 from ..i18n._prompts import fact_labels, prompt_words
 from ._contacts import STATUS_VERBS, status_text
-from ._facts import EXACT_KINDS, FACT_KINDS, OPERATOR, conversation_currency, current_facts
+from ._facts import EXACT_KINDS, FACT_KINDS, OPERATOR, conversation_currency, current_facts, earlier_stages
 from ._sentences import SENTENCE_KINDS, normalize_sentence, terse, without_tail
 from ._tokens import count_joined, counter
 
@@ -177,27 +178,30 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
         if f.kind in _ENTITY_KINDS:
             pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
     replaced = _replacements(facts, lang, currency)
+    staged = _stages_settled(current)
+    hidden = {position for settled_ones in staged.values() for position, _ in settled_ones}
+    words = prompt_words(lang)
     for i, fact in current:
         # A sentence pinned both as goods and as a request ("我要退的是纯牛奶,24盒装的") is shown once.
-        if _shown_as_goods(fact, current):
+        if i in hidden or _shown_as_goods(fact, current):
             continue
-        quoted = fact.kind == "detail" and _quoted(fact, current)
+        quoted = fact.kind == "detail" and (
+            _quoted(fact, current) or _restates_correction(fact, current, facts)
+        )
         note = ""
-        if fact.supersedes is not None and 0 <= fact.supersedes < len(facts):
-            old = facts[fact.supersedes]
-            # Every value this one replaced, newest first: a budget restated twice, a phone that
-            # changed twice; none of what the customer gave is lost while room remains.
-            earlier = [
-                display(f, lang, currency).removeprefix(f"{f.subject} ") for f in _replaced(facts, fact)
-            ]
-            words = prompt_words(lang)
-            # A date said again in other words replaced nothing: its note is empty.
-            if earlier:
-                note = words["facts.replaced"].format(value=words["facts.value_separator"].join(earlier))
-            if not fact.value:  # retracted by an operator: the old value, marked as wrong
-                text = prompt_words(lang)["facts.retracted"].format(value=display(old, lang, currency))
-                result.append((Unit(i, fact, text, "", _CORRECTION_TIER), quoted))
-                continue
+        superseding = fact.supersedes is not None and 0 <= fact.supersedes < len(facts)
+        # Every value this one replaced, newest first: a budget restated twice, a phone that
+        # changed twice; none of what the customer gave is lost while room remains.
+        earlier = [_named(f, fact, lang, currency) for f in _replaced(facts, fact)] if superseding else []
+        earlier += [display(f, lang, currency) for _, f in staged.get(i, ())]
+        # A date said again in other words replaced nothing: its note is empty.
+        if earlier:
+            note = words["facts.replaced"].format(value=words["facts.value_separator"].join(earlier))
+        if fact.supersedes is not None and superseding and not fact.value:
+            # Retracted by an operator: the old value, marked as wrong.
+            text = words["facts.retracted"].format(value=display(facts[fact.supersedes], lang, currency))
+            result.append((Unit(i, fact, text, "", _CORRECTION_TIER), quoted))
+            continue
         tier = _DETAIL_TIER if fact.kind == "detail" else _TIERS.get(fact.kind, _OTHER_TIER)
         if fact.kind in ("promise", "promise_reported", "request") and _satisfied(fact, settled):
             tier = _SATISFIED_TIER
@@ -214,6 +218,20 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
             short = ""
         result.append((Unit(i, fact, text, note, tier, short if short != text else ""), quoted))
     return _goods_quoted(result)
+
+
+def _stages_settled(current: Sequence[tuple[int, Fact]]) -> dict[int, list[tuple[int, Fact]]]:
+    """For each current "yes" status, the current "not yet" statuses of the same thing at an earlier
+    stage, said before it: 发票已经收到了 settles both 发票还没开出来 and 发票还没收到 (a fact
+    replaces only one; the others read as still open). Shown in its note, not on their own."""
+    pending = {f.subject: (i, f) for i, f in current if f.kind == "status" and f.key.endswith("=否")}
+    settled: dict[int, list[tuple[int, Fact]]] = {}
+    for i, fact in current:
+        if fact.kind == "status" and fact.key.endswith("=是"):
+            for subject in earlier_stages(fact.subject):
+                if subject in pending and pending[subject][1].turn <= fact.turn:
+                    settled.setdefault(i, []).append(pending.pop(subject))
+    return settled
 
 
 def _goods_quoted(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, bool], ...]:
@@ -247,8 +265,14 @@ def _forms(unit: Unit) -> tuple[str, ...]:
 
 # Values a sentence may quote after a correction replaced them ("上次给我的合同号是8R29RD3C,…" once
 # 8R29RD6C replaced it): marked where quoted, so no old value reads as current.
-# (Not dates: a sentence's 明天 or 周末 names its own time, not the date a correction replaced.)
-_MARKED_KINDS = frozenset({"id", "error_code", "phone", "email", "amount", "address"})
+_MARKED_KINDS = frozenset({"id", "error_code", "phone", "email", "amount", "address", "date"})
+# A date is marked only where it names its day and month ("11/17", "6月16号", "April 14"): a
+# sentence's 明天, 周末 or "the 3rd" names its own time, not the date a correction replaced.
+_DAY_AND_MONTH = re.compile(
+    r"[0-9]+\s*[/.\-月]\s*[0-9]+|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+[0-9]"
+    r"|[0-9]\s*(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
+    re.IGNORECASE,
+)
 
 
 def _replacements(facts: Sequence[Fact], lang: str, currency: str | None) -> list[tuple[str, str, str]]:
@@ -273,20 +297,26 @@ def _quotable(old: Fact, new: Fact) -> list[str]:
     """How a sentence may quote ``old``: whole, and an address also by its start up to a comma,
     as long as that start holds the part the correction changed ("Ship it to 8358 Pine Road, Unit
     752" quotes "8358 Pine Road, Unit 752, Seattle, WA 98143"), longest first."""
+    if old.kind == "date" and not _DAY_AND_MONTH.search(old.value):
+        return []
     changed = next((i for i, (a, b) in enumerate(zip(old.value, new.value, strict=False)) if a != b), None)
     if old.kind != "address" or changed is None:
-        return [old.value]
-    starts = [m.start() for m in re.finditer(r",\s", old.value) if m.start() > changed]
-    return [old.value, *(old.value[:end] for end in reversed(starts))]
+        quotes = [old.value]
+    else:
+        starts = [m.start() for m in re.finditer(r",\s", old.value) if m.start() > changed]
+        quotes = [old.value, *(old.value[:end] for end in reversed(starts))]
+    # As the prompt shows a sentence: "多出来一笔994 元" is shown "多出来一笔994元" (``display``).
+    return list(dict.fromkeys(form for quote in quotes for form in (quote, _CJK_SPACING.sub("", quote))))
 
 
 def _marked(text: str, replaced: Sequence[tuple[str, str, str]]) -> str:
     """``text`` with each replaced value it quotes marked, unless it quotes the new value too (a
     correction's own words: "是5518块,不是5158元")."""
     for old, new, mark in replaced:
-        at = text.find(old)
-        if at >= 0 and new not in text and mark not in text:
-            text = text[: at + len(old)] + mark + text[at + len(old) :]
+        # As a whole value: "3/20" is not quoted in "13/20", nor 5158 in 51580.
+        quoted = re.search(rf"(?<![0-9A-Za-z]){re.escape(old)}(?![0-9A-Za-z])", text)
+        if quoted and new not in text and _CJK_SPACING.sub("", new) not in text and mark not in text:
+            text = text[: quoted.end()] + mark + text[quoted.end() :]
     return text
 
 
@@ -305,6 +335,42 @@ def _replaced(facts: Sequence[Fact], fact: Fact) -> list[Fact]:
             chain.append(old)
         at = old.supersedes if old.supersedes is not None and old.supersedes < at else None
     return chain
+
+
+_TOKEN = re.compile(r"#?[0-9A-Za-z][0-9A-Za-z_-]*[0-9][0-9A-Za-z_-]*|#?[0-9]")
+
+
+def _named(old: Fact, new: Fact, lang: str, currency: str | None) -> str:
+    """How the note of ``new`` names a value it replaced: a detail by the token of it that ``new``
+    fixes ("#9G5GHDKS" of "it's return #9G5GHDKS"), anything else as shown, without its subject."""
+    tokens: list[str] = _TOKEN.findall(old.value) if old.kind == "detail" and new.kind != "detail" else []
+    if tokens:
+        return max(
+            tokens, key=lambda t: SequenceMatcher(None, t.lstrip("#").upper(), new.key.upper()).ratio()
+        )
+    return display(old, lang, currency).removeprefix(f"{old.subject} ")
+
+
+# What is left of "是99920250,不是99920205" or "return 3G5GHDKS, not 9G5GHDKS" without its values.
+_CORRECTION_WORDS_ONLY = re.compile(
+    r"(?:[\s,，;；:：#.。!！~]|是|不是|而是|应该是|it'?s|is|not|but)*", re.IGNORECASE
+)
+
+
+def _restates_correction(detail: Fact, current: Sequence[tuple[int, Fact]], facts: Sequence[Fact]) -> bool:
+    """Whether ``detail`` says only what a correction of its turn shows: the new value, and the old
+    one its note names. Shown once, there, like a quoted detail."""
+    values: set[str] = set()
+    for _, fact in current:
+        if fact.turn == detail.turn and fact.supersedes is not None and fact.value:
+            for said in (fact, *_replaced(facts, fact)):
+                values.update((said.value.upper(), said.key.upper()))
+    if not values:
+        return False
+    rest = detail.value.upper()
+    for value in sorted(values, key=len, reverse=True):
+        rest = rest.replace(value, " ")
+    return _CORRECTION_WORDS_ONLY.fullmatch(rest) is not None
 
 
 def _quoted(detail: Fact, current: Sequence[tuple[int, Fact]]) -> bool:

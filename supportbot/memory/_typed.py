@@ -62,9 +62,10 @@ _PREFIXED_ID = re.compile(
 # Digit-first ids ("2026HT0311") and bare digit runs are ids only right after a word naming one;
 # otherwise they are phone numbers, quantities or timestamps.
 _ID_AFTER_LABEL = re.compile(
-    r"(?=[订账发工退单流合编客会交快运obitrc])"  # the labels' first characters
+    r"(?=[订账发工退单流合编客会交快运obitrcsa])"  # the labels' first characters
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
-    r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract)"
+    r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract"
+    r"|tracking|statement|transaction|return|account)"
     r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|显示的是|显示为|写的是|是|为|is)?\s*(?:[:：]\s*)?#?\s*"
     r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,39}+)"
     r"(?![0-9A-Za-z_])",
@@ -77,7 +78,10 @@ _ID_AFTER_LABEL = re.compile(
 _ID_BEFORE_LABEL = re.compile(
     r"(?=[0-9A-Za-z])(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
     r"|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,38}[0-9A-Za-z])"
-    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|[\u4e00-\u9fff]{0,2}单号|合同号|流水号|发票号|这单|那单|的单子)"
+    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|[\u4e00-\u9fff]{0,2}单号|合同号|流水号|发票号|这单|那单|的单子"
+    # "413259 is the invoice I'm talking about"
+    r"|is\s+(?:the|my|our)\s+(?:invoice|order|tracking\s+number|statement|contract|case|ticket|return|transaction"
+    r"|account|reference)\b)"
 )
 
 
@@ -255,6 +259,8 @@ _SUBJECT_WINDOW = 12  # characters before a value searched for the word naming i
 CORRECTION = re.compile(
     r"更正|纠正|说错|写错|搞错|打错|记错|抄错|输错|填错|不对|应该是(?![^,，。！？!?；;\n]{0,16}?[吧吗])|正确的是|改成|改为|改到|实际上是|其实是|准确地说"
     r"|新地址|地址换"
+    # "不是四万九,是¥49400": the value right after a refusal of another one
+    r"|不是[^,，。！？!?；;\s]{1,10}[,，]\s*(?:而)?是(?=\s*[¥￥$]?\s*[0-9一二两三四五六七八九十])"
     r"|\b(?:actually|i\s+meant|i\s+misread|correction|should\s+(?:be|have\s+been|read)|sorry,?\s+(?:it|the|that|my|i)\b"
     r"|my\s+mistake|my\s+bad|typo|i\s+mistyped|wrong\s+(?:number|date|address|amount)|scratch\s+that"
     r"|(?:got|had|typed|wrote|gave\s+you)\s+the\s+(?:\w+\s+){0,2}(?:number|date|address|amount|id|code)\s+wrong"
@@ -437,7 +443,7 @@ def _is_correction(text: str, start: int) -> bool:
     # The words before the value, read with the value after them in sight: CORRECTION's look-ahead
     # tells a guess from a correction by what follows 应该是 ("退款应该是四千二吧").
     words = CORRECTION.finditer(text, first + since, min(len(text), start + _GUESS_REACH))
-    return _SAID_WRONG_AFTER.match(text, start) is not None or any(
+    return SAID_WRONG_AFTER.match(text, start) is not None or any(
         m.end() <= start and not _hedged(text, m, first, start) for m in words
     )
 
@@ -446,8 +452,10 @@ _GUESS_REACH = 17  # characters after the value's start that CORRECTION's 应该
 
 
 # A correction said right after the value it gives: "it's SV-2025-1309, I swapped two digits".
-_SAID_WRONG_AFTER = re.compile(
-    r"[^\s,;]+[,;]?\s+(?:i\s+(?:swapped|transposed|mixed\s+up)\b|(?:that\s+was\s+a\s+)?typo\b|my\s+(?:bad|mistake)\b)",
+SAID_WRONG_AFTER = re.compile(
+    r"[^\s,;]+[,;]?\s+(?:i\s+(?:swapped|transposed|mixed\s+up)\b|(?:that\s+was\s+a\s+)?typo\b|my\s+(?:bad|mistake)\b)"
+    # "是¥49400,我看错了"
+    r"|[^\s,，;；。！？!?]{1,16}?[,，]?\s*(?:我|刚才|之前|前面)*(?:看|说|写|打|记|输|填|抄|弄)错了",
     re.IGNORECASE,
 )
 
