@@ -179,15 +179,14 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
             pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
     replaced = _replacements(facts, lang, currency)
     staged = _stages_settled(current)
+    corrected = _corrected_by_turn(facts, current)
     hidden = {position for settled_ones in staged.values() for position, _ in settled_ones}
     words = prompt_words(lang)
     for i, fact in current:
         # A sentence pinned both as goods and as a request ("我要退的是纯牛奶,24盒装的") is shown once.
         if i in hidden or _shown_as_goods(fact, current):
             continue
-        quoted = fact.kind == "detail" and (
-            _quoted(fact, current) or _restates_correction(fact, current, facts)
-        )
+        quoted = fact.kind == "detail" and (_quoted(fact, current) or _restates_correction(fact, corrected))
         note = ""
         superseding = fact.supersedes is not None and 0 <= fact.supersedes < len(facts)
         # Every value this one replaced, newest first: a budget restated twice, a phone that
@@ -357,14 +356,22 @@ _CORRECTION_WORDS_ONLY = re.compile(
 )
 
 
-def _restates_correction(detail: Fact, current: Sequence[tuple[int, Fact]], facts: Sequence[Fact]) -> bool:
-    """Whether ``detail`` says only what a correction of its turn shows: the new value, and the old
-    one its note names. Shown once, there, like a quoted detail."""
-    values: set[str] = set()
+def _corrected_by_turn(facts: Sequence[Fact], current: Sequence[tuple[int, Fact]]) -> dict[int, set[str]]:
+    """Per turn, the values its corrections show (upper-cased): each new value and the values its
+    note names."""
+    values: dict[int, set[str]] = {}
     for _, fact in current:
-        if fact.turn == detail.turn and fact.supersedes is not None and fact.value:
+        if fact.supersedes is not None and fact.value:
             for said in (fact, *_replaced(facts, fact)):
-                values.update((said.value.upper(), said.key.upper()))
+                values.setdefault(fact.turn, set()).update((said.value.upper(), said.key.upper()))
+    return values
+
+
+def _restates_correction(detail: Fact, corrected: Mapping[int, set[str]]) -> bool:
+    """Whether ``detail`` says only what a correction of its turn shows (``corrected``: see
+    ``_corrected_by_turn``): the new value, and the old one its note names. Shown once, there,
+    like a quoted detail."""
+    values = corrected.get(detail.turn)
     if not values:
         return False
     rest = detail.value.upper()
