@@ -963,3 +963,10 @@ def test_english_corrections_owned_after_the_value_or_refusing_it_a_clause_away(
     )
     pairs = [(f.key, facts[f.supersedes].key) for f in facts if f.supersedes is not None]
     assert len(pairs) == 1 and current in pairs[0][0] and pairs[0][1] == replaced
+
+
+def test_a_request_quoting_a_status_that_flipped_marks_it() -> None:
+    section = _section("请把多扣的钱退回原卡,账号还是登不上", "跟你说一声,现在能登录了")
+    assert "账号还是登不上(已更正为 现在能登录了)" in section
+    staged = _section("发票发到我邮箱就行,发票还没开出来", "发票已经收到了")
+    assert "发票还没开出来(已更正为 发票已经收到了)" in staged

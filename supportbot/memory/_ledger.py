@@ -177,11 +177,14 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
     for _, f in current:
         if f.kind in _ENTITY_KINDS:
             pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
-    replaced = _replacements(facts, lang, currency)
+    words = prompt_words(lang)
     staged = _stages_settled(current)
+    replaced = _replacements(facts, lang, currency)
+    for position, settled_ones in staged.items():  # a sentence quoting a settled stage marks it too
+        mark = words["facts.corrected_to"].format(value=display(facts[position], lang, currency))
+        replaced.extend((old.value, facts[position].value, mark) for _, old in settled_ones)
     corrected = _corrected_by_turn(facts, current)
     hidden = {position for settled_ones in staged.values() for position, _ in settled_ones}
-    words = prompt_words(lang)
     for i, fact in current:
         # A sentence pinned both as goods and as a request ("我要退的是纯牛奶,24盒装的") is shown once.
         if i in hidden or _shown_as_goods(fact, current):
@@ -264,7 +267,7 @@ def _forms(unit: Unit) -> tuple[str, ...]:
 
 # Values a sentence may quote after a correction replaced them ("上次给我的合同号是8R29RD3C,…" once
 # 8R29RD6C replaced it): marked where quoted, so no old value reads as current.
-_MARKED_KINDS = frozenset({"id", "error_code", "phone", "email", "amount", "address", "date"})
+_MARKED_KINDS = frozenset({"id", "error_code", "phone", "email", "amount", "address", "date", "status"})
 # A date is marked only where it names its day and month ("11/17", "6月16号", "April 14"): a
 # sentence's 明天, 周末 or "the 3rd" names its own time, not the date a correction replaced.
 _DAY_AND_MONTH = re.compile(
