@@ -970,3 +970,23 @@ def test_a_request_quoting_a_status_that_flipped_marks_it() -> None:
     assert "账号还是登不上(已更正为 现在能登录了)" in section
     staged = _section("发票发到我邮箱就行,发票还没开出来", "发票已经收到了")
     assert "发票还没开出来(已更正为 发票已经收到了)" in staged
+
+
+def test_a_calendar_day_corrected_fixes_a_calendar_day_not_one_counted_from_today() -> None:
+    facts = update_ledger(
+        (),
+        _turns("we need it by 20 May 2027", "renew it in 30 days", "I got the date wrong, it was 03/04/2025"),
+        0,
+        mask=False,
+    )
+    assert [facts[f.supersedes].value for f in facts if f.supersedes is not None] == ["20 May 2027"]
+
+
+def test_an_id_retyped_after_a_floor_sentence_held_it_replaces_that_sentence() -> None:
+    facts = update_ledger(
+        (),
+        _turns("the contract you sent, 5879934, doesn't work", "I mistyped that, it's 5879943"),
+        0,
+        mask=False,
+    )
+    assert "5879943 (was 5879934)" in ledger.render_facts(facts, lang="en")

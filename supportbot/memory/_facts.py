@@ -372,7 +372,12 @@ def earlier_stages(subject: str) -> tuple[str, ...]:
     return tuple(earlier + thing for earlier in _STAGES[_STAGES.index(verb) + 1 :])
 
 
-_has_digit = re.compile("[0-9]").search
+# A day written as a calendar day ("6月23号", "12号", "9/14", "20 May 2027"), not counted from
+# today ("in 30 days", "明天"): what one mistypes and corrects.
+_CALENDAR_DAY = re.compile(
+    r"[0-9]\s*[/.\-月]\s*[0-9]|[0-9]\s*[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
+    re.IGNORECASE,
+)
 
 
 class _Book:
@@ -452,32 +457,42 @@ class _Book:
             position = self._near(_RETYPED_KINDS, key, before=index)
             if position is not None:
                 old = self._all[position]
-                yield position, Fact(old.kind, m.group(), key, index, old.subject, "customer", position)
+                kind = old.kind if old.kind in _RETYPED_KINDS else "id"  # the id a floor sentence held
+                yield position, Fact(kind, m.group(), key, index, old.subject, "customer", position)
 
     def _near(self, kinds: Sequence[str], key: str, *, before: int) -> int | None:
         """The newest current fact of ``kinds`` stated before turn ``before`` whose key ``key``
-        retypes with a character or two fixed, if any."""
+        retypes with a character or two fixed, if any; or a floor sentence that holds such a value
+        as a token ("Another thing: ref 532162683" before "I mistyped that, the return is
+        532162638": no pattern read the first as an id)."""
         for i in sorted(self._current_positions(), reverse=True):
             fact = self._all[i]
-            if fact.kind in kinds and fact.turn < before and _retypes(fact.key, key):
+            if fact.turn >= before:
+                continue
+            if fact.kind in kinds and _retypes(fact.key, key):
+                return i
+            if fact.kind == "detail" and any(
+                _retypes(t.upper(), key) for t in _CODE_TOKEN.findall(fact.value)
+            ):
                 return i
         return None
 
     def _own_latest(self, fact: Fact) -> int | None:
         """The value a correction that names neither value nor subject fixes: the speaker's own
         latest of its kind (a customer's "I got the date wrong" corrects a date the customer gave,
-        not the day the agent promised). A day written in figures ("日期我记错了,应该是9/14")
-        fixes one written in figures before the 周末 said since: a word for a day is not mistyped."""
-        in_figures = fact.kind == "date" and _has_digit(fact.value)
-        worded = None
+        not the day the agent promised). A calendar day ("日期我记错了,应该是9/14") fixes
+        a calendar day before the 周末 or "in 30 days" said since: a day counted from today is not
+        mistyped."""
+        calendar = fact.kind == "date" and _CALENDAR_DAY.search(fact.value) is not None
+        counted = None  # the latest day counted from today, if no calendar day came before
         for i in sorted(self._current_positions(), reverse=True):
             old = self._all[i]
             if old.kind != fact.kind or old.role != fact.role:
                 continue
-            if not in_figures or _has_digit(old.value):
+            if not calendar or _CALENDAR_DAY.search(old.value):
                 return i
-            worded = i if worded is None else worded
-        return worded
+            counted = i if counted is None else counted
+        return counted
 
     def _holding(self, token: str, *, before: int) -> int | None:
         """The newest current detail stated before turn ``before`` that holds ``token`` whole."""

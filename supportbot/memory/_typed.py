@@ -65,7 +65,7 @@ _ID_AFTER_LABEL = re.compile(
     r"(?=[订账发工退单流合编客会交快运obitrcsa])"  # the labels' first characters
     r"(?P<label>订单号|订单|账单号|账单|发票号|发票|工单号|工单|退款单号|退款单|退款号|单号|流水号|合同号|合同编号"
     r"|编号|客户号|会员号|账户号|交易号|快递单号|运单号|order|bill|invoice|ticket|refund|case|contract"
-    r"|tracking|statement|transaction|return|account)"
+    r"|tracking|statement|transaction|return|account|ref|reference)"
     r"\s*(?:号码|编号|number|no\.?|id)?\s*(?:应该是|应该|改成|改为|显示的是|显示为|写的是|是|为|is)?\s*(?:[:：]\s*)?#?\s*"
     r"(?P<v>[0-9][0-9A-Za-z-]{4,39}+|[A-Za-z]{1,6}[0-9][0-9A-Za-z-]{3,39}+|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,39}+)"
     r"(?![0-9A-Za-z_])",
