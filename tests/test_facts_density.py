@@ -990,3 +990,17 @@ def test_an_id_retyped_after_a_floor_sentence_held_it_replaces_that_sentence() -
         mask=False,
     )
     assert "5879943 (was 5879934)" in ledger.render_facts(facts, lang="en")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("目前银行流水还是没同步", ["同步流水=否"]),
+        ("流水已经同步过来了", ["同步流水=是"]),
+        ("退款到账了吗", []),
+        ("流水同步了没有", []),
+        ("退款到账了,没有问题", ["收到退款=是"]),
+    ],
+)
+def test_a_status_not_synced_and_a_question_that_states_none(text: str, expected: list[str]) -> None:
+    assert [f.key for f in extract(Turn("customer", text), 0) if f.kind == "status"] == expected

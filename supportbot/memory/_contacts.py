@@ -291,6 +291,7 @@ _VERBS = {
     "关闭": "关闭",
     "取消": "取消",
     "同步过来": "同步",
+    "同步": "同步",
     "到": "到",
     "清过": "清除",
     "清除": "清除",
@@ -481,6 +482,8 @@ def statuses(text: str) -> Iterator[Hit]:
             negative = m.group("neg") is not None or "不" in m.group("verb")  # 登不上
             if not (negative or m.group("pos") or m.group("le")):
                 continue  # "我想开通" states no status
+            if _QUESTION_TAIL.match(part, m.end()):
+                continue  # "退款到账了吗" asks
             obj = _object_near(part, m.start(), m.end()) or _IMPLIED_OBJECTS.get(_VERBS[m.group("verb")])
             if obj is None:
                 continue
@@ -489,6 +492,9 @@ def statuses(text: str) -> Iterator[Hit]:
             start = clause.start() + m.start()
             answer = "否" if negative else "是"
             yield Hit(start, clause.start() + m.end(), part.strip(), f"{subject}={answer}", subject)
+
+
+_QUESTION_TAIL = re.compile(r"\s*(?:吗|么|没有?)\s*$")
 
 
 def _object_near(part: str, start: int, end: int) -> str | None:
