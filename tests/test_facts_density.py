@@ -787,6 +787,13 @@ def test_goods_a_request_holds_whole_are_shown_once_inside_it_once_folded() -> N
             "Ste 146",
             "Ste 166",
         ),
+        # a slip taken back names a subject its value did not have
+        (
+            "we budget around 240 bucks a month",
+            "Scratch that, the charge was actually 230 bucks",
+            "USD 230.00",
+            "USD 240.00",
+        ),
         # a date retyped with one digit fixed, not the day named since
         ("11月23号那天扣的款", "另外下礼拜一要开会。我记错了,应该是12/23", "2026-12-23", "2026-11-23"),
     ],

@@ -87,6 +87,9 @@ class _Said(NamedTuple):
     fact: Fact
     correction: bool
     refused: str = ""  # "不是 11月24号,是 2/21": the key of the value the turn says is wrong
+    # Owned as one's own slip ("scratch that, the charge was actually $230", "我写错了"): it fixes
+    # the speaker's latest value of the kind even where it names another subject than that one.
+    retracting: bool = False
 
 
 def _extract(
@@ -118,7 +121,11 @@ def _extract(
             seen.add((item.kind, item.key, item.subject))
             fact = Fact(item.kind, item.value, item.key, index, item.subject, turn.role, None)
             wrong = _refused_beside(item, refused) or _refused_token(text, item)
-            facts.append(_Said(fact, item.correction or bool(wrong), wrong))
+            retracting = (
+                item.correction
+                and _SLIP.search(text, max(0, item.start - _SLIP_REACH), item.start) is not None
+            )
+            facts.append(_Said(fact, item.correction or bool(wrong), wrong, retracting))
     if any(said.correction for said in facts):
         # "不是四万九,是¥49400", "contract 5479934, not 5879934": the refusal alone says nothing
         # the correction does not (its note names the value it replaced).
@@ -128,6 +135,13 @@ def _extract(
             if not (said.fact.kind == "detail" and _ONLY_REFUSAL.fullmatch(said.fact.value))
         ]
     return facts
+
+
+# Words that take back what one just said, unlike "should be" or "改成" (which may ask for a change).
+_SLIP = re.compile(
+    r"scratch\s+that|i\s+mistyped|\btypo\b|my\s+(?:mistake|bad)|[说写打记看]错了", re.IGNORECASE
+)
+_SLIP_REACH = 48  # characters before the value: "Scratch that, the charge was actually "
 
 
 # A clause that only names a value as the wrong one.
@@ -544,7 +558,7 @@ class _Book:
     def _current_positions(self) -> list[int]:
         return sorted(set(self._current_keys.values()))
 
-    def add(self, fact: Fact, correction: bool, refused: str = "") -> None:
+    def add(self, fact: Fact, correction: bool, refused: str = "", retracting: bool = False) -> None:
         if (fact.kind, fact.key, fact.turn) in self._said:
             return
         self._said.add((fact.kind, fact.key, fact.turn))
@@ -565,7 +579,12 @@ class _Book:
             # "更正一下,刚才那个金额是5518块" fixes the 5158 said before, not a sum named in between;
             # "我记错了,应该是12/23" the 11月23号 said before, not a day named since.
             target = self._mistyped(fact)
-        if target is None and correction and not fact.subject and fact.kind not in SENTENCE_KINDS:
+        if (
+            target is None
+            and correction
+            and (retracting or not fact.subject)
+            and fact.kind not in SENTENCE_KINDS
+        ):
             target = self._own_latest(fact)
         if target is not None and self._all[target].key == fact.key:
             self._said_again(target, fact)  # the current value, said again
