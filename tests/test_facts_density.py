@@ -1011,3 +1011,56 @@ def test_an_id_retyped_after_a_floor_sentence_held_it_replaces_that_sentence() -
 )
 def test_a_status_not_synced_and_a_question_that_states_none(text: str, expected: list[str]) -> None:
     assert [f.key for f in extract(Turn("customer", text), 0) if f.kind == "status"] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        # an email at a sentence's end: its full stop is no dot of the domain
+        ("the account is under zoej11@yahoo.com.", "email", ["zoej11@yahoo.com"]),
+        ("mail a.b@mail.co.uk. ok", "email", ["a.b@mail.co.uk"]),
+        # a month or a greeting before ", my …" is no name
+        (
+            "I placed the order on 16 October, my controller Brianna is out",
+            "person",
+            ["my controller Brianna"],
+        ),
+        ("Cheers, my operations manager, Wei set up the account", "person", ["my operations manager, Wei"]),
+        ("Lopez, our admin, is out", "person", ["Lopez, our admin"]),
+        # a street without its type, the city and state without a comma
+        ("my address is 9482 broadway denver co 80294", "address", ["9482 broadway denver co 80294"]),
+        (
+            "deliveries go to 3317 Broadway, Ste 25D Albany NY 12226",
+            "address",
+            ["3317 Broadway, Ste 25D Albany NY 12226"],
+        ),
+        ("I waited 3 times and paid 50 in 12345", "address", []),
+        # a plan's term after a comma, and its seats after the term
+        ("we're on the 200-user Enterprise tier, 2 years", "plan", ["200-user Enterprise tier, 2 years"]),
+        (
+            "they recommended the Enterprise tier, 2 years, 200 seats",
+            "plan",
+            ["Enterprise tier, 2 years, 200 seats"],
+        ),
+        (
+            "the sales rep put us on the Team plan, with a 2-year term",
+            "plan",
+            ["Team plan, with a 2-year term"],
+        ),
+        ("we had the Pro plan, 2 years ago it was fine", "plan", ["Pro plan"]),
+        # goods with their options in brackets or a racket's weight after a comma
+        ("购物车里就一个手机壳(透明,iPhone 14)!", "plan", ["购物车里就一个手机壳(透明,iPhone 14)"]),
+        ("之前在你们这儿买过两支羽毛球拍,4U。", "plan", ["之前在你们这儿买过两支羽毛球拍,4U"]),
+        ("收费透明,Apple也这样", "plan", []),
+    ],
+)
+def test_more_forms_english_customers_write(text: str, kind: str, expected: list[str]) -> None:
+    assert [f.value for f in extract(Turn("customer", text), 0, mask=False) if f.kind == kind] == expected
+
+
+def test_a_floor_sentence_before_a_promise_with_filler_cut_from_its_middle_is_kept() -> None:
+    text = (
+        "Don't call before 10am - someone in chat told me the refund would be back in 14 days (in case it "
+        "helps), I promise I'm not trying to be difficult"
+    )
+    assert "Don't call before 10am" in [f.value for f in extract(Turn("customer", text), 0, mask=False)]

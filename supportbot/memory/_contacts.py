@@ -32,9 +32,11 @@ _PHONE = re.compile(
     r"|(?<![A-Za-z0-9_+*(-])(?:\((?P<area>0[1-9][0-9]{1,2})\)\s?|(?P<area_sp>0[1-9][0-9]{1,2}) )"
     r"(?P<number>[0-9*]{3,4} ?[0-9*]{4})(?![0-9A-Za-z_*-])"
 )
+# A domain label's dot must have a letter or digit after it: read possessively, "yahoo.com." would
+# take the sentence's full stop as a dot and leave no top-level domain to end on.
 _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+*-])[A-Za-z0-9*][A-Za-z0-9._%+*-]{0,63}+"
-    r"@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}+\.)++[A-Za-z]{2,24}+(?![A-Za-z0-9])"
+    r"@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}+\.(?=[A-Za-z0-9]))++[A-Za-z]{2,24}+(?![A-Za-z0-9])"
 )
 
 
@@ -129,13 +131,19 @@ _EN_ADDRESS = re.compile(
 
 
 # A street named without its type ("2216 Broadway", "88 Via Roma") is an address only with the
-# city, state and zip after it.
+# city, state and zip after it: after a comma, any two letters for the state ("…, Denver, CO
+# 80204"); without one ("9482 broadway denver co 80294"), a state's own code.
+_US_STATE = (
+    r"(?:AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC"
+    r"|ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC)"
+)
 _EN_UNTYPED_ADDRESS = re.compile(
     r"(?<![0-9A-Za-z-])[0-9]{1,6}(?:-[0-9]{1,4})?\s+"
     r"(?!" + _NOT_A_STREET + ")"
     r"(?:[A-Za-z][A-Za-z'.]*\s+){0,2}?[A-Za-z][A-Za-z'.]*"
     r"(?:,?\s*(?:apt|apartment|suite|ste|unit|floor|fl|room|rm)\.?\s*#?\s*[0-9A-Za-z-]{1,8}\b|,?\s*#\s*[0-9A-Za-z-]{1,8}\b)?"
-    r",\s*[A-Za-z]+(?:\s[A-Za-z]+)?,?\s+[A-Za-z]{2},?\s+[0-9]{5}(?:-[0-9]{4})?(?![0-9])",
+    r"(?:,\s*[A-Za-z]+(?:\s[A-Za-z]+)?,?\s+[A-Za-z]{2}|\s+[A-Za-z]+(?:\s[A-Za-z]+)?,?\s+" + _US_STATE + r")"
+    r",?\s+[0-9]{5}(?:-[0-9]{4})?(?![0-9])",
     re.IGNORECASE,
 )
 
@@ -213,15 +221,20 @@ _EN_DEPT = (
     r"accounting|finance|billing|sales|hr|legal|it|procurement|purchasing|ops|operations|the\s+front\s+desk"
     r"|front\s+desk|the\s+warehouse|warehouse|support|shipping|logistics|marketing|engineering|reception"
 )
-# Sentence openers that look like a name before "my …": "Btw my admin Allen".
+# Sentence openers and other capitalised words that look like a name before "my …": "Btw my admin
+# Allen", "Cheers, my operations manager, Wei", "on 16 October, my controller Brianna".
 _NOT_A_NAME = (
-    r"(?-i:Btw|Also|Oh|Hi|Hey|So|Just|And|But|Anyway|Sorry|Thanks|Then|Now|Yes|No|Ok|Okay|Plus|Well)"
+    r"(?-i:Btw|Also|Oh|Hi|Hey|So|Just|And|But|Anyway|Sorry|Thanks|Then|Now|Yes|No|Ok|Okay|Plus|Well"
+    r"|Cheers|Regards|Morning|Hello|Please|January|February|March|April|May|June|July|August|September"
+    r"|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
 )
 _EN_PERSON = re.compile(
     r"(?=[A-Za-z])(?:"  # every form starts with a letter (first characters: see _facts)
     rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+{_EN_TITLE}(?P<name>{_EN_NAME})\b"
     rf"(?:\s+(?:from|in|at)\s+(?P<dept1>{_EN_DEPT})\b)?"
+    # "Lopez, our admin", unless the role names someone after it ("…, my operations manager, Wei")
     rf"|\b{_EN_TITLE}(?!{_NOT_A_NAME}\b)(?P<name2>{_EN_NAME})\s*(?:,|\()?\s*(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
+    rf"(?!\s*,?\s+{_EN_TITLE}{_EN_NAME}\b)"
     rf"|\b{_EN_TITLE}(?P<name3>{_EN_NAME})\s+(?:from|in|at)\s+(?P<dept>{_EN_DEPT})\b"
     rf"|(?<![A-Za-z])(?P<role4>(?-i:[a-z]+\s+)?(?:manager|accountant|bookkeeper|controller|lead))\s+{_EN_TITLE}(?P<name4>{_EN_NAME})\b)",
     re.IGNORECASE,

@@ -55,8 +55,12 @@ _EN_PLAN = re.compile(
     rf"(?:\s*[,(]?\s*(?:(?:paid|billed|on)\s+)?(?P<cycle>{_EN_CYCLE})\b(?:\s+billing)?"
     # and a second option with it: "(annual billing, 25 users)"
     rf"(?:\s*,\s*(?:(?:paid|billed|on)\s+)?(?P<cycle2>{_EN_CYCLE})\b(?:\s+billing)?)?\)?)?"
-    # and the term it was bought for: "the 200-seat Enterprise tier, for 2 years"
-    r"(?:\s*,?\s+for\s+(?P<term>(?:one|two|three|four|five|[0-9]{1,2})\s+years?)\b(?!\s+(?:ago|old)\b))?",
+    # and the term it was bought for: "the 200-seat Enterprise tier, for 2 years", "…, 2 years",
+    # "…, with a 2-year term" (not a time since: "the Pro plan, 2 years ago")
+    r"(?:(?:\s*,?\s+for\s+|\s*,\s*)(?P<term>(?:one|two|three|four|five|[0-9]{1,2})\s+years?)\b"
+    r"(?!\s+(?:ago|old|later|back|since)\b)|\s*,\s*(?P<term2>(?:with\s+a\s+)?[0-9]{1,2}-year(?:\s+term)?)\b)?"
+    # and seats after the term: "the Enterprise tier, 2 years, 200 seats"
+    rf"(?:\s*,\s*(?P<cycle3>{_EN_CYCLE})\b)?",
     re.IGNORECASE,
 )
 # A plan named in lower case is told from any other "plan" by the options after it, which it must
@@ -193,7 +197,8 @@ def _plan_family(text: str) -> Iterator[Hit]:
     for m in _EN_PLAN.finditer(text) if _has_latin(text) else ():
         cycle = (" ".join((m.group("pre") or "").split()) or m.group("cycle") or "").lower()
         cycle = {"yearly": "annual", "annually": "annual", "month-to-month": "monthly"}.get(cycle, cycle)
-        options = (cycle, (m.group("cycle2") or "").lower(), (m.group("term") or "").lower())
+        term = (m.group("term") or m.group("term2") or "").lower()
+        options = (cycle, (m.group("cycle2") or "").lower(), term, (m.group("cycle3") or "").lower())
         cycle = ", ".join(c for c in options if c)
         key = f"{m.group('plan').title()} {m.group('kind').lower()}" + (f", {cycle}" if cycle else "")
         if m.group("goods"):

@@ -37,8 +37,9 @@ _ZH_COLOUR = (
     # and the colour names a shop writes without 色 ("连帽卫衣 米白 XL码")
     ("", r"(?:米白|米黄|藏青|酒红|墨绿|卡其|玫瑰金|象牙白|太空灰|香槟金)(?!色)"),
     ("", r"哑光[黑白灰银金]|亮[黑白]|碎花|格纹|条纹|纯色|印花|波点|迷彩"),
-    # clear, said of goods only ("透明iPhone 14的", "透明款"), not of a process ("收费透明吗")
-    ("", r"透明(?=\s?[A-Za-z]|款|壳|膜)"),
+    # clear, said of goods only ("透明iPhone 14的", "(透明,iPhone 14)", "透明款"), not of a process
+    # ("收费透明吗")
+    ("", r"透明(?=\s?[A-Za-z]|[,，]\s?[A-Za-z][^()（）\n]{0,20}[)）]|款|壳|膜)"),
 )
 _ZH_SIZE = (
     # Every size below starts with a digit, a capital or a Chinese numeral: the lookahead says so
@@ -52,7 +53,7 @@ _ZH_SIZE = (
     # ... or a space after them ("骑行头盔 M。"), unless the words before name a person ("我叫 M。")
     r"|(?<=[\u4e00-\u9fff]\s)(?<![叫是为姓名号]\s)(?:X{0,3}[SML]|[2-5]XL|NB)(?=[。！!？?；;~～]|$)"
     # or as the clause after them ("骑行头盔,L!")
-    r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL|NB)(?=[。！!？?；;~～]|$)"
+    r"|(?<=[,，])\s?(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U)(?=[。！!？?；;~～]|$)"
     # an age range, a connector, a sun-protection factor: "9个月-12岁", "Type-C转Lightning", "SPF50"
     r"|[0-9]++\s?(?:个月|岁)?\s?[-~到至]\s?[0-9]++\s?岁"
     r"|(?<![A-Za-z])(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI)(?:\s?转\s?(?:Type-?C|USB-?C|Lightning|Micro-?USB|HDMI|VGA|DP))?"

@@ -303,7 +303,12 @@ def sentences_marked(
         for begin, end in _marked_spans(sentence, marker, usable):
             value = without_filler(_clip_around(sentence[begin:end], 0))
             if value:
-                yield Found(start + max(0, piece.find(value)), kind, value, normalize_sentence(value))
+                # Where the value stands; filler cut from its middle ("…14 days (in case it helps), I
+                # promise…") leaves no such text: then where its clauses begin, not the sentence's
+                # start (the floor reads what lies before it as not pinned).
+                at = piece.find(value)
+                at = at if at >= 0 else piece.find(sentence) + begin
+                yield Found(start + at, kind, value, normalize_sentence(value))
 
 
 def _marked_spans(
