@@ -1064,3 +1064,27 @@ def test_a_floor_sentence_before_a_promise_with_filler_cut_from_its_middle_is_ke
         "helps), I promise I'm not trying to be difficult"
     )
     assert "Don't call before 10am" in [f.value for f in extract(Turn("customer", text), 0, mask=False)]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        (
+            "we've renewed the Enterprise tier with a 3-year term twice already",
+            "plan",
+            ["Enterprise tier with a 3-year term"],
+        ),
+        (
+            "the extended warranty with a 2-year term was supposed to cover it",
+            "plan",
+            ["extended warranty with a 2-year term"],
+        ),
+        ("购物车里就一桶蛋白粉,选的5lb", "plan", ["购物车里就一桶蛋白粉,选的5lb"]),
+        ("pay_gfnvvjp这个交易流水号一直没动静", "id", ["pay_gfnvvjp"]),
+        # 说好的事情 is a complaint, not a promise, even after 同事
+        ("收货人改成我同事,说好的事情总是拖。", "request", ["收货人改成我同事,说好的事情总是拖"]),
+        ("收货人改成我同事,说好的事情总是拖。", "promise_reported", []),
+    ],
+)
+def test_forms_found_on_more_generated_tickets(text: str, kind: str, expected: list[str]) -> None:
+    assert [f.value for f in extract(Turn("customer", text), 0, mask=False) if f.kind == kind] == expected

@@ -56,9 +56,9 @@ _EN_PLAN = re.compile(
     # and a second option with it: "(annual billing, 25 users)"
     rf"(?:\s*,\s*(?:(?:paid|billed|on)\s+)?(?P<cycle2>{_EN_CYCLE})\b(?:\s+billing)?)?\)?)?"
     # and the term it was bought for: "the 200-seat Enterprise tier, for 2 years", "…, 2 years",
-    # "…, with a 2-year term" (not a time since: "the Pro plan, 2 years ago")
+    # "…, with a 2-year term", "… with a 3-year term" (not a time since: "the Pro plan, 2 years ago")
     r"(?:(?:\s*,?\s+for\s+|\s*,\s*)(?P<term>(?:one|two|three|four|five|[0-9]{1,2})\s+years?)\b"
-    r"(?!\s+(?:ago|old|later|back|since)\b)|\s*,\s*(?P<term2>(?:with\s+a\s+)?[0-9]{1,2}-year(?:\s+term)?)\b)?"
+    r"(?!\s+(?:ago|old|later|back|since)\b)|(?:\s*,\s*|\s+(?=with\s))(?P<term2>(?:with\s+a\s+)?[0-9]{1,2}-year(?:\s+term)?)\b)?"
     # and seats after the term: "the Enterprise tier, 2 years, 200 seats"
     rf"(?:\s*,\s*(?P<cycle3>{_EN_CYCLE})\b)?",
     re.IGNORECASE,
@@ -90,7 +90,8 @@ _EN_COVER = re.compile(
     # or its term after it: "accidental damage protection, for 1 year", "…, with a 2-year term",
     # "the protection plan, 4 years" (not a time since: "the warranty, 2 years ago")
     rf"|\b(?:(?!{_NOT_A_COVER_WORD}\b)[a-z-]+\s+){{0,3}}{_COVER}"
-    r"(?:\s*,?\s+for\s+(?:one|two|three|four|five|[0-9])\s+years?|\s*,\s*(?:with\s+a\s+)?(?:one|two|three|four|five|[0-9])-year(?:\s+term)?"
+    r"(?:\s*,?\s+for\s+(?:one|two|three|four|five|[0-9])\s+years?"
+    r"|(?:\s*,\s*|\s+(?=with\s))(?:with\s+a\s+)?(?:one|two|three|four|five|[0-9])-year(?:\s+term)?"
     r"|\s*,\s*(?:one|two|three|four|five|[0-9])\s+years?(?!\s+(?:ago|old|later|back|since)\b))\b",
     re.IGNORECASE,
 )

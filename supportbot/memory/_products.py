@@ -45,7 +45,7 @@ _ZH_SIZE = (
     # Every size below starts with a digit, a capital or a Chinese numeral: the lookahead says so
     # first, so the other characters of a text fail at once instead of in each alternative.
     r"(?=[0-9A-Z一二两三四五六七八九十半])(?<![0-9A-Za-z])(?:[0-9]{2,3}(?:\.5)?+\s?码|X{0,3}[SML]\s?码|X{1,3}[SL](?![A-Za-z0-9])|[0-9]{3}/[0-9]{2,3}[AB]?"
-    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z0-9])"
+    r"|[0-9]+(?:\.[0-9]+)?+\s?(?:英寸|寸|毫升|升|ml|mL|GB|TB|键|瓦|毫安时?)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+(?:lbs?|oz)(?![A-Za-z0-9])|[0-9]+(?:\.[0-9]+)?+\s?[LG](?![A-Za-z0-9])"
     # a size letter against Chinese ("碎花S的", "雾霾蓝M的", "L的骑行头盔"), a measure or capacity
     r"|(?<![A-Za-z0-9])(?:X{0,3}[SML]|[2-5]XL|NB|[2-6]U|A[3-5])(?=[的码号款\u4e00-\u9fff)）,，\s]|$)"
     # or at a sentence's end right after the goods ("纸尿裤NB。", "骑行头盔L~"; not "我叫 M。")

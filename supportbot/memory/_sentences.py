@@ -42,7 +42,7 @@ PROMISE = re.compile(
 # A promise the customer reports ("上次客服答应免费延长一个月"): kept, but as the customer's word.
 REPORTED_PROMISE = re.compile(
     r"(?=[客你工专经同上之说答承保售销业群快配师商卖店平合签下买当电官网页详宣广活tyswipmca])(?:(?:客服|你们|你|工作人员|专员|经理|同事)[^。！？!?；;\n]{0,12}?"
-    r"(?:答应|承诺|保证|说好|说过会|说会)|答应过|承诺过|说好的(?!事)|说好了"
+    r"(?:答应|承诺|保证|说好(?!的事)|说过会|说会)|答应过|承诺过|说好的(?!事)|说好了"
     r"|\byou\s+(?:promised|said\s+you\s+would)\b|\bthey\s+promised\b"
     r"|\b(?:said|told\s+(?:me|us))\s+(?:that\s+)?(?:you|they|you\s+guys|someone|it)\s*(?:'d|would|will|'ll|were\s+going\s+to)\b"
     # what the seller's own pages say: "your website says free returns within 30 days", "官网上写着包邮"

@@ -78,7 +78,7 @@ _ID_AFTER_LABEL = re.compile(
 _ID_BEFORE_LABEL = re.compile(
     r"(?=[0-9A-Za-z])(?<![0-9A-Za-z_-])(?P<v>[0-9]{6,30}+|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9][A-Za-z0-9_-]{4,38}[A-Za-z0-9]"
     r"|[A-Za-z]{1,6}_[0-9A-Za-z_]{3,38}[0-9A-Za-z])"
-    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|[\u4e00-\u9fff]{0,2}单号|合同号|流水号|发票号|这单|那单|的单子"
+    r"\s*(?:这个|这张|这笔|那个)?(?:订单号|订单|[\u4e00-\u9fff]{0,2}(?:单号|流水号)|合同号|发票号|这单|那单|的单子"
     # "413259 is the invoice I'm talking about"
     r"|is\s+(?:the|my|our)\s+(?:invoice|order|tracking\s+number|statement|contract|case|ticket|return|transaction"
     r"|account|reference)\b)"
