@@ -1027,6 +1027,7 @@ def test_a_status_not_synced_and_a_question_that_states_none(text: str, expected
         ),
         ("Cheers, my operations manager, Wei set up the account", "person", ["my operations manager, Wei"]),
         ("Lopez, our admin, is out", "person", ["Lopez, our admin"]),
+        ("loop in Nancy, our practice manager, Just remembered", "person", ["Nancy, our practice manager"]),
         # a street without its type, the city and state without a comma
         ("my address is 9482 broadway denver co 80294", "address", ["9482 broadway denver co 80294"]),
         (

@@ -230,11 +230,11 @@ _NOT_A_NAME = (
 )
 _EN_PERSON = re.compile(
     r"(?=[A-Za-z])(?:"  # every form starts with a letter (first characters: see _facts)
-    rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+{_EN_TITLE}(?P<name>{_EN_NAME})\b"
+    rf"\b(?:our|my|the)\s+(?P<role>{_EN_ROLE})\s*,?\s+{_EN_TITLE}(?!{_NOT_A_NAME}\b)(?P<name>{_EN_NAME})\b"
     rf"(?:\s+(?:from|in|at)\s+(?P<dept1>{_EN_DEPT})\b)?"
     # "Lopez, our admin", unless the role names someone after it ("…, my operations manager, Wei")
     rf"|\b{_EN_TITLE}(?!{_NOT_A_NAME}\b)(?P<name2>{_EN_NAME})\s*(?:,|\()?\s*(?:our|my)\s+(?P<role2>{_EN_ROLE})\b"
-    rf"(?!\s*,?\s+{_EN_TITLE}{_EN_NAME}\b)"
+    rf"(?!\s*,?\s+{_EN_TITLE}(?!{_NOT_A_NAME}\b){_EN_NAME}\b)"
     rf"|\b{_EN_TITLE}(?P<name3>{_EN_NAME})\s+(?:from|in|at)\s+(?P<dept>{_EN_DEPT})\b"
     rf"|(?<![A-Za-z])(?P<role4>(?-i:[a-z]+\s+)?(?:manager|accountant|bookkeeper|controller|lead))\s+{_EN_TITLE}(?P<name4>{_EN_NAME})\b)",
     re.IGNORECASE,
