@@ -18,6 +18,10 @@ account sections are reference material, not memory), for each ticket and budget
   also count in the engine's masked form (mask_pii). A string that also occurs in the demo help
   center is not used (the offline agent quotes articles into its replies).
 * stale: some corrected or flipped value appears while none of its current value's strings do.
+* replaced shown unmarked (stricter): the facts section shows a corrected or flipped value with no
+  mark saying so: no "(原为 …)"/"(was …)" note around it, no "(已更正为 …)"/"(corrected to …)"
+  right after it or after a longer form of it that holds it, and no 不是/not right before it.
+  Counted apart where the correction leaves its target open (see ``_ambiguous``).
 * omitted_with_room: the prompt or ``state.context_usage`` says facts were left out while the
   conversation part (facts + summary + history + latest) was more than 5% below the budget.
 * within budget: the conversation part's tokens <= the budget.
@@ -379,6 +383,9 @@ def pathological() -> dict[str, dict[int, float]]:
         "noun_phrases": lambda n: ("I ordered the " + "soft grey the " * (n // 14))[: n - 3] + " (x",
         # Chinese goods by colour, size letter and measure word: 色, M, 包 in long runs
         "colour_runs": lambda n: ("燕麦色M的两包" * (n // 7))[:n],
+        # numbers before street, city and state words with no zip to end on: where an address
+        # written without its street type or commas could end
+        "street_runs": lambda n: ("12 broadway denver co, suite 4 albany ny 8029 " * (n // 46 + 1))[:n],
         # one run-on sentence of many requests and promises: each marker's clauses, and whether
         # courtesy holds it, are read near it, not across the whole sentence again
         "run_on_requests": lambda n: (
