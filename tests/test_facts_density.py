@@ -1082,6 +1082,15 @@ def test_a_floor_sentence_before_a_promise_with_filler_cut_from_its_middle_is_ke
         ),
         ("购物车里就一桶蛋白粉,选的5lb", "plan", ["购物车里就一桶蛋白粉,选的5lb"]),
         ("pay_gfnvvjp这个交易流水号一直没动静", "id", ["pay_gfnvvjp"]),
+        # a Latin model word after a Latin product, in a Chinese clause after an ASCII comma
+        ("补充一下,Switch OLED到现在还没发货,不知道有没有关系", "plan", ["Switch OLED到现在还没发货"]),
+        ("当时买的是Switch,OLED", "plan", ["当时买的是Switch,OLED"]),
+        # an option alone names the goods of the clause before, not of the sentence before
+        (
+            "好的好的 XS连衣裙我已经寄回去了!去年开始用的教育版,年付的~",
+            "plan",
+            ["好的好的 XS连衣裙我已经寄回去了", "教育版,年付的"],
+        ),
         # 说好的事情 is a complaint, not a promise, even after 同事
         ("收货人改成我同事,说好的事情总是拖。", "request", ["收货人改成我同事,说好的事情总是拖"]),
         ("收货人改成我同事,说好的事情总是拖。", "promise_reported", []),

@@ -84,8 +84,9 @@ _ZH_VARIANT = (
         # a Latin model word after its product's name or before it, in Chinese ("Switch OLED",
         # "Switch是OLED的", "OLED 的Switch"); not what software names a part of itself ("Google API")
         rf"|(?<=[\u4e00-\u9fff])\s?[A-Z][a-z]{{2,}}\s?是?\s?{_MODEL_WORD}"
-        # (or first in a sentence, with Chinese after it: "Switch OLED刚买就降价了")
-        rf"|(?<![^\u3000-\u303f\uff00-\uffef])[A-Z][a-z]{{2,}}\s?{_MODEL_WORD}(?=\s?[\u4e00-\u9fff])"
+        # (or first in a sentence or clause, with Chinese after it: "Switch OLED刚买就降价了",
+        # "补充一下,Switch OLED到现在还没发货")
+        rf"|(?<![^\u3000-\u303f\uff00-\uffef,.;:!?\s])[A-Z][a-z]{{2,}}\s?{_MODEL_WORD}(?=\s?[\u4e00-\u9fff])"
         rf"|(?<=[\u4e00-\u9fff])\s?{_MODEL_WORD}\s?的?\s?[A-Z][a-z]{{2,}}"
         # a model's suffix after its name ("蓝牙耳机 Pro")
         # (not the letters of an id: "订单号68L6BC5V", "流水号LWZCB23SE")
@@ -119,8 +120,8 @@ def _zh_option_of(groups: tuple[str, ...]) -> re.Pattern[str]:
 # ("Windows 11 上也不行"). Not a code (E3001: no lower-case letter) nor a year (4 digits).
 _ZH_MODEL = re.compile(
     r"(?:(?<![A-Za-z0-9])[a-z]?[A-Z][a-z]+|小米|红米|荣耀|华为|一加|魅族|真我)\s?[A-Z]?[0-9]{1,3}(?![A-Za-z0-9])"
-    # or a model word with 的 ("Switch,要OLED的")
-    rf"|(?<![A-Za-z]){_MODEL_WORD}(?=\s?的)"
+    # or a model word with 的 ("Switch,要OLED的"), or alone after a comma ("买的是Switch,OLED")
+    rf"|(?<![A-Za-z]){_MODEL_WORD}(?=\s?的)|(?<=[,，]){_MODEL_WORD}(?=[。！!？?~～,，\s]|$)"
 )
 
 
@@ -212,15 +213,14 @@ def products(text: str) -> Iterator[Product]:
             continue
         # "保温杯,粉色的(到现在还没发货)": an option alone, or first after a comma or space, names the
         # product in the clause before it.
+        # Not across a sentence's end: "…寄回去了!去年开始用的教育版" names no goods of the sentence before.
         if (
             i > 0
             and breaks[i] not in links
+            and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1])
             and (
                 len(_bare(text[begin:end])) <= _LONE
-                or (
-                    _names_the_one_before(text, breaks[i - 1][1], begin, start)
-                    and _NAMING_BREAK.fullmatch(text, breaks[i][0], breaks[i][1])
-                )
+                or _names_the_one_before(text, breaks[i - 1][1], begin, start)
             )
         ):
             begin = breaks[i - 1][1]
