@@ -1049,6 +1049,11 @@ def test_a_status_not_synced_and_a_question_that_states_none(text: str, expected
             ["Team plan, with a 2-year term"],
         ),
         ("we had the Pro plan, 2 years ago it was fine", "plan", ["Pro plan"]),
+        (
+            "I ordered the robot vacuum, mop attachment",
+            "plan",
+            ["I ordered the robot vacuum, mop attachment"],
+        ),
         # goods with their options in brackets or a racket's weight after a comma
         ("购物车里就一个手机壳(透明,iPhone 14)!", "plan", ["购物车里就一个手机壳(透明,iPhone 14)"]),
         ("之前在你们这儿买过两支羽毛球拍,4U。", "plan", ["之前在你们这儿买过两支羽毛球拍,4U"]),

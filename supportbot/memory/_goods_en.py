@@ -378,6 +378,9 @@ _NOT_A_WORD_OPTION = (
 )
 COMMA_WORD_OPTION = re.compile(
     rf",\s+(?:with\s+)?(?:(?:{COLOUR}|{MATERIAL})(?:\s+(?-i:[a-z]+))?"
-    rf"|(?:an?\s+)?{_NOT_AN_OPTION}{_NOT_A_WORD_OPTION}(?-i:[a-z]{{3,}})(?<!ly)){_OPTION_ENDS}",
+    rf"|(?:an?\s+)?{_NOT_AN_OPTION}{_NOT_A_WORD_OPTION}(?-i:[a-z]{{3,}})(?<!ly)"
+    # or an accessory it came with ("the robot vacuum, mop attachment")
+    rf"|(?:an?\s+|the\s+)?{_NOT_AN_OPTION}(?-i:[a-z]{{3,}})\s+(?:attachment|kit|adapter|bundle|stand|mount|filter)s?)"
+    rf"{_OPTION_ENDS}",
     re.IGNORECASE,
 )
