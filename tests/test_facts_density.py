@@ -1103,3 +1103,32 @@ def test_a_floor_sentence_before_a_promise_with_filler_cut_from_its_middle_is_ke
 )
 def test_forms_found_on_more_generated_tickets(text: str, kind: str, expected: list[str]) -> None:
     assert [f.value for f in extract(Turn("customer", text), 0, mask=False) if f.kind == kind] == expected
+
+
+@pytest.mark.parametrize(
+    ("said", "flipped", "lang", "marked"),
+    [
+        (
+            "以后有事发短信,别打电话,快递一直没到~",
+            "对了,快递今天到了",
+            "zh",
+            "快递一直没到(已更正为 快递今天到了)",
+        ),
+        (
+            "Email me at nancyh26@aol.com - I still can't log in",
+            "I'm able to log in again",
+            "en",
+            "I still can't log in (corrected to I'm able to log in again)",
+        ),
+        (
+            "add our VAT number to the receipts, the bank feed still isn't syncing",
+            "oh, the bank feed is syncing again",
+            "en",
+            "the bank feed still isn't syncing (corrected to the bank feed is syncing again)",
+        ),
+    ],
+)
+def test_a_status_that_flipped_is_marked_inside_the_request_that_quotes_it(
+    said: str, flipped: str, lang: str, marked: str
+) -> None:
+    assert marked in _section(said, flipped, lang=lang)

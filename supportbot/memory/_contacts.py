@@ -412,21 +412,23 @@ _NOT_THINGS = frozenset(
 
 # "I'm able to log in again", "auto-renew is already off", "the charge is still pending".
 _EN_ABLE = re.compile(
-    r"\b(?:i'm|i\s+am|we're|we\s+are|i|we)\s+(?:now\s+|finally\s+)?(?P<neg>(?:still\s+)?(?:not|unable)\s+|can't\s+|cannot\s+)?"
+    r"\b(?:i'm|i\s+am|we're|we\s+are|i|we)\s+(?:now\s+|finally\s+)?(?P<neg>(?:still\s+)?(?:not|unable|can't|cannot)\s+)?"
     r"(?:able\s+to\s+)?(?P<act>log\s+in|sign\s+in|log\s+on|check\s+out|pay|download|upload|print)\b(?:\s+again)?",
     re.IGNORECASE,
 )
 _EN_STATE = re.compile(
     r"\b(?:the|my|our|your)?\s*(?P<thing>auto-?renew(?:al)?|two-factor(?:\s+auth(?:entication)?)?|2fa|sync"
     # "the old card", "the bank feed": a noun and the word before it, else the noun alone.
-    r"|(?:the|my|our)\s+[a-z]+\s+[a-z]+(?=\s+(?:is|are|was|were)\s)|(?:the|my|our)\s+[a-z]+|[a-z]+)"
-    r"\s+(?:is|are|was|were)\s+(?:still\s+|already\s+|now\s+|finally\s+)?(?P<state>pending|unopened|off|on|disabled"
+    r"|(?:the|my|our)\s+[a-z]+\s+[a-z]+(?=\s+(?:still\s+)?(?:is|are|was|were)(?:n't)?\s)|(?:the|my|our)\s+[a-z]+|[a-z]+)"
+    # "is still pending", "still isn't syncing", "is not active"
+    r"\s+(?:still\s+)?(?:is|are|was|were)(?P<neg>n't|\s+not)?\s+(?:still\s+|already\s+|now\s+|finally\s+)?"
+    r"(?P<state>pending|unopened|off|on|disabled"
     r"|enabled|locked|unlocked|active|inactive|broken|fixed|working|cancell?ed|syncing|refunded|suspended|expired"
     r"|blocked|frozen|resolved|closed|activated|deactivated)\b",
     re.IGNORECASE,
 )
 _NOT_STATE_THINGS = frozenset(
-    {"it", "this", "that", "there", "which", "what", "everything", "nothing", "he", "she"}
+    {"it", "this", "that", "there", "which", "what", "everything", "nothing", "he", "she", "still"}
 )
 
 
@@ -466,7 +468,9 @@ def _english_status_hits(text: str) -> Iterator[Hit]:
         thing = thing.removeprefix("the ").removeprefix("my ").removeprefix("our ")
         if thing in _NOT_STATE_THINGS:
             continue
-        state = m.group("state").lower()
+        state = ("not " if m.group("neg") else "") + m.group(
+            "state"
+        ).lower()  # "the feed still isn't syncing"
         yield Hit(m.start(), m.end(), m.group().strip(), f"{thing}={state}", thing)
     for m in _EN_STATUS.finditer(text):
         if m.group("thing"):
@@ -504,7 +508,8 @@ def statuses(text: str) -> Iterator[Hit]:
             subject = verb if verb == "扣款" else verb + obj  # 钱扣了: the charge, not a refund
             start = clause.start() + m.start()
             answer = "否" if negative else "是"
-            yield Hit(start, clause.start() + m.end(), part.strip(), f"{subject}={answer}", subject)
+            said = part.strip().rstrip("~～")  # "快递一直没到~": the tilde is tone, not words
+            yield Hit(start, clause.start() + m.end(), said, f"{subject}={answer}", subject)
 
 
 _QUESTION_TAIL = re.compile(r"\s*(?:吗|么|没有?)\s*$")
