@@ -456,6 +456,12 @@ def summarize(results: list[dict[str, Any]], budget: int, *, examples_shown: boo
         ),
         "round_outcomes": dict(sum((Counter(r["outcomes"]) for r in results), Counter())),
         "misses_by_category": {c: misses[c] for c in categories if misses[c]},
+        # Misses where the budget ran out (the ticket left facts out) and where it did not (the
+        # extractor or the harness missed them): counts only, safe to show for held-out seeds.
+        "facts_missed_in_tickets_leaving_facts_out": sum(
+            len(r["missed"]) for r in results if r["facts_omitted"]
+        ),
+        "facts_missed_in_other_tickets": sum(len(r["missed"]) for r in results if not r["facts_omitted"]),
         **(
             {"miss_examples": {c: examples[c] for c in categories if c in examples}} if examples_shown else {}
         ),

@@ -191,17 +191,17 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
             continue
         quoted = fact.kind == "detail" and (_quoted(fact, current) or _restates_correction(fact, corrected))
         note = ""
-        superseding = fact.supersedes is not None and 0 <= fact.supersedes < len(facts)
+        at = fact.supersedes
+        old = facts[at] if at is not None and 0 <= at < len(facts) else None
         # Every value this one replaced, newest first: a budget restated twice, a phone that
         # changed twice; none of what the customer gave is lost while room remains.
-        earlier = [_named(f, fact, lang, currency) for f in _replaced(facts, fact)] if superseding else []
+        earlier = [_named(f, fact, lang, currency) for f in _replaced(facts, fact)] if old is not None else []
         earlier += [display(f, lang, currency) for _, f in staged.get(i, ())]
         # A date said again in other words replaced nothing: its note is empty.
         if earlier:
             note = words["facts.replaced"].format(value=words["facts.value_separator"].join(earlier))
-        if fact.supersedes is not None and superseding and not fact.value:
-            # Retracted by an operator: the old value, marked as wrong.
-            text = words["facts.retracted"].format(value=display(facts[fact.supersedes], lang, currency))
+        if old is not None and not fact.value:  # retracted by an operator: the old value, marked as wrong
+            text = words["facts.retracted"].format(value=display(old, lang, currency))
             result.append((Unit(i, fact, text, "", _CORRECTION_TIER), quoted))
             continue
         tier = _DETAIL_TIER if fact.kind == "detail" else _TIERS.get(fact.kind, _OTHER_TIER)
