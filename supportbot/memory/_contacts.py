@@ -468,9 +468,8 @@ def _english_status_hits(text: str) -> Iterator[Hit]:
         thing = thing.removeprefix("the ").removeprefix("my ").removeprefix("our ")
         if thing in _NOT_STATE_THINGS:
             continue
-        state = ("not " if m.group("neg") else "") + m.group(
-            "state"
-        ).lower()  # "the feed still isn't syncing"
+        # "the bank feed still isn't syncing": bank feed=not syncing, which "is syncing again" replaces
+        state = ("not " if m.group("neg") else "") + m.group("state").lower()
         yield Hit(m.start(), m.end(), m.group().strip(), f"{thing}={state}", thing)
     for m in _EN_STATUS.finditer(text):
         if m.group("thing"):
