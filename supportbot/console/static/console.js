@@ -31,9 +31,13 @@ document.addEventListener("DOMContentLoaded", () => {
   let source = null;
   let poller = null;
   let busy = false;
+  let again = false; // news that came while a refresh was under way: its fetch may predate it
 
   const refresh = async () => {
-    if (busy) return;
+    if (busy) {
+      again = true;
+      return;
+    }
     busy = true;
     try {
       const response = await fetch(window.location.href, { headers: { Accept: "text/html" }, cache: "no-store" });
@@ -52,6 +56,12 @@ document.addEventListener("DOMContentLoaded", () => {
       if (status) status.textContent = fresh.dataset.summary;
     } finally {
       busy = false;
+      // An event that arrived during the fetch may be about rows the fetched page does not show
+      // yet, and the stream sends no second event for them: fetch once more.
+      if (again) {
+        again = false;
+        refresh();
+      }
     }
   };
 
