@@ -5,6 +5,7 @@ another process."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import statistics
@@ -12,8 +13,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from fastapi import FastAPI
 from playwright.sync_api import APIResponse, Browser, Route, expect
 from support.browser_kit import LiveConsole, sign_in_page
 from support.console_kit import (
@@ -126,12 +129,10 @@ def test_the_stream_needs_a_signed_in_session(demo_url: str, tmp_path: Path) -> 
         assert response.status_code == 303 and response.headers["location"] == "/login"
 
 
-def test_an_open_inbox_shows_what_another_process_writes_within_two_seconds(
-    browser: Browser, demo_url: str, tmp_path: Path
-) -> None:
-    """50 events written by another process (a refund filed first, then hand-offs) appear in an
-    open inbox page without a reload: each one timed from the writer's commit to the row on the
-    page, p95 under 2 s, the count in the page's title."""
+@contextlib.contextmanager
+def _console_and_writer(demo_url: str, tmp_path: Path) -> Iterator[tuple[FastAPI, subprocess.Popen[str]]]:
+    """The demo console's app, and another process that opens a ticket for each line it reads
+    ("refund", "handoff"; tests/inbox_writer.py), ended when the block ends."""
     with open_console(demo_url, tmp_path, llm=RecordingModel()) as (console, bot):
         play_demo(bot)
         app = create_app(console, make_users(tmp_path), secure_cookies=False, lang="zh")
@@ -144,6 +145,22 @@ def test_an_open_inbox_shows_what_another_process_writes_within_two_seconds(
             env=env,
         )
         assert writer.stdin and writer.stdout
+        try:
+            yield app, writer
+        finally:
+            writer.stdin.close()
+            writer.wait(timeout=30)
+            writer.stdout.close()
+
+
+def test_an_open_inbox_shows_what_another_process_writes_within_two_seconds(
+    browser: Browser, demo_url: str, tmp_path: Path
+) -> None:
+    """50 events written by another process (a refund filed first, then hand-offs) appear in an
+    open inbox page without a reload: each one timed from the writer's commit to the row on the
+    page, p95 under 2 s, the count in the page's title."""
+    with _console_and_writer(demo_url, tmp_path) as (app, writer):
+        assert writer.stdin and writer.stdout
         with LiveConsole(app) as url:
             context = browser.new_context(locale="zh-CN")
             page = context.new_page()
@@ -151,29 +168,24 @@ def test_an_open_inbox_shows_what_another_process_writes_within_two_seconds(
             expect(page).to_have_title(re.compile(r"^\(2\) 收件箱 · "))
             assert writer.stdout.readline().strip() == "ready"
             delays: list[float] = []
-            try:
-                for n in range(50):
-                    writer.stdin.write("refund\n" if n == 0 else "handoff\n")
-                    writer.stdin.flush()
-                    outcome, ticket_id = writer.stdout.readline().split()
-                    committed = time.monotonic()
-                    page.wait_for_function(
-                        "id => (document.getElementById('inbox')?.textContent || '').includes(id)",
-                        arg=ticket_id,
-                        polling=20,
-                        timeout=10_000,
-                    )
-                    delays.append(time.monotonic() - committed)
-                    if n == 0:
-                        assert outcome == "waiting_approval"
-                        row = page.locator("#inbox tr.kind-approval", has_text=ticket_id)
-                        expect(row).to_contain_text("50.00 CNY")
-                    else:
-                        assert outcome == "escalated"
-            finally:
-                writer.stdin.close()
-                writer.wait(timeout=30)
-                writer.stdout.close()
+            for n in range(50):
+                writer.stdin.write("refund\n" if n == 0 else "handoff\n")
+                writer.stdin.flush()
+                outcome, ticket_id = writer.stdout.readline().split()
+                committed = time.monotonic()
+                page.wait_for_function(
+                    "id => (document.getElementById('inbox')?.textContent || '').includes(id)",
+                    arg=ticket_id,
+                    polling=20,
+                    timeout=10_000,
+                )
+                delays.append(time.monotonic() - committed)
+                if n == 0:
+                    assert outcome == "waiting_approval"
+                    row = page.locator("#inbox tr.kind-approval", has_text=ticket_id)
+                    expect(row).to_contain_text("50.00 CNY")
+                else:
+                    assert outcome == "escalated"
             expect(page).to_have_title(re.compile(r"^\(52\) 收件箱 · "))
             expect(page.locator("#inbox-live-status")).to_contain_text("52 项等待处理")
             context.close()
@@ -210,17 +222,7 @@ def test_news_that_comes_while_the_inbox_refreshes_is_shown_too(
     (It dropped such an event: the row stayed missing until the next change, the full suite's
     live-inbox test timing out once in a while.) The first refresh is held with the page as it
     was then, until the second ticket's event has arrived."""
-    with open_console(demo_url, tmp_path, llm=RecordingModel()) as (console, bot):
-        play_demo(bot)
-        app = create_app(console, make_users(tmp_path), secure_cookies=False, lang="zh")
-        env = {**os.environ, "SUPPORTBOT_DATABASE_URL": demo_url, "PYTHONPATH": str(HERE)}
-        writer = subprocess.Popen(
-            [sys.executable, str(HERE / "inbox_writer.py")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+    with _console_and_writer(demo_url, tmp_path) as (app, writer):
         assert writer.stdin and writer.stdout
 
         def write() -> str:
@@ -244,28 +246,23 @@ def test_news_that_comes_while_the_inbox_refreshes_is_shown_too(
                     route.continue_()
 
             page.route("**/*", hold_the_first_refresh)
-            try:
-                first = write()
-                deadline = time.monotonic() + 10
-                while not held and time.monotonic() < deadline:
-                    page.wait_for_timeout(50)
-                assert held, "the page did not refresh on the first ticket's event"
-                page.wait_for_timeout(1000)  # the first round's later events, if any
-                seen = page.evaluate("window.inboxEvents")
-                second = write()
-                page.wait_for_function(f"() => window.inboxEvents > {seen}", timeout=10_000)
-                route, response = held[0]
-                route.fulfill(response=response)
-                for ticket_id in (first, second):
-                    page.wait_for_function(
-                        "id => (document.getElementById('inbox')?.textContent || '').includes(id)",
-                        arg=ticket_id,
-                        timeout=10_000,
-                    )
-            finally:
-                writer.stdin.close()
-                writer.wait(timeout=30)
-                writer.stdout.close()
+            first = write()
+            deadline = time.monotonic() + 10
+            while not held and time.monotonic() < deadline:
+                page.wait_for_timeout(50)
+            assert held, "the page did not refresh on the first ticket's event"
+            page.wait_for_timeout(1000)  # the first round's later events, if any
+            seen = page.evaluate("window.inboxEvents")
+            second = write()
+            page.wait_for_function(f"() => window.inboxEvents > {seen}", timeout=10_000)
+            route, response = held[0]
+            route.fulfill(response=response)
+            for ticket_id in (first, second):
+                page.wait_for_function(
+                    "id => (document.getElementById('inbox')?.textContent || '').includes(id)",
+                    arg=ticket_id,
+                    timeout=10_000,
+                )
             context.close()
 
 
