@@ -44,7 +44,16 @@ from ._sentences import (
     details_in,
     normalize_sentence,
 )
-from ._typed import CJK_CHAR, CORRECTION, PLURAL_SUBJECTS, SAID_WRONG_AFTER, currency_of, is_negated, scan
+from ._typed import (
+    CJK_CHAR,
+    CORRECTION,
+    NEGATION,
+    PLURAL_SUBJECTS,
+    SAID_WRONG_AFTER,
+    currency_of,
+    is_negated,
+    scan,
+)
 
 FactKind = Literal[
     "id",
@@ -151,7 +160,8 @@ _ONLY_REFUSAL = re.compile(
 # A token named as the wrong one beside a value no pattern reads on its own: "contract 5479934,
 # not 5879934" (a bare number is an id only after a label), "return 3G5GHDKS, not 9G5GHDKS".
 _REFUSED_TOKEN = re.compile(
-    r"(?:不是|\bnot|\bisn'?t|\bwasn'?t)\s*(?:the\s+)?#?(?P<token>(?=[0-9A-Za-z_-]*[0-9])[0-9A-Za-z][0-9A-Za-z_-]{2,38})(?![0-9A-Za-z_-])",
+    NEGATION
+    + r"\s*(?:the\s+)?#?(?P<token>(?=[0-9A-Za-z_-]*[0-9])[0-9A-Za-z][0-9A-Za-z_-]{2,38})(?![0-9A-Za-z_-])",
     re.IGNORECASE,
 )
 

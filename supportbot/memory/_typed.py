@@ -272,7 +272,9 @@ CORRECTION = re.compile(
 _LAST_SENTENCE_END = re.compile(r"[。！？!?；;\n][^。！？!?；;\n]*$")
 
 
-_NEGATED = re.compile(r"(?:不是|并非|而不是|不是说|\bnot|\bisn'?t|\bwasn'?t)(?:\s+the)?\s*$", re.IGNORECASE)
+# Words that name what follows as the wrong value ("不是 1680 元", "not the 6th", "isn't 4D").
+NEGATION = r"(?:不是|并非|而不是|不是说|\bnot|\bisn'?t|\bwasn'?t)"
+_NEGATED = re.compile(NEGATION + r"(?:\s+the)?\s*$", re.IGNORECASE)
 
 
 _CLAUSE_START = re.compile(r"[,，。！？!?；;\n][^,，。！？!?；;\n]*$")
