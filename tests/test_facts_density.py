@@ -11,7 +11,7 @@ from supportbot.memory import _ledger as ledger
 from supportbot.memory._compress import truncate_to_tokens
 from supportbot.memory._facts import current_facts, extract, update_ledger
 from supportbot.memory._money import money_in
-from supportbot.memory._tokens import turn_tokens
+from supportbot.memory._tokens import count_joined, turn_tokens
 
 
 def _turns(*texts: str) -> list[Turn]:
@@ -741,6 +741,58 @@ def test_goods_a_request_holds_whole_are_shown_once_inside_it_once_folded() -> N
     # While the turn is in the history the request is not pinned: the goods are, on their line.
     recent = "".join(ledger.view(facts, summarized_upto=0).pieces)
     assert "白衬衫我要修身款的" in recent and "上次发错了" not in recent
+
+
+@pytest.mark.parametrize(
+    ("said", "value", "lang"),
+    [
+        ("发票发hujun9413@foxmail.com就行", "hujun9413@foxmail.com", "zh"),
+        ("上次给我的合同号是HT-2026-6105,不知道还能不能查到", "HT-2026-6105", "zh"),
+        ("please send the invoice to ap@northwind.io instead", "ap@northwind.io", "en"),
+    ],
+)
+def test_a_contact_or_id_a_request_holds_is_shown_once_inside_it_once_folded(
+    said: str, value: str, lang: str
+) -> None:
+    facts = update_ledger((), _turns(said, "A:好的"), 0, mask=False)
+    folded = "".join(ledger.view(facts, summarized_upto=2, lang=lang).pieces)
+    assert folded.count(value) == 1 and said.split(value)[0] in folded
+    # while the turn is in the history the value keeps its own line
+    assert value in "".join(ledger.view(facts, summarized_upto=0, lang=lang).pieces)
+
+
+def test_a_value_a_request_holds_is_shown_on_its_own_when_the_request_is_left_out() -> None:
+    said = ("发票发hujun9413@foxmail.com就行", "把旧的那张卡解绑", "收货人改成我同事", "A:好的")
+    facts = update_ledger((), _turns(*said), 0, mask=False)
+    everything = ledger.view(facts, summarized_upto=4)
+    assert everything.omitted == 0 and "邮箱" not in "".join(everything.pieces)
+    # (down to where the email's own line is about all that fits)
+    for allowance in range(count_joined(everything.pieces) - 1, 33, -1):
+        tight = ledger.view(facts, summarized_upto=4, allowance=allowance)
+        assert tight.omitted >= 1
+        assert "hujun9413@foxmail.com" in "".join(tight.pieces)  # its own line, or the request's
+
+
+def test_a_value_is_held_only_as_a_whole_token() -> None:
+    # "B7460" is inside the request's "2024B7460" but is not what the request names
+    said = "订单B7460,上次给我的单号是2024B7460,不知道还能不能查到"
+    facts = update_ledger((), _turns(said, "A:好的"), 0, mask=False)
+    assert [f.value for f in facts if f.kind == "id"] == ["B7460", "2024B7460"]
+    assert "- 单号: B7460\n" in "".join(ledger.view(facts, summarized_upto=2).pieces)
+
+
+@pytest.mark.parametrize(
+    ("said", "repeated"),
+    [
+        # a person a status names with its role, and a sentence a status shows
+        (("老熊(出纳)说发票到现在还没收到",), "老熊(出纳)"),
+        (("密码已经重置过两次了",), "密码已经重置过两次了"),
+    ],
+)
+def test_what_a_status_of_its_turn_shows_is_not_shown_again(said: tuple[str, ...], repeated: str) -> None:
+    facts = update_ledger((), _turns(*said, "A:好的"), 0, mask=False)
+    folded = "".join(ledger.view(facts, summarized_upto=len(said) + 1).pieces)
+    assert folded.count(repeated) == 1
 
 
 @pytest.mark.parametrize(

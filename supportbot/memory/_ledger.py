@@ -17,8 +17,9 @@ figure no typed fact holds), and the notes of replaced values last. How
 many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
 
 Requests and promises are shown only from folded turns: newer ones are in the history verbatim.
-Goods or a sentence that a request or promise of the same turn holds whole are shown inside it,
-once its turn is folded (not again on their own line).
+Goods, an id, phone or email, or a sentence that a request or promise of the same turn holds whole
+are shown inside it once its turn is folded, not again on their own line (a person also inside a
+status or goods); when room leaves that sentence out, they are shown on their own, at their rank.
 An operator's correction (run/_corrections.py) is always shown, marked ``[客服核实]``, and a
 retracted value reads ``… [客服核实有误,勿用]``, whatever the turns in the history say.
 """
@@ -70,6 +71,7 @@ class Unit:
     tier: int
     short: str = ""  # the text shorter, for want of room: a sentence without the trailing clauses
     # that other facts pin, a date by its ISO form alone ("" or the text: nothing to shorten)
+    held_by: int | None = None  # the position of a sentence that shows this whole (see _held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +221,7 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
         else:
             short = ""
         result.append((Unit(i, fact, text, note, tier, short if short != text else ""), quoted))
-    return _goods_quoted(result)
+    return _held_by_sentences(result)
 
 
 def _stages_settled(current: Sequence[tuple[int, Fact]]) -> dict[int, list[tuple[int, Fact]]]:
@@ -236,32 +238,74 @@ def _stages_settled(current: Sequence[tuple[int, Fact]]) -> dict[int, list[tuple
     return settled
 
 
-def _goods_quoted(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, bool], ...]:
-    """``result`` with goods that a request or promise of their turn holds whole, in every form the
-    view may show it (full, short, terse), and that ranks no lower, marked quoted: shown once,
-    inside it, once the turn is folded ("白衬衫我要修身款的" in "白衬衫我要修身款的,上次发错了"; a
-    Chinese long ticket repeats about one such in three)."""
-    sentences = [u for u, _ in result if u.fact.kind in _QUOTING_KINDS and not u.note]
-    if not sentences:
+def _held_by_sentences(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, bool], ...]:
+    """``result`` with each unit that a sentence of its turn holds whole, in every form the view
+    may show it (full, short, terse), given that sentence's position (``Unit.held_by``): while the
+    sentence is shown, the unit is shown inside it and not again on its own line (a Chinese long
+    ticket repeats about one such in three). When room leaves the sentence out, the unit is shown
+    on its own, at its own rank.
+
+    Goods are held by a request or promise ("白衬衫我要修身款的" in "白衬衫我要修身款的,上次发错了");
+    a person also by a status or goods ("老熊(出纳)说发票到现在还没收到"); an id, phone or email, as
+    the section shows it, by a request or promise ("发票发li@x.cn就行").
+    """
+    holders = [u for u, _ in result if u.fact.kind in _HOLDING_KINDS and not u.note]
+    if not holders:
         return tuple(result)
+    forms = {h.position: [normalize_sentence(form) for form in _forms(h)] for h in holders}
     marked = []
-    for unit, quoted in result:
-        held = False
-        if unit.fact.kind == "plan" and not unit.note and unit.tier == _OTHER_TIER:
+    for found, quoted in result:
+        unit = found
+        kinds = _HELD_BY.get(unit.fact.kind)
+        if kinds and not unit.note:
             said = normalize_sentence(unit.text)
-            held = any(
-                s.fact.turn == unit.fact.turn
-                and s.tier <= unit.tier
-                and all(said in normalize_sentence(form) for form in _forms(s))
-                for s in sentences
+            within = _whole_value_in if unit.fact.kind in EXACT_KINDS else _within_sentence
+            holder = next(
+                (
+                    h
+                    for h in holders
+                    if h.fact.kind in kinds
+                    and h.fact.turn == unit.fact.turn
+                    and h.position != unit.position
+                    and all(within(said, form) for form in forms[h.position])
+                ),
+                None,
             )
-        marked.append((unit, quoted or held))
+            if holder is not None:
+                unit = replace(unit, held_by=holder.position)
+        marked.append((unit, quoted))
     return tuple(marked)
 
 
+# What may hold what (see ``_held_by_sentences``). An address is held by nothing: a sentence may
+# name it in part, where its own line says where it is. Goods are not held by a status, which names
+# them in its own words ("瑜伽垫我已经寄回去了" is about the mat, not which one).
+_HELD_BY: Mapping[str, frozenset[str]] = {
+    "plan": frozenset(_QUOTING_KINDS),
+    "person": frozenset({*_QUOTING_KINDS, "status", "plan"}),
+    **dict.fromkeys(("id", "phone", "email"), frozenset(_QUOTING_KINDS)),
+}
+_HOLDING_KINDS = frozenset({*_QUOTING_KINDS, "status", "plan"})
+
+
+def _within_sentence(said: str, sentence: str) -> bool:
+    """Whether ``sentence`` holds ``said``, not as part of a longer word ("li" is not in "lisa")."""
+    return re.search(rf"(?<![0-9a-z]){re.escape(said)}(?![0-9a-z])", sentence) is not None
+
+
+def _whole_value_in(value: str, sentence: str) -> bool:
+    """Whether ``sentence`` holds ``value`` as a whole token (not "7460" inside "2024B7460")."""
+    return (
+        re.search(rf"(?<![0-9A-Za-z@._+-]){re.escape(value)}(?![0-9A-Za-z@_+-]|\.[0-9A-Za-z])", sentence)
+        is not None
+    )
+
+
 def _forms(unit: Unit) -> tuple[str, ...]:
-    """Every text ``view`` may show a sentence unit as."""
+    """Every text ``view`` may show a unit as."""
     short = unit.short or unit.text
+    if unit.fact.kind not in _QUOTING_KINDS:
+        return unit.text, short
     return unit.text, short, terse(unit.fact.kind, short)
 
 
@@ -384,9 +428,17 @@ def _restates_correction(detail: Fact, corrected: Mapping[int, set[str]]) -> boo
 
 
 def _quoted(detail: Fact, current: Sequence[tuple[int, Fact]]) -> bool:
-    """Whether a request or promise of the same turn holds ``detail`` whole."""
+    """Whether a request, promise or status of the same turn holds ``detail`` whole (a status
+    shows its sentence: "密码已经重置过两次了" is pinned both ways)."""
     said = normalize_sentence(detail.value)
-    return any(f.kind in _QUOTING_KINDS and f.turn == detail.turn and said in f.key for _, f in current)
+    return any(
+        f.turn == detail.turn
+        and (
+            (f.kind in _QUOTING_KINDS and said in f.key)
+            or (f.kind == "status" and said in normalize_sentence(f.value))
+        )
+        for _, f in current
+    )
 
 
 def _shown_as_goods(fact: Fact, current: Sequence[tuple[int, Fact]]) -> bool:
@@ -440,6 +492,9 @@ def view(
     (``_sentences.terse``). Whichever leaves fewest facts out is shown; the full text whenever the
     shorter ones leave out no fewer."""
     shown = units(facts, summarized_upto=summarized_upto, lang=lang)
+    positions = {u.position for u in shown}
+    # A unit whose sentence is not shown (its turn is in the history) is shown on its own.
+    shown = [u if u.held_by is None or u.held_by in positions else replace(u, held_by=None) for u in shown]
     best = _fitted(shown, allowance, lang)
     if not best.omitted:
         return best
@@ -476,6 +531,14 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
     costs = [(u.tier, u.position, False, count(u.text) + 1) for u in ranked]
     costs += [(_NOTE_TIER, u.position, True, count(u.note)) for u in ranked if u.note]
     costs.sort(key=lambda c: (c[0], -c[1]))
+    # A unit a sentence holds (Unit.held_by) is paid for at its own rank; once its sentence is
+    # kept it costs nothing, and what was paid for it is given back.
+    held: dict[int, list[int]] = {}
+    for u in shown:
+        if u.held_by is not None:
+            held.setdefault(u.held_by, []).append(u.position)
+    paid: dict[int, int] = {}
+    held_by = {u.position: u.held_by for u in shown}
     # Labels and line ends, and the omitted-count line, are paid for before any value.
     spent = count(omitted_text.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
     keep: set[int] = set()
@@ -487,12 +550,18 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
     for tier, position, is_note, cost in costs:
         if (is_note and position not in keep) or (not is_note and kind_of[position] in blocked):
             continue
+        if not is_note and held_by.get(position) in keep:
+            keep.add(position)
+            continue
         if spent + cost > allowance:
             if tier == _CORRECTION_TIER:
                 blocked.add(kind_of[position])
             continue
         spent += cost
         (keep_notes if is_note else keep).add(position)
+        if not is_note:
+            paid[position] = cost
+            spent -= sum(paid.pop(h, 0) for h in held.get(position, ()))
     _fill(shown, keep, keep_notes, kind_of, blocked, allowance, labels, omitted_text, joiner)
     while True:
         chosen = [u for u in shown if u.position in keep]
@@ -550,10 +619,13 @@ def fact_pieces(
 ) -> list[str]:
     """The section's text in pieces, so that counting it (``tokens.count_joined``) as the ledger
     grows recounts only what changed: a line per kind, cut after every ``_VALUES_PER_PIECE``
-    values, and a piece per sentence (sentences joined by ``joiner``)."""
+    values, and a piece per sentence (sentences joined by ``joiner``). A unit whose sentence is
+    among ``shown`` is shown there (``Unit.held_by``)."""
     by_kind: dict[str, list[Unit]] = {kind: [] for kind in FACT_KINDS}
+    positions = {unit.position for unit in shown}
     for unit in shown:
-        by_kind.setdefault(unit.fact.kind, []).append(unit)
+        if unit.held_by is None or unit.held_by not in positions:
+            by_kind.setdefault(unit.fact.kind, []).append(unit)
     pieces: list[str] = []
     for kind in [*FACT_KINDS, *sorted(by_kind.keys() - set(FACT_KINDS))]:
         items = by_kind[kind]
