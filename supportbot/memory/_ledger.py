@@ -71,7 +71,7 @@ class Unit:
     tier: int
     short: str = ""  # the text shorter, for want of room: a sentence without the trailing clauses
     # that other facts pin, a date by its ISO form alone ("" or the text: nothing to shorten)
-    held_by: int | None = None  # the position of a sentence that shows this whole (see _held)
+    held_by: int | None = None  # the position of a sentence that shows this whole (_held_by_sentences)
 
 
 @dataclass(frozen=True, slots=True)
@@ -564,6 +564,7 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
             spent -= sum(paid.pop(h, 0) for h in held.get(position, ()))
     _fill(shown, keep, keep_notes, kind_of, blocked, allowance, labels, omitted_text, joiner)
     while True:
+        keep.update(p for p, h in held_by.items() if h in keep)  # shown inside a kept sentence
         chosen = [u for u in shown if u.position in keep]
         omitted = len(shown) - len(chosen)
         pieces = fact_pieces(chosen, keep_notes, labels=labels, joiner=joiner)
@@ -571,8 +572,13 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
             pieces.append(("\n" if pieces else "") + omitted_text.format(n=omitted))
         if count_joined(pieces) <= allowance or not keep:
             return View(tuple(pieces), tuple(u.fact for u in chosen), omitted)
-        # The estimate fell short (tokens do not add exactly): drop the lowest-ranked shown fact.
-        lowest = max(chosen, key=lambda u: (u.tier, -u.position))
+        # The estimate fell short (tokens do not add exactly): drop the lowest-ranked shown fact
+        # (not one a kept sentence shows: it costs nothing).
+        lowest = max(
+            (u for u in chosen if u.held_by not in keep),
+            key=lambda u: (u.tier, -u.position),
+            default=chosen[-1],
+        )
         keep.discard(lowest.position)
         keep_notes.discard(lowest.position)
 
