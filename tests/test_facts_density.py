@@ -1051,6 +1051,15 @@ def test_an_id_retyped_after_a_floor_sentence_held_it_replaces_that_sentence() -
     assert "5879943 (was 5879934)" in ledger.render_facts(facts, lang="en")
 
 
+def test_an_id_retyped_replaces_the_id_not_a_floor_sentence_that_also_names_it() -> None:
+    said = ("357392 is the transaction ID I'm talking about", "btw it's 357892, I swapped two digits")
+    facts = update_ledger((), _turns(*said), 0, mask=False)
+    section = ledger.render_facts(facts, lang="en")
+    assert "357892 (was 357392)" in section
+    assert "357392 (corrected to 357892) is the transaction ID" in section  # the sentence, marked
+    assert [f.value for _, f in current_facts(facts) if f.kind == "id"] == ["357892"]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -1063,6 +1072,30 @@ def test_an_id_retyped_after_a_floor_sentence_held_it_replaces_that_sentence() -
 )
 def test_a_status_not_synced_and_a_question_that_states_none(text: str, expected: list[str]) -> None:
     assert [f.key for f in extract(Turn("customer", text), 0) if f.kind == "status"] == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "shown"),
+    [
+        ("the refund still hasn't hit my account", "The refund finally came through", "refund arrived"),
+        ("the verification texts aren't coming through", "the verification texts work now", "texts works"),
+        ("the link still doesn't work for me", "the link works again", "link works"),
+        ("the coupon never got applied", "the coupon shows up on the order now", "coupon arrived"),
+    ],
+)
+def test_an_english_status_and_its_flip_are_one_fact(before: str, after: str, shown: str) -> None:
+    facts = update_ledger((), _turns(before, "A:ok", after), 0, mask=False)
+    statuses = [f for _, f in current_facts(facts) if f.kind == "status"]
+    assert [f.value for f in statuses] == [after] and statuses[0].supersedes is not None
+    assert statuses[0].key.endswith(f"{shown}=yes")
+
+
+def test_an_english_status_clause_ends_at_a_dash() -> None:
+    said = (
+        "the package was marked delivered but it's not here - btw right now the texts aren't coming through"
+    )
+    keys = [f.key for f in extract(Turn("customer", said), 0) if f.kind == "status"]
+    assert keys == ["package marked delivered=yes", "texts works=no"]
 
 
 @pytest.mark.parametrize(

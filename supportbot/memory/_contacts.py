@@ -390,8 +390,11 @@ _EN_NOT = (
     r"|hasn't|haven't|has\s+not|have\s+not|didn't|did\s+not|not\s+yet)"
 )
 _EN_ARRIVE = (
-    r"(?:showed\s+up|show\s+up|shown\s+up|shows\s+up|arrived|arrive|come|came|been\s+delivered|was\s+delivered"
-    r"|got\s+here|get\s+here)"
+    r"(?:showed\s+up|show\s+up|shown\s+up|shows\s+up|arrived|arrive|come\s+through|came\s+through|come|came"
+    r"|been\s+delivered|was\s+delivered|got\s+here|get\s+here"
+    # money arriving: "the refund still hasn't hit my account"; a discount taking effect, which
+    # "the coupon shows up on the order now" says in the words of arriving
+    r"|hit\s+(?:my|our|the)\s+(?:bank\s+)?account|got\s+applied|been\s+applied|was\s+applied)"
 )
 _EN_THING = (
     r"(?:the|my|our|your)\s+(?P<thing>[a-z]+(?:\s+(?!(?:never|still|has|have|hasn't|haven't|had|did|didn't"
@@ -432,10 +435,15 @@ _NOT_STATE_THINGS = frozenset(
 )
 
 
-# "the verification texts work now", "the package was marked delivered but it's not here".
+# "the verification texts work now" / "the verification texts aren't coming through", "the package
+# was marked delivered but it's not here" (up to a dash: "… - btw right now …" is another thing).
 _EN_WORKS = re.compile(
-    r"\b(?:the|my|our)\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:(?P<works>works?|is\s+working|are\s+working)"
-    r"\s+(?:now|again|fine\s+now)|(?P<marked>(?:was|is|were|are)\s+marked\s+(?:as\s+)?delivered)[^,;.!?\n]*)",
+    r"\b(?:the|my|our)\s+(?P<thing>[a-z]+(?:\s+(?!(?:still|now|never)\b)[a-z]+)?)\s+"
+    r"(?:(?P<works>works?|is\s+working|are\s+working)"
+    r"\s+(?:now|again|fine\s+now)"
+    r"|(?P<broken>(?:still\s+)?(?:aren't|isn't|are\s+not|is\s+not|don't|doesn't|do\s+not|does\s+not)"
+    r"\s+(?:still\s+)?(?:coming\s+through|working|work)\b)"
+    r"|(?P<marked>(?:was|is|were|are)\s+marked\s+(?:as\s+)?delivered)(?:(?!\s[-–—]\s)[^,;.!?\n])*)",
     re.IGNORECASE,
 )
 
@@ -457,8 +465,9 @@ def _english_status_hits(text: str) -> Iterator[Hit]:
         return
     for m in _EN_WORKS.finditer(text):
         thing = " ".join(m.group("thing").lower().split())
-        subject = f"{thing} {'works' if m.group('works') else 'marked delivered'}"
-        yield Hit(m.start(), m.end(), m.group().strip(), f"{subject}=yes", subject)
+        subject = f"{thing} {'marked delivered' if m.group('marked') else 'works'}"
+        answer = "no" if m.group("broken") else "yes"
+        yield Hit(m.start(), m.end(), m.group().strip(), f"{subject}={answer}", subject)
     for m in _EN_ABLE.finditer(text):
         act = " ".join(m.group("act").lower().split())
         subject = f"able to {act}"

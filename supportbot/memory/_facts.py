@@ -488,13 +488,14 @@ class _Book:
         """The newest current fact of ``kinds`` stated before turn ``before`` whose key ``key``
         retypes with a character or two fixed, if any; or a floor sentence that holds such a value
         as a token ("Another thing: ref 532162683" before "I mistyped that, the return is
-        532162638": no pattern read the first as an id)."""
-        for i in sorted(self._current_positions(), reverse=True):
-            fact = self._all[i]
-            if fact.turn >= before:
-                continue
-            if fact.kind in kinds and _retypes(fact.key, key):
+        532162638": no pattern read the first as an id). The typed fact first: a floor sentence that
+        also names it ("357392 is the transaction ID I'm talking about") is not what is retyped."""
+        earlier = [i for i in sorted(self._current_positions(), reverse=True) if self._all[i].turn < before]
+        for i in earlier:
+            if self._all[i].kind in kinds and _retypes(self._all[i].key, key):
                 return i
+        for i in earlier:
+            fact = self._all[i]
             if fact.kind == "detail" and any(
                 _retypes(t.upper(), key) for t in _CODE_TOKEN.findall(fact.value)
             ):
