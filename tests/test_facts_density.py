@@ -1068,6 +1068,12 @@ def test_an_id_retyped_replaces_the_id_not_a_floor_sentence_that_also_names_it()
         ("退款到账了吗", []),
         ("流水同步了没有", []),
         ("退款到账了,没有问题", ["收到退款=是"]),
+        ("验证码短信收不到", ["收到验证码=否"]),
+        ("验证码收不到吗", []),
+        # the object right after the verb, else the one before it, not one named further on
+        ("我收到了发票", ["收到发票=是"]),
+        ("发票已经收到了 tb_suwpadp这个订单号一直没动静", ["收到发票=是"]),
+        ("还没收到你们寄的发票", ["收到发票=否"]),
     ],
 )
 def test_a_status_not_synced_and_a_question_that_states_none(text: str, expected: list[str]) -> None:

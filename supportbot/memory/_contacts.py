@@ -280,6 +280,7 @@ def _english_people(text: str) -> Iterator[Hit]:
 # -- yes/no statuses ---------------------------------------------------------------------------
 _VERBS = {
     "收到": "收到",
+    "收不到": "收到",  # "验证码短信收不到": not received, like 登不上
     "到账": "收到",
     "退回": "收到",
     "开通": "开通",
@@ -524,11 +525,19 @@ _QUESTION_TAIL = re.compile(r"\s*(?:吗|么|没有?)\s*$")
 
 
 def _object_near(part: str, start: int, end: int) -> str | None:
+    """What the status verb at ``start:end`` of ``part`` is about: the object right after it (收到了
+    发票), else the nearest before it (发票已经收到了), else one further after (还没收到你们寄的发票):
+    "发票已经收到了 tb_x这个订单号一直没动静" is about the invoice, not the order."""
     after = _OBJECT.search(part, end)
-    if after is not None:
+    if after is not None and after.start() - end <= _OBJECT_RIGHT_AFTER:
         return _OBJECTS[after.group()]
     before = [m.group() for m in _OBJECT.finditer(part, 0, start)]
-    return _OBJECTS[before[-1]] if before else None
+    if before:
+        return _OBJECTS[before[-1]]
+    return _OBJECTS[after.group()] if after is not None else None
+
+
+_OBJECT_RIGHT_AFTER = 2  # characters between a verb and its object: 了, 过, 的
 
 
 # What a status key's subject starts with (收到 of 收到退款, 作废 of 作废发票).
