@@ -1051,6 +1051,23 @@ def test_an_id_retyped_after_a_floor_sentence_held_it_replaces_that_sentence() -
     assert "5879943 (was 5879934)" in ledger.render_facts(facts, lang="en")
 
 
+@pytest.mark.parametrize(
+    ("said", "replaced", "kept"),
+    [
+        # a day written with its month is what a day written with its month fixes
+        (("合同1月13日到期", "上个月5日那天扣的款", "日期我记错了,应该是8月21号"), "1月13日", "上个月5日"),
+        # a day counted from today (周末: 2026-03-21) is not a typo of 2月21号
+        (("3/5之前一定要处理好", "我想周末之前搞定", "更正:日期是2月21号"), "3/5", "周末"),
+    ],
+)
+def test_a_corrected_day_fixes_the_day_written_like_it(
+    said: tuple[str, ...], replaced: str, kept: str
+) -> None:
+    facts = update_ledger((), _turns(*said), 0, mask=False)
+    current = [f.value for _, f in current_facts(facts) if f.kind == "date"]
+    assert kept in current and replaced not in current
+
+
 def test_an_id_retyped_replaces_the_id_not_a_floor_sentence_that_also_names_it() -> None:
     said = ("357392 is the transaction ID I'm talking about", "btw it's 357892, I swapped two digits")
     facts = update_ledger((), _turns(*said), 0, mask=False)

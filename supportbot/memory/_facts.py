@@ -398,10 +398,10 @@ def earlier_stages(subject: str) -> tuple[str, ...]:
 
 # A day written as a calendar day ("6月23号", "12号", "9/14", "20 May 2027"), not counted from
 # today ("in 30 days", "明天"): what one mistypes and corrects.
-_CALENDAR_DAY = re.compile(
-    r"[0-9]\s*[/.\-月]\s*[0-9]|[0-9]\s*[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
-    re.IGNORECASE,
-)
+_MONTHS = r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+_CALENDAR_DAY = re.compile(rf"[0-9]\s*[/.\-月]\s*[0-9]|[0-9]\s*[日号]|{_MONTHS}", re.IGNORECASE)
+# ... with its month written out ("8月21号", "11/22"), not counted from this one ("上个月5日")
+_DAY_OF_NAMED_MONTH = re.compile(rf"[0-9]\s*[/.\-月]\s*[0-9]|{_MONTHS}", re.IGNORECASE)
 
 
 class _Book:
@@ -509,15 +509,24 @@ class _Book:
         a calendar day before the 周末 or "in 30 days" said since: a day counted from today is not
         mistyped."""
         calendar = fact.kind == "date" and _CALENDAR_DAY.search(fact.value) is not None
-        counted = None  # the latest day counted from today, if no calendar day came before
+        # "应该是8月21号" fixes a day written with its month ("1月13日") before one written from
+        # this month ("上个月5日"), before one counted from today.
+        named = calendar and _DAY_OF_NAMED_MONTH.search(fact.value) is not None
+
+        def rank(old: Fact) -> int:  # 0: the best
+            if not _CALENDAR_DAY.search(old.value):
+                return 2
+            return 1 if named and not _DAY_OF_NAMED_MONTH.search(old.value) else 0
+
+        later: dict[int, int] = {}  # the latest of ranks 1 and 2, if none of rank 0 comes before
         for i in sorted(self._current_positions(), reverse=True):
             old = self._all[i]
             if old.kind != fact.kind or old.role != fact.role:
                 continue
-            if not calendar or _CALENDAR_DAY.search(old.value):
+            if not calendar or (found := rank(old)) == 0:
                 return i
-            counted = i if counted is None else counted
-        return counted
+            later.setdefault(found, i)
+        return later.get(1, later.get(2))
 
     def _holding(self, token: str, *, before: int) -> int | None:
         """The newest current detail stated before turn ``before`` that holds ``token`` whole."""
@@ -539,7 +548,10 @@ class _Book:
             if (
                 old.kind == fact.kind
                 and old.role == fact.role  # one fixes one's own typo, not the other side's figure
-                and (fact.kind == "amount" or _ISO_DAY.fullmatch(old.key))
+                # a day counted from today ("周末" = 12-05) is not mistyped as 11-05
+                and (
+                    fact.kind == "amount" or (_ISO_DAY.fullmatch(old.key) and _CALENDAR_DAY.search(old.value))
+                )
                 and old.turn <= fact.turn
                 and not (old.subject and fact.subject and old.subject != fact.subject)
                 and _mistyped(_digits_of(old.key), _digits_of(fact.key))
