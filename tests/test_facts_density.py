@@ -1068,6 +1068,13 @@ def test_a_corrected_day_fixes_the_day_written_like_it(
     assert kept in current and replaced not in current
 
 
+def test_a_refusal_reaches_no_value_in_the_next_sentence() -> None:
+    said = ("2/23那天扣的款", "我想起来了,不是2/23,是9/18。发票是上星期一开的。")
+    facts = update_ledger((), _turns(*said), 0, mask=False)
+    current = [f.value for _, f in current_facts(facts) if f.kind == "date"]
+    assert current == ["9/18", "上星期一"]
+
+
 def test_an_id_retyped_replaces_the_id_not_a_floor_sentence_that_also_names_it() -> None:
     said = ("357392 is the transaction ID I'm talking about", "btw it's 357892, I swapped two digits")
     facts = update_ledger((), _turns(*said), 0, mask=False)

@@ -129,7 +129,7 @@ def _extract(
         if (item.kind, item.key, item.subject) not in seen:
             seen.add((item.kind, item.key, item.subject))
             fact = Fact(item.kind, item.value, item.key, index, item.subject, turn.role, None)
-            wrong = _refused_beside(item, refused) or _refused_token(text, item)
+            wrong = _refused_beside(text, item, refused) or _refused_token(text, item)
             retracting = (
                 item.correction
                 and _SLIP.search(text, max(0, item.start - _SLIP_REACH), item.start) is not None
@@ -171,7 +171,12 @@ def _refused_token(text: str, item: Found) -> str:
     like an id's key; "" if none."""
     if item.kind not in _RETYPED_KINDS:
         return ""
-    near = text[max(0, item.start - _REFUSAL_REACH) : item.start + len(item.value) + _REFUSAL_REACH]
+    first = max(0, item.start - _REFUSAL_REACH)
+    last = item.start + len(item.value)
+    ends = list(_SENTENCE_END.finditer(text, first, item.start))
+    first = ends[-1].end() if ends else first  # within the item's sentence
+    after = _SENTENCE_END.search(text, last, last + _REFUSAL_REACH)
+    near = text[first : after.start() if after else last + _REFUSAL_REACH]
     tokens = [m.group("token").upper() for m in _REFUSED_TOKEN.finditer(near)]
     return next((t for t in tokens if t != item.key), "")
 
@@ -195,10 +200,20 @@ def _read_longer(item: Found, scanned: Sequence[Found]) -> bool:
 _REFUSAL_REACH = 32
 
 
-def _refused_beside(item: Found, refused: Sequence[Found]) -> str:
-    """The key of the value of ``item``'s kind that the text refuses right beside it, if any."""
-    near = [f for f in refused if f.kind == item.kind and abs(f.start - item.start) <= _REFUSAL_REACH]
+def _refused_beside(text: str, item: Found, refused: Sequence[Found]) -> str:
+    """The key of the value of ``item``'s kind that the text refuses right beside it, in its
+    sentence, if any ("不是2/23,是9/18。发票是上星期一开的" refuses nothing beside 上星期一)."""
+    near = [
+        f
+        for f in refused
+        if f.kind == item.kind
+        and abs(f.start - item.start) <= _REFUSAL_REACH
+        and not _SENTENCE_END.search(text, min(f.start, item.start), max(f.start, item.start))
+    ]
     return min(near, key=lambda f: abs(f.start - item.start)).key if near else ""
+
+
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.\s")
 
 
 def update_ledger(
