@@ -213,7 +213,7 @@ def _refused_beside(text: str, item: Found, refused: Sequence[Found]) -> str:
     return min(near, key=lambda f: abs(f.start - item.start)).key if near else ""
 
 
-_SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.\s")
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.\s")  # not ；: "不是2/23；是9/18" is one thought
 
 
 def update_ledger(
