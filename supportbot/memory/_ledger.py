@@ -539,8 +539,11 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
             held.setdefault(u.held_by, []).append(u.position)
     paid: dict[int, int] = {}
     held_by = {u.position: u.held_by for u in shown}
-    # Labels and line ends, and the omitted-count line, are paid for before any value.
-    spent = count(omitted_text.format(n=len(shown))) + 4 * len({u.fact.kind for u in shown}) + 4
+    # The omitted-count line is paid for before any value, a kind's label and line end with its
+    # first value kept (paid up front for every kind, they let a smaller, lower-ranked value in
+    # where a higher-ranked one would have fitted).
+    spent = count(omitted_text.format(n=len(shown))) + 4
+    labelled: set[str] = set()
     keep: set[int] = set()
     keep_notes: set[int] = set()
     kind_of = {u.position: u.fact.kind for u in shown}
@@ -553,13 +556,15 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
         if not is_note and held_by.get(position) in keep:
             keep.add(position)
             continue
-        if spent + cost > allowance:
+        label = _LABEL_COST if not is_note and kind_of[position] not in labelled else 0
+        if spent + cost + label > allowance:
             if tier == _CORRECTION_TIER:
                 blocked.add(kind_of[position])
             continue
-        spent += cost
+        spent += cost + label
         (keep_notes if is_note else keep).add(position)
         if not is_note:
+            labelled.add(kind_of[position])
             paid[position] = cost
             spent -= sum(paid.pop(h, 0) for h in held.get(position, ()))
     _fill(shown, keep, keep_notes, kind_of, blocked, allowance, labels, omitted_text, joiner)
@@ -581,6 +586,11 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
         )
         keep.discard(lowest.position)
         keep_notes.discard(lowest.position)
+        # what that leaves room for, counted exactly (a higher-ranked fact the estimate passed over)
+        _fill(shown, keep, keep_notes, kind_of, blocked, allowance, labels, omitted_text, joiner)
+
+
+_LABEL_COST = 4  # tokens of a kind's line: "\n- 邮箱: " and the line end
 
 
 def _fill(
