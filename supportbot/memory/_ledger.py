@@ -259,7 +259,9 @@ def _held_by_sentences(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, boo
         kinds = _HELD_BY.get(unit.fact.kind)
         if kinds and not unit.note:
             said = normalize_sentence(unit.text)
-            within = _whole_value_in if unit.fact.kind in EXACT_KINDS else _within_sentence
+            # an exact value as a whole token ("7460" is not in "2024b7460"), else as whole words
+            edge = r"0-9a-z@._+-" if unit.fact.kind in EXACT_KINDS else "0-9a-z"
+            whole = re.compile(rf"(?<![{edge}]){re.escape(said)}(?![{edge}]|\.[0-9a-z])")
             holder = next(
                 (
                     h
@@ -267,7 +269,7 @@ def _held_by_sentences(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, boo
                     if h.fact.kind in kinds
                     and h.fact.turn == unit.fact.turn
                     and h.position != unit.position
-                    and all(within(said, form) for form in forms[h.position])
+                    and all(whole.search(form) for form in forms[h.position])
                 ),
                 None,
             )
@@ -286,19 +288,6 @@ _HELD_BY: Mapping[str, frozenset[str]] = {
     **dict.fromkeys(("id", "phone", "email"), frozenset(_QUOTING_KINDS)),
 }
 _HOLDING_KINDS = frozenset({*_QUOTING_KINDS, "status", "plan"})
-
-
-def _within_sentence(said: str, sentence: str) -> bool:
-    """Whether ``sentence`` holds ``said``, not as part of a longer word ("li" is not in "lisa")."""
-    return re.search(rf"(?<![0-9a-z]){re.escape(said)}(?![0-9a-z])", sentence) is not None
-
-
-def _whole_value_in(value: str, sentence: str) -> bool:
-    """Whether ``sentence`` holds ``value`` as a whole token (not "7460" inside "2024B7460")."""
-    return (
-        re.search(rf"(?<![0-9A-Za-z@._+-]){re.escape(value)}(?![0-9A-Za-z@_+-]|\.[0-9A-Za-z])", sentence)
-        is not None
-    )
 
 
 def _forms(unit: Unit) -> tuple[str, ...]:
@@ -492,9 +481,6 @@ def view(
     (``_sentences.terse``). Whichever leaves fewest facts out is shown; the full text whenever the
     shorter ones leave out no fewer."""
     shown = units(facts, summarized_upto=summarized_upto, lang=lang)
-    positions = {u.position for u in shown}
-    # A unit whose sentence is not shown (its turn is in the history) is shown on its own.
-    shown = [u if u.held_by is None or u.held_by in positions else replace(u, held_by=None) for u in shown]
     best = _fitted(shown, allowance, lang)
     if not best.omitted:
         return best
@@ -533,12 +519,12 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
     costs.sort(key=lambda c: (c[0], -c[1]))
     # A unit a sentence holds (Unit.held_by) is paid for at its own rank; once its sentence is
     # kept it costs nothing, and what was paid for it is given back.
-    held: dict[int, list[int]] = {}
-    for u in shown:
-        if u.held_by is not None:
-            held.setdefault(u.held_by, []).append(u.position)
-    paid: dict[int, int] = {}
     held_by = {u.position: u.held_by for u in shown}
+    held: dict[int, list[int]] = {}  # by the sentence that holds them
+    for position, holder in held_by.items():
+        if holder is not None:
+            held.setdefault(holder, []).append(position)
+    paid: dict[int, int] = {}
     # The omitted-count line is paid for before any value, a kind's label and line end with its
     # first value kept (paid up front for every kind, they let a smaller, lower-ranked value in
     # where a higher-ranked one would have fitted).
