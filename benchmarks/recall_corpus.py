@@ -179,7 +179,9 @@ class Ticket:
     def resolve_dates(self, days: Sequence[Iterable[date]]) -> None:
         """Add the ISO forms of dates written relative to the day or without a year; ``days[r]``:
         the day(s) round ``r``'s customer message was written (local and UTC may differ). An ISO
-        form two date facts would share is given to neither (it would credit one for the other)."""
+        form two date facts would share is given to neither (it would credit one for the other),
+        unless the fact resolves to that one day alone: then both facts are that day, and a prompt
+        showing it shows both values (as one id written twice is recalled by one occurrence)."""
         found: dict[Fact, set[str]] = {}
         for fact in self.facts:
             if fact.rule is not None:
@@ -190,7 +192,7 @@ class Ticket:
                 for s in found.get(fact, set()) | set(fact.strings):
                     owners[s] = owners.get(s, 0) + 1
         for fact, isos in found.items():
-            extra = sorted(s for s in isos if owners[s] == 1 and s not in fact.strings)
+            extra = sorted(s for s in isos if (owners[s] == 1 or len(isos) == 1) and s not in fact.strings)
             fact.strings = (*fact.strings, *extra)
             fact.rule = None
 
