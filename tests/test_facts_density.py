@@ -1247,3 +1247,55 @@ def test_a_status_that_flipped_is_marked_inside_the_request_that_quotes_it(
     said: str, flipped: str, lang: str, marked: str
 ) -> None:
     assert marked in _section(said, flipped, lang=lang)
+
+
+def test_a_room_number_correction_fixes_the_address_whose_number_it_changes_least() -> None:
+    """2910 is one digit from 2919 and two from 2612: the older address is the one corrected."""
+    section = _section(
+        "之前那个地址不用了,现在是浙江省杭州市西湖区延安路902号2919室",
+        "快递放天津市河西区软件大道849号创新园1号楼3单元2612前台",
+        "我想起来了,更正一下地址,房间号是2910",
+    )
+    assert "延安路902号2910室(原为 浙江省杭州市西湖区延安路902号2919室)" in section
+    assert "3单元2612" in section and "3单元2910" not in section
+
+
+def test_a_stage_passed_stays_passed_after_the_yes_is_contradicted() -> None:
+    """Received is issued: someone saying later that it has not arrived reopens the receipt, not
+    the issuing, and the section never shows "not issued yet" as current again."""
+    section = _section("发票还没开出来", "发票已经收到了", "我们前台郝姐说发票到现在还没收到")
+    assert "我们前台郝姐说发票到现在还没收到(原为 发票已经收到了、发票还没开出来)" in section
+    assert section.count("还没开出来") == 1
+
+
+def test_a_sum_retyped_without_its_cents_fixes_the_sum_whose_whole_part_it_changes() -> None:
+    turns = _turns("运费收了7832.99,有点离谱", "我们预算也就￥1953.46左右", "我刚才说错了,是7839块钱")
+    facts = update_ledger((), turns, 0, mask=False)
+    replaced = [facts[f.supersedes].key for f in facts if f.supersedes is not None]
+    assert replaced == ["CNY 7832.99"]
+
+
+def test_short_of_room_an_id_or_day_a_correction_replaced_stays_beside_it() -> None:
+    """Which day "日期我记错了" fixes is a guess when two were given: the replaced day is ranked with
+    the exact values, so no room shows a request while leaving it out."""
+    facts = update_ledger(
+        (),
+        _turns(
+            "我是2026/11/10下的单",
+            "2025-08-08之前一定要处理好",
+            "帮我把套餐降一档",
+            "能不能把我的账号注销掉",
+            "日期我记错了,应该是8月28号",
+        ),
+        0,
+        mask=False,
+    )
+    whole = ledger.view(facts, summarized_upto=9)
+    assert whole.omitted == 0 and "(原为 2025-08-08)" in "".join(whole.pieces)
+    requests_shown = 0
+    for allowance in range(count_joined(whole.pieces) - 1, 20, -1):
+        text = "".join(ledger.view(facts, summarized_upto=9, allowance=allowance).pieces)
+        if "降一档" in text or "注销" in text:
+            requests_shown += 1
+            assert "(原为 2025-08-08)" in text, allowance
+    assert requests_shown > 5  # the walk reached allowances that leave facts out

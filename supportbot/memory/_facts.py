@@ -375,6 +375,11 @@ def _digits_of(key: str) -> str:
     return re.sub(r"[^0-9]", "", key.removesuffix(".00"))
 
 
+def _whole_part(key: str) -> str:
+    """An amount key's digits before its decimal point: "CNY 7832.99" → "7832"."""
+    return re.sub(r"[^0-9]", "", key.partition(".")[0])
+
+
 def _mistyped(old: str, new: str) -> bool:
     """Whether digits ``new`` fix ``old``: as long (three or more), one digit changed or two
     neighbours swapped."""
@@ -472,8 +477,10 @@ class _Book:
                 and self._all[i].turn < index
                 and (last := part.search(self._all[i].value)) is not None
             ]
-            # The address whose part the new value fixes (7219 for 2219), else the latest one.
+            # The address whose part the new value fixes (7219 for 2219), else the latest one; of
+            # several, the fewest characters changed (2910 fixes 2919 before 2612), then the latest.
             close = [c for c in candidates if _near_part(c[1].group(), new)]
+            close.sort(key=lambda c: _differing(c[1].group(), new) or 0)  # stable: latest first
             for i, last in (close or candidates)[:1]:
                 fact = self._all[i]
                 if last.group().lower() != new.lower():
@@ -569,7 +576,11 @@ class _Book:
                 )
                 and old.turn <= fact.turn
                 and not (old.subject and fact.subject and old.subject != fact.subject)
-                and _mistyped(_digits_of(old.key), _digits_of(fact.key))
+                and (
+                    _mistyped(_digits_of(old.key), _digits_of(fact.key))
+                    # "是7839块钱" fixes 7832.99: the whole part mistyped, the cents not said again
+                    or (fact.kind == "amount" and _mistyped(_whole_part(old.key), _whole_part(fact.key)))
+                )
             ):
                 return i
         return None

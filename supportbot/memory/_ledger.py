@@ -13,7 +13,8 @@ first: values that corrected an earlier one rank first, then exact values (ids, 
 codes, phones, emails), then open promises and requests, then people, plans,
 addresses and statuses, then satisfied requests and promises (a later "yes" status completes
 them: 退款我已经收到了 after 想申请退款), then details (the floor: a customer's sentence with a
-figure no typed fact holds), and the notes of replaced values last. How
+figure no typed fact holds), and the notes of replaced values last (an exact value's with the
+exact values: a correction that names no value may have guessed the one it fixes). How
 many were left out is said in the prompt and reported in ``state.context_usage["facts_omitted"]``.
 
 Requests and promises are shown only from folded turns: newer ones are in the history verbatim.
@@ -180,11 +181,13 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
         if f.kind in _ENTITY_KINDS:
             pinned.setdefault(f.turn, []).extend(_CJK_SPACING.sub("", v) for v in (f.value, f.key))
     words = prompt_words(lang)
-    staged = _stages_settled(current)
+    staged: dict[int, list[tuple[int, Fact]]] = {}
     replaced = _replacements(facts, lang, currency)
-    for position, settled_ones in staged.items():  # a sentence quoting a settled stage marks it too
-        mark = words["facts.corrected_to"].format(value=display(facts[position], lang, currency))
-        replaced.extend((old.value, facts[position].value, mark) for _, old in settled_ones)
+    for holder, settler, (position, pending) in _stages_settled(facts, current):
+        staged.setdefault(holder, []).append((position, pending))
+        # a sentence quoting a settled stage marks it too, by the word that settled it
+        mark = words["facts.corrected_to"].format(value=display(settler, lang, currency))
+        replaced.append((pending.value, settler.value, mark))
     corrected = _corrected_by_turn(facts, current)
     hidden = {position for settled_ones in staged.values() for position, _ in settled_ones}
     for i, fact in current:
@@ -224,17 +227,32 @@ def _units_of(facts: Sequence[Fact], lang: str) -> tuple[tuple[Unit, bool], ...]
     return _held_by_sentences(result)
 
 
-def _stages_settled(current: Sequence[tuple[int, Fact]]) -> dict[int, list[tuple[int, Fact]]]:
-    """For each current "yes" status, the current "not yet" statuses of the same thing at an earlier
-    stage, said before it: 发票已经收到了 settles both 发票还没开出来 and 发票还没收到 (a fact
-    replaces only one; the others read as still open). Shown in its note, not on their own."""
+def _stages_settled(
+    facts: Sequence[Fact], current: Sequence[tuple[int, Fact]]
+) -> list[tuple[int, Fact, tuple[int, Fact]]]:
+    """The current "not yet" statuses that a "yes" status of the same thing at a later stage,
+    said after them, settles: 发票已经收到了 settles both 发票还没开出来 and 发票还没收到 (a fact
+    replaces only one; the others would read as still open). A stage once passed stays passed:
+    a later "郝姐说发票还没收到" replaces the yes but does not reopen 发票还没开出来. Each as
+    (the current fact that holds the yes: itself or what replaced it, the yes, the settled one);
+    shown in the holder's note, not on their own."""
     pending = {f.subject: (i, f) for i, f in current if f.kind == "status" and f.key.endswith("=否")}
-    settled: dict[int, list[tuple[int, Fact]]] = {}
-    for i, fact in current:
-        if fact.kind == "status" and fact.key.endswith("=是"):
-            for subject in earlier_stages(fact.subject):
-                if subject in pending and pending[subject][1].turn <= fact.turn:
-                    settled.setdefault(i, []).append(pending.pop(subject))
+    if not pending:
+        return []
+    now = {i for i, _ in current}
+    replaced_by = {f.supersedes: j for j, f in enumerate(facts) if f.supersedes is not None}
+    settled = []
+    for i, fact in enumerate(facts):
+        if fact.kind != "status" or not fact.key.endswith("=是"):
+            continue
+        holder = i
+        while holder not in now and replaced_by.get(holder, -1) > holder:
+            holder = replaced_by[holder]
+        if holder not in now:
+            continue
+        for subject in earlier_stages(fact.subject):
+            if subject in pending and pending[subject][1].turn <= fact.turn:
+                settled.append((holder, fact, pending.pop(subject)))
     return settled
 
 
@@ -515,7 +533,11 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
     ranked = sorted(shown, key=lambda u: (u.tier, -u.position))
     count = counter()
     costs = [(u.tier, u.position, False, count(u.text) + 1) for u in ranked]
-    costs += [(_NOTE_TIER, u.position, True, count(u.note)) for u in ranked if u.note]
+    # What a correction replaced goes last, but an old id, amount or date goes with the exact
+    # values: the correction may have guessed which one it fixes ("日期我记错了,应该是8月28号"
+    # after two days were given), and the one it did not fix is still true.
+    note_tier = {u.position: 0 if u.fact.kind in EXACT_KINDS else _NOTE_TIER for u in ranked}
+    costs += [(note_tier[u.position], u.position, True, count(u.note)) for u in ranked if u.note]
     costs.sort(key=lambda c: (c[0], -c[1]))
     # A unit a sentence holds (Unit.held_by) is paid for at its own rank; once its sentence is
     # kept it costs nothing, and what was paid for it is given back.
