@@ -89,12 +89,14 @@ MASKED = ("phone", "email")
 DRAFT_PROMPTS = frozenset(system_prompts("draft").values())  # a ticket's is in its language
 _BASICS = LABELS["basics"].split("{", 1)[0]
 # How the facts section marks a value a correction replaced: "升级费 CNY 1860.00(原为 CNY 1680.00)".
-_REPLACED_NOTE = re.compile(r"[((]原为[^))\n]*[))]")
+# A note's words may hold brackets of their own: "(原为 段哥(助理)说发票到现在还没收到)".
+_NOTE_BODY = r"(?:[^()\n]|\([^()\n]*\))*"
+_REPLACED_NOTE = re.compile(r"\(原为" + _NOTE_BODY + r"\)")
 # What marks a value as replaced where the facts section shows it: a note after the value that
 # replaced it ("(原为 …)", "(was …)"), a staff retraction ("[客服核实有误,勿用]"), or a mark right after
 # the old value where a sentence quotes it ("(已更正为 …)", "(corrected to …)").
 _REPLACED_NOTES = re.compile(
-    r"\s?[((](?:原为|was )[^))\n]*[))]|[^,，；;\n]*\[(?:客服核实有误|checked by staff: wrong)[^\]\n]*\]"
+    r"\s?\((?:原为|was )" + _NOTE_BODY + r"\)|[^,，；;\n]*\[(?:客服核实有误|checked by staff: wrong)[^\]\n]*\]"
 )
 _CORRECTED_NEXT = re.compile(r"\s?[((](?:已更正为|corrected to )")
 _HELP_CENTER = "\n".join(f"{a.title}\n{a.body}" for a in KB_ARTICLES)
