@@ -1299,3 +1299,59 @@ def test_short_of_room_an_id_or_day_a_correction_replaced_stays_beside_it() -> N
             requests_shown += 1
             assert "(原为 2025-08-08)" in text, allowance
     assert requests_shown > 5  # the walk reached allowances that leave facts out
+
+
+def _replaced(*texts: str) -> list[tuple[str, str]]:
+    """(old value, new value) of every correction the turns make."""
+    facts = update_ledger((), _turns(*texts), 0, mask=False)
+    return [(facts[f.supersedes].value, f.value) for f in facts if f.supersedes is not None]
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        # a bare figure refused beside a sum is that sum, whatever was said since
+        (("这个月扣了我83.26。", "这个月扣了我¥9", "不是83.26,是86 元,我看错了"), [("83.26", "86 元")]),
+        # a refusal replaces the value nearest it, not another day named earlier in its sentence
+        (
+            (
+                "我是2026.02.12下的单。",
+                "我12月20号要出差,最好在这之前搞定,你们记一下,不是2026.02.12,是6/25。",
+            ),
+            [("2026.02.12", "6/25")],
+        ),
+        # 10月16号 for 11月6号 is no typo (the two digits stand apart): the latest day is fixed
+        (("10月16号那天扣的款", "最晚8/27要用", "日期我记错了,应该是11月6号"), [("8/27", "11月6号")]),
+        # a sum one digit off is what a correction fixes, before the last sum of its name
+        (
+            (
+                "the total was $48,377",
+                "the charge was $1,400",
+                "scratch that, the charge was actually $48317",
+            ),
+            [("$48,377", "$48317")],
+        ),
+    ],
+)
+def test_which_value_a_correction_fixes(texts: tuple[str, ...], expected: list[tuple[str, str]]) -> None:
+    assert _replaced(*texts) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        (
+            "寄到福建省厦门市思明区滨江大道805号1519室 我2027-12-03要出差",
+            "福建省厦门市思明区滨江大道805号1519室",
+        ),
+        (
+            "收货地址是天津市河西区青年路798号金茂府14号楼1单元1416 等了快22分钟",
+            "天津市河西区青年路798号金茂府14号楼1单元1416",
+        ),
+        ("收货地址是北京市朝阳区建国路88号 阳光花园3-2-301", "北京市朝阳区建国路88号 阳光花园3-2-301"),
+    ],
+)
+def test_an_address_ends_before_a_sentence_that_starts_with_a_person_or_counts_time(
+    text: str, address: str
+) -> None:
+    assert _values(text, "address") == [address]

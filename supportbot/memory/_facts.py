@@ -31,6 +31,7 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Literal, NamedTuple, get_args
 
 from .._state import Fact, Role, Turn
@@ -129,7 +130,7 @@ def _extract(
         if (item.kind, item.key, item.subject) not in seen:
             seen.add((item.kind, item.key, item.subject))
             fact = Fact(item.kind, item.value, item.key, index, item.subject, turn.role, None)
-            wrong = _refused_beside(text, item, refused) or _refused_token(text, item)
+            wrong = _refused_beside(text, item, refused, found) or _refused_token(text, item)
             retracting = (
                 item.correction
                 and _SLIP.search(text, max(0, item.start - _SLIP_REACH), item.start) is not None
@@ -166,19 +167,36 @@ _REFUSED_TOKEN = re.compile(
 )
 
 
+# A bare figure refused beside an amount: "不是83.26,是86 元" (a figure with no currency is read as
+# money only where a verb or a label says so, and 不是 does not).
+_REFUSED_FIGURE = re.compile(
+    NEGATION + r"\s*(?:the\s+)?(?P<figure>[0-9]{1,9}(?:\.[0-9]{1,2})?)(?![0-9A-Za-z.%])", re.IGNORECASE
+)
+
+
 def _refused_token(text: str, item: Found) -> str:
     """The id-like token the text refuses right beside ``item`` (an id or a code), upper-cased
-    like an id's key; "" if none."""
-    if item.kind not in _RETYPED_KINDS:
+    like an id's key, or the bare figure it refuses beside an amount, as a key in that amount's
+    currency; "" if none."""
+    if item.kind in _RETYPED_KINDS:
+        tokens = [m.group("token").upper() for m in _REFUSED_TOKEN.finditer(_around(text, item))]
+    elif item.kind == "amount":
+        currency = item.key.rpartition(" ")[0]
+        figures = (m.group("figure") for m in _REFUSED_FIGURE.finditer(_around(text, item)))
+        tokens = [f"{currency} {Decimal(f):.2f}".lstrip() for f in figures]
+    else:
         return ""
+    return next((t for t in tokens if t != item.key), "")
+
+
+def _around(text: str, item: Found) -> str:
+    """The text within ``_REFUSAL_REACH`` of ``item``, in its sentence."""
     first = max(0, item.start - _REFUSAL_REACH)
     last = item.start + len(item.value)
     ends = list(_SENTENCE_END.finditer(text, first, item.start))
-    first = ends[-1].end() if ends else first  # within the item's sentence
+    first = ends[-1].end() if ends else first
     after = _SENTENCE_END.search(text, last, last + _REFUSAL_REACH)
-    near = text[first : after.start() if after else last + _REFUSAL_REACH]
-    tokens = [m.group("token").upper() for m in _REFUSED_TOKEN.finditer(near)]
-    return next((t for t in tokens if t != item.key), "")
+    return text[first : after.start() if after else last + _REFUSAL_REACH]
 
 
 def _read_longer(item: Found, scanned: Sequence[Found]) -> bool:
@@ -200,9 +218,11 @@ def _read_longer(item: Found, scanned: Sequence[Found]) -> bool:
 _REFUSAL_REACH = 32
 
 
-def _refused_beside(text: str, item: Found, refused: Sequence[Found]) -> str:
+def _refused_beside(text: str, item: Found, refused: Sequence[Found], found: Sequence[Found]) -> str:
     """The key of the value of ``item``'s kind that the text refuses right beside it, in its
-    sentence, if any ("不是2/23,是9/18。发票是上星期一开的" refuses nothing beside 上星期一)."""
+    sentence, if any ("不是2/23,是9/18。发票是上星期一开的" refuses nothing beside 上星期一). A
+    refusal replaces one value, the one of the kind nearest it: "我12月20号要出差,…,不是2026.02.12,
+    是6/25" refuses nothing beside 12月20号."""
     near = [
         f
         for f in refused
@@ -210,7 +230,13 @@ def _refused_beside(text: str, item: Found, refused: Sequence[Found]) -> str:
         and abs(f.start - item.start) <= _REFUSAL_REACH
         and not _SENTENCE_END.search(text, min(f.start, item.start), max(f.start, item.start))
     ]
-    return min(near, key=lambda f: abs(f.start - item.start)).key if near else ""
+    if not near:
+        return ""
+    wrong = min(near, key=lambda f: abs(f.start - item.start))
+    distance = abs(wrong.start - item.start)
+    if any(f.kind == item.kind and f is not item and abs(f.start - wrong.start) < distance for f in found):
+        return ""
+    return wrong.key
 
 
 _SENTENCE_END = re.compile(r"[。！？!?\n]|\.\s")  # not ；: "不是2/23；是9/18" is one thought
@@ -373,6 +399,12 @@ def _near_part(old: str, new: str) -> bool:
 def _digits_of(key: str) -> str:
     """An amount key's significant digits: "CNY 5158.00" → "5158", "USD 37.18" → "3718"."""
     return re.sub(r"[^0-9]", "", key.removesuffix(".00"))
+
+
+def _compared(key: str, kind: str) -> str:
+    """What a typo is looked for in: a date's ISO key with its dashes (10-16 for 11-06 is no swap
+    of neighbours: the two digits stand apart as written), an amount's significant digits."""
+    return key if kind == "date" else _digits_of(key)
 
 
 def _whole_part(key: str) -> str:
@@ -577,7 +609,7 @@ class _Book:
                 and old.turn <= fact.turn
                 and not (old.subject and fact.subject and old.subject != fact.subject)
                 and (
-                    _mistyped(_digits_of(old.key), _digits_of(fact.key))
+                    _mistyped(_compared(old.key, fact.kind), _compared(fact.key, fact.kind))
                     # "是7839块钱" fixes 7832.99: the whole part mistyped, the cents not said again
                     or (fact.kind == "amount" and _mistyped(_whole_part(old.key), _whole_part(fact.key)))
                 )
@@ -620,14 +652,15 @@ class _Book:
             target = self._holding(refused, before=fact.turn)
         if target is None and correction and fact.kind in _RETYPED_KINDS:
             target = self._near((fact.kind,), fact.key, before=fact.turn + 1)
+        if target is None and correction and fact.kind in ("amount", "date"):
+            # "更正一下,刚才那个金额是5518块" fixes the 5158 said before, not a sum named in between;
+            # "我记错了,应该是12/23" the 11月23号 said before, not a day named since; "the charge
+            # was actually $48317" the $48,377 said before, not the last sum called a charge.
+            target = self._mistyped(fact)
         if target is None and by_subject:
             target = self._by_subject.get((fact.kind, fact.subject))
         if target is None and fact.kind == "status" and fact.key.endswith("=是"):
             target = self._earlier_stage(fact.subject)
-        if target is None and correction and fact.kind in ("amount", "date"):
-            # "更正一下,刚才那个金额是5518块" fixes the 5158 said before, not a sum named in between;
-            # "我记错了,应该是12/23" the 11月23号 said before, not a day named since.
-            target = self._mistyped(fact)
         if (
             target is None
             and correction
