@@ -1348,10 +1348,14 @@ def test_which_value_a_correction_fixes(texts: tuple[str, ...], expected: list[t
             "收货地址是天津市河西区青年路798号金茂府14号楼1单元1416 等了快22分钟",
             "天津市河西区青年路798号金茂府14号楼1单元1416",
         ),
+        (
+            "地址:四川省成都市武侯区软件大道644号2单元2303 报错422 error",
+            "四川省成都市武侯区软件大道644号2单元2303",
+        ),
         ("收货地址是北京市朝阳区建国路88号 阳光花园3-2-301", "北京市朝阳区建国路88号 阳光花园3-2-301"),
     ],
 )
-def test_an_address_ends_before_a_sentence_that_starts_with_a_person_or_counts_time(
+def test_an_address_ends_before_a_sentence_that_starts_with_a_person_or_an_error_or_counts_time(
     text: str, address: str
 ) -> None:
     assert _values(text, "address") == [address]

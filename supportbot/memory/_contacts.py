@@ -100,12 +100,13 @@ _BARE_ADDRESS = re.compile(
 
 
 # After a space, words with no digit and no place word are the next sentence, not the address:
-# "…和平路932号215室 目前退款还没收到"; so are words that begin with a person ("…805号1519室
-# 我2027-12-03要出差": no address part begins with 我), and words with no place word that count
-# time or things ("…1单元1416 等了快22分钟"; "阳光花园3-2-301" is still the address).
+# "…和平路932号215室 目前退款还没收到"; so are words that begin with a person or an error
+# ("…805号1519室 我2027-12-03要出差", "…2单元2303 报错422 error": no address part begins so), and
+# words with no place word that count time or things ("…1单元1416 等了快22分钟"; "阳光花园3-2-301"
+# is still the address).
 _PLACE_WORDS = "省市区县镇路街道巷弄号楼栋幢室层座单元"
 _AFTER_ADDRESS = re.compile(
-    r"\s+(?=[\u4e00-\u9fff])(?:(?=[我你咱他她])"
+    r"\s+(?=[\u4e00-\u9fff])(?:(?=[我你咱他她]|报错|错误|提示)"
     rf"|(?![^\s]*?[0-9{_PLACE_WORDS}])"
     rf"|(?=[^\s]*?[0-9]\s*(?:分钟|小时|天|次|块|元|个|岁|周))(?![^\s]*?[{_PLACE_WORDS}]))"
 )
