@@ -96,7 +96,8 @@ _REPLACED_NOTE = re.compile(r"\(原为" + _NOTE_BODY + r"\)")
 # replaced it ("(原为 …)", "(was …)"), a staff retraction ("[客服核实有误,勿用]"), or a mark right after
 # the old value where a sentence quotes it ("(已更正为 …)", "(corrected to …)").
 _REPLACED_NOTES = re.compile(
-    r"\s?\((?:原为|was )" + _NOTE_BODY + r"\)|[^,，；;\n]*\[(?:客服核实有误|checked by staff: wrong)[^\]\n]*\]"
+    r"\s?\((?:原为|was )" + _NOTE_BODY + r"\)"
+    r"|[^,，；;\n]*\[(?:客服核实有误|checked by staff: wrong)[^\]\n]*\]"
 )
 _CORRECTED_NEXT = re.compile(r"\s?[((](?:已更正为|corrected to )")
 _HELP_CENTER = "\n".join(f"{a.title}\n{a.body}" for a in KB_ARTICLES)
