@@ -1322,6 +1322,14 @@ def _replaced(*texts: str) -> list[tuple[str, str]]:
         ),
         # 10月16号 for 11月6号 is no typo (the two digits stand apart): the latest day is fixed
         (("10月16号那天扣的款", "最晚8/27要用", "日期我记错了,应该是11月6号"), [("8/27", "11月6号")]),
+        # an id retyped fixes the earlier sentence that held it, not the correction's own sentence
+        (
+            (
+                "The transaction ID on my screen is tr_ambtsse",
+                "correction: transaction ID tr_cmbtsse, not tr_ambtsse",
+            ),
+            [("The transaction ID on my screen is tr_ambtsse", "tr_cmbtsse")],
+        ),
         # a sum one digit off is what a correction fixes, before the last sum of its name
         (
             (
@@ -1359,3 +1367,13 @@ def test_an_address_ends_before_a_sentence_that_starts_with_a_person_or_an_error
     text: str, address: str
 ) -> None:
     assert _values(text, "address") == [address]
+
+
+def test_an_apartment_correction_fixes_no_address_that_already_has_the_new_number() -> None:
+    section = _section(
+        "the old address is dead, it's 1945 Orchard Way, Unit 13D Brooklyn NY 11232 now",
+        "my address is 1973 Elm Street, Apartment 14D, Austin, TX 78719.",
+        "the apartment number is wrong, it should be 13D",
+        lang="en",
+    )
+    assert "1973 Elm Street, Apartment 13D, Austin, TX 78719 (was 1973 Elm Street, Apartment 14D" in section

@@ -511,13 +511,14 @@ class _Book:
             ]
             # The address whose part the new value fixes (7219 for 2219), else the latest one; of
             # several, the fewest characters changed (2910 fixes 2919 before 2612), then the latest.
+            # One whose part is already the new value is not the one fixed.
+            candidates = [c for c in candidates if c[1].group().lower() != new.lower()]
             close = [c for c in candidates if _near_part(c[1].group(), new)]
             close.sort(key=lambda c: _differing(c[1].group(), new) or 0)  # stable: latest first
             for i, last in (close or candidates)[:1]:
                 fact = self._all[i]
-                if last.group().lower() != new.lower():
-                    value = fact.value[: last.start()] + new + fact.value[last.end() :]
-                    yield i, _rewritten(fact, value, index, i)
+                value = fact.value[: last.start()] + new + fact.value[last.end() :]
+                yield i, _rewritten(fact, value, index, i)
 
     def retyped(self, turn: Turn, index: int, *, mask: bool) -> Iterator[tuple[int, Fact]]:
         """The ids a correction types again with a character or two fixed ("快递单号我抄错了,
@@ -538,20 +539,27 @@ class _Book:
                 kind = old.kind if old.kind in _RETYPED_KINDS else "id"  # the id a floor sentence held
                 yield position, Fact(kind, m.group(), key, index, old.subject, "customer", position)
 
-    def _near(self, kinds: Sequence[str], key: str, *, before: int) -> int | None:
+    def _near(
+        self, kinds: Sequence[str], key: str, *, before: int, details_before: int | None = None
+    ) -> int | None:
         """The newest current fact of ``kinds`` stated before turn ``before`` whose key ``key``
         retypes with a character or two fixed, if any; or a floor sentence that holds such a value
         as a token ("Another thing: ref 532162683" before "I mistyped that, the return is
         532162638": no pattern read the first as an id). The typed fact first: a floor sentence that
-        also names it ("357392 is the transaction ID I'm talking about") is not what is retyped."""
+        also names it ("357392 is the transaction ID I'm talking about") is not what is retyped.
+        Floor sentences only before turn ``details_before`` if given: a correction's own sentence
+        ("correction: transaction ID tr_cmbtsse, not tr_ambtsse") is pinned too and holds the
+        value it refuses, a neighbour of the new one."""
         earlier = [i for i in sorted(self._current_positions(), reverse=True) if self._all[i].turn < before]
         for i in earlier:
             if self._all[i].kind in kinds and _retypes(self._all[i].key, key):
                 return i
         for i in earlier:
             fact = self._all[i]
-            if fact.kind == "detail" and any(
-                _retypes(t.upper(), key) for t in _CODE_TOKEN.findall(fact.value)
+            if (
+                fact.kind == "detail"
+                and (details_before is None or fact.turn < details_before)
+                and any(_retypes(t.upper(), key) for t in _CODE_TOKEN.findall(fact.value))
             ):
                 return i
         return None
@@ -651,7 +659,7 @@ class _Book:
             # A value pinned only as a detail (no pattern read "the contract you sent, 5879934" as an id)
             target = self._holding(refused, before=fact.turn)
         if target is None and correction and fact.kind in _RETYPED_KINDS:
-            target = self._near((fact.kind,), fact.key, before=fact.turn + 1)
+            target = self._near((fact.kind,), fact.key, before=fact.turn + 1, details_before=fact.turn)
         if target is None and correction and fact.kind in ("amount", "date"):
             # "更正一下,刚才那个金额是5518块" fixes the 5158 said before, not a sum named in between;
             # "我记错了,应该是12/23" the 11月23号 said before, not a day named since; "the charge
