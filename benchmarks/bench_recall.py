@@ -209,21 +209,23 @@ def run_task(task: Task) -> dict[str, Any]:
 def _ambiguous(ticket: Ticket, old: Fact) -> bool:
     """Whether the correction that replaced ``old`` leaves its target open: it names neither the
     old value nor the part it changes ("sorry, wrong date, it's 10/19") while the same speaker gave
-    another value of the kind between the two, in a message between or earlier in the correction's
-    own (the generator picks the target at random; a reader would take the latest)."""
+    another value of the kind between the two, in a message between or in either one's own message
+    (the generator picks the target at random; a reader would take the latest)."""
     new = old.replaced_by
     if new is None or old.category == "status" or any(appears(s, new.fragment) for s in old.strings):
         return False
-    message = ticket.rounds[new.round].customer if new.speaker == "customer" else ""
-    at = message.find(new.fragment)
 
-    def between(f: Fact) -> bool:  # also earlier in the correction's own message
-        if f.round == new.round:
-            return at > 0 and 0 <= message.find(f.fragment) < at
-        return old.round < f.round < new.round
+    def said_at(f: Fact) -> tuple[int, int]:  # (round, where in its message); -1: not found
+        message = ticket.rounds[f.round].customer if f.speaker == "customer" else ticket.rounds[f.round].agent
+        return f.round, message.lower().find(f.fragment.lower())
 
+    first, last = said_at(old), said_at(new)
     return any(
-        f is not old and f.category == old.category and f.speaker == old.speaker and between(f)
+        f is not old
+        and f.category == old.category
+        and f.speaker == old.speaker
+        and first < said_at(f) < last
+        and said_at(f)[1] >= 0
         for f in ticket.facts
     )
 
