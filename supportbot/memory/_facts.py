@@ -17,7 +17,8 @@ turns; politeness is not a request).
 fact of the same kind and subject with another value supersedes the current one; so does a fact
 written as a correction (``不对,应该是 1860 元``) of the latest one of its kind, or of the value the
 turn names as wrong (``不是11月24号,是2/21``), or of the id it types again with a typo fixed
-(``正确的是1Z87327004``). The ledger stays append-only: the new fact records the position of the
+(``正确的是1Z87327004``), or of the amount or day it retypes with one digit changed (before the
+latest value of its subject: ``the charge was actually $48317`` after ``$48,377``). The ledger stays append-only: the new fact records the position of the
 one it replaces (``supersedes``).
 
 What a text holds is read by ``_typed`` (the typed values) and ``_sentences`` (the sentence kinds
