@@ -18,8 +18,8 @@ fact of the same kind and subject with another value supersedes the current one;
 written as a correction (``不对,应该是 1860 元``) of the latest one of its kind, or of the value the
 turn names as wrong (``不是11月24号,是2/21``), or of the id it types again with a typo fixed
 (``正确的是1Z87327004``), or of the amount or day it retypes with one digit changed (before the
-latest value of its subject: ``the charge was actually $48317`` after ``$48,377``). The ledger stays append-only: the new fact records the position of the
-one it replaces (``supersedes``).
+latest value of its subject: ``the charge was actually $48317`` after ``$48,377``). The ledger
+stays append-only: the new fact records the position of the one it replaces (``supersedes``).
 
 What a text holds is read by ``_typed`` (the typed values) and ``_sentences`` (the sentence kinds
 and the floor); this module makes facts of them and keeps the ledger current.
@@ -27,6 +27,7 @@ and the floor); this module makes facts of them and keeps the ledger current.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import re
@@ -235,7 +236,11 @@ def _refused_beside(text: str, item: Found, refused: Sequence[Found], found: Seq
         return ""
     wrong = min(near, key=lambda f: abs(f.start - item.start))
     distance = abs(wrong.start - item.start)
-    if any(f.kind == item.kind and f is not item and abs(f.start - wrong.start) < distance for f in found):
+    # ``found`` is in text order: only the values within ``distance`` of the refusal are looked at,
+    # so a text of many refusals costs no more per value than one
+    lo = bisect.bisect_left(found, wrong.start - distance + 1, key=lambda f: f.start)
+    hi = bisect.bisect_left(found, wrong.start + distance, key=lambda f: f.start)
+    if any(f.kind == item.kind and f is not item for f in found[lo:hi]):
         return ""
     return wrong.key
 
