@@ -169,7 +169,14 @@ def test_claims_never_overlap_and_take_the_longest_wait_first(open_bot: OpenBot,
     # A fresh claim sees nothing: every due ticket is leased, by a live holder.
     with psycopg.connect(database_url, autocommit=True) as conn:
         assert work_queue.claimed(work_queue.claim_cursor(conn, "t:", 5, 30)) == []
+        holder = workers[0].info.backend_pid
         workers[0].close()  # that holder is gone: its 12 tickets go to the next claim at once
+        # once its server process has exited, which close() does not wait for (on a loaded machine
+        # the exit lagged the next statement)
+        deadline = time.monotonic() + 10
+        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (holder,)).fetchone():
+            assert time.monotonic() < deadline, "the closed connection's server process never exited"
+            time.sleep(0.01)
         freed = work_queue.claimed(work_queue.claim_cursor(conn, "t:", 30, 30))
         assert sorted(c.ticket_id for c in freed) == sorted(claimed[0])
         conn.execute("UPDATE supportbot.tickets SET lease_owner = NULL, lease_expires = NULL")
