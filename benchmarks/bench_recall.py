@@ -224,8 +224,8 @@ def _ambiguous(ticket: Ticket, old: Fact) -> bool:
         f is not old
         and f.category == old.category
         and f.speaker == old.speaker
-        and first < said_at(f) < last
-        and said_at(f)[1] >= 0
+        and first < (at := said_at(f)) < last
+        and at[1] >= 0
         for f in ticket.facts
     )
 
