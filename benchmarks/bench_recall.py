@@ -33,7 +33,7 @@ how rounds ended (an escalated round's reply is not the scripted draft).
 Reported as JSON per language and budget: min and median over tickets of recall per category
 (and of all categories pooled), counts of stale and omitted_with_room tickets, tickets within
 budget, the largest conversation part against the budget, the most common misses; and the
-extractor's median time per turn. ``--pathological`` adds extraction time against text length on
+extractor's median time per turn. ``--pathological`` adds a new turn's extraction and correction reading against text length on
 pathological input (linear when ms per 1,000 characters stays flat).
 
 Seeds: development seeds are 0..N-1 (``--seeds N``). ``--held-out`` runs seeds
@@ -48,6 +48,7 @@ without SUPPORTBOT_DATABASE_URL one embedded PostgreSQL serves them all. Progres
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import random
@@ -68,7 +69,7 @@ from typing import Any
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import fresh_database, median
+from common import ChineseText, fresh_database, median
 from recall_corpus import CATEGORIES, Fact, Ticket, appears, found, generate, pattern_of
 
 from supportbot import Completion, Settings, SupportBot
@@ -372,11 +373,14 @@ def extraction_ms(turns: Sequence[Turn]) -> float | None:
 
 
 def pathological() -> dict[str, dict[int, float]]:
-    """Extraction time against length: ms per 1,000 characters should stay flat (linear time)."""
-    extract = _extractor()
-    if extract is None:
+    """A new customer turn's cost against its length, extraction and the reading of corrections
+    (what each round runs on it): ms per 1,000 characters should stay flat (linear time)."""
+    try:
+        from supportbot.memory._facts import update_ledger
+    except ImportError:
         return {}
     rng = random.Random(3)
+    chinese = ChineseText(seed=3)
     makers: dict[str, Callable[[int], str]] = {
         "digits": lambda n: "".join(rng.choice("0123456789") for _ in range(n)),
         "yuan": lambda n: "元" * n,
@@ -401,6 +405,9 @@ def pathological() -> dict[str, dict[int, float]]:
         "run_on_requests": lambda n: (
             "麻烦帮我退款,希望尽快,please ship it - 你们答应过寄出," * (n // 42 + 1)
         )[:n],
+        # pasted text with no space or punctuation: Chinese characters, a base64 blob
+        "chinese_run": lambda n: chinese(n, n),
+        "base64_run": lambda n: base64.b64encode(rng.randbytes(n * 3 // 4)).decode(),
     }
     report: dict[str, dict[int, float]] = {}
     for name, make in makers.items():
@@ -410,7 +417,7 @@ def pathological() -> dict[str, dict[int, float]]:
             elapsed = []
             for _ in range(3):  # the least disturbed of three
                 started = time.perf_counter()
-                extract(turn, 0)
+                update_ledger((), (turn,), 0)
                 elapsed.append((time.perf_counter() - started) * 1000)
             report[name][n] = round(min(elapsed) / (n / 1000), 3)  # ms per 1,000 characters
     return report

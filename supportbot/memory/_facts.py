@@ -52,7 +52,7 @@ from ._typed import (
     CORRECTION,
     NEGATION,
     PLURAL_SUBJECTS,
-    SAID_WRONG_AFTER,
+    SAYS_WRONG_AFTER,
     currency_of,
     is_negated,
     scan,
@@ -332,7 +332,7 @@ def _may_correct(turn: Turn) -> bool:
 def _says_it_corrects(text: str) -> bool:
     """Whether ``text`` has words of a correction, a refusal (不是, not) or a mistake owned after
     the value ("it's 453259, I swapped two digits")."""
-    return bool(CORRECTION.search(text) or _REFUSAL.search(text) or SAID_WRONG_AFTER.search(text))
+    return bool(CORRECTION.search(text) or _REFUSAL.search(text) or SAYS_WRONG_AFTER.search(text))
 
 
 # A correction of part of a value: "不好意思,是208,不是203", "sorry, it's 4B, not 4D", "不是515,是155".
