@@ -278,8 +278,7 @@ def _held_by_sentences(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, boo
         if kinds and not unit.note:
             said = normalize_sentence(unit.text)
             # an exact value as a whole token ("7460" is not in "2024b7460"), else as whole words
-            edge = r"0-9a-z@._+-" if unit.fact.kind in EXACT_KINDS else "0-9a-z"
-            whole = re.compile(rf"(?<![{edge}]){re.escape(said)}(?![{edge}]|\.[0-9a-z])")
+            edge = _TOKEN_EDGE if unit.fact.kind in EXACT_KINDS else _WORD_EDGE
             holder = next(
                 (
                     h
@@ -287,7 +286,7 @@ def _held_by_sentences(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, boo
                     if h.fact.kind in kinds
                     and h.fact.turn == unit.fact.turn
                     and h.position != unit.position
-                    and all(whole.search(form) for form in forms[h.position])
+                    and all(_whole_in(form, said, edge) for form in forms[h.position])
                 ),
                 None,
             )
@@ -295,6 +294,28 @@ def _held_by_sentences(result: list[tuple[Unit, bool]]) -> tuple[tuple[Unit, boo
                 unit = replace(unit, held_by=holder.position)
         marked.append((unit, quoted))
     return tuple(marked)
+
+
+_WORD_EDGE = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")  # normalized text is lower case
+_TOKEN_EDGE = _WORD_EDGE | frozenset("@._+-")
+
+
+def _whole_in(text: str, said: str, edge: frozenset[str]) -> bool:
+    """Whether ``said`` stands in ``text`` with no ``edge`` character either side, nor a dot and a
+    letter or digit after it ("x@y.cn" is not whole in "x@y.cn.com"). By ``str.find``: a pattern
+    made for each unit overflowed the ``re`` module's cache, and compiling cost more than reading."""
+    at = text.find(said)
+    while at >= 0:
+        end = at + len(said)
+        after = text[end : end + 1]
+        if (
+            (at == 0 or text[at - 1] not in edge)
+            and after not in edge
+            and not (after == "." and text[end + 1 : end + 2] in _WORD_EDGE)
+        ):
+            return True
+        at = text.find(said, at + 1)
+    return False
 
 
 # What may hold what (see ``_held_by_sentences``). An address is held by nothing: a sentence may

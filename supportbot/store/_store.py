@@ -7,7 +7,7 @@ import dataclasses
 import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -312,13 +312,16 @@ class Store:
     ) -> StoredMessage:
         """Store a customer message (``repo.append_customer_message``) and remember its turn.
 
-        In a transaction of its own, so its wait for the ticket row's lock (held by a round that
-        records a step while a slow host call is under way, or by a stuck process) is bounded by
-        ``db_timeout`` like every other statement: StoreBusy then, and nothing was stored.
+        On its own (not in a caller's transaction), so its wait for the ticket row's lock (held by
+        a round that records a step while a slow host call is under way, or by a stuck process) is
+        bounded by ``db_timeout`` like every other statement: StoreBusy then, and nothing was stored.
         """
+        # Without a message id to check first it is one statement, a transaction by itself: on a
+        # direct connection (whose session holds the limits) no BEGIN and COMMIT round trips.
+        alone = message_id is None and self._limits is None
         with self.pool.connection() as conn:
             try:
-                with self.transaction(conn) as tx:
+                with nullcontext(conn) if alone else self.transaction(conn) as tx:
                     stored = repo.append_customer_message(
                         tx,
                         ticket_id,

@@ -6,7 +6,7 @@ import dataclasses
 import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -318,13 +318,16 @@ class AsyncStore:
     ) -> StoredMessage:
         """Store a customer message (``repo.append_customer_message``) and remember its turn.
 
-        In a transaction of its own, so its wait for the ticket row's lock (held by a round that
-        records a step while a slow host call is under way, or by a stuck process) is bounded by
-        ``db_timeout`` like every other statement: StoreBusy then, and nothing was stored.
+        On its own (not in a caller's transaction), so its wait for the ticket row's lock (held by
+        a round that records a step while a slow host call is under way, or by a stuck process) is
+        bounded by ``db_timeout`` like every other statement: StoreBusy then, and nothing was stored.
         """
+        # Without a message id to check first it is one statement, a transaction by itself: on a
+        # direct connection (whose session holds the limits) no BEGIN and COMMIT round trips.
+        alone = message_id is None and self._limits is None
         async with self.pool.connection() as conn:
             try:
-                async with self.transaction(conn) as tx:
+                async with nullcontext(conn) if alone else self.transaction(conn) as tx:
                     stored = await repo.append_customer_message(
                         tx,
                         ticket_id,
