@@ -42,6 +42,7 @@ from ..i18n._prompts import fact_labels
 from ._mask import mask_text
 from ._money import money_in
 from ._sentences import (
+    CITATION,
     SENTENCE_KINDS,
     Found,
     details_in,
@@ -108,6 +109,11 @@ def _extract(
     turn: Turn, index: int, *, mask: bool, plans: Sequence[str], currency: str | None = None
 ) -> list[_Said]:
     text = mask_text(turn.content) if mask else turn.content
+    if turn.role == "agent" and "[KB-" in text:
+        # An article's citation is the reply's reference, not a fact the agent gave: it is not
+        # pinned as an id, nor kept in a promise's words. Read without it, a reply written in
+        # Chinese holds no Latin letter or digit, and the patterns for those are not tried at all.
+        text = CITATION.sub("", text)
     scanned = list(scan(text, turn.role, turn.created_at, plans, currency_of(text, currency), negated=True))
     codes = {f.start for f in scanned if f.kind == "error_code"}
     # A code reported as an error ("fails with NET-6519") is not also an id, and one code read by

@@ -64,8 +64,10 @@ _ZH_SIZE = (
     r"|[单双]人位|全[一二三四五六七八九十0-9]+册|精装|平装"
     r"|[加特超]?[大中小]号"
 )
+# Three capitals first: the words it is not are then read only where a model word could stand,
+# not at every character after a Chinese one.
 _MODEL_WORD = (
-    r"(?!(?:API|SDK|URL|PDF|SMS|FAQ|VIP|APP|CEO|CPU|DNS|SSL|VPN|ERP|CRM|OTP|PIN|ATM|SQL|SMTP|IMAP|HTTP|HTTPS|ASAP)"
+    r"(?=[A-Z]{3})(?!(?:API|SDK|URL|PDF|SMS|FAQ|VIP|APP|CEO|CPU|DNS|SSL|VPN|ERP|CRM|OTP|PIN|ATM|SQL|SMTP|IMAP|HTTP|HTTPS|ASAP)"
     r"(?![A-Za-z0-9]))[A-Z]{3,5}(?![A-Za-z0-9])"
 )
 # A variant: "降噪款", "Pro 款", "两支装", "青轴", "自动集尘版". Not money (付款, 退款, 扣的款), not "这款".

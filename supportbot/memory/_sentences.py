@@ -17,6 +17,10 @@ from typing import NamedTuple
 SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "request", "detail"})
 
 
+# How a reply cites a help-center article: "[KB-bank-001]" (reply/_guardrails checks the citations).
+CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
+
+
 # A promise or request is kept as its sentence; customers paste whole logs without punctuation,
 # and one "sentence" must not be allowed to fill the prompt.
 MAX_SENTENCE_CHARS = 160

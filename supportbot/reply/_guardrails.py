@@ -31,6 +31,7 @@ from decimal import Decimal, InvalidOperation
 from ..i18n._prompts import EVIDENCE_LABEL, identifier_words, problem_words
 from ..memory._dates import dates
 from ..memory._money import money_in
+from ..memory._sentences import CITATION
 
 __all__ = [
     "CITATION",
@@ -44,7 +45,6 @@ __all__ = [
     "prompt_leak",
 ]
 
-CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
 MAX_DRAFT_CHARS = 1500
 
 _NUMBER = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
