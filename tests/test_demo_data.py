@@ -166,8 +166,8 @@ def _profile_inputs(url: str, email: str) -> tuple[Customer, list[Subscription],
 def test_one_read_returns_what_the_three_reads_return(database_url: str) -> None:
     """customer_records (backend.ReadsCustomerRecords) equals get_customer, list_subscriptions and
     list_resolved_tickets for each address, in order, in one query: every demo customer (written
-    as a customer types it), an unknown address and a repeated one. Amounts, days, missing days,
-    facts and the lists' orders survive the JSON it travels in."""
+    as a customer types it), an unknown address and a repeated one, together and one at a time.
+    Amounts, days, missing days, facts and the lists' orders survive the JSON it travels in."""
     with psycopg.connect(database_url) as conn:
         load_demo_data(conn)
     emails = [f"  {c.email.upper()} " for c in CUSTOMERS]
@@ -190,6 +190,8 @@ def test_one_read_returns_what_the_three_reads_return(database_url: str) -> None
             days_missing |= {t.resolved_on is None for t in records.resolved_tickets}
             rows += len(records.subscriptions) + len(records.resolved_tickets)
         assert backend.customer_records([]) == []
+        # one address, as a round asks (its own statement): the same records
+        assert [backend.customer_records([email])[0] for email in emails] == found
     assert rows >= len(SUBSCRIPTIONS) + len(PAST_TICKETS) and days_missing == {True, False}
 
 
