@@ -42,7 +42,7 @@ from ..i18n._prompts import fact_labels
 from ._mask import mask_text
 from ._money import money_in
 from ._sentences import (
-    CITATION,
+    CITED,
     SENTENCE_KINDS,
     Found,
     details_in,
@@ -110,10 +110,11 @@ def _extract(
 ) -> list[_Said]:
     text = mask_text(turn.content) if mask else turn.content
     if turn.role == "agent" and "[KB-" in text:
-        # An article's citation is the reply's reference, not a fact the agent gave: it is not
-        # pinned as an id, nor kept in a promise's words. Read without it, a reply written in
-        # Chinese holds no Latin letter or digit, and the patterns for those are not tried at all.
-        text = CITATION.sub("", text)
+        # An article's citation (and its link) is the reply's reference, not a fact the agent
+        # gave: it is not pinned as an id or an address, nor kept in a promise's words. Read
+        # without it, a reply in Chinese often holds no Latin letter or digit, and the patterns
+        # for those are not tried at all.
+        text = CITED.sub("", text)
     scanned = list(scan(text, turn.role, turn.created_at, plans, currency_of(text, currency), negated=True))
     codes = {f.start for f in scanned if f.kind == "error_code"}
     # A code reported as an error ("fails with NET-6519") is not also an id, and one code read by

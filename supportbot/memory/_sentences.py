@@ -19,6 +19,9 @@ SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "requ
 
 # How a reply cites a help-center article: "[KB-bank-001]" (reply/_guardrails checks the citations).
 CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
+# ... and how a reply sent shows it: as a link to the article, where the article has an address
+# ("[KB-bank-001](https://help.example.com/kb/KB-bank-001)").
+CITED = re.compile(r"\[KB-[A-Za-z0-9-]+\](?:\([^()\s]*\))?")
 
 
 # A promise or request is kept as its sentence; customers paste whole logs without punctuation,
