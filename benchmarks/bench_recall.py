@@ -33,8 +33,9 @@ how rounds ended (an escalated round's reply is not the scripted draft).
 Reported as JSON per language and budget: min and median over tickets of recall per category
 (and of all categories pooled), counts of stale and omitted_with_room tickets, tickets within
 budget, the largest conversation part against the budget, the most common misses; and the
-extractor's median time per turn. ``--pathological`` adds a new turn's extraction and correction reading against text length on
-pathological input (linear when ms per 1,000 characters stays flat).
+extractor's median time per turn. ``--pathological`` adds what reading a new turn costs (its
+extraction and its corrections) against text length on pathological input (linear when ms per
+1,000 characters stays flat).
 
 Seeds: development seeds are 0..N-1 (``--seeds N``). ``--held-out`` runs seeds
 100000..100000+N-1 instead (from 100000+F with ``--first-seed F``): these are HELD-OUT seeds. Do

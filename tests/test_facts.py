@@ -454,3 +454,25 @@ def test_a_request_a_later_yes_status_settles_ranks_after_open_ones() -> None:
     settled, still_open = shown["我想申请退款 200 元"], shown["请帮我开一张发票"]
     assert settled > still_open
     assert shown["200 元"] < still_open  # the amount itself stays an exact value, first
+
+
+def test_an_agent_replys_citations_are_not_its_facts() -> None:
+    """A reply's article citation, as drafted or as sent (a link to the article), is the reply's
+    reference: not pinned as an id, not kept in a promise's words. A customer who quotes one is
+    read as before."""
+    turns = [
+        Turn(
+            role="agent",
+            content="我们会在周五前处理[KB-refund-001](https://help.example.com/kb/KB-refund-001),请放心",
+        ),
+        Turn(
+            role="agent", content="Please re-authorise the bank. [KB-bank-001] We will email you by Friday."
+        ),
+        Turn(role="customer", content="你们说的[KB-bank-001]我看过了,订单号 A12345678"),
+    ]
+    ledger = facts.update_ledger((), turns, 0)
+    said = [(f.role, f.kind, f.value) for f in ledger]
+    assert ("agent", "promise", "我们会在周五前处理,请放心") in said
+    assert ("agent", "promise", "We will email you by Friday.") in said
+    assert not [s for s in said if s[0] == "agent" and ("KB-" in s[2] or "http" in s[2])], said
+    assert ("customer", "id", "KB-bank-001") in said and ("customer", "id", "A12345678") in said

@@ -196,12 +196,15 @@ def test_a_lock_held_past_db_timeout_raises_store_busy(open_bot: Any, database_u
     assert bot.resume(ticket) is None  # the lock gone, the ticket works (nothing was pending)
 
 
+@pytest.mark.parametrize("message_id", ["m-1", None])
 @pytest.mark.parametrize("call", ["send", "submit"])
 def test_storing_a_message_waits_for_a_held_ticket_no_longer_than_db_timeout(
-    open_bot: Any, database_url: str, call: str
+    open_bot: Any, database_url: str, call: str, message_id: str | None
 ) -> None:
     """The message's own statement waits on the ticket row too (a round recording a step while a
-    slow host call holds it, or a frozen process): bounded, nothing stored, then it goes through."""
+    slow host call holds it, or a frozen process): bounded, nothing stored, then it goes through.
+    With a message id it is a transaction (the id is looked up first), without one a statement
+    alone: both bounded."""
     bot = open_bot(ScriptedLLM(draft=cite_hits), db_timeout=1.0)
     ticket = bot.open_ticket("wugang@example.com", body="E3001 同步失败").ticket_id
     before = len(bot.state(ticket).turns)
@@ -210,13 +213,14 @@ def test_storing_a_message_waits_for_a_held_ticket_no_longer_than_db_timeout(
         other.execute("SELECT 1 FROM supportbot.tickets WHERE id = %s FOR UPDATE", (ticket,))
         started = time.monotonic()
         with pytest.raises(StoreBusy, match="SUPPORTBOT_DB_TIMEOUT") as raised:
-            store(ticket, "还是不行", message_id="m-1")
+            store(ticket, "还是不行", message_id=message_id)
         waited = time.monotonic() - started
     assert isinstance(raised.value.__cause__, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled)
     assert waited < 5, waited  # without the limit it would wait for the other session forever
     assert len(bot.state(ticket).turns) == before  # nothing was stored
-    store(ticket, "还是不行", message_id="m-1")  # the lock gone, the same message goes through once
-    store(ticket, "还是不行", message_id="m-1")
+    store(ticket, "还是不行", message_id=message_id)  # the lock gone, the message goes through
+    if message_id is not None:
+        store(ticket, "还是不行", message_id=message_id)  # a retry of it stores nothing
     assert [t.content for t in bot.state(ticket).turns].count("还是不行") == 1
 
 
