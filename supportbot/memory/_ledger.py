@@ -557,8 +557,11 @@ def _fitted(shown: Sequence[Unit], allowance: int | None, lang: str) -> View:
     # What a correction replaced goes last, but an old id, amount or date goes with the exact
     # values: the correction may have guessed which one it fixes ("日期我记错了,应该是8月28号"
     # after two days were given), and the one it did not fix is still true.
-    note_tier = {u.position: 0 if u.fact.kind in EXACT_KINDS else _NOTE_TIER for u in ranked}
-    costs += [(note_tier[u.position], u.position, True, count(u.note)) for u in ranked if u.note]
+    costs += [
+        (0 if u.fact.kind in EXACT_KINDS else _NOTE_TIER, u.position, True, count(u.note))
+        for u in ranked
+        if u.note
+    ]
     costs.sort(key=lambda c: (c[0], -c[1]))
     # A unit a sentence holds (Unit.held_by) is paid for at its own rank; once its sentence is
     # kept it costs nothing, and what was paid for it is given back.

@@ -21,7 +21,7 @@ SENTENCE_KINDS: frozenset[str] = frozenset({"promise", "promise_reported", "requ
 CITATION = re.compile(r"\[(KB-[A-Za-z0-9-]+)\]")
 # ... and how a reply sent shows it: as a link to the article, where the article has an address
 # ("[KB-bank-001](https://help.example.com/kb/KB-bank-001)").
-CITED = re.compile(r"\[KB-[A-Za-z0-9-]+\](?:\([^()\s]*\))?")
+CITED = re.compile(CITATION.pattern + r"(?:\([^()\s]*\))?")
 
 
 # A promise or request is kept as its sentence; customers paste whole logs without punctuation,

@@ -6,7 +6,7 @@ import dataclasses
 import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -200,20 +200,22 @@ class AsyncStore:
             raise
 
     @asynccontextmanager
-    async def statement(self) -> AsyncIterator[psycopg.AsyncConnection]:
+    async def statement(self, *, durable: bool = False) -> AsyncIterator[psycopg.AsyncConnection]:
         """A connection for one statement that is a transaction by itself, without BEGIN and
         COMMIT (nor the SET LOCAL of a commit that need not wait for the disk): two or three round
         trips fewer than ``transaction()``. Connected directly, the session's
         limits bound it. Behind a pooler, which passes sessions from client to client, the
-        limits are set per transaction, so the statement gets one after all.
+        limits are set per transaction, so the statement gets one after all (``durable``: one
+        whose commit waits for the disk).
 
-        It commits durably unless it says otherwise itself (``lease_repo.NOWAIT``: a
-        ``set_config('synchronous_commit', 'off', true)`` holds until its commit)."""
+        Connected directly it commits durably unless it says otherwise itself
+        (``lease_repo.NOWAIT``: a ``set_config('synchronous_commit', 'off', true)`` holds until its
+        commit)."""
         if self._limits is None:
             async with self.connection() as conn:
                 yield conn
         else:
-            async with self.transaction(durable=False) as tx:
+            async with self.transaction(durable=durable) as tx:
                 yield tx
 
     @asynccontextmanager
@@ -322,12 +324,11 @@ class AsyncStore:
         a round that records a step while a slow host call is under way, or by a stuck process) is
         bounded by ``db_timeout`` like every other statement: StoreBusy then, and nothing was stored.
         """
-        # Without a message id to check first it is one statement, a transaction by itself: on a
-        # direct connection (whose session holds the limits) no BEGIN and COMMIT round trips.
-        alone = message_id is None and self._limits is None
         async with self.pool.connection() as conn:
             try:
-                async with nullcontext(conn) if alone else self.transaction(conn) as tx:
+                # Without a message id to look up first, the message is one statement, durable.
+                opened = self.statement(durable=True) if message_id is None else self.transaction(conn)
+                async with opened as tx:  # statement() takes this thread's connection, conn
                     stored = await repo.append_customer_message(
                         tx,
                         ticket_id,

@@ -388,7 +388,7 @@ class DemoBackend:
 # One row per address found, numbered from 1 in the order given: the customer get_customer finds
 # for it, with the lists in the orders list_subscriptions and list_resolved_tickets use. JSON has
 # no decimal or date type, so amounts travel as text and days as ISO strings.
-_CUSTOMER_RECORDS = (
+_RECORDS_OF = (
     "SELECT e.n, c.id, c.name, c.email, c.company, c.phone, c.is_vip,"
     " (SELECT coalesce(jsonb_agg(jsonb_build_array(s.id, s.plan, s.billing_cycle, s.status, s.started_on,"
     "   s.renews_on, s.amount::text) ORDER BY s.started_on, s.id), '[]')"
@@ -396,16 +396,15 @@ _CUSTOMER_RECORDS = (
     " (SELECT coalesce(jsonb_agg(jsonb_build_array(t.id, t.subject, t.resolved_on, t.facts)"
     "   ORDER BY t.resolved_on NULLS LAST, t.id), '[]')"
     "  FROM demo.past_tickets t WHERE t.customer_id = c.id)"
-    " FROM unnest(%s::text[]) WITH ORDINALITY AS e(email, n)"
+    " FROM {addresses}"
     " CROSS JOIN LATERAL (SELECT * FROM demo.customers WHERE lower(email) = lower(e.email)"
     "  ORDER BY id LIMIT 1) c"
 )
+_CUSTOMER_RECORDS = _RECORDS_OF.format(addresses="unnest(%s::text[]) WITH ORDINALITY AS e(email, n)")
 # The same for one address, as a round asks: a plan made for any array is costed for ten addresses,
 # so the server planned the array's statement anew at every call (half its time); this one's plan
 # is made once per connection.
-_ONE_CUSTOMER_RECORDS = _CUSTOMER_RECORDS.replace(
-    "unnest(%s::text[]) WITH ORDINALITY AS e(email, n)", "(SELECT %s::text, 1::bigint) AS e(email, n)"
-)
+_ONE_CUSTOMER_RECORDS = _RECORDS_OF.format(addresses="(SELECT %s::text, 1::bigint) AS e(email, n)")
 
 
 def _records(row: Sequence[Any]) -> CustomerRecords:
